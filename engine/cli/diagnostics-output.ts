@@ -1,0 +1,36 @@
+/** Diagnostics as text (`file:line:col  field  message`), JSON, or GitHub workflow annotations. */
+import type { Diagnostic } from '../diagnostic.ts';
+
+export type DiagnosticFormat = 'text' | 'json' | 'github';
+export const DIAGNOSTIC_FORMATS: readonly DiagnosticFormat[] = ['text', 'json', 'github'];
+
+function textLine(d: Diagnostic): string {
+  const message = d.severity === 'warning' ? `warning: ${d.message}` : d.message;
+  return `${d.file}:${d.line}:${d.column}  ${d.field || '-'}  ${message}`;
+}
+
+// https://docs.github.com/actions/using-workflows/workflow-commands-for-github-actions
+function escapeData(text: string): string {
+  return text.replaceAll('%', '%25').replaceAll('\r', '%0D').replaceAll('\n', '%0A');
+}
+
+function escapeProperty(text: string): string {
+  return escapeData(text).replaceAll(':', '%3A').replaceAll(',', '%2C');
+}
+
+function githubLine(d: Diagnostic): string {
+  const properties = [`file=${escapeProperty(d.file)}`, `line=${d.line}`, `col=${d.column}`];
+  if (d.field) properties.push(`title=${escapeProperty(d.field)}`);
+  return `::${d.severity === 'warning' ? 'warning' : 'error'} ${properties.join(',')}::${escapeData(d.message)}`;
+}
+
+export function formatDiagnostics(diagnostics: readonly Diagnostic[], format: DiagnosticFormat): string {
+  switch (format) {
+    case 'json':
+      return `${JSON.stringify(diagnostics, null, 2)}\n`;
+    case 'github':
+      return diagnostics.map((d) => `${githubLine(d)}\n`).join('');
+    case 'text':
+      return diagnostics.map((d) => `${textLine(d)}\n`).join('');
+  }
+}

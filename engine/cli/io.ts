@@ -1,0 +1,16 @@
+/** What a command may touch of its process: passed in, so that commands run in tests unchanged. */
+export interface CliIo {
+  readonly stdout: { write(text: string): unknown; readonly isTTY?: boolean };
+  readonly stderr: { write(text: string): unknown };
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+}
+
+/** Exit codes of DESIGN.md section 5. */
+export const EXIT = { ok: 0, error: 1, changes: 2 } as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** A mistake in how the command was called: printed with a hint to --help, exit 1. */
+export class UsageError extends Error {
+  readonly code = 'usage';
+}

@@ -1,0 +1,126 @@
+/** Parse and validate contract-sync.yaml. Pure: text in, config and diagnostics out. */
+import { isError, type Diagnostic } from '../diagnostic.ts';
+import { COLLECTION_FIELDS, type CollectionFieldName } from '../model/fields.ts';
+import { compileSchema, type PathSegment, type SchemaCheck } from '../model/schema-validator.ts';
+import { diagnosticAt, parseYamlSource, type SchemaProblem } from '../yaml-source.ts';
+import { configSchema } from './schema.ts';
+import { DEFAULTS, type CollectionMode, type Config, type SecretRef, type StateConfig, type TenantConfig } from './types.ts';
+
+export interface ConfigResult {
+  /** Present when there is no error. */
+  readonly config?: Config;
+  readonly diagnostics: Diagnostic[];
+}
+
+let check: SchemaCheck | undefined;
+
+const SECRET_KEYS = new Set(['clientSecret', 'previousClientSecret']);
+
+/** The path of the secret reference `path` is inside of, if any. */
+function secretPathOf(path: readonly PathSegment[]): readonly PathSegment[] | undefined {
+  if (path[0] === 'tenants' && SECRET_KEYS.has(String(path[2]))) return path.slice(0, 3);
+  if (path[0] === 'state' && path[1] === 'url') return path.slice(0, 2);
+  return undefined;
+}
+
+const LITERAL_SECRET =
+  'expected a secret reference { env: NAME } or { file: PATH }; literal secrets are not allowed in this file';
+
+function schemaProblems(value: unknown): SchemaProblem[] {
+  check ??= compileSchema(configSchema());
+  const issues = check(value, { sensitive: (path) => secretPathOf(path) !== undefined });
+  const problems: SchemaProblem[] = [];
+  const reportedSecrets = new Set<string>();
+  for (const issue of issues) {
+    const secretPath = secretPathOf(issue.path);
+    if (secretPath === undefined || (issue.keyword === 'required' && issue.path.length < 3)) {
+      problems.push({ path: issue.path, atKey: issue.atKey, code: 'config', message: issue.message });
+      continue;
+    }
+    // A secret reference fails both of its forms at once; say it once, and never quote the value.
+    const key = JSON.stringify(secretPath);
+    if (reportedSecrets.has(key)) continue;
+    reportedSecrets.add(key);
+    problems.push({ path: secretPath, code: 'literal-secret', message: LITERAL_SECRET });
+  }
+  return problems;
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+function urlProblems(raw: Record<string, unknown>): SchemaProblem[] {
+  const problems: SchemaProblem[] = [];
+  const urls: [PathSegment[], unknown][] = [
+    [['api', 'baseUrl'], (raw.api as Record<string, unknown> | undefined)?.baseUrl],
+    [['auth', 'url'], (raw.auth as Record<string, unknown> | undefined)?.url],
+  ];
+  for (const [path, value] of urls) {
+    if (typeof value !== 'string' || !URL.canParse(value)) continue;
+    const url = new URL(value);
+    if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname)) {
+      problems.push({ path, code: 'insecure-url', message: `http:// is allowed only for loopback hosts; use https:// for ${url.hostname}` });
+    }
+    if (url.username !== '' || url.password !== '') {
+      problems.push({ path, code: 'literal-secret', message: 'credentials in a URL are not allowed; configure the tenant clients instead' });
+    }
+  }
+  return problems;
+}
+
+function collectionModes(raw: RawConfig['collections']): Record<CollectionFieldName, CollectionMode> {
+  const modes = {} as Record<CollectionFieldName, CollectionMode>;
+  for (const field of COLLECTION_FIELDS) {
+    const name = field.name as CollectionFieldName;
+    const mode = typeof raw === 'string' ? raw : raw?.[name];
+    modes[name] = mode ?? DEFAULTS.collectionMode;
+  }
+  return modes;
+}
+
+/** The config as written, once the schema has accepted it. */
+interface RawConfig {
+  api: { baseUrl: string; read?: { path: string }; timeoutMs?: number };
+  auth: { url: string; realm: string };
+  tenants: Record<string, TenantConfig>;
+  desired?: { paths?: string[] };
+  collections?: CollectionMode | Partial<Record<CollectionFieldName, CollectionMode>>;
+  rate?: Partial<Config['rate']>;
+  retry?: Partial<Config['retry']>;
+  state?: { backend: 'file'; path?: string } | { backend: 'postgres'; url: SecretRef };
+}
+
+/** Apply defaults to a config the schema accepted. */
+function withDefaults(raw: RawConfig): Config {
+  const state: StateConfig =
+    raw.state?.backend === 'postgres'
+      ? { backend: 'postgres', url: raw.state.url }
+      : { backend: 'file', path: raw.state?.path ?? DEFAULTS.state.path };
+  return {
+    api: {
+      baseUrl: String(raw.api.baseUrl).replace(/\/+$/, ''),
+      ...(raw.api.read ? { read: { path: raw.api.read.path } } : {}),
+      timeoutMs: raw.api.timeoutMs ?? DEFAULTS.timeoutMs,
+    },
+    auth: { url: String(raw.auth.url).replace(/\/+$/, ''), realm: raw.auth.realm },
+    tenants: Object.fromEntries(Object.entries(raw.tenants)),
+    desired: { paths: raw.desired?.paths ?? DEFAULTS.desiredPaths },
+    collections: collectionModes(raw.collections),
+    rate: { ...DEFAULTS.rate, ...raw.rate },
+    retry: { ...DEFAULTS.retry, ...raw.retry },
+    state,
+  };
+}
+
+export function parseConfig(file: string, content: Uint8Array | string): ConfigResult {
+  const parsed = parseYamlSource(file, content);
+  if (!parsed.ok) return { diagnostics: parsed.diagnostics };
+  const { source, value } = parsed;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    const message = value === null ? 'the config file is empty' : 'expected a map with api, auth and tenants';
+    return { diagnostics: [...parsed.diagnostics, diagnosticAt(source, { path: [], code: 'config', message })] };
+  }
+  const problems = [...schemaProblems(value), ...urlProblems(value as Record<string, unknown>)];
+  const diagnostics = [...parsed.diagnostics, ...problems.map((problem) => diagnosticAt(source, problem))];
+  if (diagnostics.some(isError)) return { diagnostics };
+  return { config: withDefaults(value as RawConfig), diagnostics };
+}

@@ -1,0 +1,17 @@
+/** Adapter: the config file from disk. */
+import { readFile } from 'node:fs/promises';
+import type { Diagnostic } from '../diagnostic.ts';
+import { parseConfig, type ConfigResult } from './parse.ts';
+
+export async function readConfig(file: string): Promise<ConfigResult> {
+  let content: Uint8Array;
+  try {
+    content = await readFile(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const message = code === 'ENOENT' ? 'config file not found (pass --config FILE)' : `cannot read the config file (${code ?? 'error'})`;
+    const diagnostic: Diagnostic = { severity: 'error', code: 'config-missing', file, line: 1, column: 1, field: '', message };
+    return { diagnostics: [diagnostic] };
+  }
+  return parseConfig(file, content);
+}

@@ -1,0 +1,131 @@
+/** The engine config schema; specs/config.schema.json is this object written out. */
+import { COLLECTION_FIELDS } from '../model/fields.ts';
+import type { JsonSchema } from '../model/json-schema-type.ts';
+import { SPEC_BASE_URL, TENANT_PATTERN } from '../model/json-schemas.ts';
+
+const secretRef: JsonSchema = {
+  description: 'Where a secret comes from. Secrets are never written in this file.',
+  oneOf: [
+    {
+      type: 'object',
+      properties: { env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'An environment variable' } },
+      required: ['env'],
+      additionalProperties: false,
+    },
+    {
+      type: 'object',
+      properties: { file: { type: 'string', minLength: 1, description: 'A file holding only the secret' } },
+      required: ['file'],
+      additionalProperties: false,
+    },
+  ],
+};
+
+const url: JsonSchema = { type: 'string', format: 'uri', pattern: '^https?://' };
+const positiveInteger: JsonSchema = { type: 'integer', minimum: 1, maximum: 1_000_000 };
+const globs: JsonSchema = { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 };
+const collectionMode: JsonSchema = { enum: ['authoritative', 'additive'] };
+
+export function configSchema(): JsonSchema {
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: `${SPEC_BASE_URL}/config.schema.json`,
+    title: 'contract-sync engine config (contract-sync.yaml)',
+    type: 'object',
+    properties: {
+      api: {
+        type: 'object',
+        description: 'The Contract Management Service Core API.',
+        properties: {
+          baseUrl: { ...url, description: 'PATCH goes to {baseUrl}/contract/:ContractId. http:// only for loopback hosts.' },
+          read: {
+            type: 'object',
+            description: 'Optional: a live read of one contract. Enables --refresh, drift and import.',
+            properties: { path: { type: 'string', pattern: '^/.*\\{id\\}', description: 'e.g. /contract/{id}' } },
+            required: ['path'],
+            additionalProperties: false,
+          },
+          timeoutMs: { ...positiveInteger, description: 'Per-request timeout (default 30000).' },
+        },
+        required: ['baseUrl'],
+        additionalProperties: false,
+      },
+      auth: {
+        type: 'object',
+        description: 'The OpenID Connect provider issuing client-credentials tokens.',
+        properties: {
+          url: { ...url, description: 'Discovery at {url}/realms/{realm}/.well-known/openid-configuration.' },
+          realm: { type: 'string', pattern: '^[A-Za-z0-9._-]+$' },
+        },
+        required: ['url', 'realm'],
+        additionalProperties: false,
+      },
+      tenants: {
+        type: 'object',
+        description: 'One OAuth client per tenant; tokens are never shared between tenants.',
+        propertyNames: { pattern: TENANT_PATTERN },
+        minProperties: 1,
+        additionalProperties: {
+          type: 'object',
+          properties: {
+            clientId: { type: 'string', minLength: 1 },
+            clientSecret: secretRef,
+            previousClientSecret: { ...secretRef, description: 'Optional: tried once on invalid_client during rotation.' },
+            secretRotatedAt: { type: 'string', format: 'date', description: 'Warns when older than 12 months.' },
+            paths: { ...globs, description: 'Optional: the only desired-state files allowed to name this tenant.' },
+          },
+          required: ['clientId', 'clientSecret'],
+          additionalProperties: false,
+        },
+      },
+      desired: {
+        type: 'object',
+        properties: { paths: { ...globs, description: 'Desired-state files (default contracts/**/*.yaml).' } },
+        additionalProperties: false,
+      },
+      collections: {
+        description: 'authoritative (default): remove members not in git. additive: never remove.',
+        oneOf: [
+          collectionMode,
+          {
+            type: 'object',
+            properties: Object.fromEntries(COLLECTION_FIELDS.map((field) => [field.name, collectionMode])),
+            additionalProperties: false,
+          },
+        ],
+      },
+      rate: {
+        type: 'object',
+        properties: {
+          requestsPerSecond: { type: 'number', minimum: 0.01, maximum: 10_000, description: 'Per tenant (default 5).' },
+          concurrency: { ...positiveInteger, description: 'Requests in flight per tenant (default 2).' },
+          maxInFlight: { ...positiveInteger, description: 'Requests in flight across tenants (default 16).' },
+        },
+        additionalProperties: false,
+      },
+      retry: {
+        type: 'object',
+        properties: { maxAttempts: { ...positiveInteger, description: 'Attempts per request (default 5).' } },
+        additionalProperties: false,
+      },
+      state: {
+        oneOf: [
+          {
+            type: 'object',
+            properties: { backend: { const: 'file' }, path: { type: 'string', minLength: 1 } },
+            required: ['backend'],
+            additionalProperties: false,
+          },
+          {
+            type: 'object',
+            properties: { backend: { const: 'postgres' }, url: secretRef },
+            required: ['backend', 'url'],
+            additionalProperties: false,
+          },
+        ],
+      },
+    },
+    required: ['api', 'auth', 'tenants'],
+    additionalProperties: false,
+  };
+}

@@ -1,0 +1,41 @@
+import type { CollectionFieldName } from '../model/fields.ts';
+
+/** A secret is named, never written: an environment variable or a file. */
+export type SecretRef = { readonly env: string } | { readonly file: string };
+
+export type CollectionMode = 'authoritative' | 'additive';
+
+export interface TenantConfig {
+  readonly clientId: string;
+  readonly clientSecret: SecretRef;
+  readonly previousClientSecret?: SecretRef;
+  /** `YYYY-MM-DD` */
+  readonly secretRotatedAt?: string;
+  /** Globs (repository-relative) of the only files allowed to declare this tenant. */
+  readonly paths?: readonly string[];
+}
+
+export type StateConfig =
+  | { readonly backend: 'file'; readonly path: string }
+  | { readonly backend: 'postgres'; readonly url: SecretRef };
+
+/** The engine config with every default applied. */
+export interface Config {
+  readonly api: { readonly baseUrl: string; readonly read?: { readonly path: string }; readonly timeoutMs: number };
+  readonly auth: { readonly url: string; readonly realm: string };
+  readonly tenants: Readonly<Record<string, TenantConfig>>;
+  readonly desired: { readonly paths: readonly string[] };
+  readonly collections: Readonly<Record<CollectionFieldName, CollectionMode>>;
+  readonly rate: { readonly requestsPerSecond: number; readonly concurrency: number; readonly maxInFlight: number };
+  readonly retry: { readonly maxAttempts: number };
+  readonly state: StateConfig;
+}
+
+export const DEFAULTS = {
+  desiredPaths: ['contracts/**/*.yaml'],
+  collectionMode: 'authoritative',
+  rate: { requestsPerSecond: 5, concurrency: 2, maxInFlight: 16 },
+  retry: { maxAttempts: 5 },
+  state: { backend: 'file', path: '.contract-sync/state' },
+  timeoutMs: 30_000,
+} as const;

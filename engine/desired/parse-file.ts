@@ -1,0 +1,136 @@
+/** One desired-state file: YAML -> ContractSet, with every problem positioned. Pure. */
+import { isScalar } from 'yaml';
+import type { Diagnostic } from '../diagnostic.ts';
+import { COLLECTION_FIELDS, FIELD_NAMES } from '../model/fields.ts';
+import { contractsFileSchema } from '../model/json-schemas.ts';
+import { describeIdentity, memberIdentity, normaliseTimestamp } from '../model/normalise.ts';
+import { compileSchema, type PathSegment, type SchemaCheck } from '../model/schema-validator.ts';
+import type { ContractFields } from '../model/types.ts';
+import { diagnosticAt, formatPath, keyNodeAt, parseYamlSource, positionOf, type SchemaProblem, type YamlLimits, type YamlSource } from '../yaml-source.ts';
+import { closest } from './suggest.ts';
+import type { ContractSet, DesiredContract, DesiredFile } from './types.ts';
+
+let check: SchemaCheck | undefined;
+
+export interface ParsedFile {
+  readonly contractSet?: ContractSet;
+  readonly diagnostics: Diagnostic[];
+  /** For cross-file checks that need positions. */
+  readonly source?: YamlSource;
+}
+
+/** What a diagnostic at `path` is about: inside a contract, the field relative to the contract. */
+function describePath(tenant: unknown) {
+  return (path: readonly PathSegment[]): Pick<Diagnostic, 'field'> & Partial<Diagnostic> => {
+    const about = typeof tenant === 'string' ? { tenant } : {};
+    if (path[0] === 'contracts' && path.length >= 2) {
+      const contractId = String(path[1]);
+      return { ...about, contractId, field: path.length > 2 ? formatPath(path.slice(2)) : formatPath(path) };
+    }
+    return { ...about, field: formatPath(path) };
+  };
+}
+
+function withSuggestion(problem: SchemaProblem): SchemaProblem {
+  if (!problem.atKey || !problem.message.startsWith('unknown field')) return problem;
+  const name = String(problem.path.at(-1));
+  const candidates = problem.path.length === 3 ? FIELD_NAMES : problem.path.length === 1 ? ['tenant', 'contracts'] : [];
+  const suggestion = closest(name, candidates);
+  return suggestion ? { ...problem, message: `${problem.message} (did you mean "${suggestion}"?)` } : problem;
+}
+
+/** Keys like `0815:` are read by YAML as the number 815: the id would silently change. */
+function contractIdProblems(source: YamlSource, ids: readonly string[]): SchemaProblem[] {
+  const problems: SchemaProblem[] = [];
+  for (const id of ids) {
+    const key = keyNodeAt(source, ['contracts', id]);
+    if (!isScalar(key) || typeof key.value === 'string') continue;
+    const written = key.source ?? String(key.value);
+    if (typeof key.value !== 'number' || written !== String(key.value)) {
+      problems.push({
+        path: ['contracts', id],
+        atKey: true,
+        code: 'contract-id',
+        message: `ContractId ${written} is read by YAML as ${JSON.stringify(key.value)}; quote it: "${written}"`,
+      });
+    }
+  }
+  return problems;
+}
+
+function contractProblems(id: string, fields: ContractFields): SchemaProblem[] {
+  const problems: SchemaProblem[] = [];
+  const { ValidFrom: from, ValidTo: to } = fields;
+  if (from !== undefined && to !== undefined && normaliseTimestamp(from)! > normaliseTimestamp(to)!) {
+    problems.push({
+      path: ['contracts', id, 'ValidTo'],
+      code: 'valid-range',
+      message: `ValidTo ${to} is before ValidFrom ${from}`,
+    });
+  }
+  for (const field of COLLECTION_FIELDS) {
+    const members = (fields as Record<string, unknown[] | undefined>)[field.name] ?? [];
+    const seen = new Map<string, number>();
+    for (const [index, member] of members.entries()) {
+      const identity = memberIdentity(field, member);
+      const first = seen.get(identity);
+      if (first === undefined) {
+        seen.set(identity, index);
+        continue;
+      }
+      problems.push({
+        path: ['contracts', id, field.name, index],
+        code: 'duplicate-member',
+        message: `same identity (${describeIdentity(field, member)}) as ${field.name}[${first}]; each member may appear once`,
+      });
+    }
+  }
+  return problems;
+}
+
+/** The id of the contract a problem is in, if any. */
+function contractOf(problem: SchemaProblem): string | undefined {
+  return problem.path[0] === 'contracts' && problem.path.length >= 2 ? String(problem.path[1]) : undefined;
+}
+
+export function parseDesiredFile(file: DesiredFile, limits?: YamlLimits): ParsedFile {
+  const parsed = parseYamlSource(file.path, file.content, limits);
+  if (!parsed.ok) return { diagnostics: parsed.diagnostics };
+  const { source, value } = parsed;
+  if (value === null || value === undefined) {
+    const message = 'file is empty: it declares no tenant and no contracts';
+    return { source, diagnostics: [...parsed.diagnostics, diagnosticAt(source, { path: [], code: 'empty-file', message, severity: 'warning' })] };
+  }
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    const message = `expected a map with "tenant" and "contracts", got ${Array.isArray(value) ? 'a list' : 'a single value'}`;
+    return { source, diagnostics: [...parsed.diagnostics, diagnosticAt(source, { path: [], code: 'schema', message })] };
+  }
+
+  const document = value as { tenant?: unknown; contracts?: unknown };
+  const contracts =
+    document.contracts !== null && typeof document.contracts === 'object' && !Array.isArray(document.contracts)
+      ? (document.contracts as Record<string, ContractFields>)
+      : {};
+  check ??= compileSchema(contractsFileSchema());
+  const problems: SchemaProblem[] = [
+    ...check(value).map((issue) => withSuggestion({ path: issue.path, atKey: issue.atKey, code: 'schema', message: issue.message })),
+    ...contractIdProblems(source, Object.keys(contracts)),
+  ];
+  const invalid = new Set(problems.map(contractOf));
+  for (const [id, fields] of Object.entries(contracts)) {
+    if (!invalid.has(id)) problems.push(...contractProblems(id, fields));
+  }
+
+  const diagnostics = [...parsed.diagnostics, ...problems.map((problem) => diagnosticAt(source, problem, describePath(document.tenant)))];
+  // A problem outside any contract (tenant, the file's shape) invalidates the whole file.
+  if (problems.some((problem) => contractOf(problem) === undefined) || typeof document.tenant !== 'string') {
+    return { source, diagnostics };
+  }
+  const failed = new Set(problems.map(contractOf));
+  const valid: DesiredContract[] = [];
+  for (const [id, fields] of Object.entries(contracts)) {
+    if (failed.has(id)) continue;
+    valid.push({ id, ...positionOf(source, ['contracts', id], true), fields });
+  }
+  return { source, diagnostics, contractSet: { tenant: document.tenant, file: file.path, contracts: valid } };
+}

@@ -1,0 +1,32 @@
+import type { Diagnostic } from '../diagnostic.ts';
+import type { ContractFields } from '../model/types.ts';
+
+/** One contract as declared in a desired-state file. */
+export interface DesiredContract {
+  readonly id: string;
+  /** Position of its ContractId key, 1-based. */
+  readonly line: number;
+  readonly column: number;
+  readonly fields: ContractFields;
+}
+
+/** The contracts one file declares for its tenant. */
+export interface ContractSet {
+  readonly tenant: string;
+  /** Repository-relative, `/`-separated. */
+  readonly file: string;
+  readonly contracts: readonly DesiredContract[];
+}
+
+/** A desired-state file as read from the working tree or a git ref. */
+export interface DesiredFile {
+  readonly path: string;
+  readonly content: Uint8Array | string;
+}
+
+export interface DesiredStateResult {
+  /** Only what is valid; a contract with an error is left out, and `errors` says why. */
+  readonly contractSets: ContractSet[];
+  readonly errors: Diagnostic[];
+  readonly warnings: Diagnostic[];
+}

@@ -1,0 +1,77 @@
+/** Desired state across files: per-file parsing plus the cross-file checks of DESIGN.md section 5. Pure. */
+import picomatch from 'picomatch';
+import type { Config } from '../config/types.ts';
+import { compareDiagnostics, type Diagnostic } from '../diagnostic.ts';
+import { diagnosticAt, type YamlLimits } from '../yaml-source.ts';
+import { parseDesiredFile } from './parse-file.ts';
+import type { ContractSet, DesiredFile, DesiredStateResult } from './types.ts';
+
+type TenantMatchers = ReadonlyMap<string, (path: string) => boolean>;
+
+function tenantMatchers(config: Pick<Config, 'tenants'>): TenantMatchers {
+  const matchers = new Map<string, (path: string) => boolean>();
+  for (const [tenant, settings] of Object.entries(config.tenants)) {
+    if (settings.paths) matchers.set(tenant, picomatch([...settings.paths], { dot: true }));
+  }
+  return matchers;
+}
+
+export function validateDesiredState(
+  files: readonly DesiredFile[],
+  config: Pick<Config, 'tenants'>,
+  limits?: YamlLimits,
+): DesiredStateResult {
+  const diagnostics: Diagnostic[] = [];
+  const contractSets: ContractSet[] = [];
+  const matchers = tenantMatchers(config);
+  const knownTenants = Object.keys(config.tenants);
+  // tenant -> ContractId -> where it was first declared
+  const declared = new Map<string, Map<string, string>>();
+
+  for (const file of [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
+    const parsed = parseDesiredFile(file, limits);
+    diagnostics.push(...parsed.diagnostics);
+    const { contractSet, source } = parsed;
+    if (!contractSet || !source) continue;
+
+    const { tenant } = contractSet;
+    if (!Object.hasOwn(config.tenants, tenant)) {
+      const message = `tenant "${tenant}" is not configured in contract-sync.yaml (known: ${knownTenants.join(', ') || 'none'})`;
+      diagnostics.push(diagnosticAt(source, { path: ['tenant'], code: 'unknown-tenant', message }, () => ({ field: 'tenant', tenant })));
+      continue;
+    }
+    const allowed = matchers.get(tenant);
+    if (allowed && !allowed(file.path)) {
+      const message = `this file may not declare tenant "${tenant}": it is outside the tenant's paths (${config.tenants[tenant]!.paths!.join(', ')})`;
+      diagnostics.push(diagnosticAt(source, { path: ['tenant'], code: 'tenant-path', message }, () => ({ field: 'tenant', tenant })));
+      continue;
+    }
+
+    const ids = declared.get(tenant) ?? new Map<string, string>();
+    declared.set(tenant, ids);
+    const unique = contractSet.contracts.filter((contract) => {
+      const first = ids.get(contract.id);
+      if (first === undefined) {
+        ids.set(contract.id, `${file.path}:${contract.line}:${contract.column}`);
+        return true;
+      }
+      const message = `contract ${contract.id} of tenant "${tenant}" is already declared at ${first}`;
+      diagnostics.push(
+        diagnosticAt(source, { path: ['contracts', contract.id], atKey: true, code: 'duplicate-contract', message }, () => ({
+          field: `contracts.${contract.id}`,
+          tenant,
+          contractId: contract.id,
+        })),
+      );
+      return false;
+    });
+    contractSets.push({ ...contractSet, contracts: unique });
+  }
+
+  diagnostics.sort(compareDiagnostics);
+  return {
+    contractSets,
+    errors: diagnostics.filter((d) => d.severity === 'error'),
+    warnings: diagnostics.filter((d) => d.severity === 'warning'),
+  };
+}

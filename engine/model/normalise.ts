@@ -1,0 +1,124 @@
+/**
+ * Normalisation: the canonical form two values are compared in (DESIGN.md section 3.2).
+ * Every function here is idempotent: normalising a normalised value returns it unchanged.
+ */
+import { DURATION_UNITS, type CollectionFieldSpec, type MemberPath } from './fields.ts';
+import type { Duration } from './types.ts';
+
+export type NormalDuration = { [Unit in (typeof DURATION_UNITS)[number]]: number | null };
+
+/** Numbers compare numerically; -0 and 0 are one value. */
+export function normaliseNumber(value: number): number {
+  return value === 0 ? 0 : value;
+}
+
+// Any ISO 8601 / RFC 3339 date-time with seconds; offsets are allowed here because known state
+// (a live read) may carry them. Desired-state files are stricter: see isUtcTimestamp.
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;
+
+interface Instant {
+  /** Whole milliseconds since the epoch. */
+  readonly ms: number;
+  /** Sub-millisecond digits (up to six), trailing zeros removed. */
+  readonly subMs: string;
+  readonly utc: boolean;
+}
+
+function parseInstant(text: string): Instant | undefined {
+  const match = TIMESTAMP.exec(text);
+  if (!match) return undefined;
+  const [, y, mo, d, h, mi, s, fraction = '', zone] = match as unknown as string[];
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [
+    number, number, number, number, number, number,
+  ];
+  const local = Date.UTC(year, month - 1, day, hour, minute, second);
+  const date = new Date(local);
+  // Date.UTC rolls 2027-02-30 over to March; a real timestamp survives the round trip.
+  // (Date.UTC maps years 0-99 to 1900-1999, so the year is checked through setUTCFullYear.)
+  date.setUTCFullYear(year);
+  if (date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) {
+    return undefined;
+  }
+  let offsetMinutes = 0;
+  if (zone !== 'Z') {
+    const sign = zone!.startsWith('-') ? -1 : 1;
+    const [oh, om] = zone!.slice(1).split(':').map(Number) as [number, number];
+    if (oh > 23 || om > 59) return undefined;
+    offsetMinutes = sign * (oh * 60 + om);
+  }
+  const digits = fraction.padEnd(9, '0');
+  return {
+    ms: date.getTime() - offsetMinutes * 60_000 + Number(digits.slice(0, 3)),
+    subMs: digits.slice(3).replace(/0+$/, ''),
+    utc: zone === 'Z',
+  };
+}
+
+/** True for a valid ISO 8601 date-time in UTC (`Z`), e.g. `2027-01-01T00:00:00Z`. */
+export function isUtcTimestamp(text: string): boolean {
+  return parseInstant(text)?.utc === true;
+}
+
+/** Why `text` is not a valid UTC timestamp, for error messages; undefined when it is one. */
+export function timestampProblem(text: string): string | undefined {
+  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) return 'a date without a time';
+  const instant = parseInstant(text);
+  if (instant === undefined) return TIMESTAMP.test(text) ? 'not a real date or time' : 'not an ISO 8601 date-time';
+  if (!instant.utc) return 'not in UTC: use Z, not an offset';
+  return undefined;
+}
+
+/**
+ * The canonical UTC form of a timestamp: `YYYY-MM-DDTHH:MM:SS.sss[ssssss]Z`.
+ * Equal instants in any notation give equal strings. Returns undefined for an invalid timestamp.
+ */
+export function normaliseTimestamp(text: string): string | undefined {
+  const instant = parseInstant(text);
+  if (instant === undefined) return undefined;
+  const iso = new Date(instant.ms).toISOString();
+  // Instants outside years 0000-9999 serialise with a sign; they cannot come from a valid input.
+  return `${iso.slice(0, -1)}${instant.subMs}Z`;
+}
+
+/** A duration with every unit present, absent units as null. */
+export function normaliseDuration(duration: Duration): NormalDuration {
+  const normal = {} as NormalDuration;
+  for (const unit of DURATION_UNITS) {
+    const value = duration[unit];
+    normal[unit] = value === undefined || value === null ? null : normaliseNumber(value);
+  }
+  return normal;
+}
+
+export function durationsEqual(a: Duration, b: Duration): boolean {
+  const na = normaliseDuration(a);
+  const nb = normaliseDuration(b);
+  return DURATION_UNITS.every((unit) => na[unit] === nb[unit]);
+}
+
+function valueAt(member: unknown, path: MemberPath): unknown {
+  let value = member;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+/**
+ * A member's identity as a string: members of one collection with equal identity are the same
+ * member. Numbers are normalised, so `12` and `12.0` are one identity.
+ */
+export function memberIdentity(field: CollectionFieldSpec, member: unknown): string {
+  return JSON.stringify(
+    field.identity.map((path) => {
+      const value = valueAt(member, path);
+      return typeof value === 'number' ? normaliseNumber(value) : (value ?? null);
+    }),
+  );
+}
+
+/** The identity of a member for people: `Id 12, RelationType Supplier`. */
+export function describeIdentity(field: CollectionFieldSpec, member: unknown): string {
+  return field.identity.map((path) => `${path.join('.')} ${JSON.stringify(valueAt(member, path))}`).join(', ');
+}

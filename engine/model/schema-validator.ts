@@ -1,0 +1,176 @@
+/**
+ * Ajv, compiled once per schema, with its errors turned into messages a person understands:
+ * `expected an integer, got "12a"` rather than `must be integer`.
+ */
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { JsonSchema } from './json-schema-type.ts';
+import { isUtcTimestamp, timestampProblem } from './normalise.ts';
+
+export type PathSegment = string | number;
+
+export interface SchemaIssue {
+  /** Where the problem is, from the validated root: `['contracts', '4711', 'Company', 1, 'Id']`. */
+  readonly path: readonly PathSegment[];
+  /** True when the problem is the key at `path` (an unknown field), not its value. */
+  readonly atKey: boolean;
+  readonly keyword: string;
+  readonly message: string;
+}
+
+export interface ValidateOptions {
+  /** Values at these paths are never quoted in messages (secrets). */
+  readonly sensitive?: (path: readonly PathSegment[]) => boolean;
+}
+
+export type SchemaCheck = (value: unknown, options?: ValidateOptions) => SchemaIssue[];
+
+function createAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: true, strictNumbers: true, allowUnionTypes: true, verbose: true });
+  // Timestamps of the service are ISO 8601 in UTC; offsets and date-only values are refused.
+  ajv.addFormat('date-time', { type: 'string', validate: isUtcTimestamp });
+  ajv.addFormat('date', { type: 'string', validate: (text) => isUtcTimestamp(`${text}T00:00:00Z`) });
+  ajv.addFormat('uri', { type: 'string', validate: (text) => URL.canParse(text) });
+  // Editor hints in the specs; meaningless to validation.
+  ajv.addKeyword('markdownDescription');
+  return ajv;
+}
+
+let shared: Ajv2020 | undefined;
+
+export function compileSchema(schema: JsonSchema): SchemaCheck {
+  shared ??= createAjv();
+  const validate: ValidateFunction = shared.compile(schema as object);
+  return (value, options = {}) => {
+    if (validate(value)) return [];
+    return toIssues(validate.errors ?? [], value, options);
+  };
+}
+
+function parsePointer(pointer: string): PathSegment[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .map((part) => (/^(0|[1-9]\d*)$/.test(part) ? Number(part) : part));
+}
+
+function valueAt(root: unknown, path: readonly PathSegment[]): unknown {
+  let value = root;
+  for (const segment of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = Object.hasOwn(value, segment) ? (value as Record<PathSegment, unknown>)[segment] : undefined;
+  }
+  return value;
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  integer: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'true or false',
+  object: 'a map',
+  array: 'a list',
+  null: 'null',
+};
+
+function describeType(type: string | readonly string[]): string {
+  const types = typeof type === 'string' ? [type] : type;
+  return types.map((name) => TYPE_NAMES[name] ?? name).join(' or ');
+}
+
+/** A value as quoted in a message: bounded, and never the value itself where it is sensitive. */
+export function describeValue(value: unknown, sensitive = false): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  switch (typeof value) {
+    case 'object':
+      return 'a map';
+    case 'string': {
+      if (sensitive) return 'a literal string';
+      const quoted = JSON.stringify(value);
+      return quoted.length > 60 ? `${quoted.slice(0, 57)}…"` : quoted;
+    }
+    case 'number':
+      return Number.isFinite(value) ? String(value) : `${String(value)} (not a finite number)`;
+    default:
+      return String(value);
+  }
+}
+
+function messageFor(error: ErrorObject, value: unknown, sensitive: boolean): string {
+  const params = error.params as Record<string, unknown>;
+  const got = describeValue(value, sensitive);
+  switch (error.keyword) {
+    case 'type':
+      if (typeof value === 'number' && !Number.isFinite(value)) return `expected a finite number, got ${String(value)}`;
+      return `expected ${describeType(params.type as string | string[])}, got ${got}`;
+    case 'required':
+      return `missing required field "${String(params.missingProperty)}"`;
+    case 'additionalProperties':
+      return `unknown field "${String(params.additionalProperty)}"`;
+    case 'format':
+    case 'pattern':
+      if (params.format === 'date-time' || (error.parentSchema as JsonSchema | undefined)?.format === 'date-time') {
+        return `expected an ISO 8601 date-time in UTC like 2027-01-01T00:00:00Z, got ${got} (${timestampProblem(String(value)) ?? 'invalid'})`;
+      }
+      if (params.format === 'date') return `expected a date like 2026-06-01, got ${got}`;
+      if (params.format === 'uri') return `expected a URL, got ${got}`;
+      if (error.propertyName !== undefined) {
+        return `invalid name ${JSON.stringify(error.propertyName)}: expected to match ${String(params.pattern)}`;
+      }
+      return `expected a value matching ${String(params.pattern)}, got ${got}`;
+    case 'minimum':
+    case 'maximum':
+      if (Math.abs(Number(params.limit)) === Number.MAX_SAFE_INTEGER) {
+        return `expected a number between -${Number.MAX_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER} (larger ones lose precision), got ${got}`;
+      }
+      return `expected a number ${error.keyword === 'minimum' ? '>=' : '<='} ${String(params.limit)}, got ${got}`;
+    case 'exclusiveMinimum':
+      return `expected a number > ${String(params.limit)}, got ${got}`;
+    case 'const':
+      return `expected ${JSON.stringify(params.allowedValue)}, got ${got}`;
+    case 'enum':
+      return `expected one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, got ${got}`;
+    case 'minItems':
+      return `expected at least ${String(params.limit)} item(s)`;
+    case 'minLength':
+      return params.limit === 1 ? 'expected a non-empty string' : `expected at least ${String(params.limit)} characters`;
+    case 'minProperties':
+      return `expected at least ${String(params.limit)} key(s)`;
+    case 'oneOf':
+    case 'anyOf':
+      return `does not match any allowed form, got ${got}`;
+    default:
+      return `${error.message ?? 'is invalid'}`;
+  }
+}
+
+// Keywords whose error is only a summary of errors already reported underneath.
+const SUMMARY_KEYWORDS = new Set(['propertyNames', 'if', 'then', 'else']);
+
+function toIssues(errors: readonly ErrorObject[], root: unknown, options: ValidateOptions): SchemaIssue[] {
+  const issues = new Map<string, SchemaIssue>();
+  for (const error of errors) {
+    if (SUMMARY_KEYWORDS.has(error.keyword)) continue;
+    const base = parsePointer(error.instancePath);
+    const params = error.params as Record<string, unknown>;
+    let path: PathSegment[] = base;
+    let atKey = false;
+    if (error.keyword === 'additionalProperties') {
+      path = [...base, String(params.additionalProperty)];
+      atKey = true;
+    } else if (error.propertyName !== undefined) {
+      path = [...base, error.propertyName];
+      atKey = true;
+    }
+    const missing = error.keyword === 'required' ? String(params.missingProperty) : '';
+    const key = `${JSON.stringify(path)}:${atKey}:${missing}`;
+    // One message per place: a timestamp fails both pattern and format, a value one of its types.
+    if (issues.has(key)) continue;
+    const sensitive = options.sensitive?.(path) ?? false;
+    const value = valueAt(root, error.keyword === 'required' ? base : path);
+    issues.set(key, { path, atKey, keyword: error.keyword, message: messageFor(error, value, sensitive) });
+  }
+  return [...issues.values()];
+}

@@ -1,0 +1,69 @@
+/** TypeScript types of a contract's patchable fields, as they appear in desired-state files. */
+import type { CollectionFieldName, DurationUnit, FieldName, FIELDS } from './fields.ts';
+
+export type Duration = { [Unit in DurationUnit]?: number | null };
+
+export interface CompanyMember {
+  Id: number;
+  RelationType: string;
+}
+
+export interface OrganizationalUnitMember {
+  Id: number;
+  Name?: string;
+}
+
+export interface OwnerMember {
+  OwnerType: { Name?: string; Value: number };
+  User: {
+    Id: number;
+    Name?: string;
+    Email?: string;
+    OrganizationalUnit?: { Id?: number; Name?: string };
+  };
+}
+
+export interface TypeMember {
+  Lookup: string;
+  EbaCode?: string | null;
+  IsDora?: boolean;
+}
+
+interface MemberByField {
+  Company: CompanyMember;
+  OrganizationalUnit: OrganizationalUnitMember;
+  Owner: OwnerMember;
+  Type: TypeMember;
+}
+
+// Fails to compile if the member types above and the field table disagree on collection names.
+type AssertSame<A extends B, B extends C, C = A> = [A, B];
+export type _MembersMatchTable = AssertSame<keyof MemberByField, CollectionFieldName>;
+
+export type Member = MemberByField[CollectionFieldName];
+
+interface ValueByKind {
+  number: number;
+  integer: number;
+  string: string;
+  timestamp: string;
+  duration: Duration;
+}
+
+type Spec = (typeof FIELDS)[number];
+
+/** A contract's fields keyed by field name; an absent field is unmanaged. */
+export type ContractFields = {
+  [S in Spec as S['name']]?: S extends { kind: 'collection'; name: infer N extends CollectionFieldName }
+    ? MemberByField[N][]
+    : ValueByKind[Exclude<S['kind'], 'collection'>];
+};
+
+export type FieldValue = NonNullable<ContractFields[FieldName]>;
+
+/** One service operation, as sent in the body of `PATCH /contract/:ContractId`. */
+export interface Op {
+  op: 'Replace' | 'Add' | 'Remove';
+  path: `/Contract/${FieldName}`;
+  value: unknown;
+}

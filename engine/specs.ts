@@ -1,0 +1,16 @@
+/** The JSON Schemas published in specs/, by file name; `npm run specs` writes them, a test keeps them equal. */
+import { configSchema } from './config/schema.ts';
+import type { JsonSchema } from './model/json-schema-type.ts';
+import { contractsFileSchema, patchSchema } from './model/json-schemas.ts';
+
+export function generatedSpecs(): Record<string, JsonSchema> {
+  return {
+    'contracts.schema.json': contractsFileSchema(),
+    'config.schema.json': configSchema(),
+    'patch.schema.json': patchSchema(),
+  };
+}
+
+export function serialiseSpec(schema: JsonSchema): string {
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}

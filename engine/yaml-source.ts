@@ -1,0 +1,245 @@
+/**
+ * Reading a YAML file that may be hostile (a pull request from a fork is planned too): size,
+ * encoding, nesting and alias expansion are bounded before anything is built from it, and every
+ * position can be traced back to `line:column` in the source.
+ */
+import { Composer, isAlias, isMap, isScalar, isSeq, LineCounter, Parser, type CST, type Document, type Node } from 'yaml';
+import type { Diagnostic } from './diagnostic.ts';
+import type { PathSegment } from './model/schema-validator.ts';
+
+export interface YamlLimits {
+  /** Larger files are refused unread. */
+  readonly maxBytes: number;
+  /** Deeper nesting is refused before the document is composed (deep recursion can crash V8). */
+  readonly maxDepth: number;
+  /** The `yaml` package's guard against alias ("billion laughs") expansion. */
+  readonly maxAliasCount: number;
+}
+
+export const DEFAULT_YAML_LIMITS: YamlLimits = { maxBytes: 16 * 1024 * 1024, maxDepth: 64, maxAliasCount: 100 };
+
+export interface Position {
+  readonly line: number;
+  readonly column: number;
+}
+
+export interface YamlSource {
+  readonly file: string;
+  readonly doc: Document.Parsed;
+  readonly lineCounter: LineCounter;
+}
+
+export type YamlParseResult =
+  | { readonly ok: true; readonly source: YamlSource; readonly value: unknown; readonly diagnostics: Diagnostic[] }
+  | { readonly ok: false; readonly diagnostics: Diagnostic[] };
+
+function fileDiagnostic(
+  file: string,
+  code: string,
+  message: string,
+  severity: Diagnostic['severity'] = 'error',
+  position: Position = { line: 1, column: 1 },
+): Diagnostic {
+  return { severity, code, file, line: position.line, column: position.column, field: '', message };
+}
+
+function formatBytes(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MiB` : `${(bytes / 1024).toFixed(1)} KiB`;
+}
+
+function decode(file: string, content: Uint8Array | string, limits: YamlLimits): string | Diagnostic {
+  const size = typeof content === 'string' ? Buffer.byteLength(content) : content.byteLength;
+  if (size > limits.maxBytes) {
+    return fileDiagnostic(file, 'file-too-large', `file is ${formatBytes(size)}; the limit is ${formatBytes(limits.maxBytes)}`);
+  }
+  let text: string;
+  if (typeof content === 'string') {
+    text = content;
+  } else {
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(content);
+    } catch {
+      return fileDiagnostic(file, 'not-utf8', 'file is not valid UTF-8 text');
+    }
+  }
+  if (text.includes('\0')) return fileDiagnostic(file, 'binary-file', 'file contains NUL bytes: it is binary, not YAML');
+  return text;
+}
+
+/** The deepest collection nesting in a CST, walked without recursion. */
+function cstDepth(tokens: readonly CST.Token[]): { depth: number; offset: number } {
+  const stack: { token: CST.Token; depth: number }[] = tokens.map((token) => ({ token, depth: 0 }));
+  let deepest = { depth: 0, offset: 0 };
+  while (stack.length > 0) {
+    const { token, depth } = stack.pop()!;
+    if (depth > deepest.depth) deepest = { depth, offset: 'offset' in token ? token.offset : 0 };
+    switch (token.type) {
+      case 'document':
+        if (token.value) stack.push({ token: token.value, depth });
+        break;
+      case 'block-map':
+      case 'block-seq':
+      case 'flow-collection':
+        for (const item of token.items) {
+          if (item.key) stack.push({ token: item.key, depth: depth + 1 });
+          if (item.value) stack.push({ token: item.value, depth: depth + 1 });
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return deepest;
+}
+
+export function parseYamlSource(
+  file: string,
+  content: Uint8Array | string,
+  limits: YamlLimits = DEFAULT_YAML_LIMITS,
+): YamlParseResult {
+  const text = decode(file, content, limits);
+  if (typeof text !== 'string') return { ok: false, diagnostics: [text] };
+
+  const lineCounter = new LineCounter();
+  function at(offset: number): Position {
+    const { line, col } = lineCounter.linePos(offset);
+    return { line, column: col };
+  }
+  const tokens = [...new Parser(lineCounter.addNewLine).parse(text)];
+  const { depth, offset } = cstDepth(tokens);
+  if (depth > limits.maxDepth) {
+    const message = `values are nested more than ${limits.maxDepth} levels deep`;
+    return { ok: false, diagnostics: [fileDiagnostic(file, 'too-deep', message, 'error', at(offset))] };
+  }
+
+  const docs = [...new Composer({ uniqueKeys: true, prettyErrors: false, strict: true }).compose(tokens, true, text.length)];
+  if (docs.length > 1) {
+    const second = docs[1]!.range[0];
+    return { ok: false, diagnostics: [fileDiagnostic(file, 'multiple-documents', 'a file holds one YAML document; found another', 'error', at(second))] };
+  }
+  const doc = docs[0]!;
+  const diagnostics: Diagnostic[] = [];
+  for (const error of doc.errors) {
+    if (error.code === 'DUPLICATE_KEY') {
+      diagnostics.push(fileDiagnostic(file, 'yaml-syntax', duplicateKeyMessage(text, error.pos[0]), 'error', at(error.pos[0])));
+    }
+  }
+  // After a syntax error the parser reports every later token as unexpected: the first one is the
+  // real problem, the rest only noise.
+  const syntax = doc.errors.filter((error) => error.code !== 'DUPLICATE_KEY');
+  if (syntax.length > 0) {
+    const [first] = syntax;
+    const more = syntax.length > 1 ? ` (and ${syntax.length - 1} more error(s) after it)` : '';
+    diagnostics.push(fileDiagnostic(file, 'yaml-syntax', `invalid YAML: ${first!.message}${more}`, 'error', at(first!.pos[0])));
+  }
+  for (const warning of doc.warnings) {
+    diagnostics.push(fileDiagnostic(file, 'yaml-warning', warning.message, 'warning', at(warning.pos[0])));
+  }
+  if (diagnostics.some((d) => d.severity === 'error')) return { ok: false, diagnostics };
+
+  try {
+    const value: unknown = doc.toJS({ maxAliasCount: limits.maxAliasCount });
+    return { ok: true, source: { file, doc, lineCounter }, value, diagnostics };
+  } catch (error) {
+    // The yaml package throws on alias expansion beyond maxAliasCount and on unresolvable aliases.
+    const reason = error instanceof Error ? error.message : String(error);
+    const message = /alias count/i.test(reason)
+      ? `aliases expand too much (more than ${limits.maxAliasCount} times their size); refusing a possible alias bomb`
+      : `cannot read the YAML: ${reason}`;
+    return { ok: false, diagnostics: [...diagnostics, fileDiagnostic(file, 'yaml-alias', message)] };
+  }
+}
+
+function duplicateKeyMessage(text: string, offset: number): string {
+  const key = /^[^:\n]*/.exec(text.slice(offset))![0].trim();
+  return `duplicate key ${key.length > 0 && key.length < 100 ? key : ''}: each key may appear once in a map`.replace('  ', ' ');
+}
+
+function findPair(node: Node, segment: PathSegment, doc: Document.Parsed) {
+  if (!isMap(node)) return undefined;
+  return node.items.find((pair) => {
+    const key = isAlias(pair.key) ? pair.key.resolve(doc) : pair.key;
+    return isScalar(key) && String(key.value) === String(segment);
+  });
+}
+
+/**
+ * The position of `path` in the source: its value, or with `atKey` its key. Falls back to the
+ * deepest existing ancestor, so a missing field points at the map that should hold it.
+ */
+export function positionOf(source: YamlSource, path: readonly PathSegment[], atKey = false): Position {
+  const { doc, lineCounter } = source;
+  let node: Node | null = doc.contents;
+  let offset = node?.range?.[0] ?? 0;
+  for (const [index, segment] of path.entries()) {
+    if (node === null) break;
+    if (isAlias(node)) node = node.resolve(doc) ?? null;
+    if (node === null) break;
+    let next: Node | null | undefined;
+    if (isSeq(node) && typeof segment === 'number') {
+      next = node.items[segment] as Node | undefined;
+    } else {
+      const pair = findPair(node, segment, doc);
+      if (pair && atKey && index === path.length - 1) {
+        offset = (pair.key as Node).range?.[0] ?? offset;
+        break;
+      }
+      next = pair?.value as Node | null | undefined;
+    }
+    if (!next) break;
+    node = next;
+    offset = node.range?.[0] ?? offset;
+  }
+  const { line, col } = lineCounter.linePos(offset);
+  return { line, column: col };
+}
+
+/** The key node of `path`'s last segment (a map key), e.g. to read how a ContractId was written. */
+export function keyNodeAt(source: YamlSource, path: readonly PathSegment[]): Node | undefined {
+  let node: Node | null = source.doc.contents;
+  for (const [index, segment] of path.entries()) {
+    if (node === null) return undefined;
+    const pair = findPair(node, segment, source.doc);
+    if (!pair) return undefined;
+    if (index === path.length - 1) return pair.key as Node;
+    node = pair.value as Node | null;
+  }
+  return undefined;
+}
+
+/** `['Company', 1, 'Id']` -> `Company[1].Id`; odd keys are quoted: `contracts["a b"]`. */
+export function formatPath(path: readonly PathSegment[]): string {
+  let text = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') text += `[${segment}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_-]*$|^[0-9][A-Za-z0-9_-]*$/.test(segment)) text += text === '' ? segment : `.${segment}`;
+    else text += `[${JSON.stringify(segment)}]`;
+  }
+  return text;
+}
+
+export interface SchemaProblem {
+  readonly path: readonly PathSegment[];
+  readonly atKey?: boolean;
+  readonly code: string;
+  readonly message: string;
+  readonly severity?: Diagnostic['severity'];
+}
+
+/** A problem at a path of a YAML source as a Diagnostic with its line and column. */
+export function diagnosticAt(
+  source: YamlSource,
+  problem: SchemaProblem,
+  describe: (path: readonly PathSegment[]) => Pick<Diagnostic, 'field'> & Partial<Diagnostic> = (path) => ({ field: formatPath(path) }),
+): Diagnostic {
+  const { line, column } = positionOf(source, problem.path, problem.atKey);
+  return {
+    severity: problem.severity ?? 'error',
+    code: problem.code,
+    file: source.file,
+    line,
+    column,
+    message: problem.message,
+    ...describe(problem.path),
+  };
+}
