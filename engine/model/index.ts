@@ -1,5 +1,6 @@
 export * from './fields.ts';
 export type { JsonSchema } from './json-schema-type.ts';
+export * from './apply-ops.ts';
 export * from './json-schemas.ts';
 export * from './normalise.ts';
 export { compileSchema, describeValue, type PathSegment, type SchemaCheck, type SchemaIssue } from './schema-validator.ts';
