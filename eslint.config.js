@@ -1,10 +1,12 @@
 // @ts-check
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'reports/**', 'coverage/**'] },
   js.configs.recommended,
+  { languageOptions: { globals: globals.node } },
   ...tseslint.configs.recommended,
   {
     rules: {
