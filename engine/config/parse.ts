@@ -1,5 +1,5 @@
 /** Parse and validate contract-sync.yaml. Pure: text in, config and diagnostics out. */
-import { isError, type Diagnostic } from '../diagnostic.ts';
+import { compareDiagnostics, isError, type Diagnostic } from '../diagnostic.ts';
 import { COLLECTION_FIELDS, type CollectionFieldName } from '../model/fields.ts';
 import { compileSchema, type PathSegment, type SchemaCheck } from '../model/schema-validator.ts';
 import { diagnosticAt, parseYamlSource, type SchemaProblem } from '../yaml-source.ts';
@@ -57,6 +57,10 @@ function urlProblems(raw: Record<string, unknown>): SchemaProblem[] {
   for (const [path, value] of urls) {
     if (typeof value !== 'string' || !URL.canParse(value)) continue;
     const url = new URL(value);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      problems.push({ path, code: 'config', message: `expected an https:// URL, got ${url.protocol}` });
+      continue;
+    }
     if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname)) {
       problems.push({ path, code: 'insecure-url', message: `http:// is allowed only for loopback hosts; use https:// for ${url.hostname}` });
     }
@@ -120,7 +124,7 @@ export function parseConfig(file: string, content: Uint8Array | string): ConfigR
     return { diagnostics: [...parsed.diagnostics, diagnosticAt(source, { path: [], code: 'config', message })] };
   }
   const problems = [...schemaProblems(value), ...urlProblems(value as Record<string, unknown>)];
-  const diagnostics = [...parsed.diagnostics, ...problems.map((problem) => diagnosticAt(source, problem))];
+  const diagnostics = [...parsed.diagnostics, ...problems.map((problem) => diagnosticAt(source, problem))].sort(compareDiagnostics);
   if (diagnostics.some(isError)) return { diagnostics };
   return { config: withDefaults(value as RawConfig), diagnostics };
 }

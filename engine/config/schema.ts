@@ -21,7 +21,7 @@ const secretRef: JsonSchema = {
   ],
 };
 
-const url: JsonSchema = { type: 'string', format: 'uri', pattern: '^https?://' };
+const url: JsonSchema = { type: 'string', format: 'uri' };
 const positiveInteger: JsonSchema = { type: 'integer', minimum: 1, maximum: 1_000_000 };
 const globs: JsonSchema = { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 };
 const collectionMode: JsonSchema = { enum: ['authoritative', 'additive'] };

@@ -149,8 +149,38 @@ function messageFor(error: ErrorObject, value: unknown, sensitive: boolean): str
 // Keywords whose error is only a summary of errors already reported underneath.
 const SUMMARY_KEYWORDS = new Set(['propertyNames', 'if', 'then', 'else']);
 
-function toIssues(errors: readonly ErrorObject[], root: unknown, options: ValidateOptions): SchemaIssue[] {
+const MISMATCH_KEYWORDS = new Set(['type', 'enum', 'const']);
+
+/**
+ * A value failing a oneOf fails every branch; only the branches of its own type say something
+ * useful (a map under `collections` should hear about its keys, not that it is not a string).
+ */
+function withoutMismatchedBranches(errors: readonly ErrorObject[]): ErrorObject[] {
+  const dropped = new Set<string>();
+  for (const oneOf of errors.filter((error) => error.keyword === 'oneOf' || error.keyword === 'anyOf')) {
+    const branches = new Map<string, boolean>();
+    for (const error of errors) {
+      const match = error.schemaPath.startsWith(`${oneOf.schemaPath}/`) && /^(\d+)\//.exec(error.schemaPath.slice(oneOf.schemaPath.length + 1));
+      if (!match) continue;
+      const branch = `${oneOf.schemaPath}/${match[1]}/`;
+      const mismatched = error.instancePath === oneOf.instancePath && MISMATCH_KEYWORDS.has(error.keyword);
+      branches.set(branch, (branches.get(branch) ?? false) || mismatched);
+    }
+    if (![...branches.values()].some((mismatched) => !mismatched)) continue;
+    for (const [branch, mismatched] of branches) if (mismatched) dropped.add(branch);
+  }
+  const kept = errors.filter((error) => ![...dropped].some((branch) => error.schemaPath.startsWith(branch)));
+  // The summary "matches no branch" says nothing once a branch has said what is wrong.
+  return kept.filter(
+    (error) =>
+      (error.keyword !== 'oneOf' && error.keyword !== 'anyOf') ||
+      !kept.some((other) => other.schemaPath.startsWith(`${error.schemaPath}/`)),
+  );
+}
+
+function toIssues(allErrors: readonly ErrorObject[], root: unknown, options: ValidateOptions): SchemaIssue[] {
   const issues = new Map<string, SchemaIssue>();
+  const errors = withoutMismatchedBranches(allErrors);
   for (const error of errors) {
     if (SUMMARY_KEYWORDS.has(error.keyword)) continue;
     const base = parsePointer(error.instancePath);

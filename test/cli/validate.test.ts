@@ -1,0 +1,159 @@
+import { execFile } from 'node:child_process';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import packageJson from '../../package.json' with { type: 'json' };
+import { runCli } from '../helpers/cli.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const DEMO = path.join(ROOT, 'examples/demo-repo');
+
+// Ten different mistakes, one per line, each with the position validate must report.
+const MISTAKES = `tenant: acme
+contracts:
+  "7001":
+    Name: 2027
+    Nmae: Typo
+    Area: 12a
+    ValidFrom: 2027-01-01
+    SupplierNoticePeriod: { Days: 30, Weeks: 2 }
+    Company:
+      - { RelationType: Client }
+    Type:
+      - { Lookup: ICT, IsDora: yes }
+  "7002":
+    ValidFrom: 2028-01-01T00:00:00Z
+    ValidTo: 2027-01-01T00:00:00Z
+  0815: { Name: leading zero }
+  "4711": { Name: declared in facilities.yaml too }
+`;
+
+const EXPECTED = [
+  'contracts/acme/mistakes.yaml:4:11  Name  expected a string, got 2027',
+  'contracts/acme/mistakes.yaml:5:5  Nmae  unknown field "Nmae" (did you mean "Name"?)',
+  'contracts/acme/mistakes.yaml:6:11  Area  expected an integer, got "12a"',
+  'contracts/acme/mistakes.yaml:7:16  ValidFrom  expected an ISO 8601 date-time in UTC like 2027-01-01T00:00:00Z, got "2027-01-01" (a date without a time)',
+  'contracts/acme/mistakes.yaml:8:39  SupplierNoticePeriod.Weeks  unknown field "Weeks"',
+  'contracts/acme/mistakes.yaml:10:9  Company[0]  missing required field "Id"',
+  'contracts/acme/mistakes.yaml:12:32  Type[0].IsDora  expected true or false, got "yes"',
+  'contracts/acme/mistakes.yaml:15:14  ValidTo  ValidTo 2027-01-01T00:00:00Z is before ValidFrom 2028-01-01T00:00:00Z',
+  'contracts/acme/mistakes.yaml:16:3  contracts.815  ContractId 0815 is read by YAML as 815; quote it: "0815"',
+  'contracts/acme/mistakes.yaml:17:3  contracts.4711  contract 4711 of tenant "acme" is already declared at contracts/acme/facilities.yaml:4:3',
+  'contracts/globex/acme.yaml:1:9  tenant  this file may not declare tenant "acme": it is outside the tenant\'s paths (contracts/acme/**)',
+];
+
+describe('contract-sync validate', () => {
+  let broken: string;
+
+  beforeAll(async () => {
+    broken = await mkdtemp(path.join(tmpdir(), 'contract-sync-validate-'));
+    await cp(DEMO, broken, { recursive: true });
+    await writeFile(path.join(broken, 'contracts/acme/mistakes.yaml'), MISTAKES);
+    await writeFile(path.join(broken, 'contracts/globex/acme.yaml'), 'tenant: acme\ncontracts: {}\n');
+  });
+
+  afterAll(() => rm(broken, { recursive: true, force: true }));
+
+  it('passes the demo repository', async () => {
+    const run = await runCli(['validate', '--repo', 'examples/demo-repo'], ROOT);
+
+    expect(run).toEqual({ code: 0, stdout: '0 errors, 0 warnings; 4 valid contract(s) in 3 file(s)\n', stderr: '' });
+  });
+
+  it('reports every mistake at once, each with its position', async () => {
+    const run = await runCli(['validate', '--repo', broken], ROOT);
+
+    expect(run.code).toBe(1);
+    const lines = run.stdout.trim().split('\n');
+    expect(lines.slice(0, -2)).toEqual(EXPECTED);
+    expect(lines.at(-1)).toBe('11 errors, 0 warnings; 4 valid contract(s) in 5 file(s)');
+  });
+
+  it('prints JSON', async () => {
+    const run = await runCli(['validate', '--repo', broken, '--format', 'json'], ROOT);
+
+    expect(run.code).toBe(1);
+    const diagnostics = JSON.parse(run.stdout) as Record<string, unknown>[];
+    expect(diagnostics).toHaveLength(11);
+    expect(diagnostics.find((d) => d.field === 'Nmae')).toEqual({
+      severity: 'error',
+      code: 'schema',
+      file: 'contracts/acme/mistakes.yaml',
+      line: 5,
+      column: 5,
+      field: 'Nmae',
+      message: 'unknown field "Nmae" (did you mean "Name"?)',
+      tenant: 'acme',
+      contractId: '7001',
+    });
+  });
+
+  it('prints GitHub workflow annotations', async () => {
+    const run = await runCli(['validate', '--repo', broken, '--format', 'github'], ROOT);
+
+    const lines = run.stdout.trim().split('\n');
+    expect(lines).toHaveLength(11);
+    expect(lines[4]).toBe('::error file=contracts/acme/mistakes.yaml,line=8,col=39,title=SupplierNoticePeriod.Weeks::unknown field "Weeks"');
+    expect(lines[9]).toBe(
+      '::error file=contracts/acme/mistakes.yaml,line=17,col=3,title=contracts.4711::contract 4711 of tenant "acme" is already declared at contracts/acme/facilities.yaml:4:3',
+    );
+  });
+
+  it('reports config problems with the config file position', async () => {
+    await writeFile(path.join(broken, 'bad-config.yaml'), 'api: { baseUrl: http://cms.example.com }\nauth: { url: https://x.example, realm: r }\ntenants: {}\n');
+
+    const run = await runCli(['validate', '--repo', broken, '--config', path.join(broken, 'bad-config.yaml')], broken);
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe(
+      [
+        'bad-config.yaml:1:17  api.baseUrl  http:// is allowed only for loopback hosts; use https:// for cms.example.com',
+        'bad-config.yaml:3:10  tenants  expected at least 1 key(s)',
+        '',
+        '2 errors, 0 warnings in bad-config.yaml',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('says when the config is missing', async () => {
+    const run = await runCli(['validate', '--repo', 'no-such-dir'], broken);
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('no-such-dir/contract-sync.yaml:1:1  -  config file not found (pass --config FILE)');
+  });
+
+  it.each([
+    [['validate', '--format', 'xml'], 'contract-sync validate: --format must be one of text, json, github; got "xml"; see contract-sync validate --help\n'],
+    [['validate', '--nope'], /^contract-sync validate: Unknown option '--nope'.*; see contract-sync validate --help\n$/],
+    [['frobnicate'], 'contract-sync: unknown command "frobnicate"; see contract-sync --help\n'],
+  ])('refuses bad usage %j with exit 1', async (args, stderr) => {
+    const run = await runCli(args, ROOT);
+
+    expect(run).toEqual({ code: 1, stdout: '', stderr: typeof stderr === 'string' ? stderr : expect.stringMatching(stderr) });
+  });
+});
+
+describe('the contract-sync binary', () => {
+  const exec = promisify(execFile);
+  const bin = path.join(ROOT, 'bin/contract-sync.js');
+
+  it('prints its version and help without a build step', async () => {
+    const version = await exec(process.execPath, [bin, '--version']);
+    const help = await exec(process.execPath, [bin, '--help']);
+
+    expect(version.stdout).toBe(`${packageJson.version}\n`);
+    expect(help.stdout).toContain('Usage: contract-sync <command> [options]');
+    expect(help.stdout).toMatch(/validate +check the config and desired-state files/);
+  });
+
+  it('exits 1 on invalid desired state', async () => {
+    const failure = await exec(process.execPath, [bin, 'validate', '--repo', DEMO, '--config', path.join(ROOT, 'package.json')]).catch(
+      (error: { code: number; stdout: string }) => error,
+    );
+
+    expect('code' in failure && failure.code).toBe(1);
+  });
+});

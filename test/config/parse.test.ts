@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../engine/config/index.ts';
+import { configYaml } from '../helpers/files.ts';
+
+function problems(content: string) {
+  return parseConfig('contract-sync.yaml', content).diagnostics.map((d) => `${d.line}:${d.column}  ${d.field}  ${d.message}`);
+}
+
+describe('parseConfig', () => {
+  it('applies the defaults of DESIGN.md section 5', () => {
+    const { config, diagnostics } = parseConfig('contract-sync.yaml', configYaml(['acme']));
+
+    expect(diagnostics).toEqual([]);
+    expect(config).toEqual({
+      api: { baseUrl: 'https://cms.example.com', timeoutMs: 30_000 },
+      auth: { url: 'https://login.example.com', realm: 'cms' },
+      tenants: { acme: { clientId: 'cs-acme', clientSecret: { env: 'ACME_SECRET' } } },
+      desired: { paths: ['contracts/**/*.yaml'] },
+      collections: { Company: 'authoritative', OrganizationalUnit: 'authoritative', Owner: 'authoritative', Type: 'authoritative' },
+      rate: { requestsPerSecond: 5, concurrency: 2, maxInFlight: 16 },
+      retry: { maxAttempts: 5 },
+      state: { backend: 'file', path: '.contract-sync/state' },
+    });
+  });
+
+  it('reads every documented setting', () => {
+    const extra = [
+      'desired: { paths: ["contracts/**/*.yaml", "more/*.yml"] }',
+      'collections: { Company: additive }',
+      'rate: { requestsPerSecond: 0.5, concurrency: 1, maxInFlight: 4 }',
+      'retry: { maxAttempts: 3 }',
+      'state: { backend: postgres, url: { file: /run/secrets/pg } }',
+    ].join('\n');
+    const content = configYaml(['acme'], extra).replace(
+      '    clientSecret: { env: ACME_SECRET }',
+      '    clientSecret: { file: /run/secrets/acme }\n    previousClientSecret: { env: OLD }\n    secretRotatedAt: 2026-06-01\n    paths: ["contracts/acme/**"]',
+    );
+
+    const { config, diagnostics } = parseConfig('contract-sync.yaml', content);
+
+    expect(diagnostics).toEqual([]);
+    expect(config?.tenants.acme).toEqual({
+      clientId: 'cs-acme',
+      clientSecret: { file: '/run/secrets/acme' },
+      previousClientSecret: { env: 'OLD' },
+      secretRotatedAt: '2026-06-01',
+      paths: ['contracts/acme/**'],
+    });
+    expect(config?.collections).toEqual({ Company: 'additive', OrganizationalUnit: 'authoritative', Owner: 'authoritative', Type: 'authoritative' });
+    expect(config?.rate).toEqual({ requestsPerSecond: 0.5, concurrency: 1, maxInFlight: 4 });
+    expect(config?.state).toEqual({ backend: 'postgres', url: { file: '/run/secrets/pg' } });
+  });
+
+  it('refuses a literal secret without ever quoting it', () => {
+    const content = configYaml(['acme']).replace('{ env: ACME_SECRET }', 'hunter2-very-secret');
+
+    const { config, diagnostics } = parseConfig('contract-sync.yaml', content);
+
+    expect(config).toBeUndefined();
+    expect(diagnostics.map((d) => `${d.line}:${d.column}  ${d.field}  ${d.message}`)).toEqual([
+      '6:19  tenants.acme.clientSecret  expected a secret reference { env: NAME } or { file: PATH }; literal secrets are not allowed in this file',
+    ]);
+    expect(JSON.stringify(diagnostics)).not.toContain('hunter2');
+  });
+
+  it('refuses a secret reference with both forms, once', () => {
+    const content = configYaml(['acme']).replace('{ env: ACME_SECRET }', '{ env: A, file: /b }');
+
+    expect(problems(content)).toEqual([
+      '6:19  tenants.acme.clientSecret  expected a secret reference { env: NAME } or { file: PATH }; literal secrets are not allowed in this file',
+    ]);
+  });
+
+  it.each([
+    ['http to a remote host', 'api: { baseUrl: http://cms.example.com }', '1:17  api.baseUrl  http:// is allowed only for loopback hosts; use https:// for cms.example.com'],
+    ['credentials in a URL', 'api: { baseUrl: "https://user:pw@cms.example.com" }', '1:17  api.baseUrl  credentials in a URL are not allowed; configure the tenant clients instead'],
+    ['not a URL', 'api: { baseUrl: cms }', '1:17  api.baseUrl  expected a URL, got "cms"'],
+    ['not http(s)', 'api: { baseUrl: "ftp://cms.example.com" }', '1:17  api.baseUrl  expected an https:// URL, got ftp:'],
+    ['unknown key', 'api: { baseUrl: https://cms.example.com, retries: 3 }', '1:42  api.retries  unknown field "retries"'],
+    ['read path without {id}', 'api: { baseUrl: https://cms.example.com, read: { path: /contract } }', '1:56  api.read.path  expected a value matching ^/.*\\{id\\}, got "/contract"'],
+  ])('refuses %s', (_, apiLine, expected) => {
+    const content = configYaml(['acme']).replace('api: { baseUrl: https://cms.example.com }', apiLine);
+
+    expect(problems(content)).toEqual([expected]);
+  });
+
+  it.each(['http://localhost:8080', 'http://127.0.0.1:8080', 'http://[::1]:8080'])('allows http:// to loopback %s', (url) => {
+    const content = configYaml(['acme']).replace('https://cms.example.com', `"${url}"`);
+
+    expect(problems(content)).toEqual([]);
+  });
+
+  it.each([
+    ['an unknown top-level key', 'tenant: {}', '7:1  tenant  unknown field "tenant"'],
+    ['an unknown collection mode', 'collections: sometimes', '7:14  collections  expected one of "authoritative", "additive", got "sometimes"'],
+    ['a collection mode for a non-collection', 'collections: { Name: additive }', '7:16  collections.Name  unknown field "Name"'],
+    ['a zero concurrency', 'rate: { concurrency: 0 }', '7:22  rate.concurrency  expected a number >= 1, got 0'],
+  ])('refuses %s', (_, extra, expected) => {
+    expect(problems(configYaml(['acme'], extra))).toEqual([expected]);
+  });
+
+  it('refuses a config without tenants and says what is missing', () => {
+    expect(problems('api: { baseUrl: https://cms.example.com }\nauth: { url: https://login.example.com, realm: cms }\n')).toEqual([
+      '1:1    missing required field "tenants"',
+    ]);
+  });
+
+  it('refuses an empty config', () => {
+    expect(problems('')).toEqual(['1:1    the config file is empty']);
+  });
+});
