@@ -1,8 +1,9 @@
-// Writes specs/*.schema.json from the model table and the config schema (npm run specs).
+// Writes specs/*.schema.json from the model table, the config schema and the emulator (npm run specs).
 import { writeFile } from 'node:fs/promises';
+import { emulatorSpecs } from '../emulator/specs.ts';
 import { generatedSpecs, serialiseSpec } from '../engine/specs.ts';
 
-for (const [name, schema] of Object.entries(generatedSpecs())) {
+for (const [name, schema] of Object.entries({ ...generatedSpecs(), ...emulatorSpecs() })) {
   await writeFile(new URL(`../specs/${name}`, import.meta.url), serialiseSpec(schema));
   console.log(`wrote specs/${name}`);
 }

@@ -1,12 +1,14 @@
 /** The CLI entry point: the only place that reads process.* and sets the exit code. */
 import packageJson from '../../package.json' with { type: 'json' };
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { emulatorCommand } from './emulator.ts';
 import { validateCommand } from './validate.ts';
 
 type Command = (args: readonly string[], io: CliIo) => Promise<ExitCode>;
 
 const COMMANDS: Readonly<Record<string, { summary: string; run: Command }>> = {
   validate: { summary: 'check the config and desired-state files (no network)', run: validateCommand },
+  emulator: { summary: 'serve a reference CMS and identity provider for tests and demos', run: emulatorCommand },
 };
 
 const HELP = `contract-sync ${packageJson.version}: keep Contract Management Service contracts equal to git

@@ -83,11 +83,11 @@ function describeType(type: string | readonly string[]): string {
 export function describeValue(value: unknown, sensitive = false): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
+  if (sensitive && typeof value !== 'object') return `a literal ${typeof value}`;
   switch (typeof value) {
     case 'object':
       return 'a map';
     case 'string': {
-      if (sensitive) return 'a literal string';
       const quoted = JSON.stringify(value);
       return quoted.length > 60 ? `${quoted.slice(0, 57)}…"` : quoted;
     }

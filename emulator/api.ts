@@ -1,0 +1,157 @@
+/**
+ * The CMS API: `PATCH /contract/:ContractId` (published) and `GET /contract/:ContractId` (the
+ * emulator's assumption of a read). Status codes and bodies are documented in specs/openapi.yaml.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { InvalidOpsError, OpConflictError, validateOps, type Op } from '../engine/model/index.ts';
+import { TokenRejected, type TokenVerifier } from './access-token.ts';
+import type { ContractStore } from './contract-store.ts';
+import { isJsonContentType, MAX_BODY_BYTES, readBody, sendEmpty, sendJson } from './http.ts';
+import type { RateLimiter } from './rate-limit.ts';
+
+export const READ_SCOPE = 'core:read';
+export const WRITE_SCOPE = 'core:write';
+
+const CONTRACT_PATH = /^\/contract\/([^/]+)$/;
+
+export interface ApiDependencies {
+  readonly store: ContractStore;
+  readonly verify: TokenVerifier;
+  readonly rateLimiter: RateLimiter;
+}
+
+/** The tenant a request was made for, once known from its token (for the request log). */
+export interface ApiOutcome {
+  readonly tenant: string | null;
+}
+
+export function isApiPath(path: string): boolean {
+  return path === '/contract' || path.startsWith('/contract/');
+}
+
+interface OpProblemBody {
+  readonly index: number;
+  readonly op?: string;
+  readonly path?: string;
+  readonly message: string;
+}
+
+function problemBodies(ops: unknown, problems: readonly { index: number; message: string }[]): OpProblemBody[] {
+  return problems.map(({ index, message }) => {
+    const op = Array.isArray(ops) ? (ops[index] as Record<string, unknown> | undefined) : undefined;
+    const name = typeof op?.op === 'string' ? { op: op.op } : {};
+    const at = typeof op?.path === 'string' ? { path: op.path } : {};
+    return { index, ...name, ...at, message };
+  });
+}
+
+function contractIdOf(path: string): string | undefined {
+  const match = CONTRACT_PATH.exec(path);
+  if (!match) return undefined;
+  try {
+    return decodeURIComponent(match[1]!);
+  } catch {
+    return undefined;
+  }
+}
+
+export function createApiHandler(deps: ApiDependencies) {
+  const { store, verify, rateLimiter } = deps;
+
+  return async function handleApi(req: IncomingMessage, res: ServerResponse, path: string): Promise<ApiOutcome> {
+    const id = contractIdOf(path);
+    if (id === undefined) {
+      sendJson(res, 404, { error: 'not_found', message: 'no such resource; the API serves /contract/{ContractId}' });
+      return { tenant: null };
+    }
+    if (req.method !== 'PATCH' && req.method !== 'GET') {
+      sendJson(res, 405, { error: 'method_not_allowed', message: `${req.method ?? ''} is not supported here` }, { Allow: 'GET, PATCH' });
+      return { tenant: null };
+    }
+
+    let tenant: string;
+    let scopes: ReadonlySet<string>;
+    try {
+      ({ tenant, scopes } = await verify(req.headers.authorization));
+    } catch (error) {
+      if (!(error instanceof TokenRejected)) throw error;
+      sendJson(res, 401, { error: 'invalid_token', message: error.message }, {
+        'WWW-Authenticate': `Bearer error="invalid_token", error_description="${error.message.replaceAll('"', "'")}"`,
+      });
+      return { tenant: null };
+    }
+
+    const decision = rateLimiter.take(tenant);
+    const rateHeaders = rateLimiter.headers(decision);
+    if (!decision.allowed) {
+      sendJson(res, 429, { error: 'rate_limited', message: 'too many requests for this tenant', retryAfterSeconds: decision.retryAfterSeconds }, {
+        ...rateHeaders,
+        'Retry-After': String(decision.retryAfterSeconds),
+      });
+      return { tenant };
+    }
+
+    const needed = req.method === 'GET' ? READ_SCOPE : WRITE_SCOPE;
+    if (!scopes.has(needed)) {
+      sendJson(res, 403, { error: 'insufficient_scope', scope: needed, message: `the access token lacks the scope ${needed}` }, {
+        ...rateHeaders,
+        'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${needed}"`,
+      });
+      return { tenant };
+    }
+
+    // Tenant only from tenant_id: another tenant's contract does not exist for this caller.
+    if (!store.has(tenant, id)) {
+      sendJson(res, 404, { error: 'not_found', message: `no contract ${id}` }, rateHeaders);
+      return { tenant };
+    }
+
+    if (req.method === 'GET') {
+      sendJson(res, 200, store.get(tenant, id), rateHeaders);
+      return { tenant };
+    }
+
+    if (!isJsonContentType(req.headers['content-type'])) {
+      sendJson(res, 415, { error: 'unsupported_media_type', message: 'send the operations as Content-Type: application/json' }, {
+        ...rateHeaders,
+        'Accept-Patch': 'application/json',
+      });
+      return { tenant };
+    }
+    const body = await readBody(req);
+    if (!body.ok) {
+      sendJson(res, 413, { error: 'payload_too_large', message: `the body is larger than ${MAX_BODY_BYTES} bytes`, limitBytes: MAX_BODY_BYTES }, {
+        ...rateHeaders,
+        Connection: 'close',
+      });
+      return { tenant };
+    }
+    let ops: unknown;
+    try {
+      ops = JSON.parse(body.text);
+    } catch {
+      sendJson(res, 400, { error: 'invalid_json', message: 'the body is not valid JSON' }, rateHeaders);
+      return { tenant };
+    }
+    const problems = validateOps(ops);
+    if (problems.length > 0) {
+      sendJson(res, 400, { error: 'invalid_ops', message: 'the operations are invalid; nothing was applied', problems: problemBodies(ops, problems) }, rateHeaders);
+      return { tenant };
+    }
+    try {
+      store.patch(tenant, id, ops as Op[]);
+    } catch (error) {
+      if (error instanceof OpConflictError) {
+        sendJson(res, 409, { error: 'conflict', message: `${error.message}; nothing was applied`, index: error.index }, rateHeaders);
+        return { tenant };
+      }
+      if (error instanceof InvalidOpsError) {
+        sendJson(res, 400, { error: 'invalid_ops', message: 'the operations are invalid; nothing was applied', problems: problemBodies(ops, error.problems) }, rateHeaders);
+        return { tenant };
+      }
+      throw error;
+    }
+    sendEmpty(res, 204, rateHeaders);
+    return { tenant };
+  };
+}
