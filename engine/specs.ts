@@ -2,12 +2,14 @@
 import { configSchema } from './config/schema.ts';
 import type { JsonSchema } from './model/json-schema-type.ts';
 import { contractsFileSchema, patchSchema } from './model/json-schemas.ts';
+import { planSchema } from './plan/schema.ts';
 
 export function generatedSpecs(): Record<string, JsonSchema> {
   return {
     'contracts.schema.json': contractsFileSchema(),
     'config.schema.json': configSchema(),
     'patch.schema.json': patchSchema(),
+    'plan.schema.json': planSchema(),
   };
 }
 

@@ -4,6 +4,8 @@ export interface CliIo {
   readonly stderr: { write(text: string): unknown };
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
+  /** The clock (plan's createdAt); the system clock when left out. */
+  readonly now?: () => Date;
 }
 
 /** Exit codes of DESIGN.md section 5. */

@@ -2,12 +2,14 @@
 import packageJson from '../../package.json' with { type: 'json' };
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 import { emulatorCommand } from './emulator.ts';
+import { planCommand } from './plan.ts';
 import { validateCommand } from './validate.ts';
 
 type Command = (args: readonly string[], io: CliIo) => Promise<ExitCode>;
 
 const COMMANDS: Readonly<Record<string, { summary: string; run: Command }>> = {
   validate: { summary: 'check the config and desired-state files (no network)', run: validateCommand },
+  plan: { summary: 'show the ops that would make the service match the desired state (no network)', run: planCommand },
   emulator: { summary: 'serve a reference CMS and identity provider for tests and demos', run: emulatorCommand },
 };
 

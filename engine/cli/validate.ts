@@ -1,9 +1,8 @@
 /** `contract-sync validate`: every problem of the config and the desired state, at once. No network. */
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { readConfig } from '../config/read.ts';
 import { loadDesiredState } from '../desired/load.ts';
 import { isError } from '../diagnostic.ts';
+import { readRepoConfig } from './config-args.ts';
 import { DIAGNOSTIC_FORMATS, formatDiagnostics, type DiagnosticFormat } from './diagnostics-output.ts';
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 
@@ -41,13 +40,7 @@ export async function validateCommand(args: readonly string[], io: CliIo): Promi
     return EXIT.ok;
   }
   const format = parseFormat<DiagnosticFormat>(values.format, DIAGNOSTIC_FORMATS, 'text');
-  const repoDir = path.resolve(io.cwd, values.repo);
-  const configFile = path.relative(io.cwd, path.resolve(io.cwd, values.config ?? path.join(values.repo, 'contract-sync.yaml')));
-
-  const { config, diagnostics: configDiagnostics } = await readConfig(path.resolve(io.cwd, configFile)).then((result) => ({
-    ...result,
-    diagnostics: result.diagnostics.map((d) => ({ ...d, file: configFile })),
-  }));
+  const { repoDir, configFile, config, diagnostics: configDiagnostics } = await readRepoConfig(io, values);
   if (!config) {
     io.stdout.write(formatDiagnostics(configDiagnostics, format));
     if (format === 'text') io.stdout.write(`\n${summary(configDiagnostics.filter(isError).length, 0)} in ${configFile}\n`);

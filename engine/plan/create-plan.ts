@@ -1,0 +1,74 @@
+/** createPlan: desired state + known state -> the versioned plan document (DESIGN.md section 5). Pure. */
+import type { ContractSet } from '../desired/types.ts';
+import { isUtcTimestamp } from '../model/normalise.ts';
+import type { KnownState } from '../state/types.ts';
+import { describeChanges } from './changes.ts';
+import { diffContract, type DiffOptions } from './diff.ts';
+import { fingerprint } from './fingerprint.ts';
+import { PLAN_VERSION, type PlanContract, type PlanDocument, type PlanSource, type PlanTenant } from './types.ts';
+
+export interface PlanOptions extends DiffOptions {
+  /** When the plan was made (ISO 8601 UTC); passed in so that the same input gives the same plan. */
+  readonly createdAt: string;
+  readonly source: PlanSource;
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Plans every contract of `desired` against `known`. Tenants come out sorted by name, contracts
+ * by file and line (the order people read them in), so the plan does not depend on input order.
+ */
+export function createPlan(desired: readonly ContractSet[], known: KnownState, options: PlanOptions): PlanDocument {
+  if (!isUtcTimestamp(options.createdAt)) {
+    throw new TypeError(`options.createdAt: expected an ISO 8601 date-time in UTC, got ${JSON.stringify(options.createdAt)}`);
+  }
+  const diffOptions: DiffOptions = { collections: options.collections ?? {} };
+
+  const byTenant = new Map<string, { id: string; file: string; line: number; column: number; fields: ContractSet['contracts'][number]['fields'] }[]>();
+  for (const set of desired) {
+    const list = byTenant.get(set.tenant) ?? [];
+    byTenant.set(set.tenant, list);
+    for (const contract of set.contracts) list.push({ ...contract, file: set.file });
+  }
+
+  const tenants: PlanTenant[] = [];
+  let contractCount = 0;
+  let changed = 0;
+  let opCount = 0;
+  for (const tenant of [...byTenant.keys()].sort(compareText)) {
+    const knownContracts = known.get(tenant);
+    const contracts: PlanContract[] = [];
+    const sorted = byTenant.get(tenant)!.sort(
+      (a, b) => compareText(a.file, b.file) || a.line - b.line || a.column - b.column || compareText(a.id, b.id),
+    );
+    for (const contract of sorted) {
+      const entry = knownContracts?.get(contract.id);
+      const ops = diffContract(entry?.fields, contract.fields, diffOptions);
+      contracts.push({
+        id: contract.id,
+        file: contract.file,
+        line: contract.line,
+        action: ops.length > 0 ? 'update' : 'noop',
+        knownFrom: entry?.from ?? 'unknown',
+        knownFingerprint: fingerprint(entry?.fields),
+        ops,
+        changes: describeChanges(entry?.fields, ops),
+      });
+      contractCount += 1;
+      if (ops.length > 0) changed += 1;
+      opCount += ops.length;
+    }
+    tenants.push({ tenant, contracts });
+  }
+
+  return {
+    version: PLAN_VERSION,
+    createdAt: options.createdAt,
+    source: { repo: options.source.repo, ref: options.source.ref, commit: options.source.commit },
+    tenants,
+    summary: { tenants: tenants.length, contracts: contractCount, changed, ops: opCount },
+  };
+}

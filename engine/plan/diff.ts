@@ -1,0 +1,149 @@
+/**
+ * diffContract: the smallest list of service ops that makes a contract's managed fields equal to
+ * its desired state (DESIGN.md section 3). Pure and synchronous.
+ */
+import type { CollectionMode } from '../config/types.ts';
+import { COLLECTION_FIELDS, FIELDS, opPath, type CollectionFieldName, type CollectionFieldSpec, type FieldName, type FieldSpec } from '../model/fields.ts';
+import { durationsEqual, memberIdentity, normaliseDuration, normaliseNumber, normaliseTimestamp } from '../model/normalise.ts';
+import type { ContractFields, Duration, Op } from '../model/types.ts';
+
+export interface DiffOptions {
+  /** Per collection field; a field left out is `authoritative` (DESIGN.md section 3.3). */
+  readonly collections?: Partial<Readonly<Record<CollectionFieldName, CollectionMode>>>;
+}
+
+const MODES: readonly CollectionMode[] = ['authoritative', 'additive'];
+
+/** Checks `options` once; a bad option is a programming error, so it throws a TypeError naming it. */
+export function checkDiffOptions(options: DiffOptions): void {
+  for (const [name, mode] of Object.entries(options.collections ?? {})) {
+    if (!COLLECTION_FIELDS.some((field) => field.name === name)) {
+      throw new TypeError(`options.collections: "${name}" is not a collection field (expected one of ${COLLECTION_FIELDS.map((f) => f.name).join(', ')})`);
+    }
+    if (!(MODES as readonly unknown[]).includes(mode)) {
+      throw new TypeError(`options.collections.${name}: expected "authoritative" or "additive", got ${JSON.stringify(mode)}`);
+    }
+  }
+}
+
+type Fields = Readonly<Record<string, unknown>>;
+
+function isPresent(fields: Fields, name: string): boolean {
+  return Object.hasOwn(fields, name) && fields[name] !== undefined;
+}
+
+function isObject(value: unknown): value is Readonly<Record<string, unknown>> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Equal in the field's normal form. `known` comes from a store or a read, so it is not trusted to be well-formed. */
+function scalarsEqual(field: FieldSpec, known: unknown, desired: unknown): boolean {
+  switch (field.kind) {
+    case 'number':
+    case 'integer':
+      return typeof known === 'number' && typeof desired === 'number' && normaliseNumber(known) === normaliseNumber(desired);
+    case 'timestamp': {
+      if (typeof known !== 'string' || typeof desired !== 'string') return false;
+      // Same text, same instant: skips parsing, the diff's hottest step.
+      if (known === desired) return true;
+      const a = normaliseTimestamp(known);
+      return a !== undefined && a === normaliseTimestamp(desired);
+    }
+    case 'duration':
+      return isObject(known) && isObject(desired) && durationsEqual(known as Duration, desired as Duration);
+    case 'string':
+      return known === desired;
+    case 'collection':
+      return false;
+  }
+}
+
+/** A member leaf as compared: numbers normalised, absent and null one value. */
+function leafEqual(known: unknown, desired: unknown): boolean {
+  if (typeof known === 'number' && typeof desired === 'number') return normaliseNumber(known) === normaliseNumber(desired);
+  return (known ?? null) === (desired ?? null);
+}
+
+/**
+ * True when `known` differs from `desired` in a value the desired member writes. Keys the desired
+ * member leaves out are not compared (section 3.3); nested maps (Owner.User) are compared key by key.
+ */
+function writtenDiffers(known: unknown, desired: unknown): boolean {
+  if (!isObject(desired)) return !leafEqual(known, desired);
+  const knownMap = isObject(known) ? known : {};
+  for (const [key, value] of Object.entries(desired)) {
+    if (value !== undefined && writtenDiffers(knownMap[key], value)) return true;
+  }
+  return false;
+}
+
+function diffCollection(field: CollectionFieldSpec, known: unknown, desired: readonly unknown[], mode: CollectionMode): Op[] {
+  const path = opPath(field.name as CollectionFieldName);
+  const knownMembers: readonly unknown[] = Array.isArray(known) ? known : [];
+  // Identities are unique in a valid contract; with duplicates in known state the first one wins,
+  // which is also the member the op interpreter removes.
+  const knownById = new Map<string, unknown>();
+  for (const member of knownMembers) {
+    const identity = memberIdentity(field, member);
+    if (!knownById.has(identity)) knownById.set(identity, member);
+  }
+  const removes = new Set<unknown>();
+  const adds: Op[] = [];
+  const matched = new Set<string>();
+  for (const member of desired) {
+    const identity = memberIdentity(field, member);
+    matched.add(identity);
+    const match = knownById.get(identity);
+    if (match === undefined) {
+      adds.push({ op: 'Add', path, value: structuredClone(member) });
+    } else if (writtenDiffers(match, member)) {
+      // The API has no member Replace: a changed member is removed as known, then added as desired.
+      removes.add(match);
+      adds.push({ op: 'Add', path, value: structuredClone(member) });
+    }
+  }
+  if (mode === 'authoritative') {
+    for (const [identity, member] of knownById) {
+      if (!matched.has(identity)) removes.add(member);
+    }
+  }
+  // Removes in known order, before every Add (section 3.5).
+  const ops: Op[] = [];
+  for (const member of knownMembers) {
+    if (removes.delete(member)) ops.push({ op: 'Remove', path, value: structuredClone(member) });
+  }
+  return [...ops, ...adds];
+}
+
+/** The value a Replace sends: desired as written, except a duration is sent whole, absent units as null. */
+function replaceValue(field: FieldSpec, desired: unknown): unknown {
+  if (field.kind === 'duration') return normaliseDuration(desired as Duration);
+  if (typeof desired === 'number') return normaliseNumber(desired);
+  return desired;
+}
+
+/**
+ * The ops that make `known` equal to `desired` on every field `desired` writes, in PATCH order:
+ * fields in table order, Removes before Adds inside a collection. `known` undefined means nothing
+ * is known (section 3.4): every desired scalar is replaced, every desired member added, nothing removed.
+ */
+export function diffContract(known: ContractFields | undefined, desired: ContractFields, options: DiffOptions = {}): Op[] {
+  checkDiffOptions(options);
+  const knownFields: Fields = known ?? {};
+  const desiredFields: Fields = desired;
+  const ops: Op[] = [];
+  for (const field of FIELDS as readonly FieldSpec[]) {
+    // Section 3.1: a field absent from the desired state is unmanaged.
+    if (!isPresent(desiredFields, field.name)) continue;
+    const want = desiredFields[field.name];
+    const have = knownFields[field.name];
+    if (field.kind === 'collection') {
+      const mode = options.collections?.[field.name as CollectionFieldName] ?? 'authoritative';
+      ops.push(...diffCollection(field, have, want as readonly unknown[], mode));
+      continue;
+    }
+    if (isPresent(knownFields, field.name) && scalarsEqual(field, have, want)) continue;
+    ops.push({ op: 'Replace', path: opPath(field.name as FieldName), value: replaceValue(field, want) });
+  }
+  return ops;
+}

@@ -1,0 +1,102 @@
+/** What the text and markdown renderings share: values and counts as people read them. Pure. */
+import { getField, isCollectionField, type FieldSpec } from '../model/fields.ts';
+import { describeIdentity } from '../model/normalise.ts';
+import type { KnownFrom, PlanChange, PlanContract, PlanDocument, PlanTenant } from './types.ts';
+
+export function plural(n: number, word: string, many = `${word}s`): string {
+  return `${n} ${n === 1 ? word : many}`;
+}
+
+/**
+ * A value on one line, YAML-flow-like: `{ Id: 12, RelationType: "Supplier" }`. Strings are JSON
+ * quoted, so a newline or a terminal escape inside one can never break the layout.
+ */
+export function formatValue(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (Array.isArray(value)) return `[${value.map(formatValue).join(', ')}]`;
+  if (typeof value === 'object') {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+    return entries.length === 0 ? '{}' : `{ ${entries.map(([k, v]) => `${k}: ${formatValue(v)}`).join(', ')} }`;
+  }
+  if (typeof value === 'string') return JSON.stringify(value);
+  return String(value);
+}
+
+/** A duration without its null units (absent = null): `{ Days: 30 }`; every unit null is `{}`. */
+function formatDuration(value: unknown): string {
+  if (value === null || typeof value !== 'object') return formatValue(value);
+  return formatValue(Object.fromEntries(Object.entries(value).filter(([, unit]) => unit !== null)));
+}
+
+export const KNOWN_FROM_TEXT: Readonly<Record<KnownFrom, string>> = {
+  state: 'known from the state store',
+  live: 'known from a live read',
+  unknown: 'known state unknown',
+};
+
+/** What planning without known state means (DESIGN.md section 3.4); said wherever such contracts appear. */
+export function unknownNote(count: number): string {
+  return (
+    `Known state unknown for ${plural(count, 'contract')} (nothing in the state store, not read live): ` +
+    'every desired field is set and every desired member added; nothing is removed.'
+  );
+}
+
+export type ChangeKind = 'set' | 'replace' | 'add' | 'remove' | 'member-change';
+
+export interface ChangeView {
+  readonly kind: ChangeKind;
+  /** `Name`, or for a member `Company (Id 12, RelationType "Supplier")`. */
+  readonly label: string;
+  readonly before: string;
+  readonly after: string;
+}
+
+export function viewChange(change: PlanChange): ChangeView {
+  const field = getField(change.field) as FieldSpec;
+  const before = field.kind === 'duration' ? formatDuration(change.before) : formatValue(change.before);
+  const after = field.kind === 'duration' ? formatDuration(change.after) : formatValue(change.after);
+  if (!isCollectionField(field)) {
+    return { kind: change.before === null ? 'set' : 'replace', label: change.field, before, after };
+  }
+  const member = change.after ?? change.before;
+  const label = `${change.field} (${describeIdentity(field, member)})`;
+  if (change.before === null) return { kind: 'add', label, before, after };
+  if (change.after === null) return { kind: 'remove', label, before, after };
+  return { kind: 'member-change', label, before, after };
+}
+
+export interface TenantCounts {
+  readonly contracts: number;
+  readonly changed: number;
+  readonly ops: number;
+  readonly unknown: number;
+}
+
+export function tenantCounts(tenant: PlanTenant): TenantCounts {
+  let changed = 0;
+  let ops = 0;
+  let unknown = 0;
+  for (const contract of tenant.contracts) {
+    if (contract.action === 'update') changed += 1;
+    ops += contract.ops.length;
+    if (contract.knownFrom === 'unknown') unknown += 1;
+  }
+  return { contracts: tenant.contracts.length, changed, ops, unknown };
+}
+
+export function unknownCount(plan: PlanDocument): number {
+  let count = 0;
+  for (const tenant of plan.tenants) count += tenantCounts(tenant).unknown;
+  return count;
+}
+
+export function changedContracts(tenant: PlanTenant): PlanContract[] {
+  return tenant.contracts.filter((contract) => contract.action === 'update');
+}
+
+export function headline(plan: PlanDocument): string {
+  const { tenants, contracts, changed, ops } = plan.summary;
+  if (changed === 0) return `No changes: ${plural(contracts, 'contract')} in ${plural(tenants, 'tenant')} match the desired state.`;
+  return `${changed} of ${plural(contracts, 'contract')} in ${plural(tenants, 'tenant')} to update, ${plural(ops, 'op')}.`;
+}

@@ -1,0 +1,83 @@
+/** The JSON Schema of the plan document, derived from the field table and the op shapes (specs/plan.schema.json). */
+import { FIELD_NAMES } from '../model/fields.ts';
+import type { JsonSchema } from '../model/json-schema-type.ts';
+import { CONTRACT_ID_PATTERN, opShapes, SPEC_BASE_URL, TENANT_PATTERN } from '../model/json-schemas.ts';
+import { PLAN_VERSION } from './types.ts';
+
+const COUNT = { type: 'integer', minimum: 0 } as const;
+const NULLABLE_STRING = { type: ['string', 'null'] } as const;
+
+export function planSchema(): JsonSchema {
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: `${SPEC_BASE_URL}/plan.schema.json`,
+    title: 'contract-sync plan',
+    description: 'What `contract-sync plan` computed and `contract-sync apply PLAN.json` sends: one PATCH body per changed contract.',
+    type: 'object',
+    properties: {
+      version: { const: PLAN_VERSION, description: 'Readers refuse versions they do not know.' },
+      createdAt: { type: 'string', format: 'date-time' },
+      source: {
+        type: 'object',
+        properties: {
+          repo: { type: 'string' },
+          ref: { ...NULLABLE_STRING, description: 'The git ref the desired state was read at; null for the working tree.' },
+          commit: NULLABLE_STRING,
+        },
+        required: ['repo', 'ref', 'commit'],
+        additionalProperties: false,
+      },
+      tenants: { type: 'array', items: { $ref: '#/$defs/Tenant' } },
+      summary: {
+        type: 'object',
+        properties: { tenants: COUNT, contracts: COUNT, changed: COUNT, ops: COUNT },
+        required: ['tenants', 'contracts', 'changed', 'ops'],
+        additionalProperties: false,
+      },
+    },
+    required: ['version', 'createdAt', 'source', 'tenants', 'summary'],
+    additionalProperties: false,
+    $defs: {
+      Tenant: {
+        type: 'object',
+        properties: {
+          tenant: { type: 'string', pattern: TENANT_PATTERN },
+          contracts: { type: 'array', items: { $ref: '#/$defs/Contract' } },
+        },
+        required: ['tenant', 'contracts'],
+        additionalProperties: false,
+      },
+      Contract: {
+        type: 'object',
+        properties: {
+          id: { type: 'string', pattern: CONTRACT_ID_PATTERN },
+          file: { type: 'string' },
+          line: { type: 'integer', minimum: 1 },
+          action: { enum: ['update', 'noop'] },
+          knownFrom: {
+            enum: ['state', 'live', 'unknown'],
+            description: 'unknown: never applied and no read configured; every desired field is set, nothing removed.',
+          },
+          knownFingerprint: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
+          ops: { type: 'array', items: { $ref: '#/$defs/Op' }, description: 'The PATCH body, exactly.' },
+          changes: { type: 'array', items: { $ref: '#/$defs/Change' } },
+        },
+        required: ['id', 'file', 'line', 'action', 'knownFrom', 'knownFingerprint', 'ops', 'changes'],
+        additionalProperties: false,
+        // An update sends at least one op; a noop sends no request.
+        anyOf: [
+          { properties: { action: { const: 'noop' }, ops: { type: 'array', maxItems: 0 }, changes: { type: 'array', maxItems: 0 } } },
+          { properties: { action: { const: 'update' }, ops: { type: 'array', minItems: 1 }, changes: { type: 'array', minItems: 1 } } },
+        ],
+      },
+      Op: { oneOf: opShapes().map((shape) => shape.schema) },
+      Change: {
+        type: 'object',
+        description: 'For people. A member change: before null for an Add, after null for a Remove.',
+        properties: { field: { enum: FIELD_NAMES }, before: {}, after: {} },
+        required: ['field', 'before', 'after'],
+        additionalProperties: false,
+      },
+    },
+  };
+}
