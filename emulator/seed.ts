@@ -1,7 +1,7 @@
 /** Emulator seed files: parse (YAML or JSON) and validate against specs/emulator-seed.schema.json. */
 import { readFile } from 'node:fs/promises';
 import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
-import { COLLECTION_FIELDS, compileSchema, memberIdentity, type ContractFields, type SchemaCheck } from '../engine/model/index.ts';
+import { compileSchema, findDuplicateMembers, memberIdentity, type ContractFields, type SchemaCheck } from '../engine/model/index.ts';
 import { SEED_DEFAULTS, seedSchema } from './seed-schema.ts';
 
 export interface SeedClient {
@@ -73,16 +73,9 @@ function crossChecks(seed: Seed): Problem[] {
       }
     }
     for (const [id, contract] of Object.entries(contracts)) {
-      for (const field of COLLECTION_FIELDS) {
-        const members = (contract as Record<string, unknown[] | undefined>)[field.name] ?? [];
-        const seen = new Set<string>();
-        for (const [index, member] of members.entries()) {
-          const identity = memberIdentity(field, member);
-          if (seen.has(identity)) {
-            problems.push({ path: ['tenants', tenant, 'contracts', id, field.name, index], message: `duplicate ${field.name} member ${identity}` });
-          }
-          seen.add(identity);
-        }
+      for (const { field, index, member } of findDuplicateMembers(contract as Record<string, unknown>)) {
+        const identity = memberIdentity(field, member);
+        problems.push({ path: ['tenants', tenant, 'contracts', id, field.name, index], message: `duplicate ${field.name} member ${identity}` });
       }
     }
   }

@@ -1,9 +1,9 @@
 /** One desired-state file: YAML -> ContractSet, with every problem positioned. Pure. */
 import { isScalar } from 'yaml';
 import type { Diagnostic } from '../diagnostic.ts';
-import { COLLECTION_FIELDS, FIELD_NAMES } from '../model/fields.ts';
+import { FIELD_NAMES } from '../model/fields.ts';
 import { contractsFileSchema } from '../model/json-schemas.ts';
-import { describeIdentity, memberIdentity, normaliseTimestamp } from '../model/normalise.ts';
+import { describeIdentity, findDuplicateMembers, normaliseTimestamp } from '../model/normalise.ts';
 import { compileSchema, type PathSegment, type SchemaCheck } from '../model/schema-validator.ts';
 import type { ContractFields } from '../model/types.ts';
 import { diagnosticAt, formatPath, keyNodeAt, parseYamlSource, positionOf, type SchemaProblem, type YamlLimits, type YamlSource } from '../yaml-source.ts';
@@ -68,22 +68,12 @@ function contractProblems(id: string, fields: ContractFields): SchemaProblem[] {
       message: `ValidTo ${to} is before ValidFrom ${from}`,
     });
   }
-  for (const field of COLLECTION_FIELDS) {
-    const members = (fields as Record<string, unknown[] | undefined>)[field.name] ?? [];
-    const seen = new Map<string, number>();
-    for (const [index, member] of members.entries()) {
-      const identity = memberIdentity(field, member);
-      const first = seen.get(identity);
-      if (first === undefined) {
-        seen.set(identity, index);
-        continue;
-      }
-      problems.push({
-        path: ['contracts', id, field.name, index],
-        code: 'duplicate-member',
-        message: `same identity (${describeIdentity(field, member)}) as ${field.name}[${first}]; each member may appear once`,
-      });
-    }
+  for (const { field, index, firstIndex, member } of findDuplicateMembers(fields)) {
+    problems.push({
+      path: ['contracts', id, field.name, index],
+      code: 'duplicate-member',
+      message: `same identity (${describeIdentity(field, member)}) as ${field.name}[${firstIndex}]; each member may appear once`,
+    });
   }
   return problems;
 }

@@ -79,7 +79,8 @@ export function validateOps(ops: unknown): OpProblem[] {
 }
 
 function translate(doc: Record<string, unknown>, op: Op, index: number): Operation[] {
-  const field = getField(op.path.slice('/Contract/'.length))!;
+  // validateOps has accepted every op, so its path names a field.
+  const field = fieldOfPath(op.path)!;
   const pointer = `/${field.name}`;
   if (op.op === 'Replace') {
     return [{ op: Object.hasOwn(doc, field.name) ? 'replace' : 'add', path: pointer, value: structuredClone(op.value) }];

@@ -2,7 +2,7 @@
  * Normalisation: the canonical form two values are compared in (DESIGN.md section 3.2).
  * Every function here is idempotent: normalising a normalised value returns it unchanged.
  */
-import { DURATION_UNITS, type CollectionFieldSpec, type MemberPath } from './fields.ts';
+import { COLLECTION_FIELDS, DURATION_UNITS, type CollectionFieldSpec, type MemberPath } from './fields.ts';
 import type { Duration } from './types.ts';
 
 export type NormalDuration = { [Unit in (typeof DURATION_UNITS)[number]]: number | null };
@@ -121,4 +121,29 @@ export function memberIdentity(field: CollectionFieldSpec, member: unknown): str
 /** The identity of a member for people: `Id 12, RelationType Supplier`. */
 export function describeIdentity(field: CollectionFieldSpec, member: unknown): string {
   return field.identity.map((path) => `${path.join('.')} ${JSON.stringify(valueAt(member, path))}`).join(', ');
+}
+
+export interface DuplicateMember {
+  readonly field: CollectionFieldSpec;
+  /** The later member, and the first one with the same identity. */
+  readonly index: number;
+  readonly firstIndex: number;
+  readonly member: unknown;
+}
+
+/** Members that repeat an earlier member's identity, in every collection of a contract. */
+export function findDuplicateMembers(contract: Readonly<Record<string, unknown>>): DuplicateMember[] {
+  const duplicates: DuplicateMember[] = [];
+  for (const field of COLLECTION_FIELDS) {
+    const members = contract[field.name];
+    if (!Array.isArray(members)) continue;
+    const seen = new Map<string, number>();
+    for (const [index, member] of members.entries()) {
+      const identity = memberIdentity(field, member);
+      const firstIndex = seen.get(identity);
+      if (firstIndex === undefined) seen.set(identity, index);
+      else duplicates.push({ field, index, firstIndex, member });
+    }
+  }
+  return duplicates;
 }
