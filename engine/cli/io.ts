@@ -16,3 +16,10 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 export class UsageError extends Error {
   readonly code = 'usage';
 }
+
+/** A `--format` value, checked against the formats a command supports. */
+export function parseFormat<F extends string>(value: string | undefined, allowed: readonly F[], fallback: F): F {
+  if (value === undefined) return fallback;
+  if ((allowed as readonly string[]).includes(value)) return value as F;
+  throw new UsageError(`--format must be one of ${allowed.join(', ')}; got "${value}"`);
+}

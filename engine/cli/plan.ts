@@ -15,8 +15,7 @@ import { readKnownState } from '../state/memory-store.ts';
 import type { StateStore } from '../state/types.ts';
 import { readRepoConfig } from './config-args.ts';
 import { formatDiagnostics } from './diagnostics-output.ts';
-import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
-import { parseFormat } from './validate.ts';
+import { EXIT, parseFormat, UsageError, type CliIo, type ExitCode } from './io.ts';
 
 export const PLAN_HELP = `Usage: contract-sync plan [--config FILE] [--repo DIR] [--tenant T]... [--out PLAN.json]
                           [--format text|markdown|json] [--detailed-exitcode]

@@ -4,7 +4,7 @@ import { loadDesiredState } from '../desired/load.ts';
 import { isError } from '../diagnostic.ts';
 import { readRepoConfig } from './config-args.ts';
 import { DIAGNOSTIC_FORMATS, formatDiagnostics, type DiagnosticFormat } from './diagnostics-output.ts';
-import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, parseFormat, type CliIo, type ExitCode } from './io.ts';
 
 export const VALIDATE_HELP = `Usage: contract-sync validate [--config FILE] [--repo DIR] [--format text|json|github]
 
@@ -16,12 +16,6 @@ Options:
   --repo DIR      repository holding the desired-state files (default: .)
   --format F      text (default), json, or github (workflow annotations)
 `;
-
-export function parseFormat<F extends string>(value: string | undefined, allowed: readonly F[], fallback: F): F {
-  if (value === undefined) return fallback;
-  if ((allowed as readonly string[]).includes(value)) return value as F;
-  throw new UsageError(`--format must be one of ${allowed.join(', ')}; got "${value}"`);
-}
 
 export async function validateCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
   const { values } = parseArgs({
