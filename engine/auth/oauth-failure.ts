@@ -1,0 +1,111 @@
+/**
+ * What went wrong in an openid-client call, as plain data: the HTTP status, the OAuth error, whether
+ * the network failed, and whether the cause may be kept (it never holds a token or a secret).
+ */
+import * as client from 'openid-client';
+
+/** A request that got no HTTP answer (connection refused or reset, DNS, timeout). */
+export class TransportError extends Error {
+  readonly code = 'transport';
+  constructor(message: string, options: { cause: unknown }) {
+    super(message, options);
+    this.name = 'TransportError';
+  }
+}
+
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** The injected fetch, marking every rejection as a TransportError so that it is told apart from a bad answer. */
+export function createTransport(fetchImpl: typeof fetch): client.CustomFetch {
+  return async function send(url, options) {
+    try {
+      return await fetchImpl(url, options);
+    } catch (error) {
+      // undici rejects with "fetch failed" and keeps the reason (ECONNREFUSED, ...) in its cause.
+      const inner = (error as { cause?: unknown } | undefined)?.cause;
+      const reason = errorCode(inner) ?? errorCode(error) ?? (error as Error | undefined)?.name ?? 'error';
+      throw new TransportError(`no answer from ${new URL(url).origin} (${reason})`, { cause: error });
+    }
+  };
+}
+
+export interface OAuthFailure {
+  /** Fixed text naming what failed, without any value sent or received. */
+  readonly reason: string;
+  readonly status?: number;
+  readonly error?: string;
+  readonly error_description?: string;
+  /** No HTTP answer arrived. */
+  readonly transport: boolean;
+  /** Trying again later may succeed: no answer, a 5xx, or a 429. */
+  readonly retryable: boolean;
+  /** The original error when it is safe to keep: it cannot hold a token response body. */
+  readonly cause?: unknown;
+}
+
+function findCause<T>(error: unknown, type: abstract new (...args: never[]) => T): T | undefined {
+  let current = error;
+  for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth += 1) {
+    if (current instanceof type) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function isRetryableStatus(status: number): boolean {
+  return status >= 500 || status === 429;
+}
+
+function httpFailure(status: number, error: string | undefined, description: string | undefined, cause: unknown): OAuthFailure {
+  const reason = error === undefined ? `HTTP ${status}` : `HTTP ${status} ${error}`;
+  return {
+    reason,
+    status,
+    ...(error === undefined ? {} : { error }),
+    ...(description === undefined ? {} : { error_description: description }),
+    transport: false,
+    retryable: isRetryableStatus(status),
+    cause,
+  };
+}
+
+/** RFC 6749 `error` / `error_description` of an answer openid-client did not parse (it parses 4xx bodies only). */
+async function oauthErrorBody(response: Response): Promise<{ error?: string; error_description?: string }> {
+  if (!(response.headers.get('content-type') ?? '').includes('json')) return {};
+  try {
+    const body = (await response.clone().json()) as Record<string, unknown>;
+    return {
+      ...(typeof body.error === 'string' ? { error: body.error } : {}),
+      ...(typeof body.error_description === 'string' ? { error_description: body.error_description } : {}),
+    };
+  } catch {
+    return {};
+  }
+}
+
+export async function describeOAuthFailure(error: unknown): Promise<OAuthFailure> {
+  const transport = findCause(error, TransportError);
+  if (transport !== undefined) return { reason: transport.message, transport: true, retryable: true, cause: transport };
+  if (error instanceof client.ResponseBodyError) return httpFailure(error.status, error.error, error.error_description, error);
+  if (error instanceof client.WWWAuthenticateChallengeError) {
+    const parameters = error.cause[0]?.parameters;
+    return httpFailure(error.status, parameters?.error, parameters?.error_description, error);
+  }
+  // An error status openid-client does not parse (5xx, or a 4xx that is not JSON): the cause is the Response.
+  const response = (error as { cause?: unknown } | undefined)?.cause;
+  if (response instanceof Response && !response.ok) {
+    const body = await oauthErrorBody(response);
+    return httpFailure(response.status, body.error, body.error_description, error);
+  }
+  if (errorCode(error) === 'OAUTH_TIMEOUT' || errorCode(error) === 'OAUTH_ABORT') {
+    return { reason: 'the request timed out', transport: true, retryable: true, cause: error };
+  }
+  // Anything else is an answer that failed openid-client's checks; its cause may hold the answer's
+  // body (for the token endpoint: the access token), so only the messages are kept.
+  const inner = response instanceof Error ? `: ${response.message}` : '';
+  const message = error instanceof Error ? error.message : String(error);
+  return { reason: `${message}${inner}`, transport: false, retryable: false };
+}

@@ -1,0 +1,9 @@
+/** The OAuth scopes the engine asks for (DESIGN.md section 1). */
+
+export const SCOPES = ['core:read', 'core:write'] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
+export function isScope(value: unknown): value is Scope {
+  return (SCOPES as readonly unknown[]).includes(value);
+}
