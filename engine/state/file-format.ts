@@ -3,26 +3,74 @@
  * and writer. Pure.
  *
  *   DIR/<tenant>/<ContractId>.json   one file per contract, UTF-8 JSON:
- *   { "version": 1, "tenant": "acme", "contractId": "4711", "fields": { ...ContractFields } }
+ *   { "version": 1, "tenant": "acme", "contractId": "4711",
+ *     "appliedAt": "2027-01-01T00:00:00.000Z", "commit": "<git sha>" | null,
+ *     "fingerprint": "sha256:...", "fields": { ...ContractFields } }
+ *   DIR/<tenant>/.run.json           the tenant's run record (TenantRunRecord), UTF-8 JSON:
+ *   { "version": 1, "tenant": "acme", "lastAppliedCommit": "<git sha>" | null,
+ *     "pending": [{ "contractId": "4712", "outcome": "failed" | "unknown" | "interrupted",
+ *                   "reason": "...", "since": "..." }], "updatedAt": "..." }
+ *   DIR/<tenant>/.lock               held while a run applies to the tenant (file-lock.ts):
+ *   { "owner": "...", "pid": 4242, "hostname": "ci-7", "acquiredAt": "...", "heartbeatAt": "...",
+ *     "lockId": "<random>" }
  *
  * - `fields` is the contract's known state after the last successful PATCH: the fields as the
- *   service holds them, keyed like a desired-state contract (no wrapper, no id).
- * - One file per contract, so that a writer records each contract as soon as its PATCH succeeds,
- *   atomically (write `.<ContractId>.json.tmp` in the same directory, fsync, rename over the file).
+ *   service holds them, keyed like a desired-state contract (no wrapper, no id). `fingerprint` is
+ *   fingerprint(fields), `appliedAt` when the PATCH succeeded, `commit` the git commit the desired
+ *   state came from. Writers always write these three; readers accept records without them
+ *   (written before they existed), so the version stays 1.
+ * - One file per contract, so that a writer records each contract as soon as its PATCH succeeds.
+ *   Every write is atomic and durable (atomic-write.ts): write `.<name>.<random>.tmp` in the same
+ *   directory, fsync it, rename it over `<name>`, fsync the directory. A reader sees the old
+ *   record or the new one, never a torn one. A crash leaves at most a `.tmp` file, which readers
+ *   skip and the next lock holder removes.
  * - Tenant names and ContractIds are safe file names: both patterns start with a letter or digit
- *   and allow no `/` (specs/contracts.schema.json).
- * - Readers ignore names starting with `.` (temporary files, locks) and names not ending in `.json`.
- * - A contract with no file was never applied. Readers refuse versions they do not know.
+ *   and allow no `/` (specs/contracts.schema.json); the stores refuse any other name.
+ * - Readers ignore names starting with `.` (temporary files, the run record, the lock) and names
+ *   not ending in `.json`.
+ * - A contract with no file was never applied; a tenant with no `.run.json` never ran. Readers
+ *   refuse versions they do not know.
+ * - The lock file is written in place by its holder (heartbeat) and is only ever read leniently:
+ *   an empty or unreadable lock is judged by its modification time. A lock being removed is first
+ *   renamed to `.lock.<random>.stale`; a crash at that instant leaves one behind, harmless (and
+ *   not removed automatically: another run may be checking the one it just moved).
  */
 import type { ContractFields } from '../model/types.ts';
+import type { AppliedContract, PendingContract, TenantRunRecord } from './types.ts';
 
 export const STATE_FILE_VERSION = 1;
+
+/** The run record's name inside a tenant's directory: a dot-file, so contract readers skip it. */
+export const RUN_FILE_NAME = '.run.json';
+
+/** The lock's name inside a tenant's directory. */
+export const LOCK_FILE_NAME = '.lock';
 
 export interface StateRecord {
   readonly version: typeof STATE_FILE_VERSION;
   readonly tenant: string;
   readonly contractId: string;
+  /** Absent in records written before apply recorded it. */
+  readonly appliedAt?: string;
+  readonly commit?: string | null;
+  readonly fingerprint?: string;
   readonly fields: ContractFields;
+}
+
+export interface RunRecordFile extends TenantRunRecord {
+  readonly version: typeof STATE_FILE_VERSION;
+  readonly tenant: string;
+}
+
+/** What `.lock` holds: who holds the tenant, and since when. */
+export interface LockFileContent {
+  readonly owner: string;
+  readonly pid: number;
+  readonly hostname: string;
+  readonly acquiredAt: string;
+  readonly heartbeatAt: string;
+  /** Random, unique per acquisition: tells this holder's lock from a later one at the same path. */
+  readonly lockId: string;
 }
 
 export class StateFormatError extends Error {
@@ -45,12 +93,34 @@ export function contractIdOfFile(name: string): string | undefined {
   return name.slice(0, -'.json'.length);
 }
 
+/** The temporary name `name` is written under before it is renamed into place. */
+export function tempFileName(name: string, randomId: string): string {
+  return `.${name}.${randomId}.tmp`;
+}
+
+/** True for what a crashed write leaves behind. */
+export function isTempFileName(name: string): boolean {
+  return name.startsWith('.') && name.endsWith('.tmp');
+}
+
+/** The record a writer stores for `applied`: metadata first, so that a person reading it sees it. */
+export function stateRecordOf(tenant: string, applied: AppliedContract): StateRecord {
+  return {
+    version: STATE_FILE_VERSION,
+    tenant,
+    contractId: applied.contractId,
+    appliedAt: applied.appliedAt,
+    commit: applied.commit,
+    fingerprint: applied.fingerprint,
+    fields: applied.fields,
+  };
+}
+
 export function serialiseStateRecord(record: StateRecord): string {
   return `${JSON.stringify(record, null, 2)}\n`;
 }
 
-/** Parses one record; `file` names it in errors, and the record must say the tenant and id its path says. */
-export function parseStateRecord(text: string, file: string, tenant: string, contractId: string): StateRecord {
+function parseObject(text: string, file: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -58,14 +128,96 @@ export function parseStateRecord(text: string, file: string, tenant: string, con
     throw new StateFormatError(file, `not JSON (${(error as Error).message})`);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new StateFormatError(file, 'expected a JSON object');
-  const record = value as Record<string, unknown>;
+  return value as Record<string, unknown>;
+}
+
+function checkVersion(record: Record<string, unknown>, file: string): void {
   if (record.version !== STATE_FILE_VERSION) {
     throw new StateFormatError(file, `state version ${JSON.stringify(record.version)} is not supported (this contract-sync reads version ${STATE_FILE_VERSION})`);
   }
+}
+
+/** Parses one record; `file` names it in errors, and the record must say the tenant and id its path says. */
+export function parseStateRecord(text: string, file: string, tenant: string, contractId: string): StateRecord {
+  const record = parseObject(text, file);
+  checkVersion(record, file);
   if (record.tenant !== tenant || record.contractId !== contractId) {
     throw new StateFormatError(file, `holds tenant ${JSON.stringify(record.tenant)} contract ${JSON.stringify(record.contractId)}, but its path says ${tenant} ${contractId}`);
   }
-  const fields = record.fields;
+  const { fields, appliedAt, commit, fingerprint } = record;
   if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) throw new StateFormatError(file, '"fields" must be an object');
-  return { version: STATE_FILE_VERSION, tenant, contractId, fields: fields as ContractFields };
+  if (appliedAt !== undefined && typeof appliedAt !== 'string') throw new StateFormatError(file, '"appliedAt" must be a string');
+  if (commit !== undefined && commit !== null && typeof commit !== 'string') throw new StateFormatError(file, '"commit" must be a string or null');
+  if (fingerprint !== undefined && typeof fingerprint !== 'string') throw new StateFormatError(file, '"fingerprint" must be a string');
+  return {
+    version: STATE_FILE_VERSION,
+    tenant,
+    contractId,
+    ...(appliedAt === undefined ? {} : { appliedAt }),
+    ...(commit === undefined ? {} : { commit }),
+    ...(fingerprint === undefined ? {} : { fingerprint }),
+    fields: fields as ContractFields,
+  };
+}
+
+export const PENDING_OUTCOMES: readonly PendingContract['outcome'][] = ['failed', 'unknown', 'interrupted'];
+
+export function isPendingOutcome(value: unknown): value is PendingContract['outcome'] {
+  return (PENDING_OUTCOMES as readonly unknown[]).includes(value);
+}
+
+export function serialiseRunRecord(tenant: string, record: TenantRunRecord): string {
+  const file: RunRecordFile = {
+    version: STATE_FILE_VERSION,
+    tenant,
+    lastAppliedCommit: record.lastAppliedCommit,
+    pending: record.pending.map(({ contractId, outcome, reason, since }) => ({ contractId, outcome, reason, since })),
+    updatedAt: record.updatedAt,
+  };
+  return `${JSON.stringify(file, null, 2)}\n`;
+}
+
+/** Parses a tenant's `.run.json`; `file` names it in errors. */
+export function parseRunRecord(text: string, file: string, tenant: string): TenantRunRecord {
+  const record = parseObject(text, file);
+  checkVersion(record, file);
+  if (record.tenant !== tenant) throw new StateFormatError(file, `holds tenant ${JSON.stringify(record.tenant)}, but its path says ${tenant}`);
+  const { lastAppliedCommit, pending, updatedAt } = record;
+  if (lastAppliedCommit !== null && typeof lastAppliedCommit !== 'string') throw new StateFormatError(file, '"lastAppliedCommit" must be a string or null');
+  if (typeof updatedAt !== 'string') throw new StateFormatError(file, '"updatedAt" must be a string');
+  if (!Array.isArray(pending)) throw new StateFormatError(file, '"pending" must be an array');
+  const entries: PendingContract[] = [];
+  for (const [index, entry] of pending.entries()) {
+    const { contractId, outcome, reason, since } = (entry ?? {}) as Record<string, unknown>;
+    if (typeof contractId !== 'string' || typeof reason !== 'string' || typeof since !== 'string' || !isPendingOutcome(outcome)) {
+      throw new StateFormatError(
+        file,
+        `"pending[${index}]" must be an object with string "contractId", "reason" and "since", and "outcome" one of ${PENDING_OUTCOMES.map((o) => JSON.stringify(o)).join(', ')}`,
+      );
+    }
+    entries.push({ contractId, outcome, reason, since });
+  }
+  return { lastAppliedCommit, pending: entries, updatedAt };
+}
+
+export function serialiseLockFile(content: LockFileContent): string {
+  return `${JSON.stringify(content)}\n`;
+}
+
+/**
+ * The lock's content, or undefined when it is empty or unreadable: a lock is created before its
+ * content is written, so a waiter can see it empty, and must not fail on that.
+ */
+export function parseLockFile(text: string): LockFileContent | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  const { owner, pid, hostname, acquiredAt, heartbeatAt, lockId } = value as Record<string, unknown>;
+  if (typeof owner !== 'string' || typeof hostname !== 'string' || typeof acquiredAt !== 'string') return undefined;
+  if (typeof heartbeatAt !== 'string' || typeof lockId !== 'string' || !Number.isSafeInteger(pid)) return undefined;
+  return { owner, pid: pid as number, hostname, acquiredAt, heartbeatAt, lockId };
 }

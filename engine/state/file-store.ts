@@ -1,16 +1,31 @@
-/** Adapter: the file backend, read side (format: file-format.ts). Writes and locks come with apply. */
+/**
+ * Adapter: the file backend (format: file-format.ts). Contract records and the run record are
+ * written atomically and durably (atomic-write.ts); the per-tenant lock is file-lock.ts.
+ */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { contractIdOfFile, parseStateRecord } from './file-format.ts';
-import type { KnownContract, KnownContracts, StateStore } from './types.ts';
+import { ensureDirectory, writeFileDurably } from './atomic-write.ts';
+import { contractIdOfFile, parseRunRecord, parseStateRecord, RUN_FILE_NAME, serialiseRunRecord, serialiseStateRecord, stateFileName, stateRecordOf } from './file-format.ts';
+import { acquireFileLock } from './file-lock.ts';
+import { resolveFileStoreOptions, type FileStateStoreOptions } from './file-store-options.ts';
+import { checkLockOptions } from './lock-options.ts';
+import { checkApplied, checkRunRecord, checkTenant } from './store-input.ts';
+import type { AppliedContract, KnownContract, KnownContracts, LockOptions, StateStore, TenantLock, TenantRunRecord } from './types.ts';
 
 // Files read at once: enough to hide latency, few enough to stay far from the open-file limit.
 const CONCURRENCY = 64;
 
-export function fileStateStore(directory: string): StateStore {
+export function fileStateStore(directory: string, options: FileStateStoreOptions = {}): StateStore {
+  const settings = resolveFileStoreOptions(options);
+
+  function tenantDirOf(tenant: string): string {
+    checkTenant(tenant);
+    return path.join(directory, tenant);
+  }
+
   return {
     async readTenant(tenant: string): Promise<KnownContracts> {
-      const tenantDir = path.join(directory, tenant);
+      const tenantDir = tenantDirOf(tenant);
       let names: string[];
       try {
         names = await readdir(tenantDir);
@@ -33,6 +48,39 @@ export function fileStateStore(directory: string): StateStore {
         for (const record of records) known.set(record.contractId, { fields: record.fields, from: 'state' });
       }
       return known;
+    },
+
+    async writeContract(tenant: string, applied: AppliedContract): Promise<void> {
+      const tenantDir = tenantDirOf(tenant);
+      checkApplied(applied);
+      await ensureDirectory(tenantDir);
+      const text = serialiseStateRecord(stateRecordOf(tenant, applied));
+      await writeFileDurably(tenantDir, stateFileName(applied.contractId), text, settings.randomId());
+    },
+
+    async readRun(tenant: string): Promise<TenantRunRecord | undefined> {
+      const file = path.join(tenantDirOf(tenant), RUN_FILE_NAME);
+      let text: string;
+      try {
+        text = await readFile(file, 'utf8');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw error;
+      }
+      return parseRunRecord(text, file, tenant);
+    },
+
+    async writeRun(tenant: string, record: TenantRunRecord): Promise<void> {
+      const tenantDir = tenantDirOf(tenant);
+      checkRunRecord(record);
+      await ensureDirectory(tenantDir);
+      await writeFileDurably(tenantDir, RUN_FILE_NAME, serialiseRunRecord(tenant, record), settings.randomId());
+    },
+
+    async lock(tenant: string, lockOptions: LockOptions): Promise<TenantLock> {
+      const tenantDir = tenantDirOf(tenant);
+      checkLockOptions(lockOptions);
+      return acquireFileLock(tenant, tenantDir, lockOptions, settings);
     },
   };
 }

@@ -1,12 +1,25 @@
 export {
   contractIdOfFile,
+  isTempFileName,
+  LOCK_FILE_NAME,
+  parseLockFile,
+  parseRunRecord,
   parseStateRecord,
+  RUN_FILE_NAME,
+  serialiseLockFile,
+  serialiseRunRecord,
   serialiseStateRecord,
   STATE_FILE_VERSION,
   StateFormatError,
   stateFileName,
+  stateRecordOf,
+  tempFileName,
+  type LockFileContent,
+  type RunRecordFile,
   type StateRecord,
 } from './file-format.ts';
+export { DEFAULT_POLL_MS, DEFAULT_STALE_LOCK_MS, type FileStateStoreOptions, type IntervalTimers } from './file-store-options.ts';
 export { fileStateStore } from './file-store.ts';
-export { emptyStateStore, memoryStateStore, readKnownState } from './memory-store.ts';
-export type { KnownContract, KnownContracts, KnownSource, KnownState, StateStore } from './types.ts';
+export { emptyStateStore, memoryStateStore, readKnownState, type MemoryStateStore, type MemoryStateStoreOptions, type TimeoutTimers } from './memory-store.ts';
+export { LockTimeoutError } from './types.ts';
+export type { AppliedContract, KnownContract, KnownContracts, KnownSource, KnownState, LockOptions, StateStore, TenantLock, TenantRunRecord } from './types.ts';

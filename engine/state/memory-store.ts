@@ -1,10 +1,166 @@
-/** A state store held in memory: for tests, and for planning with nothing known (`emptyStateStore`). */
-import type { KnownContract, KnownContracts, KnownState, StateStore } from './types.ts';
+/**
+ * A state store held in memory: for tests (the executor's among them), and for planning with
+ * nothing known (`emptyStateStore`). It keeps the file store's contract: writes are visible to the
+ * next read, records are copies, and one lock per tenant with the same timeout semantics, held
+ * within this process only.
+ */
+import { systemClock } from '../clock.ts';
+import { checkLockOptions } from './lock-options.ts';
+import { lockTimeoutMessage } from './lock-timeout-message.ts';
+import { checkApplied, checkRunRecord, checkTenant } from './store-input.ts';
+import {
+  LockTimeoutError,
+  type AppliedContract,
+  type KnownContract,
+  type KnownContracts,
+  type KnownState,
+  type LockOptions,
+  type StateStore,
+  type TenantLock,
+  type TenantRunRecord,
+} from './types.ts';
 
-export function memoryStateStore(state: KnownState = new Map()): StateStore {
+/** The timers a waiting lock() uses for its timeout; the global ones by default. */
+export interface TimeoutTimers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export interface MemoryStateStoreOptions {
+  /** The clock, in epoch milliseconds: lock times in timeout messages. */
+  readonly now?: () => number;
+  readonly timers?: TimeoutTimers;
+}
+
+export interface MemoryStateStore extends StateStore {
+  /** What writeContract recorded for `tenant`, by ContractId: for tests to check. */
+  applied(tenant: string): ReadonlyMap<string, AppliedContract>;
+}
+
+interface Holder {
+  readonly owner: string;
+  readonly acquiredAt: string;
+}
+
+// Looked up at each call, not captured at import, so that fake timers installed later apply.
+const globalTimers: TimeoutTimers = {
+  setTimeout(callback, ms) {
+    return globalThis.setTimeout(callback, ms);
+  },
+  clearTimeout(handle) {
+    globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>);
+  },
+};
+
+function checkOptions(options: MemoryStateStoreOptions): void {
+  if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError(`options.now: expected a function, got ${String(options.now)}`);
+  const timers = options.timers;
+  if (timers !== undefined && (typeof timers?.setTimeout !== 'function' || typeof timers.clearTimeout !== 'function')) {
+    throw new TypeError(`options.timers: expected { setTimeout, clearTimeout } functions, got ${String(timers)}`);
+  }
+}
+
+export function memoryStateStore(state: KnownState = new Map(), options: MemoryStateStoreOptions = {}): MemoryStateStore {
+  checkOptions(options);
+  const now = options.now ?? systemClock.now;
+  const timers = options.timers ?? globalTimers;
+  // Copy on first write: `state` is the caller's and read-only, and a store that is only read
+  // hands it out as is.
+  const written = new Map<string, Map<string, KnownContract>>();
+  const applied = new Map<string, Map<string, AppliedContract>>();
+  const runs = new Map<string, TenantRunRecord>();
+  const holders = new Map<string, Holder>();
+  // FIFO per tenant; not empty only while the tenant is held (release hands the lock on at once).
+  const waiters = new Map<string, (() => void)[]>();
+
+  function take(tenant: string, owner: string): TenantLock {
+    const holder: Holder = { owner, acquiredAt: new Date(now()).toISOString() };
+    holders.set(tenant, holder);
+    let released = false;
+    return {
+      tenant,
+      async release(): Promise<void> {
+        if (released) return;
+        released = true;
+        if (holders.get(tenant) !== holder) return;
+        holders.delete(tenant);
+        const queue = waiters.get(tenant);
+        const next = queue?.shift();
+        if (queue?.length === 0) waiters.delete(tenant);
+        next?.();
+      },
+    };
+  }
+
+  function timeout(tenant: string, waitedMs: number): LockTimeoutError {
+    return new LockTimeoutError(tenant, lockTimeoutMessage(tenant, holders.get(tenant) ?? {}, waitedMs));
+  }
+
   return {
     async readTenant(tenant: string): Promise<KnownContracts> {
+      checkTenant(tenant);
+      const contracts = written.get(tenant);
+      if (contracts !== undefined) return new Map(contracts);
       return state.get(tenant) ?? new Map<string, KnownContract>();
+    },
+
+    async writeContract(tenant: string, record: AppliedContract): Promise<void> {
+      checkTenant(tenant);
+      checkApplied(record);
+      const copy = structuredClone(record);
+      let contracts = written.get(tenant);
+      if (contracts === undefined) {
+        contracts = new Map(state.get(tenant));
+        written.set(tenant, contracts);
+      }
+      contracts.set(copy.contractId, { fields: copy.fields, from: 'state' });
+      let records = applied.get(tenant);
+      if (records === undefined) {
+        records = new Map();
+        applied.set(tenant, records);
+      }
+      records.set(copy.contractId, copy);
+    },
+
+    async readRun(tenant: string): Promise<TenantRunRecord | undefined> {
+      checkTenant(tenant);
+      const record = runs.get(tenant);
+      return record === undefined ? undefined : structuredClone(record);
+    },
+
+    async writeRun(tenant: string, record: TenantRunRecord): Promise<void> {
+      checkTenant(tenant);
+      checkRunRecord(record);
+      runs.set(tenant, structuredClone(record));
+    },
+
+    async lock(tenant: string, lockOptions: LockOptions): Promise<TenantLock> {
+      checkTenant(tenant);
+      checkLockOptions(lockOptions);
+      const { owner, timeoutMs } = lockOptions;
+      if (!holders.has(tenant)) return take(tenant, owner);
+      if (timeoutMs === 0) throw timeout(tenant, 0);
+      const started = now();
+      return new Promise<TenantLock>((resolve, reject) => {
+        const timer: { handle?: unknown } = {};
+        function grant(): void {
+          if (timer.handle !== undefined) timers.clearTimeout(timer.handle);
+          resolve(take(tenant, owner));
+        }
+        const queue = waiters.get(tenant) ?? [];
+        waiters.set(tenant, queue);
+        queue.push(grant);
+        if (!Number.isFinite(timeoutMs)) return;
+        timer.handle = timers.setTimeout(() => {
+          queue.splice(queue.indexOf(grant), 1);
+          if (queue.length === 0 && waiters.get(tenant) === queue) waiters.delete(tenant);
+          reject(timeout(tenant, now() - started));
+        }, timeoutMs);
+      });
+    },
+
+    applied(tenant: string): ReadonlyMap<string, AppliedContract> {
+      return new Map(applied.get(tenant));
     },
   };
 }

@@ -15,11 +15,76 @@ export type KnownContracts = ReadonlyMap<string, KnownContract>;
 /** Known state of every tenant, by tenant name. */
 export type KnownState = ReadonlyMap<string, KnownContracts>;
 
+/** What a successful PATCH leaves behind for one contract (DESIGN.md section 7). */
+export interface AppliedContract {
+  readonly contractId: string;
+  /** The contract's known state after the PATCH: the known state before it with the ops applied. */
+  readonly fields: ContractFields;
+  /** fingerprint(fields): lets a reader check a record without recomputing the plan. */
+  readonly fingerprint: string;
+  /** ISO 8601 UTC, from the injected clock. */
+  readonly appliedAt: string;
+  /** The git commit the desired state came from; null for a working tree that is not a repository. */
+  readonly commit: string | null;
+}
+
 /**
- * Where the engine keeps what it last applied. Reading only: writes, locks and the crash-safe
- * journal come with the apply issue (DESIGN.md section 7).
+ * A contract a run did not finish:
+ * - `failed`: the service refused it or kept failing; nothing of it is known to be applied;
+ * - `unknown`: a PATCH with Add/Remove broke off after sending and there was no read to settle it;
+ * - `interrupted`: the run stopped (crash, kill) while the contract was queued or in flight. If its
+ *   state record is older than `since`, its PATCH may or may not have been applied.
  */
+export interface PendingContract {
+  readonly contractId: string;
+  readonly outcome: 'failed' | 'unknown' | 'interrupted';
+  readonly reason: string;
+  /** When the run that left it started (ISO 8601 UTC). */
+  readonly since: string;
+}
+
+/** Per tenant, what the last run left to do: read by incremental apply. */
+export interface TenantRunRecord {
+  /** The commit of the last run that finished with every contract applied; null if none did. */
+  readonly lastAppliedCommit: string | null;
+  /** Contracts the next run must look at again, whatever changed in git: see PendingContract. */
+  readonly pending: readonly PendingContract[];
+  readonly updatedAt: string;
+}
+
+/** Held while a run applies to one tenant; two runs never apply to one tenant at once. */
+export interface TenantLock {
+  readonly tenant: string;
+  /** Idempotent. */
+  release(): Promise<void>;
+}
+
+export interface LockOptions {
+  /** How long to wait for another run's lock before giving up with LockTimeoutError. */
+  readonly timeoutMs: number;
+  /** Who holds it, for the message the waiting run prints (e.g. the run's correlation id). */
+  readonly owner: string;
+}
+
+/** Another run held the tenant's lock for longer than the wait allowed. */
+export class LockTimeoutError extends Error {
+  readonly code = 'lock-timeout';
+  readonly tenant: string;
+  constructor(tenant: string, message: string) {
+    super(message);
+    this.tenant = tenant;
+  }
+}
+
+/** Where the engine keeps what it last applied (DESIGN.md section 7). */
 export interface StateStore {
   /** The last known state of a tenant's contracts; an empty map when nothing was ever applied. */
   readTenant(tenant: string): Promise<KnownContracts>;
+  /** Records one contract durably: when the promise resolves, a crash cannot lose it. */
+  writeContract(tenant: string, applied: AppliedContract): Promise<void>;
+  /** The tenant's run record; undefined before the first run. */
+  readRun(tenant: string): Promise<TenantRunRecord | undefined>;
+  writeRun(tenant: string, record: TenantRunRecord): Promise<void>;
+  /** Waits for and takes the tenant's lock; stale locks of crashed runs are recovered. */
+  lock(tenant: string, options: LockOptions): Promise<TenantLock>;
 }

@@ -1,0 +1,46 @@
+/**
+ * The stores' checks on what callers hand them. Names become paths, so a tenant or ContractId must
+ * not escape its directory; a record must be one a reader will accept. Failing either is a
+ * programming error: TypeError.
+ */
+import { CONTRACT_ID_PATTERN, TENANT_PATTERN } from '../model/json-schemas.ts';
+import { isPendingOutcome } from './file-format.ts';
+import type { AppliedContract, TenantRunRecord } from './types.ts';
+
+const TENANT = new RegExp(TENANT_PATTERN);
+const CONTRACT_ID = new RegExp(CONTRACT_ID_PATTERN);
+
+function isObject(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+export function checkTenant(tenant: string): void {
+  if (typeof tenant !== 'string' || !TENANT.test(tenant)) throw new TypeError(`tenant: expected a name matching ${TENANT_PATTERN}, got ${JSON.stringify(tenant)}`);
+}
+
+export function checkContractId(contractId: string): void {
+  if (typeof contractId !== 'string' || !CONTRACT_ID.test(contractId)) {
+    throw new TypeError(`contractId: expected an id matching ${CONTRACT_ID_PATTERN}, got ${JSON.stringify(contractId)}`);
+  }
+}
+
+export function checkApplied(applied: AppliedContract): void {
+  checkContractId(applied.contractId);
+  const { contractId, fields, fingerprint, appliedAt, commit } = applied;
+  if (!isObject(fields)) throw new TypeError(`applied ${contractId}: "fields" must be an object`);
+  if (typeof fingerprint !== 'string') throw new TypeError(`applied ${contractId}: "fingerprint" must be a string, got ${String(fingerprint)}`);
+  if (typeof appliedAt !== 'string') throw new TypeError(`applied ${contractId}: "appliedAt" must be a string, got ${String(appliedAt)}`);
+  if (commit !== null && typeof commit !== 'string') throw new TypeError(`applied ${contractId}: "commit" must be a string or null, got ${String(commit)}`);
+}
+
+export function checkRunRecord(record: TenantRunRecord): void {
+  const { lastAppliedCommit, pending, updatedAt } = record;
+  if (lastAppliedCommit !== null && typeof lastAppliedCommit !== 'string') throw new TypeError(`run record: "lastAppliedCommit" must be a string or null, got ${String(lastAppliedCommit)}`);
+  if (typeof updatedAt !== 'string') throw new TypeError(`run record: "updatedAt" must be a string, got ${String(updatedAt)}`);
+  if (!Array.isArray(pending)) throw new TypeError('run record: "pending" must be an array');
+  for (const entry of pending) {
+    if (!isObject(entry) || typeof entry.contractId !== 'string' || typeof entry.reason !== 'string' || typeof entry.since !== 'string' || !isPendingOutcome(entry.outcome)) {
+      throw new TypeError('run record: every "pending" entry must have string "contractId", "reason" and "since", and an "outcome"');
+    }
+  }
+}
