@@ -1,7 +1,7 @@
 /** What a command may touch of its process: passed in, so that commands run in tests unchanged. */
 export interface CliIo {
   readonly stdout: { write(text: string): unknown; readonly isTTY?: boolean };
-  readonly stderr: { write(text: string): unknown };
+  readonly stderr: { write(text: string): unknown; readonly isTTY?: boolean };
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
   /** The clock (plan's createdAt); the system clock when left out. */

@@ -1,5 +1,6 @@
 /** The CLI entry point: the only place that reads process.* and sets the exit code. */
 import packageJson from '../../package.json' with { type: 'json' };
+import { applyCommand } from './apply.ts';
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 import { emulatorCommand } from './emulator.ts';
 import { planCommand } from './plan.ts';
@@ -10,6 +11,7 @@ type Command = (args: readonly string[], io: CliIo) => Promise<ExitCode>;
 const COMMANDS: Readonly<Record<string, { summary: string; run: Command }>> = {
   validate: { summary: 'check the config and desired-state files (no network)', run: validateCommand },
   plan: { summary: 'show the ops that would make the service match the desired state (no network)', run: planCommand },
+  apply: { summary: 'plan, then send the ops to the service and record what was applied', run: applyCommand },
   emulator: { summary: 'serve a reference CMS and identity provider for tests and demos', run: emulatorCommand },
 };
 

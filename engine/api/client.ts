@@ -1,0 +1,196 @@
+/**
+ * The CMS client (DESIGN.md section 1): PATCH, and GET when `api.read` is configured. Each call
+ * is a request/response pair: a builder that makes the Fetch `Request` and a checker that turns
+ * the `Response` into a result or an ApiError, so both are testable without a network.
+ */
+import { getField } from '../model/fields.ts';
+import type { ContractFields, Op } from '../model/types.ts';
+import { systemClock } from '../clock.ts';
+import { REDACTED, type Redactor } from '../log/logger.ts';
+import { ApiError, classifyStatus } from './errors.ts';
+import { parseRateLimit, parseRetryAfter, type RateLimitState } from './rate-headers.ts';
+
+export interface ApiClientOptions {
+  /** `{base_url}`: PATCH goes to `{baseUrl}/contract/:ContractId`. */
+  readonly baseUrl: string;
+  /** `api.read.path`, e.g. `/contract/{id}`; reads are unavailable without it. */
+  readonly readPath?: string;
+  readonly timeoutMs: number;
+  /** `contract-sync/<version>` */
+  readonly userAgent: string;
+  /** One per run, sent as X-Correlation-Id so the service's audit events lead back to the run. */
+  readonly correlationId: string;
+  readonly fetch?: typeof fetch;
+  readonly now?: () => number;
+  /** Censors secrets that a service might echo into an error body. */
+  readonly redactor?: Redactor;
+}
+
+/** What a successful response says beyond success: the quota left, when the service reports it. */
+export interface ApiOutcome {
+  readonly rateLimit?: RateLimitState;
+}
+
+export interface ReadOutcome extends ApiOutcome {
+  /** The live contract's patchable fields; other members of the response are dropped. */
+  readonly fields: ContractFields;
+}
+
+export interface ApiClient {
+  readonly canRead: boolean;
+  patch(contractId: string, ops: readonly Op[], token: string): Promise<ApiOutcome>;
+  read(contractId: string, token: string): Promise<ReadOutcome>;
+}
+
+const EXCERPT_CHARS = 300;
+
+function contractUrl(baseUrl: string, pathTemplate: string, contractId: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}${pathTemplate.replaceAll('{id}', encodeURIComponent(contractId))}`;
+}
+
+function headers(options: ApiClientOptions, token: string): Record<string, string> {
+  return {
+    Authorization: `Bearer ${token}`,
+    Accept: 'application/json',
+    'User-Agent': options.userAgent,
+    'X-Correlation-Id': options.correlationId,
+  };
+}
+
+export function patchRequest(options: ApiClientOptions, contractId: string, ops: readonly Op[], token: string): Request {
+  return new Request(contractUrl(options.baseUrl, '/contract/{id}', contractId), {
+    method: 'PATCH',
+    headers: { ...headers(options, token), 'Content-Type': 'application/json' },
+    body: JSON.stringify(ops),
+    // A followed redirect would turn the PATCH into a GET whose 200 looks like success (Fetch, 303).
+    redirect: 'manual',
+  });
+}
+
+export function readRequest(options: ApiClientOptions, contractId: string, token: string): Request {
+  if (options.readPath === undefined) throw new TypeError('reads are not configured (api.read)');
+  return new Request(contractUrl(options.baseUrl, options.readPath, contractId), { method: 'GET', headers: headers(options, token), redirect: 'manual' });
+}
+
+/** `METHOD /path` of a request, for messages: never its query, headers or body. */
+function describe(request: Request): string {
+  return `${request.method} ${new URL(request.url).pathname}`;
+}
+
+/** The token a request carries, so that an error body echoing it can be censored without a Redactor. */
+function bearerOf(request: Request): string | undefined {
+  return /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
+}
+
+/** Censored whole before it is cut, so that no part of a secret at the cut survives. */
+async function excerptOf(request: Request, response: Response, redactor: Redactor | undefined): Promise<string> {
+  let text: string;
+  try {
+    text = await response.text();
+  } catch {
+    return '';
+  }
+  const token = bearerOf(request);
+  if (token !== undefined) text = text.replaceAll(token, REDACTED);
+  if (redactor) text = redactor.redact(text);
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS)}…` : flat;
+}
+
+async function failure(request: Request, response: Response, options: ApiClientOptions): Promise<ApiError> {
+  const now = (options.now ?? systemClock.now)();
+  const rateLimit = parseRateLimit(response.headers);
+  const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), now) ?? (rateLimit && rateLimit.remaining < 1 ? rateLimit.resetMs : undefined);
+  const excerpt = await excerptOf(request, response, options.redactor);
+  const reason = `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+  return new ApiError(`${describe(request)}: ${reason}${excerpt ? `: ${excerpt}` : ''}`, {
+    kind: classifyStatus(response.status),
+    status: response.status,
+    excerpt,
+    ambiguous: false,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  });
+}
+
+/** A PATCH succeeded only with a 2xx; the published answer is 204 No Content. */
+export async function checkPatchResponse(request: Request, response: Response, options: ApiClientOptions): Promise<ApiOutcome> {
+  if (!response.ok) throw await failure(request, response, options);
+  await response.body?.cancel();
+  const rateLimit = parseRateLimit(response.headers);
+  return rateLimit ? { rateLimit } : {};
+}
+
+/** A read answers the contract as a JSON object; members that are not patchable fields are dropped. */
+export async function checkReadResponse(request: Request, response: Response, options: ApiClientOptions): Promise<ReadOutcome> {
+  if (!response.ok) throw await failure(request, response, options);
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    // The body broke off (reset, timeout): the answer is lost, not wrong; a read may be repeated.
+    throw new ApiError(`${describe(request)}: the answer broke off`, { kind: 'retryable', status: null, excerpt: '', ambiguous: true, cause: error });
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    throw new ApiError(`${describe(request)}: the answer is not JSON`, { kind: 'permanent', status: response.status, excerpt: '', ambiguous: false, cause: error });
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ApiError(`${describe(request)}: expected a JSON object, got ${Array.isArray(body) ? 'an array' : typeof body}`, {
+      kind: 'permanent',
+      status: response.status,
+      excerpt: '',
+      ambiguous: false,
+    });
+  }
+  const fields: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(body)) if (getField(name) !== undefined) fields[name] = value;
+  const rateLimit = parseRateLimit(response.headers);
+  return { fields: fields as ContractFields, ...(rateLimit ? { rateLimit } : {}) };
+}
+
+// undici's codes for a connection that was never made: the request cannot have been applied.
+const NOT_SENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+function causeCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/**
+ * Sends `request` with the timeout. A failure without a response is retryable; it is ambiguous
+ * unless the connection was never made, because a reset or timeout after sending tells nothing
+ * about whether the service applied the request.
+ */
+async function send(request: Request, options: ApiClientOptions): Promise<Response> {
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  try {
+    return await (options.fetch ?? fetch)(request, { signal });
+  } catch (error) {
+    const timedOut = signal.aborted;
+    const code = timedOut ? 'timeout' : (causeCode(error) ?? 'network error');
+    const ambiguous = timedOut || !NOT_SENT_CODES.has(code);
+    const what = timedOut ? `no answer within ${options.timeoutMs} ms` : `connection failed (${code})`;
+    return Promise.reject(new ApiError(`${describe(request)}: ${what}`, { kind: 'retryable', status: null, excerpt: '', ambiguous, cause: error }));
+  }
+}
+
+export function createApiClient(options: ApiClientOptions): ApiClient {
+  return {
+    canRead: options.readPath !== undefined,
+    async patch(contractId, ops, token) {
+      const request = patchRequest(options, contractId, ops, token);
+      return checkPatchResponse(request, await send(request, options), options);
+    },
+    async read(contractId, token) {
+      const request = readRequest(options, contractId, token);
+      return checkReadResponse(request, await send(request, options), options);
+    },
+  };
+}

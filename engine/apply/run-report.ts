@@ -1,0 +1,100 @@
+/** The JSON run report (`apply --report FILE`) and the summary printed after a run. */
+import type { PlanSource } from '../plan/types.ts';
+
+export const RUN_REPORT_VERSION = 1;
+
+export type ContractResultOutcome = 'applied' | 'failed' | 'unknown' | 'skipped';
+
+export interface ContractResult {
+  readonly contractId: string;
+  readonly file: string;
+  readonly line: number;
+  readonly outcome: ContractResultOutcome;
+  /** Ops planned for the contract. */
+  readonly ops: number;
+  /** HTTP status of the last failure; null when there was no response or no failure. */
+  readonly status: number | null;
+  readonly reason?: string;
+}
+
+export interface TenantReport {
+  readonly tenant: string;
+  /** Contracts in the desired state. */
+  readonly contracts: number;
+  /** Contracts that needed a change. */
+  readonly changed: number;
+  readonly applied: number;
+  readonly ops: number;
+  readonly requests: number;
+  readonly retries: number;
+  readonly throttles: number;
+  /** Every contract that did not end applied (failed, unknown or skipped), in plan order. */
+  readonly failures: readonly ContractResult[];
+  /** A problem of the whole tenant (lock, token), when there was one. */
+  readonly error?: string;
+}
+
+export interface RunReport {
+  readonly version: typeof RUN_REPORT_VERSION;
+  /** Also sent as X-Correlation-Id, so the service's audit events lead back here. */
+  readonly runId: string;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly dryRun: boolean;
+  readonly source: PlanSource;
+  readonly tenants: readonly TenantReport[];
+  readonly summary: {
+    readonly tenants: number;
+    readonly changed: number;
+    readonly applied: number;
+    readonly failed: number;
+    readonly ops: number;
+    readonly requests: number;
+    readonly retries: number;
+  };
+}
+
+export function summarise(tenants: readonly TenantReport[]): RunReport['summary'] {
+  let changed = 0;
+  let applied = 0;
+  let failed = 0;
+  let ops = 0;
+  let requests = 0;
+  let retries = 0;
+  for (const tenant of tenants) {
+    changed += tenant.changed;
+    applied += tenant.applied;
+    failed += tenant.failures.length;
+    ops += tenant.ops;
+    requests += tenant.requests;
+    retries += tenant.retries;
+  }
+  return { tenants: tenants.length, changed, applied, failed, ops, requests, retries };
+}
+
+/** The human summary: one line per tenant, then one line per failure. */
+export function renderRunSummary(report: RunReport): string {
+  const lines: string[] = [];
+  const verb = report.dryRun ? 'would change' : 'changed';
+  for (const tenant of report.tenants) {
+    const problems = tenant.failures.length > 0 ? `, ${tenant.failures.length} failed` : '';
+    lines.push(
+      `${tenant.tenant}: ${tenant.applied} of ${tenant.changed} contract(s) ${verb} (${tenant.ops} op(s)), ${tenant.requests} request(s), ${tenant.retries} retr${tenant.retries === 1 ? 'y' : 'ies'}${problems}`,
+    );
+    if (tenant.error !== undefined) lines.push(`  ${tenant.error}`);
+  }
+  const failures = report.tenants.flatMap((tenant) => tenant.failures.map((failure) => ({ tenant: tenant.tenant, failure })));
+  if (failures.length > 0) {
+    lines.push('', 'Failures:');
+    for (const { tenant, failure } of failures) {
+      const status = failure.status === null ? failure.outcome : String(failure.status);
+      lines.push(`  ${tenant} ${failure.contractId} (${failure.file}:${failure.line}) ${status}: ${failure.reason ?? failure.outcome}`);
+    }
+  }
+  const { summary } = report;
+  lines.push(
+    '',
+    `${report.dryRun ? 'Dry run' : 'Apply'}: ${summary.applied} of ${summary.changed} contract(s) ${verb}, ${summary.ops} op(s), ${summary.requests} request(s), ${summary.retries} retr${summary.retries === 1 ? 'y' : 'ies'}, ${summary.failed} failed.`,
+  );
+  return `${lines.join('\n')}\n`;
+}

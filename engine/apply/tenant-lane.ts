@@ -1,0 +1,170 @@
+/**
+ * One tenant's way to the service: its own p-queue (concurrency and requests/second from the
+ * config) inside the global in-flight cap, its own pauses, its own token. A tenant that is
+ * throttled, failing or unauthorised holds up no other tenant.
+ */
+import PQueue from 'p-queue';
+import { ApiError } from '../api/errors.ts';
+import type { RateLimitState } from '../api/rate-headers.ts';
+import type { TenantTokens } from '../auth/index.ts';
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../log/logger.ts';
+import { decideRetry, MAX_THROTTLE_WAIT_MS, type AttemptHistory, type RetryBudget } from './retry-policy.ts';
+
+export interface LaneOptions {
+  readonly tenant: string;
+  readonly requestsPerSecond: number;
+  readonly concurrency: number;
+  readonly budget: RetryBudget;
+  /** The global in-flight cap, shared by every lane of a run. */
+  readonly inFlight: PQueue;
+  readonly tokens: TenantTokens;
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly logger: Logger;
+}
+
+export interface LaneCounters {
+  /** Requests sent, retries included. */
+  requests: number;
+  /** Sends that were repeats of an earlier one. */
+  retries: number;
+  /** Waits the service asked for (429/503 Retry-After, or a RateLimit quota used up). */
+  throttles: number;
+}
+
+export interface LaneRequest {
+  /** For logs: `patch` or `read`, and the contract. */
+  readonly kind: 'patch' | 'read';
+  readonly contractId: string;
+  /** Whether an ambiguous failure may be resent as it is (reads, Replace-only patches). */
+  readonly resendable: boolean;
+}
+
+/** Spacing: at most ~50 starts per window, so that requests go out evenly rather than in bursts. */
+function pacing(requestsPerSecond: number): { intervalCap: number; interval: number } {
+  const intervalCap = Math.max(1, Math.ceil(requestsPerSecond / 50));
+  return { intervalCap, interval: (1000 * intervalCap) / requestsPerSecond };
+}
+
+/** A request that found its lane paused when its in-flight slot came: it goes back to the queue unsent. */
+class PausedBeforeSending extends Error {
+  readonly code = 'paused';
+}
+
+export class TenantLane {
+  readonly tenant: string;
+  readonly counters: LaneCounters = { requests: 0, retries: 0, throttles: 0 };
+  readonly #options: LaneOptions;
+  readonly #queue: PQueue;
+  #pausedUntil = 0;
+  #resuming = false;
+
+  constructor(options: LaneOptions) {
+    for (const name of ['requestsPerSecond', 'concurrency'] as const) {
+      const value = options[name];
+      if (!(Number.isFinite(value) && value > 0)) throw new TypeError(`${name}: expected a positive number, got ${value}`);
+    }
+    this.tenant = options.tenant;
+    this.#options = options;
+    // strict: a sliding window, so that no window boundary lets two intervals' worth through at once.
+    this.#queue = new PQueue({ concurrency: options.concurrency, ...pacing(options.requestsPerSecond), strict: true });
+  }
+
+  /**
+   * Sends `send(token)` through the lane and retries it by the policy. Resolves with its result or
+   * rejects with the last ApiError (or the AuthError of a token that could not be had).
+   */
+  async call<T extends { readonly rateLimit?: RateLimitState }>(request: LaneRequest, send: (token: string) => Promise<T>): Promise<T> {
+    const { tokens, budget, clock, random, logger } = this.#options;
+    let history: AttemptHistory = { failures: 0, throttles: 0, reauthenticated: false };
+    for (let sends = 0; ; ) {
+      let token: string | undefined;
+      try {
+        const result = await this.#queue.add(async () => {
+          // Taken when the request's turn comes, not when it was queued: a pause can outlast a token.
+          token = await tokens.get(this.tenant);
+          return this.#options.inFlight.add(() => this.#send(sends, token!, send));
+        });
+        this.#observe(result.rateLimit);
+        return result;
+      } catch (error) {
+        // Paused while waiting for an in-flight slot: back into the queue, nothing was sent.
+        if (error instanceof PausedBeforeSending) continue;
+        if (!(error instanceof ApiError)) throw error;
+        sends += 1;
+        const decision = decideRetry(error, { ...history, failures: history.failures + (error.retryAfterMs === undefined ? 1 : 0) }, budget, request.resendable, random);
+        const details = { tenant: this.tenant, contractId: request.contractId, request: request.kind, status: error.status, attempt: sends };
+        switch (decision.action) {
+          case 'give-up':
+            throw error;
+          case 'reauthenticate':
+            // Many requests may fail with the same revoked token; invalidate drops it only once.
+            logger.info(details, 'token refused; renewing it');
+            tokens.invalidate(this.tenant, token!);
+            history = { ...history, reauthenticated: true };
+            break;
+          case 'throttle':
+            // #send paused the lane already; this only counts it.
+            logger.debug({ ...details, waitMs: decision.waitMs }, 'service asked to wait; tenant paused');
+            this.counters.throttles += 1;
+            history = { ...history, throttles: history.throttles + 1 };
+            break;
+          case 'backoff':
+            logger.debug({ ...details, waitMs: decision.waitMs }, 'request failed; retrying');
+            history = { ...history, failures: history.failures + 1 };
+            await clock.sleep(decision.waitMs);
+            break;
+        }
+      }
+    }
+  }
+
+  /** Holds back every request of this tenant for `ms` (from now); a longer pause already set wins. True when it extended the pause. */
+  pause(ms: number): boolean {
+    const until = this.#options.clock.now() + ms;
+    if (until <= this.#pausedUntil) return false;
+    this.#pausedUntil = until;
+    this.#queue.pause();
+    void this.#resumeWhenDue();
+    return true;
+  }
+
+  async #resumeWhenDue(): Promise<void> {
+    if (this.#resuming) return;
+    this.#resuming = true;
+    const { clock } = this.#options;
+    // The deadline may move while we sleep (another 429); sleep until the latest one.
+    for (let left = this.#pausedUntil - clock.now(); left > 0; left = this.#pausedUntil - clock.now()) await clock.sleep(left);
+    this.#resuming = false;
+    this.#queue.start();
+  }
+
+  async #send<T>(sends: number, token: string, send: (token: string) => Promise<T>): Promise<T> {
+    // p-queue's pause stops only tasks not yet started; this one may have waited for a global slot.
+    if (this.#options.clock.now() < this.#pausedUntil) throw new PausedBeforeSending();
+    this.counters.requests += 1;
+    if (sends > 0) this.counters.retries += 1;
+    try {
+      return await send(token);
+    } catch (error) {
+      // Paused before the answer is handed on, so that no request of this tenant slips out meanwhile.
+      if (error instanceof ApiError && error.retryAfterMs !== undefined && error.retryAfterMs <= MAX_THROTTLE_WAIT_MS) this.pause(error.retryAfterMs);
+      throw error;
+    }
+  }
+
+  /**
+   * A quota that will be used up by the requests that may already be in flight: wait for it to be
+   * restored instead of spending requests on 429s.
+   */
+  #observe(rateLimit: RateLimitState | undefined): void {
+    if (rateLimit === undefined || rateLimit.remaining >= this.#options.concurrency || rateLimit.resetMs <= 0) return;
+    if (this.pause(Math.min(rateLimit.resetMs, MAX_THROTTLE_WAIT_MS))) this.counters.throttles += 1;
+  }
+
+  /** Resolves when every request added so far has finished. */
+  async idle(): Promise<void> {
+    await this.#queue.onIdle();
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * The side of a run that talks to the world: logger with redaction, token cache, API client and
+ * state store, built once per command from the config. Shared by every command that sends requests.
+ */
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import packageJson from '../../package.json' with { type: 'json' };
+import { createApiClient, type ApiClient } from '../api/client.ts';
+import { createTenantTokens, type Scope, type TenantTokens } from '../auth/index.ts';
+import type { Config } from '../config/types.ts';
+import { createLogger, Redactor, type Logger } from '../log/logger.ts';
+import { fileStateStore } from '../state/file-store.ts';
+import type { StateStore } from '../state/types.ts';
+import type { CliIo } from './io.ts';
+
+export const USER_AGENT = `contract-sync/${packageJson.version}`;
+
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface EngineSetup {
+  /** A fresh id per run: X-Correlation-Id of every request, and the run report's runId. */
+  readonly runId: string;
+  readonly redactor: Redactor;
+  readonly logger: Logger;
+  readonly tokens: TenantTokens;
+  readonly api: ApiClient;
+}
+
+/** Structured logs go to stderr; CONTRACT_SYNC_LOG_LEVEL picks the level (default info). */
+export function createRunLogger(io: CliIo, redactor: Redactor, runId: string): Logger {
+  const wanted = io.env.CONTRACT_SYNC_LOG_LEVEL;
+  const level: LogLevel = (LOG_LEVELS as readonly string[]).includes(wanted ?? '') ? (wanted as LogLevel) : 'info';
+  return createLogger({ redactor, destination: io.stderr, level, base: { runId } });
+}
+
+export function createEngineSetup(io: CliIo, config: Config, scopes: readonly Scope[]): EngineSetup {
+  const runId = randomUUID();
+  const redactor = new Redactor();
+  const logger = createRunLogger(io, redactor, runId);
+  const tokens = createTenantTokens({ auth: config.auth, tenants: config.tenants, scopes, env: io.env, logger, redactor });
+  const api = createApiClient({
+    baseUrl: config.api.baseUrl,
+    ...(config.api.read ? { readPath: config.api.read.path } : {}),
+    timeoutMs: config.api.timeoutMs,
+    userAgent: USER_AGENT,
+    correlationId: runId,
+    redactor,
+  });
+  return { runId, redactor, logger, tokens, api };
+}
+
+/** The configured state store, or a message saying why there is none. */
+export function openStateStore(config: Config, repoDir: string): StateStore | string {
+  if (config.state.backend === 'postgres') return 'the postgres state backend is not available yet; use state: { backend: file }';
+  return fileStateStore(path.resolve(repoDir, config.state.path));
+}

@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest';
+import { checkPatchResponse, checkReadResponse, patchRequest, readRequest, type ApiClientOptions } from '../../engine/api/client.ts';
+import { ApiError } from '../../engine/api/errors.ts';
+import { Redactor } from '../../engine/log/logger.ts';
+
+const TOKEN = 'eyJhbGciOiJFUzI1NiJ9.token-of-acme.signature';
+const SECRET = 'client-secret-of-acme-0815';
+// Thursday 2026-01-01T00:00:00Z.
+const NOW = Date.UTC(2026, 0, 1, 0, 0, 0);
+
+function options(extra: Partial<ApiClientOptions> = {}): ApiClientOptions {
+  return { baseUrl: 'https://cms.test', readPath: '/contract/{id}', timeoutMs: 5000, userAgent: 'contract-sync/test', correlationId: 'run-1', now: () => NOW, ...extra };
+}
+
+function patch(): Request {
+  return patchRequest(options(), 'C-1', [{ op: 'Replace', path: '/Contract/Name', value: 'x' }], TOKEN);
+}
+
+function read(): Request {
+  return readRequest(options(), 'C-1', TOKEN);
+}
+
+/** The ApiError `promise` rejects with; fails the test if it resolves or rejects with something else. */
+async function rejection(promise: Promise<unknown>): Promise<ApiError> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(ApiError);
+  return error as ApiError;
+}
+
+describe('checkPatchResponse: success', () => {
+  it('accepts 204 No Content with no rate limit reported', async () => {
+    const outcome = await checkPatchResponse(patch(), new Response(null, { status: 204 }), options());
+
+    expect(outcome).toEqual({});
+  });
+
+  it('reports the quota a successful answer carries', async () => {
+    const response = new Response(null, { status: 204, headers: { RateLimit: '"tenant";r=1;t=2' } });
+
+    const outcome = await checkPatchResponse(patch(), response, options());
+
+    expect(outcome).toEqual({ rateLimit: { remaining: 1, resetMs: 2000 } });
+  });
+});
+
+describe('checkPatchResponse: failures', () => {
+  it('turns a 409 with a JSON body into a permanent ApiError quoting the body', async () => {
+    const body = JSON.stringify({ error: 'conflict', detail: 'Company member (Id 7, Supplier) is already present' });
+    const response = new Response(body, { status: 409, statusText: 'Conflict', headers: { 'Content-Type': 'application/json' } });
+
+    const error = await rejection(checkPatchResponse(patch(), response, options()));
+
+    expect(error).toMatchObject({ code: 'api', kind: 'permanent', status: 409, excerpt: body, ambiguous: false, retryAfterMs: undefined });
+    expect(error.message).toBe(`PATCH /contract/C-1: 409 Conflict: ${body}`);
+  });
+
+  it('bounds the excerpt of a long body to 300 characters and an ellipsis, whitespace collapsed', async () => {
+    const body = `${'conflict\n  '.repeat(20)}${'x'.repeat(500)}`;
+
+    const error = await rejection(checkPatchResponse(patch(), new Response(body, { status: 400 }), options()));
+
+    expect(error.excerpt).toHaveLength(301);
+    expect(error.excerpt.endsWith('…')).toBe(true);
+    expect(error.excerpt.startsWith('conflict conflict ')).toBe(true);
+    expect(error.message.length).toBeLessThan(400);
+  });
+
+  it('censors a registered secret that the service echoes, in the excerpt and the message', async () => {
+    const redactor = new Redactor();
+    redactor.add(SECRET);
+    const body = JSON.stringify({ error: 'invalid', echo: `client_secret=${SECRET}` });
+
+    const error = await rejection(checkPatchResponse(patch(), new Response(body, { status: 400 }), options({ redactor })));
+
+    expect(error.excerpt).toContain('[REDACTED]');
+    expect(error.excerpt).not.toContain(SECRET);
+    expect(error.message).not.toContain(SECRET);
+  });
+
+  it('censors a secret that straddles the excerpt bound (the excerpt is cut before it is redacted)', async () => {
+    const redactor = new Redactor();
+    redactor.add(SECRET);
+    // The secret starts 10 characters before the 300-character bound.
+    const body = `${'a'.repeat(290)}${SECRET}${'b'.repeat(50)}`;
+
+    const error = await rejection(checkPatchResponse(patch(), new Response(body, { status: 400 }), options({ redactor })));
+
+    expect(error.excerpt).not.toContain(SECRET.slice(0, 10));
+    expect(error.message).not.toContain(SECRET.slice(0, 10));
+  });
+
+  it('has an empty excerpt and no trailing colon for an empty body', async () => {
+    const error = await rejection(checkPatchResponse(patch(), new Response(null, { status: 404 }), options()));
+
+    expect(error).toMatchObject({ kind: 'permanent', status: 404, excerpt: '' });
+    expect(error.message).toBe('PATCH /contract/C-1: 404');
+  });
+
+  it('never puts the token into the message', async () => {
+    const error = await rejection(checkPatchResponse(patch(), new Response('no', { status: 403 }), options()));
+
+    expect(error.message).not.toContain(TOKEN);
+    expect(error.message).not.toContain('Bearer');
+  });
+
+  it.each<[string, number, Record<string, string>, number | undefined]>([
+    ['429 with Retry-After seconds', 429, { 'Retry-After': '3' }, 3000],
+    ['503 with Retry-After as an HTTP date', 503, { 'Retry-After': 'Thu, 01 Jan 2026 00:00:05 GMT' }, 5000],
+    ['503 with RateLimit r=0 and no Retry-After: the reset', 503, { RateLimit: '"tenant";r=0;t=4' }, 4000],
+    ['429 with X-RateLimit remaining 0: the reset', 429, { 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '6' }, 6000],
+    ['Retry-After wins over RateLimit', 429, { 'Retry-After': '1', RateLimit: '"tenant";r=0;t=9' }, 1000],
+    ['503 with quota left and no Retry-After: no wait', 503, { RateLimit: '"tenant";r=5;t=4' }, undefined],
+    ['502 with nothing: no wait', 502, {}, undefined],
+    ['429 with an unreadable Retry-After: no wait', 429, { 'Retry-After': 'later' }, undefined],
+  ])('%s', async (_case, status, headers, retryAfterMs) => {
+    const error = await rejection(checkPatchResponse(patch(), new Response('busy', { status, headers }), options()));
+
+    expect(error).toMatchObject({ kind: 'retryable', status, ambiguous: false });
+    expect(error.retryAfterMs).toBe(retryAfterMs);
+  });
+
+  it('classifies a 401 as auth', async () => {
+    const error = await rejection(checkPatchResponse(patch(), new Response(null, { status: 401 }), options()));
+
+    expect(error).toMatchObject({ kind: 'auth', status: 401, ambiguous: false });
+  });
+});
+
+describe('checkReadResponse', () => {
+  it('keeps only the patchable fields of the contract object', async () => {
+    const body = {
+      ContractId: 'C-1',
+      Name: 'Cleaning',
+      Company: [{ Id: 7, RelationType: 'Supplier' }],
+      ValidFrom: '2026-01-01T00:00:00Z',
+      CreatedBy: 'someone',
+      Internal: { revision: 3 },
+    };
+
+    const outcome = await checkReadResponse(read(), Response.json(body), options());
+
+    expect(outcome).toEqual({ fields: { Name: 'Cleaning', Company: [{ Id: 7, RelationType: 'Supplier' }], ValidFrom: '2026-01-01T00:00:00Z' } });
+  });
+
+  it('reports the quota a read answer carries', async () => {
+    const response = Response.json({ Name: 'x' }, { headers: { 'RateLimit-Remaining': '9', 'RateLimit-Reset': '1' } });
+
+    const outcome = await checkReadResponse(read(), response, options());
+
+    expect(outcome.rateLimit).toEqual({ remaining: 9, resetMs: 1000 });
+  });
+
+  it.each([
+    ['an array', '[{"Name":"x"}]', 'GET /contract/C-1: expected a JSON object, got an array'],
+    ['a string', '"C-1"', 'GET /contract/C-1: expected a JSON object, got string'],
+    ['null', 'null', 'GET /contract/C-1: expected a JSON object, got object'],
+    ['not JSON', '<html>maintenance</html>', 'GET /contract/C-1: the answer is not JSON'],
+  ])('refuses %s as a permanent error', async (_case, body, message) => {
+    const response = new Response(body, { status: 200, headers: { 'Content-Type': 'application/json' } });
+
+    const error = await rejection(checkReadResponse(read(), response, options()));
+
+    expect(error).toMatchObject({ kind: 'permanent', status: 200, ambiguous: false, message });
+  });
+
+  it('turns a 404 into a permanent ApiError naming the read', async () => {
+    const error = await rejection(checkReadResponse(read(), new Response('not found', { status: 404 }), options()));
+
+    expect(error).toMatchObject({ kind: 'permanent', status: 404, excerpt: 'not found', message: 'GET /contract/C-1: 404: not found' });
+  });
+});

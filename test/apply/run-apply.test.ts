@@ -1,0 +1,149 @@
+/**
+ * End-to-end: runApply against the emulator over real HTTP, with the real identity provider,
+ * the file state store in a temporary directory, and no fake standing in between.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createApiClient } from '../../engine/api/client.ts';
+import { runApply, type ApplyRunDeps } from '../../engine/apply/run-apply.ts';
+import { createTenantTokens, type Scope } from '../../engine/auth/index.ts';
+import { systemClock, type Clock } from '../../engine/clock.ts';
+import type { Config } from '../../engine/config/types.ts';
+import { createLogger, Redactor } from '../../engine/log/logger.ts';
+import { diffContract } from '../../engine/plan/diff.ts';
+import { fingerprint } from '../../engine/plan/fingerprint.ts';
+import { fileStateStore } from '../../engine/state/file-store.ts';
+import type { StateStore } from '../../engine/state/types.ts';
+import { startEmulator, type Emulator } from '../../emulator/index.ts';
+import { createFleet, fastClock, fleetConfig, fleetSeed, liveContract, requestLog, setFaults, type Fleet } from '../helpers/fleet.ts';
+
+const SOURCE = { repo: '.', ref: null, commit: null };
+
+let emulator: Emulator;
+let stateDir: string;
+
+beforeEach(async () => {
+  stateDir = await mkdtemp(path.join(tmpdir(), 'contract-sync-apply-'));
+});
+
+afterEach(async () => {
+  await emulator?.close();
+  await rm(stateDir, { recursive: true, force: true });
+});
+
+/** The state store as a previous run left it: every contract recorded as it is live. */
+async function storeMatchingLive(fleet: Fleet): Promise<StateStore> {
+  const store = fileStateStore(stateDir);
+  for (const [tenant, contracts] of fleet.live) {
+    for (const [contractId, fields] of contracts) {
+      await store.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt: '2026-01-01T00:00:00.000Z', commit: null });
+    }
+  }
+  return store;
+}
+
+function engineDeps(config: Config, fleet: Fleet, store: StateStore, options: { scopes: Scope[]; clock?: Clock; logLines?: string[] }): ApplyRunDeps {
+  const redactor = new Redactor();
+  for (const secret of Object.values(fleet.env)) redactor.add(secret);
+  const logger = createLogger({ redactor, destination: { write: (line: string) => options.logLines?.push(line) }, level: 'debug' });
+  const clock = options.clock ?? systemClock;
+  return {
+    store,
+    tokens: createTenantTokens({ auth: config.auth, tenants: config.tenants, scopes: options.scopes, env: fleet.env, logger, redactor }),
+    api: createApiClient({
+      baseUrl: config.api.baseUrl,
+      ...(config.api.read ? { readPath: config.api.read.path } : {}),
+      timeoutMs: 5000,
+      userAgent: 'contract-sync/test',
+      correlationId: 'run-test',
+      redactor,
+    }),
+    clock,
+    random: Math.random,
+    logger,
+  };
+}
+
+async function expectConverged(fleet: Fleet): Promise<void> {
+  for (const set of fleet.desired) {
+    for (const contract of set.contracts) {
+      const live = await liveContract(emulator, set.tenant, contract.id);
+      expect(diffContract(live, contract.fields), `${set.tenant} ${contract.id}`).toEqual([]);
+    }
+  }
+}
+
+describe('runApply against the emulator', () => {
+  it('applies 3 tenants x 200 contracts with one token per tenant and one PATCH per changed contract', { timeout: 60_000 }, async () => {
+    const fleet = createFleet(3, 200);
+    emulator = await startEmulator(fleetSeed(fleet));
+    const config = fleetConfig(fleet, emulator);
+    const store = await storeMatchingLive(fleet);
+
+    const { plan, report } = await runApply(
+      { config, contractSets: fleet.desired, source: SOURCE, refresh: false, dryRun: false, lockTimeoutMs: 5000, runId: 'run-test' },
+      engineDeps(config, fleet, store, { scopes: ['core:write'] }),
+    );
+
+    const changedCount = [...fleet.changed.values()].reduce((sum, ids) => sum + ids.size, 0);
+    expect(plan.summary.changed).toBe(changedCount);
+    expect(report.summary).toMatchObject({ changed: changedCount, applied: changedCount, failed: 0 });
+    await expectConverged(fleet);
+    const log = await requestLog(emulator);
+    for (const tenant of fleet.tenants) {
+      expect(log.filter((entry) => entry.kind === 'token' && entry.tenant === tenant)).toHaveLength(1);
+      const patched = log.filter((entry) => entry.kind === 'api' && entry.tenant === tenant).map((entry) => `${entry.method} ${entry.path}`);
+      expect(patched.sort()).toEqual([...fleet.changed.get(tenant)!].map((id) => `PATCH /contract/${id}`).sort());
+    }
+    const after = await store.readTenant('tenant-a');
+    const anyChanged = [...fleet.changed.get('tenant-a')!][0]!;
+    expect(diffContract(after.get(anyChanged)!.fields, fleet.desired[0]!.contracts.find((c) => c.id === anyChanged)!.fields)).toEqual([]);
+  });
+
+  it('converges in one run under injected faults when a read is configured, never resending blindly or mixing tenants', { timeout: 60_000 }, async () => {
+    const fleet = createFleet(3, 200, 11);
+    emulator = await startEmulator(fleetSeed(fleet));
+    const config = fleetConfig(fleet, emulator, { read: true });
+    await setFaults(emulator, {
+      seed: 42,
+      api: { status: { '503': 0.2, '429': 0.1 }, retryAfterSeconds: 1, resetAfter: 0.05 },
+      token: { status: { '503': 0.05 } },
+    });
+    const logLines: string[] = [];
+    const deps = engineDeps(config, fleet, fileStateStore(stateDir), { scopes: ['core:read', 'core:write'], clock: fastClock(50), logLines });
+    let revoked = false;
+
+    const { report } = await runApply(
+      { config, contractSets: fleet.desired, source: SOURCE, refresh: true, dryRun: false, lockTimeoutMs: 5000, runId: 'run-faults' },
+      {
+        ...deps,
+        onProgress: ({ done }) => {
+          // Tokens revoked mid-run: every request in flight and after gets a 401 until a new token.
+          if (done === 150 && !revoked) {
+            revoked = true;
+            void fetch(`${emulator.urls.adminUrl}/revoke-tokens`, { method: 'POST' });
+          }
+        },
+      },
+    );
+
+    expect(report.tenants.flatMap((tenant) => tenant.failures)).toEqual([]);
+    expect(revoked).toBe(true);
+    await setFaults(emulator, {});
+    await expectConverged(fleet);
+    const log = await requestLog(emulator);
+    expect(log.filter((entry) => entry.status === 409)).toEqual([]);
+    expect(log.filter((entry) => entry.status === 404)).toEqual([]);
+    expect(log.filter((entry) => entry.status === 401).length).toBeGreaterThan(0);
+    expect(log.filter((entry) => entry.fault?.type === 'resetAfter').length).toBeGreaterThan(0);
+    for (const entry of log.filter((e) => e.kind === 'api' && e.tenant !== null)) {
+      expect(entry.path.startsWith(`/contract/${entry.tenant}-`), `${entry.tenant} ${entry.path}`).toBe(true);
+    }
+    const secrets = Object.values(fleet.env);
+    const text = [logLines.join(''), JSON.stringify(report)].join('\n');
+    for (const secret of secrets) expect(text).not.toContain(secret);
+    expect(text).not.toMatch(/eyJ[\w-]+\.eyJ[\w-]+\./);
+  });
+});

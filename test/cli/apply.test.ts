@@ -1,0 +1,136 @@
+/** `contract-sync apply` in-process against the emulator: output, exit codes, report, locks, secrets. */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fileStateStore } from '../../engine/state/file-store.ts';
+import { startEmulator, type Emulator, type Seed } from '../../emulator/index.ts';
+import { runCli } from '../helpers/cli.ts';
+import { writeTree } from '../helpers/files.ts';
+import { createFleet, fleetRepoFiles, fleetSeed, requestLog, secretEnvOf, type Fleet } from '../helpers/fleet.ts';
+
+let emulator: Emulator | undefined;
+const cleanups: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  await emulator?.close();
+  emulator = undefined;
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function setup(options: { seed?: (fleet: Fleet) => Seed; read?: boolean; fleet?: Fleet } = {}) {
+  const fleet = options.fleet ?? createFleet(2, 6);
+  emulator = await startEmulator(options.seed ? options.seed(fleet) : fleetSeed(fleet));
+  const { dir, cleanup } = await writeTree(fleetRepoFiles(fleet, emulator, { read: options.read ?? true }));
+  cleanups.push(cleanup);
+  return { fleet, dir, emulator };
+}
+
+function patches(log: Awaited<ReturnType<typeof requestLog>>): string[] {
+  return log.filter((entry) => entry.kind === 'api' && entry.method === 'PATCH').map((entry) => entry.path);
+}
+
+describe('contract-sync apply', () => {
+  it('applies, writes the report, and has nothing to do on the second run', async () => {
+    const { fleet, dir } = await setup();
+
+    const first = await runCli(['apply', '--report', 'report.json'], dir, fleet.env);
+    const second = await runCli(['apply'], dir, fleet.env);
+
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/Apply: 8 of 8 contract\(s\) changed, \d+ op\(s\), 20 request\(s\), 0 retries, 0 failed\./);
+    const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8'));
+    expect(report).toMatchObject({ version: 1, dryRun: false, summary: { tenants: 2, changed: 8, applied: 8, failed: 0 } });
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('Apply: 0 of 0 contract(s) changed');
+    expect(patches(await requestLog(emulator!))).toHaveLength(8);
+  });
+
+  it('sends nothing and writes nothing with --dry-run', async () => {
+    const { fleet, dir } = await setup();
+
+    const run = await runCli(['apply', '--dry-run'], dir, fleet.env);
+
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Dry run: 8 of 8 contract(s) would change');
+    expect(patches(await requestLog(emulator!))).toEqual([]);
+    expect((await fileStateStore(path.join(dir, '.contract-sync/state')).readTenant('tenant-a')).size).toBe(0);
+  });
+
+  it('lists each failure by tenant, contract, status and reason, and still applies the other tenant', async () => {
+    // tenant-b's service does not know one contract: its PATCH is a 404; the rest must go through.
+    const { fleet, dir } = await setup({
+      seed: (fleet) => {
+        const seed = fleetSeed(fleet);
+        const contracts = { ...seed.tenants['tenant-b']!.contracts };
+        delete contracts['tenant-b-0001'];
+        return { ...seed, tenants: { ...seed.tenants, 'tenant-b': { ...seed.tenants['tenant-b']!, contracts } } };
+      },
+    });
+
+    const run = await runCli(['apply', '--report', 'report.json'], dir, fleet.env);
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/Failures:\n {2}tenant-b tenant-b-0001 \(contracts\/tenant-b\.yaml:\d+\) 404: could not read the contract: GET \/contract\/tenant-b-0001: 404 Not Found: .*no contract tenant-b-0001/);
+    expect(run.stdout).toContain('tenant-a: 4 of 4 contract(s) changed');
+    const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8'));
+    expect(report.tenants[1].failures).toEqual([expect.objectContaining({ contractId: 'tenant-b-0001', outcome: 'failed', status: 404 })]);
+  });
+
+  it('stops a tenant before any request when its secret is refused, without printing the secret', async () => {
+    const { fleet, dir } = await setup();
+    const env = { ...fleet.env, [secretEnvOf('tenant-a')]: 'not-the-right-secret-42' };
+
+    const run = await runCli(['apply', '--report', 'report.json'], dir, env);
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/\ntenant-a: 0 of \d+ contract\(s\) changed.*\n {2}.*invalid_client/);
+    expect(run.stdout).toContain('tenant-b: 4 of 4 contract(s) changed');
+    const log = await requestLog(emulator!);
+    expect(log.filter((entry) => entry.kind === 'api' && entry.tenant === 'tenant-a')).toEqual([]);
+    const everything = run.stdout + run.stderr + (await readFile(path.join(dir, 'report.json'), 'utf8'));
+    for (const secret of [...Object.values(fleet.env), 'not-the-right-secret-42']) expect(everything).not.toContain(secret);
+  });
+
+  it('refuses a token without core:write before any PATCH, naming the scope', async () => {
+    const { fleet, dir } = await setup({
+      seed: (fleet) => {
+        const seed = fleetSeed(fleet);
+        const tenant = seed.tenants['tenant-a']!;
+        return { ...seed, tenants: { ...seed.tenants, 'tenant-a': { ...tenant, clients: [{ ...tenant.clients![0]!, scopes: ['core:read'] }] } } };
+      },
+    });
+
+    const run = await runCli(['apply'], dir, fleet.env);
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/\ntenant-a: 0 of \d+ contract\(s\) changed.*\n.*core:write/);
+    expect((await requestLog(emulator!)).filter((entry) => entry.kind === 'api' && entry.tenant === 'tenant-a')).toEqual([]);
+  });
+
+  it('waits for the lock of a tenant another run holds, then exits 1 saying so', async () => {
+    const { fleet, dir } = await setup();
+    const store = fileStateStore(path.join(dir, '.contract-sync/state'));
+    const held = await store.lock('tenant-a', { timeoutMs: 1000, owner: 'other-run' });
+
+    const run = await runCli(['apply', '--lock-timeout', '0.3'], dir, fleet.env);
+    await held.release();
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/tenant-a: 0 of \d+ contract\(s\) changed.*\n {2}.*tenant-a.*other-run/);
+    expect(run.stdout).toContain('tenant-b: 4 of 4 contract(s) changed');
+    expect((await requestLog(emulator!)).filter((entry) => entry.kind === 'api' && entry.tenant === 'tenant-a')).toEqual([]);
+  });
+
+  it.each([
+    [['apply', '--refresh', '--no-refresh'], /exclude each other/],
+    [['apply', '--lock-timeout', 'soon'], /--lock-timeout must be a number of seconds/],
+    [['apply', '--tenant', 'nobody'], /--tenant "nobody" is not configured/],
+  ])('refuses %j', async (args, message) => {
+    const { fleet, dir } = await setup();
+
+    const run = await runCli(args, dir, fleet.env);
+
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(message);
+  });
+});
