@@ -1,8 +1,11 @@
-/** `--config` / `--repo`, resolved the same way by every command that reads a repository. */
+/** `--config` / `--repo` (and `--ref`), resolved the same way by every command that reads a repository. */
 import path from 'node:path';
+import { parseConfig } from '../config/parse.ts';
 import { readConfig } from '../config/read.ts';
 import type { Config } from '../config/types.ts';
 import type { Diagnostic } from '../diagnostic.ts';
+import { readFileAtCommit } from '../git/ref-source.ts';
+import type { GitRepository } from '../git/repository.ts';
 import type { CliIo } from './io.ts';
 
 export interface RepoConfig {
@@ -15,10 +18,39 @@ export interface RepoConfig {
   readonly diagnostics: Diagnostic[];
 }
 
-/** The config defaults to `DIR/contract-sync.yaml`; both are relative to the working directory. */
-export async function readRepoConfig(io: CliIo, options: { readonly config?: string; readonly repo: string }): Promise<RepoConfig> {
+/** With `--ref` and no `--config`: the config is read from git objects at this commit. */
+export interface ConfigAtRef {
+  readonly repository: GitRepository;
+  readonly commit: string;
+  /** As given, for messages. */
+  readonly ref: string;
+}
+
+export const CONFIG_FILE_NAME = 'contract-sync.yaml';
+
+function missing(file: string, message: string): Diagnostic {
+  return { severity: 'error', code: 'config-missing', file, line: 1, column: 1, field: '', message };
+}
+
+/**
+ * The config defaults to `DIR/contract-sync.yaml`; both are relative to the working directory.
+ * With `at` and no `--config`, `DIR/contract-sync.yaml` is read at that commit, like the desired
+ * state (Terraform and Argo CD read config from the revision they deploy); `--config FILE` is
+ * always a file of the working tree, for CI that keeps its settings outside the branch.
+ */
+export async function readRepoConfig(
+  io: CliIo,
+  options: { readonly config?: string; readonly repo: string },
+  at?: ConfigAtRef,
+): Promise<RepoConfig> {
   const repoDir = path.resolve(io.cwd, options.repo);
-  const configFile = path.relative(io.cwd, path.resolve(io.cwd, options.config ?? path.join(options.repo, 'contract-sync.yaml')));
+  const configFile = path.relative(io.cwd, path.resolve(io.cwd, options.config ?? path.join(options.repo, CONFIG_FILE_NAME)));
+  if (at !== undefined && options.config === undefined) {
+    const file = await readFileAtCommit(at.repository, at.commit, CONFIG_FILE_NAME);
+    if (!file) return { repoDir, configFile, diagnostics: [missing(configFile, `config file not found at ${at.ref} (commit it there, or pass --config FILE)`)] };
+    const result = parseConfig(configFile, file.content);
+    return { repoDir, configFile, config: result.config, diagnostics: result.diagnostics.map((d) => ({ ...d, file: configFile })) };
+  }
   const result = await readConfig(path.resolve(io.cwd, configFile));
   return { repoDir, configFile, config: result.config, diagnostics: result.diagnostics.map((d) => ({ ...d, file: configFile })) };
 }

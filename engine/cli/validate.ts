@@ -1,19 +1,22 @@
 /** `contract-sync validate`: every problem of the config and the desired state, at once. No network. */
 import { parseArgs } from 'node:util';
-import { loadDesiredState } from '../desired/load.ts';
 import { isError } from '../diagnostic.ts';
-import { readRepoConfig } from './config-args.ts';
+import { shortCommit } from '../plan/render-common.ts';
+import { loadRunInput } from './desired-input.ts';
 import { DIAGNOSTIC_FORMATS, formatDiagnostics, type DiagnosticFormat } from './diagnostics-output.ts';
 import { EXIT, parseFormat, type CliIo, type ExitCode } from './io.ts';
 
-export const VALIDATE_HELP = `Usage: contract-sync validate [--config FILE] [--repo DIR] [--format text|json|github]
+export const VALIDATE_HELP = `Usage: contract-sync validate [--config FILE] [--repo DIR] [--ref REF] [--format text|json|github]
 
 Checks the engine config and every desired-state file, and prints every problem at once.
 Needs no credentials and sends no request.
 
 Options:
-  --config FILE   engine config (default: DIR/contract-sync.yaml)
+  --config FILE   engine config (default: DIR/contract-sync.yaml; with --ref, that file at REF);
+                  a file given here is always read from the working tree
   --repo DIR      repository holding the desired-state files (default: .)
+  --ref REF       check the files at this git ref (branch, tag or commit) instead of the working
+                  tree, without checking it out; positions are those of the files at REF
   --format F      text (default), json, or github (workflow annotations)
 `;
 
@@ -23,6 +26,7 @@ export async function validateCommand(args: readonly string[], io: CliIo): Promi
     options: {
       config: { type: 'string' },
       repo: { type: 'string', default: '.' },
+      ref: { type: 'string' },
       format: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -34,23 +38,28 @@ export async function validateCommand(args: readonly string[], io: CliIo): Promi
     return EXIT.ok;
   }
   const format = parseFormat<DiagnosticFormat>(values.format, DIAGNOSTIC_FORMATS, 'text');
-  const { repoDir, configFile, config, diagnostics: configDiagnostics } = await readRepoConfig(io, values);
-  if (!config) {
-    io.stdout.write(formatDiagnostics(configDiagnostics, format));
-    if (format === 'text') io.stdout.write(`\n${summary(configDiagnostics.filter(isError).length, 0)} in ${configFile}\n`);
+  const loaded = await loadRunInput(io, { repo: values.repo, config: values.config, ref: values.ref });
+  if (loaded.kind === 'git-error') {
+    io.stderr.write(`contract-sync validate: ${loaded.message}\n`);
+    return EXIT.error;
+  }
+  if (loaded.kind === 'invalid-config') {
+    io.stdout.write(formatDiagnostics(loaded.diagnostics, format));
+    if (format === 'text') io.stdout.write(`\n${summary(loaded.diagnostics.filter(isError).length, 0)} in ${loaded.configFile}\n`);
     return EXIT.error;
   }
 
-  const result = await loadDesiredState(repoDir, config);
-  const diagnostics = [...configDiagnostics, ...result.errors, ...result.warnings];
+  const { configDiagnostics, desired, source } = loaded.input;
+  const diagnostics = [...configDiagnostics, ...desired.errors, ...desired.warnings];
   io.stdout.write(formatDiagnostics(diagnostics, format));
   if (format === 'text') {
-    const contracts = result.contractSets.reduce((sum, set) => sum + set.contracts.length, 0);
-    const files = new Set([...result.contractSets.map((set) => set.file), ...diagnostics.map((d) => d.file)]).size;
-    const counts = summary(result.errors.length, result.warnings.length + configDiagnostics.length);
-    io.stdout.write(`${diagnostics.length > 0 ? '\n' : ''}${counts}; ${contracts} valid contract(s) in ${files} file(s)\n`);
+    const contracts = desired.contractSets.reduce((sum, set) => sum + set.contracts.length, 0);
+    const files = new Set([...desired.contractSets.map((set) => set.file), ...diagnostics.map((d) => d.file)]).size;
+    const counts = summary(desired.errors.length, desired.warnings.length + configDiagnostics.length);
+    const at = source.ref !== null && source.commit !== null ? ` at ${source.ref} (${shortCommit(source.commit)})` : '';
+    io.stdout.write(`${diagnostics.length > 0 ? '\n' : ''}${counts}; ${contracts} valid contract(s) in ${files} file(s)${at}\n`);
   }
-  return result.errors.length > 0 ? EXIT.error : EXIT.ok;
+  return desired.errors.length > 0 ? EXIT.error : EXIT.ok;
 }
 
 function plural(n: number, word: string): string {

@@ -1,10 +1,20 @@
 import type { Config } from '../config/types.ts';
-import { readDesiredFiles } from './read-files.ts';
+import { workingTreeSource, type DesiredSource } from './read-files.ts';
 import type { DesiredStateResult } from './types.ts';
 import { validateDesiredState } from './validate.ts';
 
-/** Reads the desired-state files of a working tree and validates them. */
-export async function loadDesiredState(repoDir: string, config: Pick<Config, 'tenants' | 'desired'>): Promise<DesiredStateResult> {
-  const files = await readDesiredFiles(repoDir, config.desired.paths);
+export interface LoadDesiredOptions {
+  /** Where the files come from; default: the working tree at `repoDir`. */
+  readonly source?: DesiredSource;
+}
+
+/** Reads the desired-state files (of the working tree, or of `options.source`) and validates them. */
+export async function loadDesiredState(
+  repoDir: string,
+  config: Pick<Config, 'tenants' | 'desired'>,
+  options: LoadDesiredOptions = {},
+): Promise<DesiredStateResult> {
+  const source = options.source ?? workingTreeSource(repoDir);
+  const files = await source.readFiles(config.desired.paths);
   return validateDesiredState(files, config);
 }

@@ -1,4 +1,4 @@
-/** Adapter: desired-state files from a working tree. */
+/** Adapter: desired-state files from a working tree; the selection rules every source shares. */
 import { open, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
@@ -6,6 +6,34 @@ import { DEFAULT_YAML_LIMITS } from '../yaml-source.ts';
 import type { DesiredFile } from './types.ts';
 
 const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules']);
+
+export interface ReadDesiredOptions {
+  /** Larger files are not loaded: their content is cut to `maxBytes + 1` bytes, which parsing refuses by size. */
+  readonly maxBytes?: number;
+  /** Read only these repository-relative paths (those of them that match the patterns). */
+  readonly only?: ReadonlySet<string>;
+}
+
+/**
+ * Where desired-state files come from: the working tree, or git objects at a commit. Every source
+ * selects files with the same rules (desiredPathMatcher) and returns them sorted by path, so
+ * validation cannot tell them apart.
+ */
+export interface DesiredSource {
+  readFiles(patterns: readonly string[], options?: ReadDesiredOptions): Promise<DesiredFile[]>;
+}
+
+/** True for a repository-relative path that `patterns` select; never inside .git or node_modules. */
+export function desiredPathMatcher(patterns: readonly string[]): (file: string) => boolean {
+  const matches = picomatch([...patterns]);
+  return (file) => matches(file) && !file.split('/').some((segment) => SKIPPED_DIRECTORIES.has(segment));
+}
+
+/** The static prefixes of `patterns` that hold every match (`contracts/**\/*.yaml` -> `contracts`); `''` is the whole tree. */
+export function patternRoots(patterns: readonly string[]): string[] {
+  const bases = [...new Set(patterns.map((pattern) => picomatch.scan(pattern).base))];
+  return bases.filter((base) => !bases.some((other) => other !== base && (other === '' || base.startsWith(`${other}/`)))).sort();
+}
 
 /** Reads at most `limit + 1` bytes, so that a huge file is refused without being loaded. */
 async function readBounded(file: string, limit: number): Promise<Uint8Array> {
@@ -29,7 +57,13 @@ async function walk(repoDir: string, directory: string): Promise<string[]> {
     try {
       entries = await readdir(path.join(repoDir, current), { withFileTypes: true });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') continue;
+      // A pattern without a glob (`contracts/acme.yaml`) has the file itself as its root.
+      if (code === 'ENOTDIR') {
+        found.push(current);
+        continue;
+      }
       throw error;
     }
     for (const entry of entries) {
@@ -43,19 +77,24 @@ async function walk(repoDir: string, directory: string): Promise<string[]> {
 
 /** Every file under `repoDir` matching `patterns` (repository-relative globs), sorted by path. */
 export async function listDesiredPaths(repoDir: string, patterns: readonly string[]): Promise<string[]> {
-  const matches = picomatch([...patterns]);
+  const selected = desiredPathMatcher(patterns);
   // Walk only below each pattern's static prefix: `contracts/**/*.yaml` walks `contracts/`.
-  const bases = [...new Set(patterns.map((pattern) => picomatch.scan(pattern).base))];
-  const roots = bases.filter((base) => !bases.some((other) => other !== base && (other === '' || base.startsWith(`${other}/`))));
-  const files = (await Promise.all(roots.map((base) => walk(repoDir, base)))).flat();
-  return [...new Set(files.filter((file) => matches(file)))].sort();
+  const files = (await Promise.all(patternRoots(patterns).map((base) => walk(repoDir, base)))).flat();
+  return [...new Set(files.filter(selected))].sort();
 }
 
 export async function readDesiredFiles(
   repoDir: string,
   patterns: readonly string[],
-  maxBytes = DEFAULT_YAML_LIMITS.maxBytes,
+  options: ReadDesiredOptions = {},
 ): Promise<DesiredFile[]> {
-  const paths = await listDesiredPaths(repoDir, patterns);
+  const maxBytes = options.maxBytes ?? DEFAULT_YAML_LIMITS.maxBytes;
+  const { only } = options;
+  const paths = (await listDesiredPaths(repoDir, patterns)).filter((relative) => !only || only.has(relative));
   return Promise.all(paths.map(async (relative) => ({ path: relative, content: await readBounded(path.join(repoDir, relative), maxBytes) })));
+}
+
+/** The desired-state files of the working tree at `repoDir`, uncommitted edits included. */
+export function workingTreeSource(repoDir: string): DesiredSource {
+  return { readFiles: (patterns, options) => readDesiredFiles(repoDir, patterns, options) };
 }

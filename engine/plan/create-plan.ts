@@ -5,12 +5,17 @@ import type { KnownState } from '../state/types.ts';
 import { describeChanges } from './changes.ts';
 import { diffContract, type DiffOptions } from './diff.ts';
 import { fingerprint } from './fingerprint.ts';
-import { PLAN_VERSION, type PlanContract, type PlanDocument, type PlanSource, type PlanTenant } from './types.ts';
+import { PLAN_VERSION, type PlanContract, type PlanDocument, type PlanSource, type PlanTenant, type PlanTouched } from './types.ts';
 
 export interface PlanOptions extends DiffOptions {
   /** When the plan was made (ISO 8601 UTC); passed in so that the same input gives the same plan. */
   readonly createdAt: string;
   readonly source: PlanSource;
+  /**
+   * What the change from `source.base` did (with a base only): marks each contract `touched` and
+   * lists the contracts no longer managed.
+   */
+  readonly touched?: PlanTouched;
 }
 
 function compareText(a: string, b: string): number {
@@ -25,6 +30,10 @@ export function createPlan(desired: readonly ContractSet[], known: KnownState, o
   if (!isUtcTimestamp(options.createdAt)) {
     throw new TypeError(`options.createdAt: expected an ISO 8601 date-time in UTC, got ${JSON.stringify(options.createdAt)}`);
   }
+  const { touched } = options;
+  if ((touched === undefined) !== (options.source.base === undefined)) {
+    throw new TypeError('options.touched and options.source.base go together: the marking is relative to the base');
+  }
   const diffOptions: DiffOptions = { collections: options.collections ?? {} };
 
   const byTenant = new Map<string, { id: string; file: string; line: number; column: number; fields: ContractSet['contracts'][number]['fields'] }[]>();
@@ -38,8 +47,10 @@ export function createPlan(desired: readonly ContractSet[], known: KnownState, o
   let contractCount = 0;
   let changed = 0;
   let opCount = 0;
+  let touchedCount = 0;
   for (const tenant of [...byTenant.keys()].sort(compareText)) {
     const knownContracts = known.get(tenant);
+    const touchedIds = touched?.contracts.get(tenant);
     const contracts: PlanContract[] = [];
     const sorted = byTenant.get(tenant)!.sort(
       (a, b) => compareText(a.file, b.file) || a.line - b.line || a.column - b.column || compareText(a.id, b.id),
@@ -47,11 +58,13 @@ export function createPlan(desired: readonly ContractSet[], known: KnownState, o
     for (const contract of sorted) {
       const entry = knownContracts?.get(contract.id);
       const ops = diffContract(entry?.fields, contract.fields, diffOptions);
+      const isTouched = touchedIds?.has(contract.id) === true;
       contracts.push({
         id: contract.id,
         file: contract.file,
         line: contract.line,
         action: ops.length > 0 ? 'update' : 'noop',
+        ...(touched ? { touched: isTouched } : {}),
         knownFrom: entry?.from ?? 'unknown',
         knownFingerprint: fingerprint(entry?.fields),
         ops,
@@ -60,15 +73,36 @@ export function createPlan(desired: readonly ContractSet[], known: KnownState, o
       contractCount += 1;
       if (ops.length > 0) changed += 1;
       opCount += ops.length;
+      if (isTouched) touchedCount += 1;
     }
     tenants.push({ tenant, contracts });
   }
 
+  const { base } = options.source;
+  const summary = { tenants: tenants.length, contracts: contractCount, changed, ops: opCount };
+  if (!touched || !base) {
+    return {
+      version: PLAN_VERSION,
+      createdAt: options.createdAt,
+      source: { repo: options.source.repo, ref: options.source.ref, commit: options.source.commit },
+      tenants,
+      summary,
+    };
+  }
+  const noLongerManaged = [...touched.noLongerManaged]
+    .sort((a, b) => compareText(a.tenant, b.tenant) || compareText(a.file, b.file) || a.line - b.line || compareText(a.id, b.id))
+    .map(({ tenant, id, file, line }) => ({ tenant, id, file, line }));
   return {
     version: PLAN_VERSION,
     createdAt: options.createdAt,
-    source: { repo: options.source.repo, ref: options.source.ref, commit: options.source.commit },
+    source: {
+      repo: options.source.repo,
+      ref: options.source.ref,
+      commit: options.source.commit,
+      base: { ref: base.ref, commit: base.commit, mergeBase: base.mergeBase },
+    },
     tenants,
-    summary: { tenants: tenants.length, contracts: contractCount, changed, ops: opCount },
+    noLongerManaged,
+    summary: { ...summary, touched: touchedCount, noLongerManaged: noLongerManaged.length },
   };
 }

@@ -100,3 +100,40 @@ export function headline(plan: PlanDocument): string {
   if (changed === 0) return `No changes: ${plural(contracts, 'contract')} in ${plural(tenants, 'tenant')} match the desired state.`;
   return `${changed} of ${plural(contracts, 'contract')} in ${plural(tenants, 'tenant')} to update, ${plural(ops, 'op')}.`;
 }
+
+export interface TenantContract {
+  readonly tenant: string;
+  readonly contract: PlanContract;
+}
+
+/** Contracts the change from the base touches, in plan order (tenant, file, line); empty without a base. */
+export function touchedContracts(plan: PlanDocument): TenantContract[] {
+  return plan.tenants.flatMap((tenant) => tenant.contracts.filter((contract) => contract.touched === true).map((contract) => ({ tenant: tenant.tenant, contract })));
+}
+
+/** Contracts with ops that the change does not touch: drift from the known state, or not applied yet. */
+export function untouchedChangedContracts(plan: PlanDocument): TenantContract[] {
+  return plan.tenants.flatMap((tenant) => changedContracts(tenant).filter((contract) => contract.touched !== true).map((contract) => ({ tenant: tenant.tenant, contract })));
+}
+
+export function shortCommit(commit: string): string {
+  return commit.slice(0, 7);
+}
+
+/** With a base: what the change touches, e.g. `Changes since origin/main (merge base 1a2b3c4) touch 2 contracts; 1 contract is no longer managed.` */
+export function changeSummary(plan: PlanDocument, code: (text: string) => string = (text) => text): string | undefined {
+  const { base } = plan.source;
+  if (!base) return undefined;
+  const touched = plan.summary.touched ?? 0;
+  const dropped = plan.noLongerManaged?.length ?? 0;
+  const since = `Changes since ${code(base.ref)} (merge base ${code(shortCommit(base.mergeBase))})`;
+  const touches = touched === 0 ? 'touch no contract' : `touch ${plural(touched, 'contract')}`;
+  const unmanaged = dropped === 0 ? '' : `; ${plural(dropped, 'contract is', 'contracts are')} no longer managed`;
+  return `${since} ${touches}${unmanaged}.`;
+}
+
+/** What happens to a contract removed from the desired state (the engine never deletes one). */
+export const NO_LONGER_MANAGED_TEXT = 'removed from the desired state; contract-sync never deletes, so it is left unchanged on the service';
+
+/** For a touched contract without ops. */
+export const ALREADY_MATCHES_TEXT = 'no ops: the known state already matches';

@@ -1,9 +1,25 @@
 /**
- * The plan as a pull-request comment: headline, a summary table, one collapsible section per
- * tenant, a ```diff block per changed contract. Never longer than `maxLength` characters: what does
- * not fit is summarised (GitHub refuses comments over 65,536 characters). Pure.
+ * The plan as a pull-request comment: headline, a summary table, then the contracts. Without a
+ * base: one collapsible section per tenant, a ```diff block per changed contract. With a base
+ * (`plan --base`): the contracts the pull request changes first, then those it no longer manages,
+ * then the other contracts with ops (drift, or not applied yet), then how many match.
+ * Never longer than `maxLength` characters: what does not fit is summarised (GitHub refuses
+ * comments over 65,536 characters). Pure.
  */
-import { changedContracts, headline, KNOWN_FROM_TEXT, plural, tenantCounts, unknownCount, unknownNote, viewChange } from './render-common.ts';
+import {
+  ALREADY_MATCHES_TEXT,
+  changedContracts,
+  changeSummary,
+  headline,
+  KNOWN_FROM_TEXT,
+  plural,
+  tenantCounts,
+  touchedContracts,
+  unknownCount,
+  unknownNote,
+  untouchedChangedContracts,
+  viewChange,
+} from './render-common.ts';
 import type { PlanContract, PlanDocument } from './types.ts';
 
 export const MARKDOWN_MAX_LENGTH = 60_000;
@@ -27,6 +43,11 @@ function escapeInline(text: string): string {
   return escapeHtml(text).replace(/([\\`*_[\]|#~])/g, '\\$1');
 }
 
+/** Inline code for a value from the user (a ref): backticks cannot be escaped inside it, so they are dropped. */
+function inlineCode(text: string): string {
+  return `\`${escapeHtml(text.replaceAll('`', ''))}\``;
+}
+
 /** A fence longer than any backtick run in `body`, so a value cannot close the code block. */
 function fenceFor(body: string): string {
   let longest = 0;
@@ -34,7 +55,11 @@ function fenceFor(body: string): string {
   return '`'.repeat(Math.max(3, longest + 1));
 }
 
-function contractBlock(contract: PlanContract): string {
+/** A contract's title and its changes as a diff block; with `tenant`, the title names it (sections that mix tenants). */
+function contractBlock(contract: PlanContract, tenant?: string): string {
+  const about = tenant === undefined ? '' : ` · ${escapeInline(tenant)}`;
+  const where = escapeInline(`${contract.file}:${contract.line}`);
+  if (contract.ops.length === 0) return `**\`${contract.id}\`**${about} · ${where} · ${ALREADY_MATCHES_TEXT}\n\n`;
   const diff: string[] = [];
   for (const change of contract.changes) {
     const view = viewChange(change);
@@ -44,34 +69,49 @@ function contractBlock(contract: PlanContract): string {
   }
   const body = diff.join('\n');
   const fence = fenceFor(body);
-  const title = `**\`${contract.id}\`** · ${escapeInline(`${contract.file}:${contract.line}`)} · ${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(contract.ops.length, 'op')}`;
+  const title = `**\`${contract.id}\`**${about} · ${where} · ${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(contract.ops.length, 'op')}`;
   return `${title}\n\n${fence}diff\n${body}\n${fence}\n\n`;
 }
 
-export function renderPlanMarkdown(plan: PlanDocument, options: MarkdownRenderOptions = {}): string {
-  const maxLength = options.maxLength ?? MARKDOWN_MAX_LENGTH;
-  if (!Number.isInteger(maxLength) || maxLength < 2 * RESERVE) {
-    throw new TypeError(`options.maxLength: expected an integer >= ${2 * RESERVE}, got ${String(maxLength)}`);
-  }
-
+function heading(plan: PlanDocument): string {
   let out = `### contract-sync plan\n\n${escapeInline(headline(plan))}\n\n`;
+  const change = changeSummary(plan, inlineCode);
+  if (change !== undefined) out += `${change}\n\n`;
   const unknown = unknownCount(plan);
   if (unknown > 0) out += `> [!NOTE]\n> ${escapeInline(unknownNote(unknown))}\n\n`;
+  return out;
+}
 
-  if (plan.tenants.length > 0) {
-    out += '| Tenant | Contracts | To update | Unchanged | Ops | Known state unknown |\n|---|--:|--:|--:|--:|--:|\n';
-    const tableLimit = out.length + maxLength * TABLE_SHARE;
-    for (const [index, tenant] of plan.tenants.entries()) {
-      const c = tenantCounts(tenant);
-      const row = `| ${escapeInline(tenant.tenant)} | ${c.contracts} | ${c.changed} | ${c.contracts - c.changed} | ${c.ops} | ${c.unknown} |\n`;
-      if (out.length + row.length > tableLimit) {
-        out += `| … ${plural(plan.tenants.length - index, 'more tenant')} | | | | | |\n`;
-        break;
-      }
-      out += row;
+/** The summary table, appended to `out`; with a base it has a column for the contracts the change touches. */
+function summaryTable(plan: PlanDocument, out: string, maxLength: number): string {
+  if (plan.tenants.length === 0) return out;
+  const withBase = plan.source.base !== undefined;
+  out += withBase
+    ? '| Tenant | Contracts | Changed in this PR | To update | Unchanged | Ops | Known state unknown |\n|---|--:|--:|--:|--:|--:|--:|\n'
+    : '| Tenant | Contracts | To update | Unchanged | Ops | Known state unknown |\n|---|--:|--:|--:|--:|--:|\n';
+  const tableLimit = out.length + maxLength * TABLE_SHARE;
+  for (const [index, tenant] of plan.tenants.entries()) {
+    const c = tenantCounts(tenant);
+    const touched = withBase ? ` ${tenant.contracts.filter((contract) => contract.touched === true).length} |` : '';
+    const row = `| ${escapeInline(tenant.tenant)} | ${c.contracts} |${touched} ${c.changed} | ${c.contracts - c.changed} | ${c.ops} | ${c.unknown} |\n`;
+    if (out.length + row.length > tableLimit) {
+      out += `| … ${plural(plan.tenants.length - index, 'more tenant')} | | | | | |${withBase ? ' |' : ''}\n`;
+      break;
     }
-    out += '\n';
+    out += row;
   }
+  return `${out}\n`;
+}
+
+function shortenedNote(maxLength: number, omitted: string): string {
+  return (
+    `> [!WARNING]\n> Shortened to stay under ${maxLength.toLocaleString('en-US')} characters: ${omitted} not shown. ` +
+    'The full plan is in the job log and in the plan file (`--out PLAN.json`).\n'
+  );
+}
+
+function renderByTenant(plan: PlanDocument, maxLength: number): string {
+  let out = summaryTable(plan, heading(plan), maxLength);
 
   // Contracts with changes that did not fit, and their ops.
   let omittedContracts = 0;
@@ -104,11 +144,95 @@ export function renderPlanMarkdown(plan: PlanDocument, options: MarkdownRenderOp
     }
     out += close;
   }
-  if (omittedContracts > 0) {
-    out +=
-      `> [!WARNING]\n> Shortened to stay under ${maxLength.toLocaleString('en-US')} characters: ` +
-      `${plural(omittedContracts, 'contract')} to update (${plural(omittedOps, 'op')}) not shown. ` +
-      'The full plan is in the job log and in the plan file (`--out PLAN.json`).\n';
-  }
+  if (omittedContracts > 0) out += shortenedNote(maxLength, `${plural(omittedContracts, 'contract')} to update (${plural(omittedOps, 'op')})`);
   return out;
+}
+
+/** Sections in the order a reviewer needs them: what this pull request changes comes first. */
+function renderPullRequest(plan: PlanDocument, maxLength: number): string {
+  let out = summaryTable(plan, heading(plan), maxLength);
+  let omittedContracts = 0;
+  let omittedOps = 0;
+  let omittedUnmanaged = 0;
+  let full = false;
+  function fits(text: string, closing = 0): boolean {
+    full ||= out.length + text.length + closing + RESERVE > maxLength;
+    return !full;
+  }
+
+  const touched = touchedContracts(plan);
+  const changesHere = `#### Contracts this pull request changes (${touched.length})\n\n`;
+  if (fits(changesHere)) out += changesHere;
+  const none = 'None: this pull request changes no contract of the desired state.\n\n';
+  if (touched.length === 0 && fits(none)) out += none;
+  for (const { tenant, contract } of touched) {
+    const block = contractBlock(contract, tenant);
+    if (fits(block)) {
+      out += block;
+      continue;
+    }
+    omittedContracts += 1;
+    omittedOps += contract.ops.length;
+  }
+
+  const dropped = plan.noLongerManaged ?? [];
+  if (dropped.length > 0) {
+    const intro =
+      `#### No longer managed (${dropped.length})\n\n` +
+      'Removed from the desired state by this pull request. contract-sync never deletes a contract: ' +
+      `${dropped.length === 1 ? 'it is' : 'they are'} left unchanged on the service.\n\n`;
+    if (fits(intro)) out += intro;
+    for (const contract of dropped) {
+      const line = `- **\`${contract.id}\`** · ${escapeInline(contract.tenant)} · was at ${escapeInline(`${contract.file}:${contract.line}`)}\n`;
+      if (fits(line)) out += line;
+      else omittedUnmanaged += 1;
+    }
+    if (!out.endsWith('\n\n')) out += '\n';
+  }
+
+  const others = untouchedChangedContracts(plan);
+  if (others.length > 0) {
+    const ops = others.reduce((sum, { contract }) => sum + contract.ops.length, 0);
+    const open =
+      `#### Other contracts with changes (${others.length})\n\n` +
+      'Not changed by this pull request, but their known state differs from the desired state (drift, or not applied yet).\n\n' +
+      `<details><summary>${plural(others.length, 'contract')}, ${plural(ops, 'op')}</summary>\n\n`;
+    const close = '</details>\n\n';
+    if (fits(open, close.length)) {
+      out += open;
+      for (const { tenant, contract } of others) {
+        const block = contractBlock(contract, tenant);
+        if (fits(block, close.length)) {
+          out += block;
+          continue;
+        }
+        omittedContracts += 1;
+        omittedOps += contract.ops.length;
+      }
+      out += close;
+    } else {
+      omittedContracts += others.length;
+      omittedOps += ops;
+    }
+  }
+
+  const matching = plan.tenants.reduce((sum, tenant) => sum + tenant.contracts.filter((c) => c.action === 'noop' && c.touched !== true).length, 0);
+  if (matching > 0) {
+    const line = `${plural(matching, 'other contract matches', 'other contracts match')} the desired state: no ops.\n`;
+    // Bounded text (a number): it is written within the reserve, like the truncation note.
+    out += line;
+  }
+  const omitted: string[] = [];
+  if (omittedContracts > 0) omitted.push(`${plural(omittedContracts, 'contract')} (${plural(omittedOps, 'op')})`);
+  if (omittedUnmanaged > 0) omitted.push(`${plural(omittedUnmanaged, 'contract')} no longer managed`);
+  if (omitted.length > 0) out += `${matching > 0 ? '\n' : ''}${shortenedNote(maxLength, omitted.join(' and '))}`;
+  return out;
+}
+
+export function renderPlanMarkdown(plan: PlanDocument, options: MarkdownRenderOptions = {}): string {
+  const maxLength = options.maxLength ?? MARKDOWN_MAX_LENGTH;
+  if (!Number.isInteger(maxLength) || maxLength < 2 * RESERVE) {
+    throw new TypeError(`options.maxLength: expected an integer >= ${2 * RESERVE}, got ${String(maxLength)}`);
+  }
+  return plan.source.base === undefined ? renderByTenant(plan, maxLength) : renderPullRequest(plan, maxLength);
 }

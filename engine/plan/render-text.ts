@@ -1,5 +1,17 @@
 /** The plan as a terminal diff, per tenant and contract. Colour is the caller's decision (TTY, NO_COLOR). Pure. */
-import { changedContracts, headline, KNOWN_FROM_TEXT, plural, tenantCounts, unknownCount, unknownNote, viewChange, type ChangeKind } from './render-common.ts';
+import {
+  ALREADY_MATCHES_TEXT,
+  changeSummary,
+  headline,
+  KNOWN_FROM_TEXT,
+  NO_LONGER_MANAGED_TEXT,
+  plural,
+  tenantCounts,
+  unknownCount,
+  unknownNote,
+  viewChange,
+  type ChangeKind,
+} from './render-common.ts';
 import type { PlanDocument } from './types.ts';
 
 export interface TextRenderOptions {
@@ -24,18 +36,27 @@ export function renderPlanText(plan: PlanDocument, options: TextRenderOptions = 
   }
 
   const lines: string[] = [paint('bold', headline(plan))];
+  const changeLine = changeSummary(plan);
+  if (changeLine !== undefined) lines.push(changeLine);
   for (const tenant of plan.tenants) {
     const counts = tenantCounts(tenant);
+    // With a base, a touched contract is shown even without ops: the change is about it.
+    const shown = tenant.contracts.filter((contract) => contract.action === 'update' || contract.touched === true);
     lines.push('');
-    if (counts.changed === 0) {
+    if (shown.length === 0) {
       lines.push(`${paint('bold', `tenant ${tenant.tenant}`)}: no changes (${plural(counts.contracts, 'contract')})`);
       continue;
     }
     const unchanged = counts.contracts - counts.changed;
     lines.push(`${paint('bold', `tenant ${tenant.tenant}`)}: ${counts.changed} to update, ${unchanged} unchanged, ${plural(counts.ops, 'op')}`);
-    for (const contract of changedContracts(tenant)) {
+    for (const contract of shown) {
       const where = `${contract.file}:${contract.line}`;
-      lines.push(`  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(contract.ops.length, 'op')})`)}`);
+      const mark = contract.touched === true ? `  ${paint('bold', '[touched]')}` : '';
+      if (contract.action === 'noop') {
+        lines.push(`  ${paint('dim', '=')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${ALREADY_MATCHES_TEXT})`)}${mark}`);
+        continue;
+      }
+      lines.push(`  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(contract.ops.length, 'op')})`)}${mark}`);
       for (const change of contract.changes) {
         const view = viewChange(change);
         const { sign, style } = MARK[view.kind];
@@ -49,6 +70,11 @@ export function renderPlanText(plan: PlanDocument, options: TextRenderOptions = 
         lines.push(`      ${paint(style, `${sign} ${view.label}: ${value}`)}${note}`);
       }
     }
+  }
+  const dropped = plan.noLongerManaged ?? [];
+  if (dropped.length > 0) {
+    lines.push('', `${paint('bold', 'no longer managed')} (${NO_LONGER_MANAGED_TEXT}):`);
+    for (const contract of dropped) lines.push(`  ${paint('red', '-')} ${paint('bold', contract.id)}  tenant ${contract.tenant}  (was ${contract.file}:${contract.line})`);
   }
   const unknown = unknownCount(plan);
   if (unknown > 0) lines.push('', paint('yellow', unknownNote(unknown)));

@@ -6,6 +6,7 @@ import { PLAN_VERSION } from './types.ts';
 
 const COUNT = { type: 'integer', minimum: 0 } as const;
 const NULLABLE_STRING = { type: ['string', 'null'] } as const;
+const COMMIT = { type: 'string', pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$' } as const;
 
 export function planSchema(): JsonSchema {
   return {
@@ -23,14 +24,26 @@ export function planSchema(): JsonSchema {
           repo: { type: 'string' },
           ref: { ...NULLABLE_STRING, description: 'The git ref the desired state was read at; null for the working tree.' },
           commit: NULLABLE_STRING,
+          base: {
+            type: 'object',
+            description: 'Only in a plan made with --base: the ref the desired state was compared with, and the merge base the change starts at.',
+            properties: { ref: { type: 'string' }, commit: COMMIT, mergeBase: COMMIT },
+            required: ['ref', 'commit', 'mergeBase'],
+            additionalProperties: false,
+          },
         },
         required: ['repo', 'ref', 'commit'],
         additionalProperties: false,
       },
       tenants: { type: 'array', items: { $ref: '#/$defs/Tenant' } },
+      noLongerManaged: {
+        type: 'array',
+        description: 'Only with a base: contracts the base declared and the change removed from the desired state. Left unchanged on the service: the engine never deletes.',
+        items: { $ref: '#/$defs/UnmanagedContract' },
+      },
       summary: {
         type: 'object',
-        properties: { tenants: COUNT, contracts: COUNT, changed: COUNT, ops: COUNT },
+        properties: { tenants: COUNT, contracts: COUNT, changed: COUNT, ops: COUNT, touched: COUNT, noLongerManaged: COUNT },
         required: ['tenants', 'contracts', 'changed', 'ops'],
         additionalProperties: false,
       },
@@ -54,6 +67,7 @@ export function planSchema(): JsonSchema {
           file: { type: 'string' },
           line: { type: 'integer', minimum: 1 },
           action: { enum: ['update', 'noop'] },
+          touched: { type: 'boolean', description: 'Only with a base: the change adds this contract or edits its desired fields.' },
           knownFrom: {
             enum: ['state', 'live', 'unknown'],
             description: 'unknown: never applied and no read configured; every desired field is set, nothing removed.',
@@ -69,6 +83,17 @@ export function planSchema(): JsonSchema {
           { properties: { action: { const: 'noop' }, ops: { type: 'array', maxItems: 0 }, changes: { type: 'array', maxItems: 0 } } },
           { properties: { action: { const: 'update' }, ops: { type: 'array', minItems: 1 }, changes: { type: 'array', minItems: 1 } } },
         ],
+      },
+      UnmanagedContract: {
+        type: 'object',
+        properties: {
+          tenant: { type: 'string', pattern: TENANT_PATTERN },
+          id: { type: 'string', pattern: CONTRACT_ID_PATTERN },
+          file: { type: 'string', description: 'Where the base declared it.' },
+          line: { type: 'integer', minimum: 1 },
+        },
+        required: ['tenant', 'id', 'file', 'line'],
+        additionalProperties: false,
       },
       Op: { oneOf: opShapes().map((shape) => shape.schema) },
       Change: {

@@ -25,6 +25,11 @@ export interface PlanContract {
   readonly file: string;
   readonly line: number;
   readonly action: PlanAction;
+  /**
+   * Only in a plan made with a base (`plan --base`): true when the change from the base adds this
+   * contract or edits its desired fields.
+   */
+  readonly touched?: boolean;
   readonly knownFrom: KnownFrom;
   /** Fingerprint of the known state the ops were computed from; see fingerprint(). */
   readonly knownFingerprint: string;
@@ -44,6 +49,32 @@ export interface PlanSource {
   /** The git ref the desired state was read at; null for the working tree. */
   readonly ref: string | null;
   readonly commit: string | null;
+  /** Only with `plan --base`: what the desired state was compared with. */
+  readonly base?: PlanBase;
+}
+
+export interface PlanBase {
+  /** The ref as given. */
+  readonly ref: string;
+  readonly commit: string;
+  /** Where the head branched off the base: the change is what happened since (as a pull request shows it). */
+  readonly mergeBase: string;
+}
+
+/** A contract the base declared that the head no longer declares: left unchanged on the service. */
+export interface PlanUnmanagedContract {
+  readonly tenant: string;
+  readonly id: string;
+  /** Where the base declared it. */
+  readonly file: string;
+  readonly line: number;
+}
+
+/** What a change between the base and the head did to the desired state (input to createPlan). */
+export interface PlanTouched {
+  /** Tenant -> ids of the head's contracts that the change adds or edits. */
+  readonly contracts: ReadonlyMap<string, ReadonlySet<string>>;
+  readonly noLongerManaged: readonly PlanUnmanagedContract[];
 }
 
 export interface PlanSummary {
@@ -51,6 +82,10 @@ export interface PlanSummary {
   readonly contracts: number;
   readonly changed: number;
   readonly ops: number;
+  /** Only with a base: contracts marked `touched`. */
+  readonly touched?: number;
+  /** Only with a base: the length of `noLongerManaged`. */
+  readonly noLongerManaged?: number;
 }
 
 export interface PlanDocument {
@@ -58,5 +93,7 @@ export interface PlanDocument {
   readonly createdAt: string;
   readonly source: PlanSource;
   readonly tenants: readonly PlanTenant[];
+  /** Only with a base: contracts removed from the desired state by the change; the engine never deletes. */
+  readonly noLongerManaged?: readonly PlanUnmanagedContract[];
   readonly summary: PlanSummary;
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import packageJson from '../../package.json' with { type: 'json' };
+import { createRepo, type TestRepo } from '../git/helpers.ts';
 import { runCli } from '../helpers/cli.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -133,6 +134,48 @@ describe('contract-sync validate', () => {
     const run = await runCli(args, ROOT);
 
     expect(run).toEqual({ code: 1, stdout: '', stderr: typeof stderr === 'string' ? stderr : expect.stringMatching(stderr) });
+  });
+});
+
+describe('contract-sync validate --ref', () => {
+  let repo: TestRepo;
+  let brokenCommit: string;
+
+  beforeAll(async () => {
+    repo = await createRepo();
+    await cp(DEMO, repo.dir, { recursive: true });
+    await repo.commit('demo');
+    await repo.git('checkout', '-q', '-b', 'broken');
+    brokenCommit = await repo.commit('mistakes', { 'contracts/acme/mistakes.yaml': MISTAKES, 'contracts/globex/acme.yaml': 'tenant: acme\ncontracts: {}\n' });
+    await repo.git('checkout', '-q', 'main');
+  });
+
+  afterAll(() => repo.cleanup());
+
+  it('reports the mistakes of a ref with their positions, while the working tree is valid', async () => {
+    const atRef = await runCli(['validate', '--ref', 'broken'], repo.dir);
+    const tree = await runCli(['validate'], repo.dir);
+
+    expect(atRef.code).toBe(1);
+    const lines = atRef.stdout.trim().split('\n');
+    expect(lines.slice(0, -2)).toEqual(EXPECTED);
+    expect(lines.at(-1)).toBe(`11 errors, 0 warnings; 4 valid contract(s) in 5 file(s) at broken (${brokenCommit.slice(0, 7)})`);
+    expect(tree).toEqual({ code: 0, stdout: '0 errors, 0 warnings; 4 valid contract(s) in 3 file(s)\n', stderr: '' });
+  });
+
+  it('prints GitHub annotations at the positions of the files at the ref', async () => {
+    const run = await runCli(['validate', '--ref', brokenCommit, '--format', 'github'], repo.dir);
+
+    expect(run.code).toBe(1);
+    expect(run.stdout.split('\n')[4]).toBe('::error file=contracts/acme/mistakes.yaml,line=8,col=39,title=SupplierNoticePeriod.Weeks::unknown field "Weeks"');
+  });
+
+  it('a ref this clone does not have: exit 1, naming it', async () => {
+    const run = await runCli(['validate', '--ref', 'origin/main'], repo.dir);
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^contract-sync validate: cannot resolve --ref "origin\/main": no such branch, tag or commit in this clone\. Fetch it first/);
   });
 });
 

@@ -11,7 +11,7 @@ import {
   type PlanDocument,
 } from '../../engine/index.ts';
 import { diffCase } from './arbitraries.ts';
-import { CREATED_AT, desiredSets, KNOWN_4711, knownState, SOURCE } from './fixtures.ts';
+import { BASE_SOURCE, CREATED_AT, desiredSets, KNOWN_4711, knownState, SOURCE, TOUCHED } from './fixtures.ts';
 
 function plan(): PlanDocument {
   return createPlan(desiredSets(), knownState(), { createdAt: CREATED_AT, source: SOURCE });
@@ -93,6 +93,36 @@ describe('createPlan', () => {
     expect(contractOf(document, 'acme', '5001').knownFingerprint).toBe(fingerprint(null));
     expect(fingerprint(null)).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(canonicalJson({ b: [1, { d: 1, c: undefined, a: -0 }], a: 'x' })).toBe('{"a":"x","b":[1,{"a":0,"d":1}]}');
+  });
+
+  it('without a base, records no touched marking at all', () => {
+    const document = plan();
+
+    expect(document.tenants.flatMap((t) => t.contracts).some((c) => 'touched' in c)).toBe(false);
+    expect('noLongerManaged' in document || 'touched' in document.summary || 'base' in document.source).toBe(false);
+  });
+
+  it('with a base, marks every contract touched or not, lists those no longer managed, and reads back', () => {
+    const document = createPlan(desiredSets(), knownState(), { createdAt: CREATED_AT, source: BASE_SOURCE, touched: TOUCHED });
+
+    expect(document.tenants.flatMap((t) => t.contracts.map((c) => [c.id, c.touched]))).toEqual([
+      ['4711', true],
+      ['4712', true],
+      ['5001', false],
+      ['L-1', false],
+    ]);
+    expect(document.noLongerManaged).toEqual(TOUCHED.noLongerManaged);
+    expect(document.summary).toEqual({ tenants: 2, contracts: 4, changed: 2, ops: 8, touched: 2, noLongerManaged: 1 });
+    expect(document.source).toEqual(BASE_SOURCE);
+    expect(checkPlan(document)).toEqual([]);
+    expect(parsePlan(renderPlanJson(document))).toEqual(document);
+  });
+
+  it.each([
+    ['a marking without a base', { source: SOURCE, touched: TOUCHED }],
+    ['a base without a marking', { source: BASE_SOURCE }],
+  ])('refuses %s', (_name, options) => {
+    expect(() => createPlan(desiredSets(), knownState(), { createdAt: CREATED_AT, ...options })).toThrow(/options\.touched and options\.source\.base go together/);
   });
 
   it('refuses a createdAt that is not a UTC timestamp', () => {

@@ -77,3 +77,16 @@ export function knownState(): KnownState {
     ['globex', new Map([['L-1', { fields: { Name: 'Office lease', ValidFrom: '2026-01-01T00:00:00.000Z' }, from: 'live' as const }]])],
   ]);
 }
+
+export const BASE_SOURCE = {
+  repo: '.',
+  ref: 'HEAD',
+  commit: '1111111111111111111111111111111111111111',
+  base: { ref: 'origin/main', commit: '2222222222222222222222222222222222222222', mergeBase: '3333333333333333333333333333333333333333' },
+};
+
+/** What a pull request did to the mixed fixture: edited 4711 (update) and 4712 (already matches), dropped 4799. */
+export const TOUCHED = {
+  contracts: new Map([['acme', new Set(['4711', '4712'])]]),
+  noLongerManaged: [{ tenant: 'acme', id: '4799', file: 'contracts/acme/facilities.yaml', line: 18 }],
+};

@@ -2,12 +2,31 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createPlan, MARKDOWN_MAX_LENGTH, renderPlanMarkdown, renderPlanText, type PlanDocument } from '../../engine/index.ts';
 import type { ContractSet } from '../../engine/desired/index.ts';
-import { CREATED_AT, desiredSets, knownState, SOURCE } from './fixtures.ts';
+import { BASE_SOURCE, CREATED_AT, desiredSets, knownState, SOURCE, TOUCHED } from './fixtures.ts';
 
 const ESC = '\u001b';
 
 function mixedPlan(): PlanDocument {
   return createPlan(desiredSets(), knownState(), { createdAt: CREATED_AT, source: SOURCE });
+}
+
+function pullRequestPlan(): PlanDocument {
+  return createPlan(desiredSets(), knownState(), { createdAt: CREATED_AT, source: BASE_SOURCE, touched: TOUCHED });
+}
+
+/** Like bigPlan, as a pull request that touches the first `touched` contracts of every tenant and drops `dropped`. */
+function bigPullRequestPlan(tenants: number, contracts: number, touched: number, dropped: number, commentLength = 200): PlanDocument {
+  const plan = bigPlan(tenants, contracts, commentLength);
+  const sets: ContractSet[] = plan.tenants.map((tenant) => ({
+    tenant: tenant.tenant,
+    file: `contracts/${tenant.tenant}.yaml`,
+    contracts: tenant.contracts.map((contract, i) => ({ id: contract.id, line: contract.line, column: 3, fields: { Name: `Contract ${i}`, Comment: 'x'.repeat(commentLength), Company: [{ Id: i, RelationType: 'Supplier' }] } })),
+  }));
+  const marking = {
+    contracts: new Map(plan.tenants.map((tenant) => [tenant.tenant, new Set(tenant.contracts.slice(0, touched).map((c) => c.id))])),
+    noLongerManaged: Array.from({ length: dropped }, (_, i) => ({ tenant: 'tenant-0', id: `D-${i}`, file: 'contracts/dropped.yaml', line: 3 + i })),
+  };
+  return createPlan(sets, new Map(), { createdAt: CREATED_AT, source: BASE_SOURCE, touched: marking });
 }
 
 /** `tenants` x `contracts` contracts, none known: every one changes, each with a long comment. */
@@ -40,6 +59,16 @@ describe('renderPlanText', () => {
     expect(plain).not.toContain(ESC);
     expect(coloured).toContain(`${ESC}[32m+ Comment`);
     expect(coloured.replaceAll(new RegExp(`${ESC}\\[\\d+m`, 'g'), '')).toBe(plain);
+  });
+
+  it('with a base: says what the change touches, marks it, shows touched contracts without ops, lists those no longer managed', () => {
+    const text = renderPlanText(pullRequestPlan());
+
+    expect(text).toContain('\nChanges since origin/main (merge base 3333333) touch 2 contracts; 1 contract is no longer managed.\n');
+    expect(text).toMatch(/~ 4711 .*\[touched\]\n/);
+    expect(text).toContain('= 4712  contracts/acme/facilities.yaml:13  (no ops: the known state already matches)  [touched]\n');
+    expect(text).not.toMatch(/5001 .*\[touched\]/);
+    expect(text).toContain('  - 4799  tenant acme  (was contracts/acme/facilities.yaml:18)\n');
   });
 
   it('says when there is nothing to do', () => {
@@ -79,6 +108,49 @@ describe('renderPlanMarkdown', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: 60 }), fc.integer({ min: 1_600, max: 30_000 }), fc.nat(2_000), (tenants, contracts, maxLength, comment) => {
         const markdown = renderPlanMarkdown(bigPlan(tenants, contracts, comment), { maxLength });
+
+        expect(markdown.length).toBeLessThanOrEqual(maxLength);
+        expect(markdown.match(/<details>/g)?.length ?? 0).toBe(markdown.match(/<\/details>/g)?.length ?? 0);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('renders a pull-request plan: summary, the contracts it changes, those no longer managed, then the others', () => {
+    const markdown = renderPlanMarkdown(pullRequestPlan());
+
+    expect(markdown).toMatchSnapshot();
+    const order = ['| Tenant |', '#### Contracts this pull request changes (2)', '**`4711`** · acme', '**`4712`** · acme', '#### No longer managed (1)', '#### Other contracts with changes (1)', '**`5001`** · acme'];
+    const positions = order.map((text) => markdown.indexOf(text));
+    expect(positions.every((position) => position >= 0)).toBe(true);
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+  });
+
+  it('a pull request that changes no contract says so', () => {
+    const plan = createPlan(desiredSets(), knownState(), { createdAt: CREATED_AT, source: BASE_SOURCE, touched: { contracts: new Map(), noLongerManaged: [] } });
+
+    const markdown = renderPlanMarkdown(plan);
+
+    expect(markdown).toContain('#### Contracts this pull request changes (0)\n\nNone: this pull request changes no contract of the desired state.\n');
+    expect(markdown).not.toContain('No longer managed');
+  });
+
+  it('a pull-request plan keeps the contracts it changes and stays under the cap', () => {
+    const plan = bigPullRequestPlan(50, 100, 2, 30);
+
+    const markdown = renderPlanMarkdown(plan);
+
+    expect(markdown.length).toBeLessThanOrEqual(MARKDOWN_MAX_LENGTH);
+    expect(markdown.match(/^\*\*`100[01]`\*\* · tenant-\d+/gm)).toHaveLength(100);
+    expect(markdown).toContain('#### No longer managed (30)');
+    expect(markdown).toMatch(/> Shortened to stay under 60,000 characters: \d+ contracts \(\d+ ops\) not shown\./);
+    expect(markdown.match(/<details>/g)?.length ?? 0).toBe(markdown.match(/<\/details>/g)?.length ?? 0);
+  });
+
+  it('a pull-request plan stays under any cap', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 20 }), fc.integer({ min: 0, max: 40 }), fc.nat(10), fc.nat(50), fc.integer({ min: 1_600, max: 30_000 }), (tenants, contracts, touched, dropped, maxLength) => {
+        const markdown = renderPlanMarkdown(bigPullRequestPlan(tenants, contracts, touched, dropped), { maxLength });
 
         expect(markdown.length).toBeLessThanOrEqual(maxLength);
         expect(markdown.match(/<details>/g)?.length ?? 0).toBe(markdown.match(/<\/details>/g)?.length ?? 0);

@@ -1,0 +1,124 @@
+/**
+ * Everything a run reads before it can plan: the config, the desired state (working tree or a git
+ * ref) and, with a base, what the change since the base touched. One function for every command
+ * that plans (plan, apply, drift) or checks (validate), so that they read the same input the same way.
+ */
+import path from 'node:path';
+import type { Config } from '../config/types.ts';
+import { loadDesiredState } from '../desired/load.ts';
+import { workingTreeSource } from '../desired/read-files.ts';
+import type { ContractSet, DesiredStateResult } from '../desired/types.ts';
+import type { Diagnostic } from '../diagnostic.ts';
+import { readBaseChanges } from '../git/base-changes.ts';
+import { GitError, type GitErrorCode } from '../git/errors.ts';
+import { missingRefMessage } from '../git/fetch-hint.ts';
+import { gitCommitSource } from '../git/ref-source.ts';
+import { openGitRepository, type GitRepository } from '../git/repository.ts';
+import { checkRefSyntax, isShallow, remoteNames, resolveCommit } from '../git/resolve-ref.ts';
+import { findTouchedContracts } from '../git/touched-contracts.ts';
+import type { PlanSource, PlanTouched } from '../plan/types.ts';
+import { readRepoConfig, type ConfigAtRef } from './config-args.ts';
+import { UsageError, type CliIo } from './io.ts';
+
+export interface RunInputOptions {
+  /** `--repo` as given (relative to the working directory). */
+  readonly repo: string;
+  /** `--config`: always a working-tree file. Without it: DIR/contract-sync.yaml, at `ref` when there is one. */
+  readonly config?: string;
+  /** `--ref`: read the desired state (and the config) from git objects at this ref. */
+  readonly ref?: string;
+  /** `--base`: mark what the change since this ref touches (merge-base semantics, like a pull request). */
+  readonly base?: string;
+  /** `--tenant`: keep only these tenants (default: all); each must be configured. */
+  readonly tenants?: readonly string[];
+}
+
+export interface RunInput {
+  readonly repoDir: string;
+  readonly configFile: string;
+  readonly config: Config;
+  /** The config's warnings (a config with errors is `invalid-config`). */
+  readonly configDiagnostics: readonly Diagnostic[];
+  /** The whole desired state as validated, every tenant: with errors, nothing may be planned or applied. */
+  readonly desired: DesiredStateResult;
+  /** The valid contract sets of the selected tenants. */
+  readonly contractSets: readonly ContractSet[];
+  /** Where the desired state was read (and, with a base, what it was compared with), for the plan document. */
+  readonly source: PlanSource;
+  /** With a base and a desired state without errors: what the change touched, selected tenants only. */
+  readonly touched?: PlanTouched;
+}
+
+export type RunInputResult =
+  | { readonly kind: 'ready'; readonly input: RunInput }
+  | { readonly kind: 'invalid-config'; readonly repoDir: string; readonly configFile: string; readonly diagnostics: readonly Diagnostic[] }
+  | { readonly kind: 'git-error'; readonly code: GitErrorCode; readonly message: string };
+
+function selectTouched(touched: PlanTouched, tenants: readonly string[]): PlanTouched {
+  if (tenants.length === 0) return touched;
+  return {
+    contracts: new Map([...touched.contracts].filter(([tenant]) => tenants.includes(tenant))),
+    noLongerManaged: touched.noLongerManaged.filter((contract) => tenants.includes(contract.tenant)),
+  };
+}
+
+function requireRepository(repository: GitRepository | undefined, repo: string, flag: string): GitRepository {
+  if (!repository) throw new GitError('not-a-repository', `${flag} needs a git repository: ${repo} is not inside a git work tree`);
+  return repository;
+}
+
+async function resolveRef(repository: GitRepository, ref: string): Promise<string> {
+  checkRefSyntax(ref, '--ref');
+  const commit = await resolveCommit(repository, ref);
+  if (commit !== undefined) return commit;
+  throw new GitError('unknown-ref', missingRefMessage('--ref', ref, { shallow: await isShallow(repository), remotes: await remoteNames(repository) }));
+}
+
+async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult> {
+  const repoDir = path.resolve(io.cwd, options.repo);
+  const { ref, base } = options;
+  const repository = await openGitRepository(repoDir);
+  let at: ConfigAtRef | undefined;
+  if (ref !== undefined) {
+    const atRepository = requireRepository(repository, options.repo, '--ref');
+    at = { repository: atRepository, commit: await resolveRef(atRepository, ref), ref };
+  }
+  // Checked before anything is read: a missing repository is the user's first problem to solve.
+  const baseRepository = base === undefined ? undefined : requireRepository(repository, options.repo, '--base');
+
+  const { configFile, config, diagnostics } = await readRepoConfig(io, options, at);
+  if (!config) return { kind: 'invalid-config', repoDir, configFile, diagnostics };
+  const selected = options.tenants ?? [];
+  for (const tenant of selected) {
+    if (!Object.hasOwn(config.tenants, tenant)) {
+      throw new UsageError(`--tenant "${tenant}" is not configured (known: ${Object.keys(config.tenants).join(', ') || 'none'})`);
+    }
+  }
+
+  const source = at ? gitCommitSource(at.repository, at.commit) : workingTreeSource(repoDir);
+  const desired = await loadDesiredState(repoDir, config, { source });
+  const contractSets = selected.length === 0 ? desired.contractSets : desired.contractSets.filter((set) => selected.includes(set.tenant));
+  // Without --ref the desired state may hold uncommitted edits; HEAD is still the best name for it.
+  const head = at?.commit ?? (repository ? ((await resolveCommit(repository, 'HEAD')) ?? null) : null);
+  const planSource: PlanSource = { repo: options.repo, ref: ref ?? null, commit: head };
+  const input = { repoDir, configFile, config, configDiagnostics: diagnostics, desired, contractSets };
+  if (base === undefined || !baseRepository || desired.errors.length > 0) return { kind: 'ready', input: { ...input, source: planSource } };
+
+  const changes = await readBaseChanges(baseRepository, { base, head: at?.commit ?? null, headName: ref ?? 'HEAD', patterns: config.desired.paths });
+  const touched = findTouchedContracts(desired.contractSets, changes.baseContractSets, changes.changedPaths);
+  return { kind: 'ready', input: { ...input, source: { ...planSource, base: changes.base }, touched: selectTouched(touched, selected) } };
+}
+
+/**
+ * Reads the config and the desired state for a run. Git problems (not a repository, a ref this
+ * clone lacks, a base too shallow to compare with) come back as `git-error` with a message that
+ * says how to fix them; a mistaken `--tenant` throws a UsageError.
+ */
+export async function loadRunInput(io: CliIo, options: RunInputOptions): Promise<RunInputResult> {
+  try {
+    return await load(io, options);
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    return { kind: 'git-error', code: error.code, message: error.message };
+  }
+}

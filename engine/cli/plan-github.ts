@@ -1,0 +1,43 @@
+/** `plan --format github`: one workflow annotation per contract a reviewer should look at. Pure. */
+import { KNOWN_FROM_TEXT, plural, touchedContracts, ALREADY_MATCHES_TEXT, type TenantContract } from '../plan/render-common.ts';
+import type { PlanDocument } from '../plan/types.ts';
+
+// https://docs.github.com/actions/using-workflows/workflow-commands-for-github-actions
+// (the same escaping as diagnostics-output.ts, which does not export it)
+function escapeData(text: string): string {
+  return text.replaceAll('%', '%25').replaceAll('\r', '%0D').replaceAll('\n', '%0A');
+}
+
+function escapeProperty(text: string): string {
+  return escapeData(text).replaceAll(':', '%3A').replaceAll(',', '%2C');
+}
+
+function contractNotice({ tenant, contract }: TenantContract, touched: boolean): string {
+  const properties = [`file=${escapeProperty(contract.file)}`, `line=${contract.line}`, `title=${escapeProperty(`contract ${contract.id} (${tenant})`)}`];
+  const what =
+    contract.ops.length === 0
+      ? ALREADY_MATCHES_TEXT
+      : `${plural(contract.ops.length, 'op')} to apply (${KNOWN_FROM_TEXT[contract.knownFrom]}): ${contract.changes.map((change) => change.field).filter((field, index, all) => all.indexOf(field) === index).join(', ')}`;
+  return `::notice ${properties.join(',')}::${escapeData(`${touched ? 'changed in this pull request; ' : ''}${what}`)}\n`;
+}
+
+/**
+ * With a base: a notice per touched contract at its file and line, and a warning per contract no
+ * longer managed (no position: the line that declared it is gone). Without a base: a notice per
+ * contract with ops.
+ */
+export function renderPlanAnnotations(plan: PlanDocument): string {
+  if (plan.source.base === undefined) {
+    const changed = plan.tenants.flatMap((tenant) => tenant.contracts.filter((c) => c.action === 'update').map((contract) => ({ tenant: tenant.tenant, contract })));
+    return changed.map((entry) => contractNotice(entry, false)).join('');
+  }
+  let out = touchedContracts(plan)
+    .map((entry) => contractNotice(entry, true))
+    .join('');
+  for (const contract of plan.noLongerManaged ?? []) {
+    const title = escapeProperty(`contract ${contract.id} (${contract.tenant}) no longer managed`);
+    const message = `removed from the desired state (it was at ${contract.file}:${contract.line}); contract-sync never deletes, so it is left unchanged on the service`;
+    out += `::warning title=${title}::${escapeData(message)}\n`;
+  }
+  return out;
+}

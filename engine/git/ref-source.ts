@@ -1,0 +1,49 @@
+/** Desired-state files from git objects at a commit, without checking it out. */
+import { desiredPathMatcher, patternRoots, type DesiredSource, type ReadDesiredOptions } from '../desired/read-files.ts';
+import type { DesiredFile } from '../desired/types.ts';
+import { DEFAULT_YAML_LIMITS } from '../yaml-source.ts';
+import { readBlobs } from './cat-file.ts';
+import { listTree, type TreeEntry } from './list-tree.ts';
+import type { GitRepository } from './repository.ts';
+
+/**
+ * Blobs of `entries`; one over `maxBytes` is not read: it stands as `maxBytes + 1` zero bytes, which
+ * parsing refuses by size before looking at a byte, exactly as it refuses an oversized working-tree
+ * file (that reader too stops after `maxBytes + 1` bytes).
+ */
+async function readEntries(repo: GitRepository, entries: readonly TreeEntry[], maxBytes: number): Promise<DesiredFile[]> {
+  const small = entries.filter((entry) => entry.size <= maxBytes);
+  const blobs = await readBlobs(
+    repo,
+    small.map((entry) => entry.oid),
+  );
+  const contents = new Map(small.map((entry, index) => [entry.path, blobs[index]!]));
+  return entries.map((entry) => ({ path: entry.path, content: contents.get(entry.path) ?? new Uint8Array(maxBytes + 1) }));
+}
+
+/** The desired-state files of `commit` (a commit id), selected like the working tree's. */
+export function gitCommitSource(repo: GitRepository, commit: string): DesiredSource {
+  return {
+    async readFiles(patterns: readonly string[], options: ReadDesiredOptions = {}): Promise<DesiredFile[]> {
+      const selected = desiredPathMatcher(patterns);
+      const { only } = options;
+      const entries = (await listTree(repo, commit, patternRoots(patterns)))
+        .filter((entry) => selected(entry.path) && (!only || only.has(entry.path)))
+        .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+      return readEntries(repo, entries, options.maxBytes ?? DEFAULT_YAML_LIMITS.maxBytes);
+    },
+  };
+}
+
+/** One file of `commit` (path relative to the repository's `dir`), or undefined when the commit has none. */
+export async function readFileAtCommit(
+  repo: GitRepository,
+  commit: string,
+  file: string,
+  maxBytes = DEFAULT_YAML_LIMITS.maxBytes,
+): Promise<DesiredFile | undefined> {
+  const entry = (await listTree(repo, commit, [file])).find((candidate) => candidate.path === file);
+  if (!entry) return undefined;
+  const [read] = await readEntries(repo, [entry], maxBytes);
+  return read;
+}

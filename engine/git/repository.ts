@@ -1,0 +1,52 @@
+/** Adapter: one git repository, run through simple-git. Commands run in `dir`, so paths are relative to it. */
+import { stat } from 'node:fs/promises';
+import { simpleGit, type SimpleGit } from 'simple-git';
+import { GitError, redactUrls } from './errors.ts';
+
+export interface GitRepository {
+  /** Absolute; may be a subdirectory of the work tree. Every path in and out is relative to it. */
+  readonly dir: string;
+  readonly git: SimpleGit;
+  /** The git executable, for the one command simple-git cannot drive (a batch read over stdin). */
+  readonly binary: string;
+}
+
+export interface OpenGitOptions {
+  readonly binary?: string;
+}
+
+/**
+ * The repository `dir` is in, or undefined when `dir` is not inside a git work tree (or does not
+ * exist): a plain directory of YAML files is a valid working tree source too.
+ */
+export async function openGitRepository(dir: string, options: OpenGitOptions = {}): Promise<GitRepository | undefined> {
+  const isDirectory = await stat(dir).then(
+    (stats) => stats.isDirectory(),
+    () => false,
+  );
+  if (!isDirectory) return undefined;
+  const binary = options.binary ?? 'git';
+  const git = simpleGit({ baseDir: dir, binary, trimmed: false });
+  try {
+    const inside = await git.raw(['rev-parse', '--is-inside-work-tree']);
+    return inside.trim() === 'true' ? { dir, git, binary } : undefined;
+  } catch {
+    // "not a git repository": the only failure expected here.
+    return undefined;
+  }
+}
+
+/**
+ * Runs `git ...args` and returns its stdout. A failure becomes a GitError quoting git's first line
+ * of complaint. simple-git resolves (empty output) when git exits non-zero without writing to
+ * stderr, as `rev-parse --verify --quiet` and `merge-base` do for "not found".
+ */
+export async function runGit(repo: GitRepository, args: readonly string[]): Promise<string> {
+  try {
+    return await repo.git.raw([...args]);
+  } catch (error) {
+    const detail = redactUrls(String((error as Error).message ?? error).trim().split('\n')[0] ?? '');
+    // No `cause`: simple-git's error carries git's whole stderr, which may quote a remote URL.
+    throw new GitError('git-failed', `git ${args[0] ?? ''} failed in ${repo.dir}: ${detail}`);
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Which contracts a change touches: not every contract of a changed file, only those it adds or
+ * whose desired fields it edits. Pure: contract sets in, marking out.
+ */
+import type { ContractSet } from '../desired/types.ts';
+import type { ContractFields } from '../model/types.ts';
+import { diffContract } from '../plan/diff.ts';
+import type { PlanTouched, PlanUnmanagedContract } from '../plan/types.ts';
+
+function present(fields: ContractFields): string[] {
+  return Object.entries(fields)
+    .filter(([, value]) => value !== undefined)
+    .map(([name]) => name)
+    .sort();
+}
+
+/**
+ * Equal as desired state: the same fields managed, and each equal as the diff compares them (`100`
+ * = `100.0`, one instant in two notations, members in any order). Diffing both ways catches a
+ * member field that only one side writes.
+ */
+export function sameDesiredFields(a: ContractFields, b: ContractFields): boolean {
+  if (present(a).join('\n') !== present(b).join('\n')) return false;
+  return diffContract(a, b).length === 0 && diffContract(b, a).length === 0;
+}
+
+function keyOf(tenant: string, id: string): string {
+  return `${tenant}\0${id}`;
+}
+
+/**
+ * `head`: the whole desired state at the head. `base`: what the changed files declared at the base
+ * (files added by the change have none). `changedPaths`: the desired-state files the change touched.
+ * A contract is touched when its file changed and the base did not declare it (for that tenant) or
+ * declared other fields; moving a contract unchanged to another file touches nothing. A contract
+ * the base declared in a changed file that the head declares nowhere is no longer managed.
+ */
+export function findTouchedContracts(
+  head: readonly ContractSet[],
+  base: readonly ContractSet[],
+  changedPaths: ReadonlySet<string>,
+): PlanTouched {
+  const atBase = new Map<string, { fields: ContractFields; unmanaged: PlanUnmanagedContract }>();
+  for (const set of base) {
+    for (const contract of set.contracts) {
+      const key = keyOf(set.tenant, contract.id);
+      if (atBase.has(key)) continue;
+      atBase.set(key, { fields: contract.fields, unmanaged: { tenant: set.tenant, id: contract.id, file: set.file, line: contract.line } });
+    }
+  }
+
+  const atHead = new Set<string>();
+  const contracts = new Map<string, Set<string>>();
+  for (const set of head) {
+    const changed = changedPaths.has(set.file);
+    for (const contract of set.contracts) {
+      const key = keyOf(set.tenant, contract.id);
+      atHead.add(key);
+      if (!changed) continue;
+      const before = atBase.get(key);
+      if (before && sameDesiredFields(before.fields, contract.fields)) continue;
+      const ids = contracts.get(set.tenant) ?? new Set<string>();
+      contracts.set(set.tenant, ids);
+      ids.add(contract.id);
+    }
+  }
+
+  const noLongerManaged = [...atBase].filter(([key]) => !atHead.has(key)).map(([, entry]) => entry.unmanaged);
+  return { contracts, noLongerManaged };
+}
