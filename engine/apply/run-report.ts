@@ -92,6 +92,10 @@ export function renderRunSummary(report: RunReport): string {
     }
   }
   const { summary } = report;
+  if (summary.changed === 0 && summary.failed === 0) {
+    lines.push('', `${report.dryRun ? 'Dry run' : 'Apply'}: nothing to do; every contract already matches its desired state (${summary.requests} request(s)).`);
+    return `${lines.join('\n')}\n`;
+  }
   lines.push(
     '',
     `${report.dryRun ? 'Dry run' : 'Apply'}: ${summary.applied} of ${summary.changed} contract(s) ${verb}, ${summary.ops} op(s), ${summary.requests} request(s), ${summary.retries} retr${summary.retries === 1 ? 'y' : 'ies'}, ${summary.failed} failed.`,

@@ -6,24 +6,24 @@ import { renderRunSummary } from '../apply/run-report.ts';
 import { runApply } from '../apply/run-apply.ts';
 import type { Scope } from '../auth/index.ts';
 import { systemClock } from '../clock.ts';
-import { loadDesiredState } from '../desired/load.ts';
 import { renderPlanText } from '../plan/render-text.ts';
-import { readRepoConfig } from './config-args.ts';
-import { formatDiagnostics } from './diagnostics-output.ts';
-import { createEngineSetup, openStateStore } from './engine-setup.ts';
+import { loadRunInputOrReport } from './desired-input.ts';
+import { createEngineSetup } from './engine-setup.ts';
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 import { createProgress } from './progress.ts';
+import { openStateStore } from './state-store.ts';
 
-export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--tenant T]... [--refresh | --no-refresh]
+export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--refresh | --no-refresh]
                            [--dry-run] [--lock-timeout SECONDS] [--report FILE]
 
-Plans the desired state in the working tree against the known state, then sends each changed
+Plans the desired state (the working tree, or git objects at --ref) against the known state, then sends each changed
 contract's ops as one PATCH through a rate-controlled queue per tenant, and records every
 contract in the state store as soon as its PATCH succeeds.
 
 Options:
   --config FILE          engine config (default: DIR/contract-sync.yaml)
   --repo DIR             repository holding the desired-state files (default: .)
+  --ref REF              read the desired state (and, without --config, the config) at this git ref
   --tenant T             apply only tenant T (repeatable; default: every tenant)
   --refresh              take the known state from live reads (default when api.read is configured)
   --no-refresh           take the known state from the state store
@@ -52,6 +52,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
     options: {
       config: { type: 'string' },
       repo: { type: 'string', default: '.' },
+      ref: { type: 'string' },
       tenant: { type: 'string', multiple: true },
       refresh: { type: 'boolean' },
       'no-refresh': { type: 'boolean' },
@@ -71,33 +72,15 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   if (values.refresh && values['no-refresh']) throw new UsageError('--refresh and --no-refresh exclude each other');
   const lockTimeoutMs = parseLockTimeout(values['lock-timeout']);
 
-  const { repoDir, config, diagnostics: configDiagnostics } = await readRepoConfig(io, values);
-  if (!config) {
-    io.stderr.write(formatDiagnostics(configDiagnostics, 'text'));
-    io.stderr.write('invalid config: nothing applied\n');
-    return EXIT.error;
-  }
-  const selected = values.tenant ?? [];
-  for (const tenant of selected) {
-    if (!Object.hasOwn(config.tenants, tenant)) {
-      throw new UsageError(`--tenant "${tenant}" is not configured (known: ${Object.keys(config.tenants).join(', ') || 'none'})`);
-    }
-  }
+  const input = await loadRunInputOrReport(io, 'apply', { repo: values.repo, config: values.config, ref: values.ref, tenants: values.tenant }, 'nothing applied');
+  if (typeof input === 'number') return input;
+  const { repoDir, config, contractSets, source } = input;
   const canRead = config.api.read !== undefined;
   if (values.refresh && !canRead) {
     io.stderr.write('contract-sync apply: --refresh needs reads; configure api.read (e.g. read: { path: "/contract/{id}" })\n');
     return EXIT.error;
   }
   const refresh = values['no-refresh'] ? false : canRead;
-
-  const desired = await loadDesiredState(repoDir, config);
-  if (desired.errors.length > 0) {
-    io.stderr.write(formatDiagnostics([...configDiagnostics, ...desired.errors, ...desired.warnings], 'text'));
-    io.stderr.write(`${desired.errors.length} error(s) in the desired state: nothing applied\n`);
-    return EXIT.error;
-  }
-  if (configDiagnostics.length + desired.warnings.length > 0) io.stderr.write(formatDiagnostics([...configDiagnostics, ...desired.warnings], 'text'));
-  const contractSets = selected.length === 0 ? desired.contractSets : desired.contractSets.filter((set) => selected.includes(set.tenant));
 
   const store = openStateStore(config, repoDir);
   if (typeof store === 'string') {
@@ -110,7 +93,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   const progress = createProgress({ stream: io.stderr, logger: engine.logger, now: clock.now });
 
   const { plan, report } = await runApply(
-    { config, contractSets, source: { repo: values.repo, ref: null, commit: null }, refresh, dryRun: values['dry-run'], lockTimeoutMs, runId: engine.runId },
+    { config, contractSets, source, refresh, dryRun: values['dry-run'], lockTimeoutMs, runId: engine.runId },
     { store, tokens: engine.tokens, api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
   );
   progress.finish();

@@ -18,7 +18,8 @@ import { checkRefSyntax, isShallow, remoteNames, resolveCommit } from '../git/re
 import { findTouchedContracts } from '../git/touched-contracts.ts';
 import type { PlanSource, PlanTouched } from '../plan/types.ts';
 import { readRepoConfig, type ConfigAtRef } from './config-args.ts';
-import { UsageError, type CliIo } from './io.ts';
+import { formatDiagnostics } from './diagnostics-output.ts';
+import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 
 export interface RunInputOptions {
   /** `--repo` as given (relative to the working directory). */
@@ -121,4 +122,30 @@ export async function loadRunInput(io: CliIo, options: RunInputOptions): Promise
     if (!(error instanceof GitError)) throw error;
     return { kind: 'git-error', code: error.code, message: error.message };
   }
+}
+
+/**
+ * loadRunInput for a command: every problem (git, config, desired state) printed to stderr, where
+ * it cannot end up in a pull-request comment, and the exit code returned instead of the input.
+ * `outcome` says what did not happen, e.g. "no plan written".
+ */
+export async function loadRunInputOrReport(io: CliIo, command: string, options: RunInputOptions, outcome: string): Promise<RunInput | ExitCode> {
+  const loaded = await loadRunInput(io, options);
+  if (loaded.kind === 'git-error') {
+    io.stderr.write(`contract-sync ${command}: ${loaded.message}\n`);
+    return EXIT.error;
+  }
+  if (loaded.kind === 'invalid-config') {
+    io.stderr.write(formatDiagnostics(loaded.diagnostics, 'text'));
+    io.stderr.write(`invalid config: ${outcome}\n`);
+    return EXIT.error;
+  }
+  const { configDiagnostics, desired } = loaded.input;
+  if (desired.errors.length > 0) {
+    io.stderr.write(formatDiagnostics([...configDiagnostics, ...desired.errors, ...desired.warnings], 'text'));
+    io.stderr.write(`${desired.errors.length} error(s) in the desired state: ${outcome}\n`);
+    return EXIT.error;
+  }
+  if (configDiagnostics.length + desired.warnings.length > 0) io.stderr.write(formatDiagnostics([...configDiagnostics, ...desired.warnings], 'text'));
+  return loaded.input;
 }

@@ -3,14 +3,11 @@
  * state store, built once per command from the config. Shared by every command that sends requests.
  */
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import packageJson from '../../package.json' with { type: 'json' };
 import { createApiClient, type ApiClient } from '../api/client.ts';
 import { createTenantTokens, type Scope, type TenantTokens } from '../auth/index.ts';
 import type { Config } from '../config/types.ts';
 import { createLogger, Redactor, type Logger } from '../log/logger.ts';
-import { fileStateStore } from '../state/file-store.ts';
-import type { StateStore } from '../state/types.ts';
 import type { CliIo } from './io.ts';
 
 export const USER_AGENT = `contract-sync/${packageJson.version}`;
@@ -48,10 +45,4 @@ export function createEngineSetup(io: CliIo, config: Config, scopes: readonly Sc
     redactor,
   });
   return { runId, redactor, logger, tokens, api };
-}
-
-/** The configured state store, or a message saying why there is none. */
-export function openStateStore(config: Config, repoDir: string): StateStore | string {
-  if (config.state.backend === 'postgres') return 'the postgres state backend is not available yet; use state: { backend: file }';
-  return fileStateStore(path.resolve(repoDir, config.state.path));
 }

@@ -2,18 +2,15 @@
 import { appendFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Config } from '../config/types.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import { renderPlanJson } from '../plan/render-json.ts';
 import { renderPlanMarkdown } from '../plan/render-markdown.ts';
 import { renderPlanText } from '../plan/render-text.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { StateFormatError } from '../state/file-format.ts';
-import { fileStateStore } from '../state/file-store.ts';
 import { readKnownState } from '../state/memory-store.ts';
-import type { StateStore } from '../state/types.ts';
-import { loadRunInput } from './desired-input.ts';
-import { formatDiagnostics } from './diagnostics-output.ts';
+import { loadRunInputOrReport } from './desired-input.ts';
+import { openStateStore } from './state-store.ts';
 import { EXIT, parseFormat, type CliIo, type ExitCode } from './io.ts';
 import { renderPlanAnnotations } from './plan-github.ts';
 
@@ -72,11 +69,6 @@ function wantsColor(io: CliIo): boolean {
   return io.stdout.isTTY === true && !io.env.NO_COLOR;
 }
 
-function openStateStore(config: Config, repoDir: string): StateStore | string {
-  if (config.state.backend === 'postgres') return 'the postgres state backend is not available yet; use state: { backend: file }';
-  return fileStateStore(path.resolve(repoDir, config.state.path));
-}
-
 function render(plan: PlanDocument, format: PlanFormat, io: CliIo): string {
   switch (format) {
     case 'json':
@@ -126,25 +118,9 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   }
   const format = parseFormat<PlanFormat>(values.format, PLAN_FORMATS, 'text');
 
-  const loaded = await loadRunInput(io, { repo: values.repo, config: values.config, ref: values.ref, base: values.base, tenants: values.tenant });
-  if (loaded.kind === 'git-error') {
-    io.stderr.write(`contract-sync plan: ${loaded.message}\n`);
-    return EXIT.error;
-  }
-  if (loaded.kind === 'invalid-config') {
-    io.stderr.write(formatDiagnostics(loaded.diagnostics, 'text'));
-    io.stderr.write('invalid config: no plan written\n');
-    return EXIT.error;
-  }
-  const { repoDir, config, configDiagnostics, desired, contractSets, source, touched } = loaded.input;
-
-  // Validation output goes to stderr: stdout may be piped into a pull-request comment or a file.
-  if (desired.errors.length > 0) {
-    io.stderr.write(formatDiagnostics([...configDiagnostics, ...desired.errors, ...desired.warnings], 'text'));
-    io.stderr.write(`${desired.errors.length} error(s) in the desired state: no plan written\n`);
-    return EXIT.error;
-  }
-  if (configDiagnostics.length + desired.warnings.length > 0) io.stderr.write(formatDiagnostics([...configDiagnostics, ...desired.warnings], 'text'));
+  const input = await loadRunInputOrReport(io, 'plan', { repo: values.repo, config: values.config, ref: values.ref, base: values.base, tenants: values.tenant }, 'no plan written');
+  if (typeof input === 'number') return input;
+  const { repoDir, config, contractSets, source, touched } = input;
 
   const store = openStateStore(config, repoDir);
   if (typeof store === 'string') {

@@ -1,4 +1,5 @@
 /** `contract-sync apply` in-process against the emulator: output, exit codes, report, locks, secrets. */
+import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -41,8 +42,24 @@ describe('contract-sync apply', () => {
     const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8'));
     expect(report).toMatchObject({ version: 1, dryRun: false, summary: { tenants: 2, changed: 8, applied: 8, failed: 0 } });
     expect(second.code).toBe(0);
-    expect(second.stdout).toContain('Apply: 0 of 0 contract(s) changed');
+    expect(second.stdout).toContain('Apply: nothing to do; every contract already matches its desired state');
     expect(patches(await requestLog(emulator!))).toHaveLength(8);
+  });
+
+  it('records the git commit the desired state came from with each applied contract and in the run record', async () => {
+    const { fleet, dir } = await setup();
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: dir, encoding: 'utf8' }).trim();
+    git('init', '-q', '-b', 'main');
+    git('add', '.');
+    git('commit', '-qm', 'desired state');
+    const head = git('rev-parse', 'HEAD');
+
+    const run = await runCli(['apply', '--ref', 'HEAD'], dir, { ...fleet.env, PATH: process.env.PATH ?? '' });
+
+    expect(run.code, run.stderr).toBe(0);
+    const record = JSON.parse(await readFile(path.join(dir, '.contract-sync/state/tenant-a/tenant-a-0001.json'), 'utf8'));
+    expect(record).toMatchObject({ commit: head, fingerprint: expect.stringMatching(/^sha256:/) });
+    expect(await fileStateStore(path.join(dir, '.contract-sync/state')).readRun('tenant-a')).toMatchObject({ lastAppliedCommit: head, pending: [] });
   });
 
   it('sends nothing and writes nothing with --dry-run', async () => {
