@@ -1,10 +1,10 @@
 /**
  * `npm run demo`: contract-sync on its built-in defaults, against the local emulator.
  *
- * What exists today runs for real: the emulator (OpenID Connect provider + CMS API) starts
- * in-process, the demo repository is copied into a temporary git repository, then `validate` and a
- * pull-request `plan` run on it. Apply and drift correction are not built yet; the demo says so in
- * its verdict instead of pretending.
+ * Everything runs for real: the emulator (OpenID Connect provider + CMS API) starts in-process,
+ * the demo repository is copied into a temporary git repository, then `validate`, a pull-request
+ * `plan`, `apply`, an out-of-band change through the emulator's admin endpoint, and its correction
+ * by `apply` (which reads live state). The `drift` command is not built yet; the verdict says so.
  */
 import { execFile } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -22,7 +22,8 @@ const io: CliIo = {
   stdout: { write: (text: string) => process.stdout.write(indent(text)), isTTY: false },
   stderr: { write: (text: string) => process.stderr.write(indent(text)) },
   // Throwaway secrets from the emulator's example seed; never real ones.
-  env: { ...process.env, ACME_CLIENT_SECRET: 'dev-secret-acme', GLOBEX_CLIENT_SECRET: 'dev-secret-globex' },
+  // Warnings and errors only: the structured logs would drown the demo's output.
+  env: { ...process.env, ACME_CLIENT_SECRET: 'dev-secret-acme', GLOBEX_CLIENT_SECRET: 'dev-secret-globex', CONTRACT_SYNC_LOG_LEVEL: 'warn' },
   cwd: ROOT,
 };
 
@@ -68,11 +69,30 @@ try {
   const plan = await main(['plan', '--repo', repo, '--format', 'markdown', '--detailed-exitcode'], io);
   results.push(`plan exit ${plan} (2 = changes)`);
 
-  const ok = validate === 0 && plan === 2;
+  step('contract-sync apply   (on merge: plan from live reads, then PATCH each changed contract)');
+  const apply = await main(['apply', '--repo', repo], io);
+  results.push(`apply exit ${apply}`);
+
+  step('Someone changes contract 4711 outside git (emulator admin endpoint: PUT, out of band)');
+  const drifted = { ...((await (await fetch(`${emulator.urls.adminUrl}/contracts/acme/4711`)).json()) as Record<string, unknown>), Name: 'Cleaning (edited by hand)' };
+  await fetch(`${emulator.urls.adminUrl}/contracts/acme/4711`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(drifted) });
+  console.log(indent(`Name is now ${JSON.stringify(drifted.Name)}\n`));
+
+  step('contract-sync apply --dry-run   (reads live state: shows the drift, sends nothing)');
+  const dryRun = await main(['apply', '--repo', repo, '--dry-run'], io);
+  results.push(`apply --dry-run exit ${dryRun}`);
+
+  step('contract-sync apply   (corrects the drift)');
+  const correct = await main(['apply', '--repo', repo], io);
+  const after = (await (await fetch(`${emulator.urls.adminUrl}/contracts/acme/4711`)).json()) as Record<string, unknown>;
+  console.log(indent(`Live Name of 4711 is ${JSON.stringify(after.Name)} again\n`));
+  results.push(`drift corrected by apply exit ${correct}`);
+
+  const ok = validate === 0 && plan === 2 && apply === 0 && dryRun === 0 && correct === 0 && after.Name === 'Facility cleaning 2027';
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   console.log(
     `\n${ok ? 'DEMO OK' : 'DEMO FAILED'}: ${results.join(', ')} in ${seconds} s. ` +
-      'Not built yet: apply, drift detection and drift --fix (issues "Apply" and "GitOps runs").',
+      'Not built yet: the drift command and a pull-request plan with --base in this demo (issue "GitOps runs").',
   );
   process.exitCode = ok ? 0 : 1;
 } finally {
