@@ -48,7 +48,9 @@ describe('contract-sync apply', () => {
 
   it('records the git commit the desired state came from with each applied contract and in the run record', async () => {
     const { fleet, dir } = await setup();
-    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: dir, encoding: 'utf8' }).trim();
+    function git(...args: string[]): string {
+      return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: dir, encoding: 'utf8' }).trim();
+    }
     git('init', '-q', '-b', 'main');
     git('add', '.');
     git('commit', '-qm', 'desired state');
