@@ -57,6 +57,12 @@ export interface ApplyRunResult {
   readonly report: RunReport;
 }
 
+interface DesiredContract {
+  readonly fields: ContractFields;
+  readonly file: string;
+  readonly line: number;
+}
+
 interface PreparedTenant {
   readonly tenant: string;
   readonly lane: TenantLane;
@@ -65,6 +71,8 @@ interface PreparedTenant {
   /** Contracts that could not be read: not planned, reported as failed. */
   readonly unreadable: Map<string, ContractResult>;
   readonly uncertain: ReadonlyMap<string, string>;
+  /** From the tenant's run record, kept as it was until a run finishes. */
+  readonly lastAppliedCommit: string | null;
   /** A problem of the whole tenant: nothing is sent for it. */
   readonly error?: string;
 }
@@ -95,11 +103,11 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
   const refresh = options.refresh && api.canRead;
   const budget = retryBudget(config.retry.maxAttempts);
   const inFlight = new PQueue({ concurrency: config.rate.maxInFlight });
-  const desiredById = new Map<string, Map<string, ContractFields>>();
+  const desiredById = new Map<string, Map<string, DesiredContract>>();
   for (const set of options.contractSets) {
-    const byId = desiredById.get(set.tenant) ?? new Map<string, ContractFields>();
+    const byId = desiredById.get(set.tenant) ?? new Map<string, DesiredContract>();
     desiredById.set(set.tenant, byId);
-    for (const contract of set.contracts) byId.set(contract.id, contract.fields);
+    for (const contract of set.contracts) byId.set(contract.id, { fields: contract.fields, file: set.file, line: contract.line });
   }
   const tenantNames = [...desiredById.keys()].sort();
 
@@ -109,27 +117,29 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     let lock: TenantLock | undefined;
     try {
       if (!dryRun) lock = await store.lock(tenant, { timeoutMs: options.lockTimeoutMs, owner: options.runId });
-      const uncertain = dryRun ? new Map<string, string>() : uncertainContracts((await store.readRun(tenant))?.pending);
-      if (!refresh) return { tenant, lane, lock, known: await store.readTenant(tenant), unreadable, uncertain };
+      const previousRun = dryRun ? undefined : await store.readRun(tenant);
+      const uncertain = uncertainContracts(previousRun?.pending);
+      const lastAppliedCommit = previousRun?.lastAppliedCommit ?? null;
+      if (!refresh) return { tenant, lane, lock, known: await store.readTenant(tenant), unreadable, uncertain, lastAppliedCommit };
       // The token is checked (tenant_id, scopes) before the first request is queued.
       await tokens.get(tenant);
       const known = new Map<string, KnownContract>();
       await Promise.all(
-        [...desiredById.get(tenant)!.keys()].map(async (contractId) => {
+        [...desiredById.get(tenant)!].map(async ([contractId, { file, line }]) => {
           try {
             const { fields } = await lane.call({ kind: 'read', contractId, resendable: true }, (token) => api.read(contractId, token));
             known.set(contractId, { fields, from: 'live' });
           } catch (error) {
             logger.warn({ tenant, contractId, status: statusOf(error) }, 'read failed; contract not planned');
-            unreadable.set(contractId, { contractId, file: '', line: 0, outcome: 'failed', ops: 0, status: statusOf(error), reason: `could not read the contract: ${messageOf(error)}` });
+            unreadable.set(contractId, { contractId, file, line, outcome: 'failed', ops: 0, status: statusOf(error), reason: `could not read the contract: ${messageOf(error)}` });
           }
         }),
       );
-      return { tenant, lane, lock, known, unreadable, uncertain };
+      return { tenant, lane, lock, known, unreadable, uncertain, lastAppliedCommit };
     } catch (error) {
       logger.error({ tenant, code: (error as { code?: unknown }).code }, 'tenant not applied');
       await lock?.release();
-      return { tenant, lane, known: new Map(), unreadable, uncertain: new Map(), error: messageOf(error) };
+      return { tenant, lane, known: new Map(), unreadable, uncertain: new Map(), lastAppliedCommit: null, error: messageOf(error) };
     }
   }
 
@@ -153,9 +163,8 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     if (dryRun || changed.length === 0 || tenant.error !== undefined) return outcomes;
     const pendingSince = startedAt;
     // Written before the first PATCH: if this run dies, the next one knows which contracts were in flight.
-    const previous = await store.readRun(tenant.tenant);
     await store.writeRun(tenant.tenant, {
-      lastAppliedCommit: previous?.lastAppliedCommit ?? null,
+      lastAppliedCommit: tenant.lastAppliedCommit,
       pending: changed.map((contract) => ({ contractId: contract.id, outcome: 'interrupted', reason: `run ${options.runId}`, since: pendingSince })),
       updatedAt: pendingSince,
     });
@@ -177,7 +186,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
             ops: contract.ops,
             known: tenant.known.get(contract.id)?.fields,
             knownIsLive: contract.knownFrom === 'live',
-            desired: desired.get(contract.id)!,
+            desired: desired.get(contract.id)!.fields,
             uncertain: tenant.uncertain.get(contract.id),
           },
           context,
@@ -193,7 +202,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       const outcome = outcomes.get(contract.id)!;
       if (outcome.outcome !== 'applied') pending.push({ contractId: contract.id, outcome: outcome.outcome, reason: outcome.reason, since: pendingSince });
     }
-    await store.writeRun(tenant.tenant, { lastAppliedCommit: options.source.commit ?? previous?.lastAppliedCommit ?? null, pending, updatedAt: new Date(clock.now()).toISOString() });
+    await store.writeRun(tenant.tenant, { lastAppliedCommit: options.source.commit ?? tenant.lastAppliedCommit, pending, updatedAt: new Date(clock.now()).toISOString() });
     return outcomes;
   }
 
@@ -210,7 +219,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     } finally {
       await tenant.lock?.release();
     }
-    const failures: ContractResult[] = [...tenant.unreadable.values()].map((result) => ({ ...result, ...locate(options.contractSets, tenant.tenant, result.contractId) }));
+    const failures: ContractResult[] = [...tenant.unreadable.values()];
     let applied = 0;
     let ops = 0;
     for (const contract of contracts) {
@@ -250,13 +259,4 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     summary: summarise(reports),
   };
   return { plan, report };
-}
-
-function locate(sets: readonly ContractSet[], tenant: string, contractId: string): { file: string; line: number } {
-  for (const set of sets) {
-    if (set.tenant !== tenant) continue;
-    const contract = set.contracts.find((candidate) => candidate.id === contractId);
-    if (contract) return { file: set.file, line: contract.line };
-  }
-  return { file: '', line: 0 };
 }
