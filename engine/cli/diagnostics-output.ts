@@ -1,5 +1,6 @@
 /** Diagnostics as text (`file:line:col  field  message`), JSON, or GitHub workflow annotations. */
 import type { Diagnostic } from '../diagnostic.ts';
+import { escapeData, escapeProperty } from './github-commands.ts';
 
 export type DiagnosticFormat = 'text' | 'json' | 'github';
 export const DIAGNOSTIC_FORMATS: readonly DiagnosticFormat[] = ['text', 'json', 'github'];
@@ -7,15 +8,6 @@ export const DIAGNOSTIC_FORMATS: readonly DiagnosticFormat[] = ['text', 'json', 
 function textLine(d: Diagnostic): string {
   const message = d.severity === 'warning' ? `warning: ${d.message}` : d.message;
   return `${d.file}:${d.line}:${d.column}  ${d.field || '-'}  ${message}`;
-}
-
-// https://docs.github.com/actions/using-workflows/workflow-commands-for-github-actions
-function escapeData(text: string): string {
-  return text.replaceAll('%', '%25').replaceAll('\r', '%0D').replaceAll('\n', '%0A');
-}
-
-function escapeProperty(text: string): string {
-  return escapeData(text).replaceAll(':', '%3A').replaceAll(',', '%2C');
 }
 
 function githubLine(d: Diagnostic): string {

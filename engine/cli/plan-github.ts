@@ -1,16 +1,7 @@
 /** `plan --format github`: one workflow annotation per contract a reviewer should look at. Pure. */
 import { KNOWN_FROM_TEXT, plural, touchedContracts, ALREADY_MATCHES_TEXT, type TenantContract } from '../plan/render-common.ts';
 import type { PlanDocument } from '../plan/types.ts';
-
-// https://docs.github.com/actions/using-workflows/workflow-commands-for-github-actions
-// (the same escaping as diagnostics-output.ts, which does not export it)
-function escapeData(text: string): string {
-  return text.replaceAll('%', '%25').replaceAll('\r', '%0D').replaceAll('\n', '%0A');
-}
-
-function escapeProperty(text: string): string {
-  return escapeData(text).replaceAll(':', '%3A').replaceAll(',', '%2C');
-}
+import { escapeData, escapeProperty } from './github-commands.ts';
 
 function contractNotice({ tenant, contract }: TenantContract, touched: boolean): string {
   const properties = [`file=${escapeProperty(contract.file)}`, `line=${contract.line}`, `title=${escapeProperty(`contract ${contract.id} (${tenant})`)}`];
