@@ -3,6 +3,7 @@
  * with the `issuer` checked by openid-client against `{auth.url}/realms/{realm}`.
  */
 import * as client from 'openid-client';
+import { isLoopbackHttp } from '../config/parse.ts';
 import type { Config } from '../config/types.ts';
 import { AuthError } from './errors.ts';
 import { describeOAuthFailure } from './oauth-failure.ts';
@@ -22,16 +23,9 @@ export interface DiscoveryDeps {
   readonly sleep: (ms: number) => Promise<void>;
 }
 
-const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
-
 // openid-client builds a per-client Configuration from discovery; the one it returns here is only
 // read for its server metadata, so the client id is a placeholder.
 const DISCOVERY_CLIENT_ID = 'contract-sync-discovery';
-
-/** The same rule as the config's: http:// only for a loopback host (the config already refuses others). */
-export function isLoopbackHttp(url: URL): boolean {
-  return url.protocol === 'http:' && LOOPBACK_HOST.test(url.hostname);
-}
 
 /** `{auth.url}/realms/{realm}`: the issuer identifier the discovered metadata must name. */
 export function issuerUrl(auth: Config['auth']): URL {

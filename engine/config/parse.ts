@@ -48,6 +48,11 @@ function schemaProblems(value: unknown): SchemaProblem[] {
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
+/** Plain http:// is allowed only to a loopback host (the emulator, a local proxy); the config refuses the rest. */
+export function isLoopbackHttp(url: URL): boolean {
+  return url.protocol === 'http:' && LOOPBACK.test(url.hostname);
+}
+
 function urlProblems(raw: Record<string, unknown>): SchemaProblem[] {
   const problems: SchemaProblem[] = [];
   const urls: [PathSegment[], unknown][] = [
@@ -61,7 +66,7 @@ function urlProblems(raw: Record<string, unknown>): SchemaProblem[] {
       problems.push({ path, code: 'config', message: `expected an https:// URL, got ${url.protocol}` });
       continue;
     }
-    if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname)) {
+    if (url.protocol === 'http:' && !isLoopbackHttp(url)) {
       problems.push({ path, code: 'insecure-url', message: `http:// is allowed only for loopback hosts; use https:// for ${url.hostname}` });
     }
     if (url.username !== '' || url.password !== '') {
