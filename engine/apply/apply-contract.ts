@@ -11,6 +11,7 @@ import type { ContractFields, Op } from '../model/types.ts';
 import { diffContract } from '../plan/diff.ts';
 import { fingerprint } from '../plan/fingerprint.ts';
 import type { StateStore } from '../state/types.ts';
+import { messageOf } from './failure.ts';
 import type { TenantLane } from './tenant-lane.ts';
 
 export interface ContractWork {
@@ -52,20 +53,6 @@ function isReplaceOnly(ops: readonly Op[]): boolean {
   return ops.every((op) => op.op === 'Replace');
 }
 
-function reasonOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-async function record(context: ContractContext, tenant: string, contractId: string, fields: ContractFields): Promise<void> {
-  await context.store.writeContract(tenant, {
-    contractId,
-    fields,
-    fingerprint: fingerprint(fields),
-    appliedAt: new Date(context.now()).toISOString(),
-    commit: context.commit,
-  });
-}
-
 /**
  * Sends the contract's ops and records the result. After an ambiguous failure the contract is
  * read again and re-planned from what the service holds, so that an Add or Remove that did land is
@@ -89,7 +76,7 @@ export async function applyContract(work: ContractWork, context: ContractContext
       try {
         live = (await lane.call({ kind: 'read', contractId, resendable: true }, (token) => api.read(contractId, token))).fields;
       } catch (error) {
-        return { outcome: 'unknown', status: null, reason: `the outcome of a patch is unknown and the contract could not be read again: ${reasonOf(error)}` };
+        return { outcome: 'unknown', status: null, reason: `the outcome of a patch is unknown and the contract could not be read again: ${messageOf(error)}` };
       }
       known = live;
       ops = diffContract(live, work.desired, { collections: context.collections });
@@ -98,12 +85,12 @@ export async function applyContract(work: ContractWork, context: ContractContext
     try {
       await lane.call({ kind: 'patch', contractId, resendable: isReplaceOnly(ops) }, (token) => api.patch(contractId, ops, token));
     } catch (error) {
-      if (!(error instanceof ApiError) || !error.ambiguous) return { outcome: 'failed', status: error instanceof ApiError ? error.status : null, reason: reasonOf(error) };
+      if (!(error instanceof ApiError) || !error.ambiguous) return { outcome: 'failed', status: error instanceof ApiError ? error.status : null, reason: messageOf(error) };
       if (!api.canRead) {
         const why = isReplaceOnly(ops) ? `no answer after ${context.maxReconciles} sends` : 'the patch adds or removes members, so it was not resent';
-        return { outcome: 'unknown', status: null, reason: `${reasonOf(error)}; ${why} (configure api.read to settle it)` };
+        return { outcome: 'unknown', status: null, reason: `${messageOf(error)}; ${why} (configure api.read to settle it)` };
       }
-      if (reconciles >= context.maxReconciles) return { outcome: 'unknown', status: null, reason: `${reasonOf(error)} (gave up after ${reconciles} re-reads)` };
+      if (reconciles >= context.maxReconciles) return { outcome: 'unknown', status: null, reason: `${messageOf(error)} (gave up after ${reconciles} re-reads)` };
       reconcile = true;
       continue;
     }
@@ -118,9 +105,15 @@ export async function applyContract(work: ContractWork, context: ContractContext
  */
 async function recordOrUnknown(context: ContractContext, tenant: string, contractId: string, fields: ContractFields, reconciled: boolean): Promise<ContractOutcome> {
   try {
-    await record(context, tenant, contractId, fields);
+    await context.store.writeContract(tenant, {
+      contractId,
+      fields,
+      fingerprint: fingerprint(fields),
+      appliedAt: new Date(context.now()).toISOString(),
+      commit: context.commit,
+    });
   } catch (error) {
-    return { outcome: 'unknown', status: null, reason: `applied, but the state store could not record it: ${reasonOf(error)}` };
+    return { outcome: 'unknown', status: null, reason: `applied, but the state store could not record it: ${messageOf(error)}` };
   }
   return { outcome: 'applied', reconciled };
 }

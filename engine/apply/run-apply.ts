@@ -15,6 +15,7 @@ import { createPlan } from '../plan/create-plan.ts';
 import type { PlanContract, PlanDocument, PlanSource } from '../plan/types.ts';
 import type { KnownContract, KnownContracts, PendingContract, StateStore, TenantLock } from '../state/types.ts';
 import { applyContract, type ContractOutcome } from './apply-contract.ts';
+import { messageOf, statusOf } from './failure.ts';
 import { retryBudget } from './retry-policy.ts';
 import { RUN_REPORT_VERSION, summarise, type ContractResult, type RunReport, type TenantReport } from './run-report.ts';
 import { TenantLane } from './tenant-lane.ts';
@@ -75,15 +76,6 @@ interface PreparedTenant {
   readonly lastAppliedCommit: string | null;
   /** A problem of the whole tenant: nothing is sent for it. */
   readonly error?: string;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function statusOf(error: unknown): number | null {
-  const status = (error as { status?: unknown } | null)?.status;
-  return typeof status === 'number' ? status : null;
 }
 
 /** Contracts whose earlier patch may have landed unrecorded: the next run must not trust the state store for them. */
