@@ -9,7 +9,7 @@ import { systemClock } from '../clock.ts';
 import { renderPlanText } from '../plan/render-text.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { createEngineSetup } from './engine-setup.ts';
-import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { createProgress } from './progress.ts';
 import { openStateStore } from './state-store.ts';
 
@@ -98,7 +98,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   );
   progress.finish();
 
-  io.stdout.write(renderPlanText(plan, { color: io.stdout.isTTY === true && !io.env.NO_COLOR }));
+  io.stdout.write(renderPlanText(plan, { color: wantsColor(io) }));
   io.stdout.write(`\n${renderRunSummary(report)}`);
   if (values.report !== undefined) await writeFile(path.resolve(io.cwd, values.report), `${JSON.stringify(report, null, 2)}\n`);
   const failed = report.summary.failed > 0 || report.tenants.some((tenant) => tenant.error !== undefined);

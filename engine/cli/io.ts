@@ -23,3 +23,8 @@ export function parseFormat<F extends string>(value: string | undefined, allowed
   if ((allowed as readonly string[]).includes(value)) return value as F;
   throw new UsageError(`--format must be one of ${allowed.join(', ')}; got "${value}"`);
 }
+
+/** Colour on stdout: only on a terminal, and NO_COLOR (https://no-color.org) with any non-empty value turns it off. */
+export function wantsColor(io: CliIo): boolean {
+  return io.stdout.isTTY === true && !io.env.NO_COLOR;
+}

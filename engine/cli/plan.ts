@@ -11,7 +11,7 @@ import { StateFormatError } from '../state/file-format.ts';
 import { readKnownState } from '../state/memory-store.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { openStateStore } from './state-store.ts';
-import { EXIT, parseFormat, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, parseFormat, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { renderPlanAnnotations } from './plan-github.ts';
 
 export const PLAN_HELP = `Usage: contract-sync plan [--config FILE] [--repo DIR] [--ref REF] [--base REF] [--tenant T]...
@@ -63,11 +63,6 @@ does not have: nothing is written), 2 changes present (with --detailed-exitcode)
 
 type PlanFormat = 'text' | 'markdown' | 'json' | 'github';
 const PLAN_FORMATS: readonly PlanFormat[] = ['text', 'markdown', 'json', 'github'];
-
-/** NO_COLOR (https://no-color.org): any non-empty value turns colour off. */
-function wantsColor(io: CliIo): boolean {
-  return io.stdout.isTTY === true && !io.env.NO_COLOR;
-}
 
 function render(plan: PlanDocument, format: PlanFormat, io: CliIo): string {
   switch (format) {
