@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClientOptions } from '../../engine/api/client.ts';
 import { ApiError } from '../../engine/api/errors.ts';
 import type { Op } from '../../engine/model/types.ts';
+import { rejection } from './helpers.ts';
 
 const TOKEN = 'eyJhbGciOiJFUzI1NiJ9.token-of-acme.signature';
 const OPS: readonly Op[] = [{ op: 'Replace', path: '/Contract/Name', value: 'Cleaning' }];
@@ -27,15 +28,6 @@ function fakeFetch(answer: (request: Request, signal: AbortSignal | undefined) =
 
 function options(fetchStandIn: typeof fetch, extra: Partial<ApiClientOptions> = {}): ApiClientOptions {
   return { baseUrl: 'https://cms.test', readPath: '/contract/{id}', timeoutMs: 5000, userAgent: 'contract-sync/test', correlationId: 'run-1', fetch: fetchStandIn, ...extra };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ApiError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(ApiError);
-  return error as ApiError;
 }
 
 /** A fetch failing the way undici does when the connection fails: TypeError('fetch failed') with the socket error as its cause. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkPatchResponse, checkReadResponse, patchRequest, readRequest, type ApiClientOptions } from '../../engine/api/client.ts';
-import { ApiError } from '../../engine/api/errors.ts';
 import { Redactor } from '../../engine/log/logger.ts';
+import { rejection } from './helpers.ts';
 
 const TOKEN = 'eyJhbGciOiJFUzI1NiJ9.token-of-acme.signature';
 const SECRET = 'client-secret-of-acme-0815';
@@ -18,16 +18,6 @@ function patch(): Request {
 
 function read(): Request {
   return readRequest(options(), 'C-1', TOKEN);
-}
-
-/** The ApiError `promise` rejects with; fails the test if it resolves or rejects with something else. */
-async function rejection(promise: Promise<unknown>): Promise<ApiError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(ApiError);
-  return error as ApiError;
 }
 
 describe('checkPatchResponse: success', () => {
