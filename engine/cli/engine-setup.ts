@@ -10,7 +10,7 @@ import type { Config } from '../config/types.ts';
 import { createLogger, Redactor, type Logger } from '../log/logger.ts';
 import type { CliIo } from './io.ts';
 
-export const USER_AGENT = `contract-sync/${packageJson.version}`;
+const USER_AGENT = `contract-sync/${packageJson.version}`;
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 type LogLevel = (typeof LOG_LEVELS)[number];
@@ -25,7 +25,7 @@ export interface EngineSetup {
 }
 
 /** Structured logs go to stderr; CONTRACT_SYNC_LOG_LEVEL picks the level (default info). */
-export function createRunLogger(io: CliIo, redactor: Redactor, runId: string): Logger {
+function createRunLogger(io: CliIo, redactor: Redactor, runId: string): Logger {
   const wanted = io.env.CONTRACT_SYNC_LOG_LEVEL;
   const level: LogLevel = (LOG_LEVELS as readonly string[]).includes(wanted ?? '') ? (wanted as LogLevel) : 'info';
   return createLogger({ redactor, destination: io.stderr, level, base: { runId } });
