@@ -3,6 +3,7 @@
  * waiting, this decides.
  */
 import type { ApiError } from '../api/errors.ts';
+import { backoffDelayMs } from '../backoff.ts';
 
 export interface RetryBudget {
   /** `retry.maxAttempts`: sends of one request that failed with a 5xx, reset or timeout. */
@@ -43,9 +44,9 @@ export function retryBudget(maxAttempts: number): RetryBudget {
   return { maxAttempts, maxThrottles: maxAttempts * THROTTLE_FACTOR };
 }
 
-/** "Full jitter" (AWS Architecture Blog, Exponential Backoff and Jitter): uniform in [0, min(cap, base * 2^n)). */
+/** The wait after `failures` failed sends: full jitter in [0, min(cap, base * 2^(failures-1))). */
 export function backoffDelay(failures: number, random: () => number): number {
-  return Math.floor(random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, failures - 1)));
+  return backoffDelayMs(Math.max(0, failures - 1), { baseDelayMs: BACKOFF_BASE_MS, maxDelayMs: BACKOFF_CAP_MS, random });
 }
 
 /**
