@@ -11,3 +11,4 @@ export {
 } from './read-files.ts';
 export type { ContractSet, DesiredContract, DesiredFile, DesiredStateResult } from './types.ts';
 export { validateDesiredState } from './validate.ts';
+export { MAX_FLOW_WIDTH, renderDesiredFile, type RenderedFile, type RenderFileInput, type RenderNote } from './render-file.ts';
