@@ -1,8 +1,10 @@
 /** The CLI entry point: the only place that reads process.* and sets the exit code. */
 import packageJson from '../../package.json' with { type: 'json' };
 import { applyCommand } from './apply.ts';
+import { driftCommand } from './drift.ts';
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 import { emulatorCommand } from './emulator.ts';
+import { importCommand } from './import.ts';
 import { planCommand } from './plan.ts';
 import { validateCommand } from './validate.ts';
 
@@ -12,6 +14,8 @@ const COMMANDS: Readonly<Record<string, { summary: string; run: Command }>> = {
   validate: { summary: 'check the config and desired-state files (no network)', run: validateCommand },
   plan: { summary: 'show the ops that would make the service match the desired state (no network)', run: planCommand },
   apply: { summary: 'plan, then send the ops to the service and record what was applied', run: applyCommand },
+  drift: { summary: 'read every managed contract live and report (or --fix) what differs from git', run: driftCommand },
+  import: { summary: 'write a desired-state file from live contracts, to bring them under management', run: importCommand },
   emulator: { summary: 'serve a reference CMS and identity provider for tests and demos', run: emulatorCommand },
 };
 

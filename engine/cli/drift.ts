@@ -1,0 +1,137 @@
+/** `contract-sync drift`: read every managed contract live, report what differs from git and why, and with --fix correct it. */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { renderRunSummary } from '../apply/run-report.ts';
+import { runApply } from '../apply/run-apply.ts';
+import type { Scope } from '../auth/index.ts';
+import { systemClock } from '../clock.ts';
+import { createDriftReport, driftFailed, driftRemains } from '../drift/create-report.ts';
+import { renderDriftJson } from '../drift/render-json.ts';
+import { renderDriftMarkdown } from '../drift/render-markdown.ts';
+import { renderDriftText } from '../drift/render-text.ts';
+import type { KnownContracts } from '../state/types.ts';
+import { loadRunInputOrReport } from './desired-input.ts';
+import { createEngineSetup } from './engine-setup.ts';
+import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { createProgress } from './progress.ts';
+import { openStateStore } from './state-store.ts';
+
+export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--fix]
+                           [--format text|markdown|json] [--detailed-exitcode] [--lock-timeout SECONDS] [--report FILE]
+
+Reads every managed contract (every contract of the desired state) live, compares it with the
+desired state, and reports each drifted field or collection member with its cause, judged against
+the state store's record of the last apply:
+  changed outside git   the live value differs from the last applied one (someone edited the service)
+  not yet applied       the live value is the last applied one; the desired state changed since
+  never applied         the state store has no record of the contract
+With --fix, the corrections go through the same rate-controlled queue as apply: each tenant is
+locked and read again, so what is fixed is what is live at that moment.
+
+Options:
+  --config FILE          engine config (default: DIR/contract-sync.yaml); needs api.read
+  --repo DIR             repository holding the desired-state files (default: .)
+  --ref REF              read the desired state (and, without --config, the config) at this git ref
+  --tenant T             check only tenant T (repeatable; default: every tenant)
+  --fix                  send the corrections and record them in the state store
+  --format F             text (default), markdown (for an issue or a job summary) or json
+  --detailed-exitcode    exit 2 when drift remains (found and not fixed)
+  --lock-timeout S       with --fix: wait up to S seconds for another run's lock on a tenant (default: 60)
+  --report FILE          also write the JSON drift report to FILE
+
+Credentials: each tenant's client secret, from the env variable or file the config names.
+Scopes asked for: core:read, plus core:write with --fix.
+Logs: JSON lines on stderr (CONTRACT_SYNC_LOG_LEVEL=debug|info|warn|error|silent).
+
+Exit codes: 0 no drift, or all of it fixed (without --detailed-exitcode: also drift found);
+1 any error (config, credentials, a contract that could not be read, a fix that failed);
+2 with --detailed-exitcode: drift found and not fixed.
+`;
+
+const FORMATS = ['text', 'markdown', 'json'] as const;
+
+const DEFAULT_LOCK_TIMEOUT_SECONDS = 60;
+
+function parseLockTimeout(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_LOCK_TIMEOUT_SECONDS * 1000;
+  if (!/^\d+(\.\d+)?$/.test(value)) throw new UsageError(`--lock-timeout must be a number of seconds; got "${value}"`);
+  return Number(value) * 1000;
+}
+
+export async function driftCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    options: {
+      config: { type: 'string' },
+      repo: { type: 'string', default: '.' },
+      ref: { type: 'string' },
+      tenant: { type: 'string', multiple: true },
+      fix: { type: 'boolean', default: false },
+      format: { type: 'string' },
+      'detailed-exitcode': { type: 'boolean', default: false },
+      'lock-timeout': { type: 'string' },
+      report: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (values.help) {
+    io.stdout.write(DRIFT_HELP);
+    return EXIT.ok;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const format = parseFormat(values.format, FORMATS, 'text');
+  const lockTimeoutMs = parseLockTimeout(values['lock-timeout']);
+  const fix = values.fix;
+
+  const outcome = fix ? 'nothing read or fixed' : 'nothing read';
+  const input = await loadRunInputOrReport(io, 'drift', { repo: values.repo, config: values.config, ref: values.ref, tenants: values.tenant }, outcome);
+  if (typeof input === 'number') return input;
+  const { repoDir, config, contractSets, source } = input;
+  if (config.api.read === undefined) {
+    io.stderr.write(
+      'contract-sync drift: drift detection reads each managed contract live and compares it with git, so it needs reads; ' +
+        'configure api.read in the engine config (e.g. read: { path: "/contract/{id}" }). Nothing was sent.\n',
+    );
+    return EXIT.error;
+  }
+
+  const store = openStateStore(config, repoDir);
+  if (typeof store === 'string') {
+    io.stderr.write(`contract-sync drift: ${store}\n`);
+    return EXIT.error;
+  }
+  // Read before the run: with --fix the run rewrites these records, and the cause of a drift is
+  // judged against what was applied before it. (A concurrent apply between this read and the
+  // fix's lock can only make a cause stale, never what is sent: the fix re-reads under the lock.)
+  const tenantNames = [...new Set(contractSets.map((set) => set.tenant))];
+  const lastApplied = new Map<string, KnownContracts>();
+  for (const tenant of tenantNames) lastApplied.set(tenant, await store.readTenant(tenant));
+
+  const scopes: Scope[] = fix ? ['core:read', 'core:write'] : ['core:read'];
+  const engine = createEngineSetup(io, config, scopes);
+  const clock = io.now ? { ...systemClock, now: () => io.now!().getTime() } : systemClock;
+  const progress = createProgress({ stream: io.stderr, logger: engine.logger, now: clock.now });
+
+  // One run: without --fix a dry run (reads only, no lock, nothing written); with it the same
+  // plan is sent, so the drift reported is exactly what was corrected.
+  const { plan, report: run } = await runApply(
+    { config, contractSets, source, refresh: true, dryRun: !fix, lockTimeoutMs, runId: engine.runId },
+    { store, tokens: engine.tokens, api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
+  );
+  progress.finish();
+
+  const drift = createDriftReport({ plan, run, lastApplied, fix });
+  if (format === 'json') io.stdout.write(renderDriftJson(drift));
+  else if (format === 'markdown') io.stdout.write(renderDriftMarkdown(drift));
+  else io.stdout.write(renderDriftText(drift, { color: wantsColor(io) }));
+  // The run summary says what the fix sent; markdown and json carry the same per contract, and json stays one document.
+  if (fix && format === 'text') io.stdout.write(`\n${renderRunSummary(run)}`);
+  if (values.report !== undefined) await writeFile(path.resolve(io.cwd, values.report), renderDriftJson(drift));
+
+  if (driftFailed(drift)) return EXIT.error;
+  if (values['detailed-exitcode'] && driftRemains(drift)) return EXIT.changes;
+  return EXIT.ok;
+}

@@ -1,0 +1,90 @@
+/**
+ * Why a contract drifted: each live-vs-desired change of a plan made from a live read, judged
+ * against the contract's last applied record (DESIGN.md section 5, `drift`). Pure.
+ *
+ * The rule: live differs from the last applied value -> changed outside git; live equals it (so
+ * desired is what moved) -> not yet applied; no record -> never applied. When both moved, live
+ * and git, the change is "changed outside git": fixing it overwrites someone's edit on the
+ * service, which is the thing a reader must not miss.
+ */
+import { getField, isCollectionField, type CollectionFieldSpec, type FieldName, type FieldSpec } from '../model/fields.ts';
+import { describeIdentity, memberIdentity, normaliseNumber } from '../model/normalise.ts';
+import type { ContractFields } from '../model/types.ts';
+import { diffContract } from '../plan/diff.ts';
+import type { PlanChange } from '../plan/types.ts';
+import type { DriftCause, DriftItem } from './types.ts';
+
+function isAbsent(value: unknown): boolean {
+  return value === undefined || value === null;
+}
+
+function isObject(value: unknown): value is Readonly<Record<string, unknown>> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Equal scalars in the planner's own normal form (numbers, instants, durations), so that drift and plan never disagree. */
+function scalarsEqual(field: FieldName, a: unknown, b: unknown): boolean {
+  if (isAbsent(a) || isAbsent(b)) return isAbsent(a) && isAbsent(b);
+  return diffContract({ [field]: a } as ContractFields, { [field]: b } as ContractFields).length === 0;
+}
+
+function leafEqual(a: unknown, b: unknown): boolean {
+  if (typeof a === 'number' && typeof b === 'number') return normaliseNumber(a) === normaliseNumber(b);
+  return (a ?? null) === (b ?? null);
+}
+
+/**
+ * True when `a` and `b` agree on every value `shape` (the desired member) writes: those are the
+ * values the drift is about; keys the desired member leaves out are unmanaged (section 3.3).
+ */
+function equalWhereWritten(a: unknown, b: unknown, shape: unknown): boolean {
+  if (!isObject(shape)) return leafEqual(a, b);
+  const aMap = isObject(a) ? a : {};
+  const bMap = isObject(b) ? b : {};
+  for (const [key, value] of Object.entries(shape)) {
+    if (value !== undefined && !equalWhereWritten(aMap[key], bMap[key], value)) return false;
+  }
+  return true;
+}
+
+function findMember(field: CollectionFieldSpec, members: unknown, identity: string): unknown {
+  if (!Array.isArray(members)) return undefined;
+  // With duplicate identities the first one counts, as in the diff and the op interpreter.
+  return members.find((member) => memberIdentity(field, member) === identity);
+}
+
+function memberCause(change: PlanChange, appliedMember: unknown): DriftCause {
+  // Add: the member is missing live. Was it there when we last applied?
+  if (change.before === null) return appliedMember === undefined ? 'not-yet-applied' : 'changed-outside-git';
+  // Remove: live has a member the desired state does not. Did we leave it there?
+  if (change.after === null) return appliedMember === undefined ? 'changed-outside-git' : 'not-yet-applied';
+  if (appliedMember === undefined) return 'changed-outside-git';
+  return equalWhereWritten(change.before, appliedMember, change.after) ? 'not-yet-applied' : 'changed-outside-git';
+}
+
+/**
+ * One change of a plan whose known state is a live read (`before` is live, `after` desired), with
+ * its cause. `lastApplied` is the contract's record in the state store; undefined when there is none.
+ */
+export function classifyChange(change: PlanChange, lastApplied: ContractFields | undefined): DriftItem {
+  // A plan's field names come from the field table.
+  const field = getField(change.field) as FieldSpec;
+  const applied = lastApplied as Readonly<Record<string, unknown>> | undefined;
+  if (!isCollectionField(field)) {
+    const appliedValue = applied?.[change.field] ?? null;
+    const cause: DriftCause =
+      applied === undefined ? 'never-applied' : scalarsEqual(change.field, change.before, appliedValue) ? 'not-yet-applied' : 'changed-outside-git';
+    return { field: change.field, live: change.before, desired: change.after, lastApplied: appliedValue, cause };
+  }
+  const member = change.after ?? change.before;
+  const appliedMember = findMember(field, applied?.[change.field], memberIdentity(field, member));
+  const cause: DriftCause = applied === undefined ? 'never-applied' : memberCause(change, appliedMember);
+  return {
+    field: change.field,
+    member: describeIdentity(field, member),
+    live: change.before,
+    desired: change.after,
+    lastApplied: appliedMember ?? null,
+    cause,
+  };
+}

@@ -1,0 +1,64 @@
+/** What the text and markdown renderings of a drift report share: causes, values and the summary line. Pure. */
+import { getField, type FieldSpec } from '../model/fields.ts';
+import { formatValue, plural } from '../plan/render-common.ts';
+import type { DriftCause, DriftContract, DriftItem, DriftReport } from './types.ts';
+
+export const CAUSE_TEXT: Readonly<Record<DriftCause, string>> = {
+  'changed-outside-git': 'changed outside git',
+  'not-yet-applied': 'not yet applied',
+  'never-applied': 'never applied',
+};
+
+/** A side without a value: a member missing live, or one the desired state does not keep. */
+export const ABSENT = '(absent)';
+
+/** A duration without its null units (absent = null), as the plan shows it. */
+function formatDrifted(field: FieldSpec, value: unknown): string {
+  if (value === null || value === undefined) return ABSENT;
+  if (field.kind !== 'duration' || typeof value !== 'object') return formatValue(value);
+  return formatValue(Object.fromEntries(Object.entries(value).filter(([, unit]) => unit !== null)));
+}
+
+export interface DriftItemView {
+  /** `Name`, or for a member `Company (Id 12, RelationType "Supplier")`. */
+  readonly label: string;
+  readonly live: string;
+  readonly desired: string;
+  readonly cause: string;
+}
+
+export function viewDriftItem(item: DriftItem): DriftItemView {
+  const field = getField(item.field) as FieldSpec;
+  return {
+    label: item.member === undefined ? item.field : `${item.field} (${item.member})`,
+    live: formatDrifted(field, item.live),
+    desired: formatDrifted(field, item.desired),
+    cause: CAUSE_TEXT[item.cause],
+  };
+}
+
+/** `fixed`, or why not, e.g. `not fixed (409): ...`. */
+export function fixText(contract: DriftContract): string | undefined {
+  const { fix } = contract;
+  if (fix === undefined) return undefined;
+  if (fix.outcome === 'applied') return 'fixed';
+  const status = fix.status === null ? fix.outcome : String(fix.status);
+  return `not fixed (${status})${fix.reason === undefined ? '' : `: ${fix.reason}`}`;
+}
+
+/**
+ * The one-line verdict, e.g. `2 contracts drifted (3 differences): 2 changed outside git, 1 not
+ * yet applied.` or `No drift: all 4 contracts match the desired state.`
+ */
+export function driftSummaryLine(report: DriftReport): string {
+  const { summary } = report;
+  if (summary.drifted === 0) {
+    if (summary.errors === 0) return `No drift: ${summary.contracts === 1 ? 'the contract matches' : `all ${summary.contracts} contracts match`} the desired state.`;
+    return `No drift found, but ${plural(summary.errors, 'error')} kept contracts from being checked (listed under "Not checked").`;
+  }
+  const errors = summary.errors === 0 ? '' : ` ${plural(summary.errors, 'error')} (listed under "Not checked").`;
+  const never = summary.neverApplied > 0 ? `, ${summary.neverApplied} never applied` : '';
+  const drifted = `${plural(summary.drifted, 'contract')} drifted (${plural(summary.changes, 'difference')})`;
+  const fixed = summary.fixed === undefined ? '' : ` Fixed ${summary.fixed} of ${summary.drifted}.`;
+  return `${drifted}: ${summary.changedOutsideGit} changed outside git, ${summary.notYetApplied} not yet applied${never}.${fixed}${errors}`;
+}

@@ -1,0 +1,119 @@
+/**
+ * The drift report as markdown, for a scheduled job's issue or step summary: the verdict, a table
+ * per tenant, then each drifted contract with a table of its fields (live, desired, cause), then
+ * the contracts that could not be checked. Never longer than `maxLength` characters: what does
+ * not fit is counted in a closing note (GitHub refuses bodies over 65,536 characters). Pure.
+ */
+import { plural } from '../plan/render-common.ts';
+import { ABSENT, driftSummaryLine, fixText, viewDriftItem } from './render-common.ts';
+import type { DriftContract, DriftReport } from './types.ts';
+
+export const DRIFT_MARKDOWN_MAX_LENGTH = 60_000;
+
+export interface DriftMarkdownOptions {
+  /** Upper bound on the output length in characters; default 60,000. */
+  readonly maxLength?: number;
+}
+
+// Room kept for the error list's note and the truncation note; both are bounded.
+const RESERVE = 800;
+
+function escapeHtml(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
+}
+
+/** Inline text and table cells: characters that would end a cell or start markup. */
+function escapeInline(text: string): string {
+  return escapeHtml(text).replace(/([\\`*_[\]|#~])/g, '\\$1');
+}
+
+/** A value in a table cell: HTML code, where backticks are plain and a pipe cannot end the cell. (A string value is quoted, so never ABSENT.) */
+function codeCell(text: string): string {
+  if (text === ABSENT) return '*absent*';
+  return `<code>${escapeHtml(text).replaceAll('|', '&#124;')}</code>`;
+}
+
+function contractBlock(tenant: string, contract: DriftContract): string {
+  const fix = fixText(contract);
+  const title =
+    `**\`${contract.id}\`** · ${escapeInline(tenant)} · ${escapeInline(`${contract.file}:${contract.line}`)} · ` +
+    `${plural(contract.ops.length, 'op')} to fix${fix === undefined ? '' : ` · ${escapeInline(fix)}`}`;
+  const rows = contract.drift.map((item) => {
+    const view = viewDriftItem(item);
+    return `| ${escapeInline(view.label)} | ${codeCell(view.live)} | ${codeCell(view.desired)} | ${view.cause} |`;
+  });
+  return `${title}\n\n| Field | Live | Desired | Cause |\n|---|---|---|---|\n${rows.join('\n')}\n\n`;
+}
+
+function summaryTable(report: DriftReport): string {
+  if (report.tenants.length === 0) return '';
+  const rows = report.tenants.map((tenant) => {
+    let outside = 0;
+    let notYet = 0;
+    let never = 0;
+    for (const item of tenant.contracts.flatMap((contract) => contract.drift)) {
+      if (item.cause === 'changed-outside-git') outside += 1;
+      else if (item.cause === 'not-yet-applied') notYet += 1;
+      else never += 1;
+    }
+    const errors = tenant.errors.length + (tenant.error === undefined ? 0 : 1);
+    return `| ${escapeInline(tenant.tenant)} | ${tenant.managed} | ${tenant.contracts.length} | ${outside} | ${notYet} | ${never} | ${errors} |`;
+  });
+  return (
+    '| Tenant | Contracts | Drifted | Changed outside git | Not yet applied | Never applied | Errors |\n' +
+    `|---|--:|--:|--:|--:|--:|--:|\n${rows.join('\n')}\n\n`
+  );
+}
+
+export function renderDriftMarkdown(report: DriftReport, options: DriftMarkdownOptions = {}): string {
+  const maxLength = options.maxLength ?? DRIFT_MARKDOWN_MAX_LENGTH;
+  if (!Number.isInteger(maxLength) || maxLength < 2 * RESERVE) {
+    throw new TypeError(`options.maxLength: expected an integer >= ${2 * RESERVE}, got ${String(maxLength)}`);
+  }
+  let out = `### contract-sync drift${report.fix ? ' --fix' : ''}\n\n**${escapeInline(driftSummaryLine(report))}**\n\n`;
+  // The table grows with the tenant count only; a fleet too large for it is summarised by the verdict.
+  const table = summaryTable(report);
+  if (out.length + table.length + RESERVE < maxLength) out += table;
+
+  let omitted = 0;
+  for (const tenant of report.tenants) {
+    for (const contract of tenant.contracts) {
+      const block = contractBlock(tenant.tenant, contract);
+      if (omitted > 0 || out.length + block.length + RESERVE > maxLength) {
+        omitted += 1;
+        continue;
+      }
+      out += block;
+    }
+  }
+
+  const problems = report.tenants.flatMap((tenant) => [
+    ...(tenant.error === undefined ? [] : [`- ${escapeInline(tenant.tenant)}: not checked: ${escapeInline(tenant.error)}\n`]),
+    ...tenant.errors.map(
+      (error) =>
+        `- **\`${error.id}\`** · ${escapeInline(tenant.tenant)} · ${escapeInline(`${error.file}:${error.line}`)} · ` +
+        `${error.status ?? 'no answer'}: ${escapeInline(error.reason)}\n`,
+    ),
+  ]);
+  let omittedErrors = 0;
+  if (problems.length > 0) {
+    out += '#### Not checked\n\n';
+    for (const line of problems) {
+      if (omittedErrors > 0 || out.length + line.length + RESERVE > maxLength) {
+        omittedErrors += 1;
+        continue;
+      }
+      out += line;
+    }
+    out += '\n';
+  }
+  const notes: string[] = [];
+  if (omitted > 0) notes.push(plural(omitted, 'drifted contract'));
+  if (omittedErrors > 0) notes.push(plural(omittedErrors, 'error'));
+  if (notes.length > 0) {
+    out +=
+      `> [!WARNING]\n> Shortened to stay under ${maxLength.toLocaleString('en-US')} characters: ${notes.join(' and ')} not shown. ` +
+      'The full report is in the job log and in `--format json` (or `--report FILE`).\n';
+  }
+  return out;
+}

@@ -1,0 +1,47 @@
+/** The drift report for a terminal or a job log: per tenant and contract, each drifted field with its cause. Pure. */
+import { plural } from '../plan/render-common.ts';
+import { driftSummaryLine, fixText, viewDriftItem } from './render-common.ts';
+import type { DriftReport } from './types.ts';
+
+export interface DriftTextOptions {
+  readonly color?: boolean;
+}
+
+type Style = 'red' | 'yellow' | 'green' | 'bold' | 'dim';
+
+const SGR: Readonly<Record<Style, string>> = { red: '31', yellow: '33', green: '32', bold: '1', dim: '2' };
+
+export function renderDriftText(report: DriftReport, options: DriftTextOptions = {}): string {
+  function paint(style: Style, text: string): string {
+    return options.color ? `\u001b[${SGR[style]}m${text}\u001b[0m` : text;
+  }
+
+  const lines: string[] = [];
+  for (const tenant of report.tenants) {
+    const name = paint('bold', `tenant ${tenant.tenant}`);
+    if (tenant.error !== undefined) lines.push(`${name}: ${paint('red', `not checked: ${tenant.error}`)}`);
+    else if (tenant.contracts.length === 0) lines.push(`${name}: no drift (${plural(tenant.managed, 'contract')})`);
+    else lines.push(`${name}: ${tenant.contracts.length} of ${plural(tenant.managed, 'contract')} drifted`);
+    for (const contract of tenant.contracts) {
+      const fix = fixText(contract);
+      const outcome = fix === undefined ? '' : `  ${paint(contract.fix?.outcome === 'applied' ? 'green' : 'red', `[${fix}]`)}`;
+      lines.push(`  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${contract.file}:${contract.line}  ${paint('dim', `(${plural(contract.ops.length, 'op')} to fix)`)}${outcome}`);
+      for (const item of contract.drift) {
+        const view = viewDriftItem(item);
+        const style: Style = item.cause === 'changed-outside-git' ? 'red' : 'yellow';
+        lines.push(`      ${view.label}: ${view.live} -> ${view.desired}  ${paint(style, `(${view.cause})`)}`);
+      }
+    }
+    lines.push('');
+  }
+  const errors = report.tenants.flatMap((tenant) => tenant.errors.map((error) => ({ tenant: tenant.tenant, error })));
+  if (errors.length > 0) {
+    lines.push(paint('red', 'Not checked:'));
+    for (const { tenant, error } of errors) {
+      lines.push(`  ${tenant} ${error.id} (${error.file}:${error.line}) ${error.status ?? 'no answer'}: ${error.reason}`);
+    }
+    lines.push('');
+  }
+  lines.push(paint('bold', driftSummaryLine(report)));
+  return `${lines.join('\n')}\n`;
+}
