@@ -1,0 +1,87 @@
+/**
+ * Incremental apply, the pure part: what a tenant's run must look at when it already applied an
+ * earlier commit. A run since commit L plans only the contracts of the desired-state files that
+ * changed since L, plus the files of the contracts L's run did not finish. Everything else is, by
+ * the state store's own record, already applied as git says; the `drift` command is what looks
+ * at the service itself.
+ */
+import type { Config } from '../config/types.ts';
+import type { ContractSet } from '../desired/types.ts';
+import { fingerprint } from '../plan/fingerprint.ts';
+import type { TenantRunRecord } from '../state/types.ts';
+
+/**
+ * The settings that change a tenant's plan without changing a desired-state file: which files are
+ * read, which of them may name the tenant, how collections are compared. A run records it; a later
+ * run with another value plans every contract again.
+ */
+export function planningFingerprint(config: Pick<Config, 'desired' | 'tenants' | 'collections'>, tenant: string): string {
+  return fingerprint({
+    desired: config.desired.paths,
+    tenantPaths: config.tenants[tenant]?.paths ?? null,
+    collections: config.collections,
+  });
+}
+
+/** What one tenant's run plans: everything, or the contracts of some files. */
+export type TenantScope =
+  | { readonly tenant: string; readonly kind: 'full'; readonly reason: string }
+  | {
+      readonly kind: 'incremental';
+      readonly tenant: string;
+      /** The tenant's last applied commit. */
+      readonly since: string;
+      /** Desired-state files to plan: `changed` plus those of pending contracts. */
+      readonly files: ReadonlySet<string>;
+      /** Desired-state files changed since `since`, for the summary line. */
+      readonly changed: number;
+      /** Contracts the last run did not finish. */
+      readonly pending: number;
+    };
+
+/** What the git adapter found out about a tenant's last applied commit, relative to the head. */
+export type SinceCommit =
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'not-ancestor' }
+  | { readonly kind: 'ancestor'; readonly changedFiles: readonly string[] };
+
+/**
+ * The first question: can the run record be trusted as a starting point at all? Returns a full
+ * scope when it cannot, otherwise the commit to compare with.
+ */
+export function startingPoint(tenant: string, record: TenantRunRecord | undefined, planning: string): TenantScope | { readonly kind: 'since'; readonly commit: string } {
+  if (record === undefined || record.lastAppliedCommit === null) return { tenant, kind: 'full', reason: 'no earlier run recorded a commit' };
+  if (record.planningFingerprint !== planning) {
+    return { tenant, kind: 'full', reason: 'the config changed how contracts are planned (desired paths, tenant paths or collection modes) since the last run' };
+  }
+  if (record.pending.some((entry) => entry.file === undefined)) return { tenant, kind: 'full', reason: 'a contract left pending by an earlier run has no recorded file' };
+  return { kind: 'since', commit: record.lastAppliedCommit };
+}
+
+/** The tenant's scope, once git has answered about its last applied commit. */
+export function tenantScope(tenant: string, record: TenantRunRecord, since: SinceCommit): TenantScope {
+  const commit = record.lastAppliedCommit!;
+  const short = commit.slice(0, 12);
+  if (since.kind === 'missing') {
+    return { tenant, kind: 'full', reason: `the last applied commit ${short} is not in this clone (fetch the history, e.g. actions/checkout with fetch-depth: 0, for incremental runs)` };
+  }
+  if (since.kind === 'not-ancestor') return { tenant, kind: 'full', reason: `the last applied commit ${short} is not an ancestor of this one (history rewritten, or an older commit)` };
+  const files = new Set(since.changedFiles);
+  for (const entry of record.pending) files.add(entry.file!);
+  return { tenant, kind: 'incremental', since: commit, files, changed: since.changedFiles.length, pending: record.pending.length };
+}
+
+/** The contract sets an incremental tenant plans: those of its scope's files. Full tenants keep every set. */
+export function narrowToScopes(contractSets: readonly ContractSet[], scopes: ReadonlyMap<string, TenantScope>): ContractSet[] {
+  return contractSets.filter((set) => {
+    const scope = scopes.get(set.tenant);
+    return scope?.kind !== 'incremental' || scope.files.has(set.file);
+  });
+}
+
+/** One line per tenant for the run's output: what was planned and why. */
+export function describeScope(scope: TenantScope): string {
+  if (scope.kind === 'full') return `${scope.tenant}: every contract planned (${scope.reason})`;
+  const pending = scope.pending === 0 ? '' : `, and ${scope.pending} contract(s) an earlier run did not finish`;
+  return `${scope.tenant}: incremental since ${scope.since.slice(0, 12)}: ${scope.changed} desired-state file(s) changed${pending}`;
+}
