@@ -12,11 +12,14 @@ import type { ContractSet } from '../desired/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ContractFields } from '../model/types.ts';
 import { createPlan } from '../plan/create-plan.ts';
-import type { PlanContract, PlanDocument, PlanSource } from '../plan/types.ts';
-import type { KnownContract, KnownContracts, PendingContract, StateStore, TenantLock } from '../state/types.ts';
+import type { PlanContract, PlanDocument, PlanSource, PlanTouched } from '../plan/types.ts';
+import type { KnownContract, KnownContracts, PendingContract, StateStore, TenantLock, TenantRunRecord } from '../state/types.ts';
 import { applyContract, type ContractOutcome } from './apply-contract.ts';
 import { messageOf, statusOf } from './failure.ts';
+import { planningFingerprint } from './incremental.ts';
+import { pendingAfterRun } from './pending-after-run.ts';
 import { retryBudget } from './retry-policy.ts';
+import { indexPlan, judgeReviewed } from './reviewed-plan.ts';
 import { RUN_REPORT_VERSION, summarise, type ContractResult, type RunReport, type TenantReport } from './run-report.ts';
 import { TenantLane } from './tenant-lane.ts';
 
@@ -32,6 +35,15 @@ export interface ApplyRunOptions {
   readonly lockTimeoutMs: number;
   /** Also the X-Correlation-Id of every request. */
   readonly runId: string;
+  /** With `source.base`: what the change since the base touched, marked in the plan. */
+  readonly touched?: PlanTouched;
+  /**
+   * A saved plan to apply (`apply PLAN.json`), planned from the same desired state and known state
+   * obtained the same way. Only its `update` contracts are sent, each only when planning it now
+   * gives its `knownFingerprint` and exactly its ops; the others are refused as `stale`. Contracts
+   * it does not change are not sent.
+   */
+  readonly reviewed?: PlanDocument;
 }
 
 export interface ApplyProgress {
@@ -72,11 +84,20 @@ interface PreparedTenant {
   /** Contracts that could not be read: not planned, reported as failed. */
   readonly unreadable: Map<string, ContractResult>;
   readonly uncertain: ReadonlyMap<string, string>;
-  /** From the tenant's run record, kept as it was until a run finishes. */
-  readonly lastAppliedCommit: string | null;
+  /** The tenant's run record as the previous run left it (not read in a dry run). */
+  readonly previousRun?: TenantRunRecord;
   /** A problem of the whole tenant: nothing is sent for it. */
   readonly error?: string;
 }
+
+/** What a tenant's run sends, and what it refuses, in plan order. */
+interface TenantWork {
+  readonly items: readonly WorkItem[];
+  readonly send: readonly PlanContract[];
+}
+
+/** A contract to send (from the fresh plan), or one of a saved plan refused as stale (as reviewed). */
+type WorkItem = { readonly contract: PlanContract; readonly stale?: undefined } | { readonly contract: PlanContract; readonly stale: string };
 
 /** Contracts whose earlier patch may have landed unrecorded: the next run must not trust the state store for them. */
 function uncertainContracts(pending: readonly PendingContract[] | undefined): Map<string, string> {
@@ -101,7 +122,9 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     desiredById.set(set.tenant, byId);
     for (const contract of set.contracts) byId.set(contract.id, { fields: contract.fields, file: set.file, line: contract.line });
   }
-  const tenantNames = [...desiredById.keys()].sort();
+  const reviewed = options.reviewed === undefined ? undefined : indexPlan(options.reviewed);
+  // A tenant of the saved plan with no desired state left still runs: its reviewed contracts are refused.
+  const tenantNames = [...new Set([...desiredById.keys(), ...(reviewed?.keys() ?? [])])].sort();
 
   async function prepare(tenant: string): Promise<PreparedTenant> {
     const lane = new TenantLane({ tenant, ...config.rate, budget, inFlight, tokens, clock, random: deps.random, logger });
@@ -111,13 +134,12 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       if (!dryRun) lock = await store.lock(tenant, { timeoutMs: options.lockTimeoutMs, owner: options.runId });
       const previousRun = dryRun ? undefined : await store.readRun(tenant);
       const uncertain = uncertainContracts(previousRun?.pending);
-      const lastAppliedCommit = previousRun?.lastAppliedCommit ?? null;
-      if (!refresh) return { tenant, lane, lock, known: await store.readTenant(tenant), unreadable, uncertain, lastAppliedCommit };
+      if (!refresh) return { tenant, lane, lock, known: await store.readTenant(tenant), unreadable, uncertain, previousRun };
       // The token is checked (tenant_id, scopes) before the first request is queued.
       await tokens.get(tenant);
       const known = new Map<string, KnownContract>();
       await Promise.all(
-        [...desiredById.get(tenant)!].map(async ([contractId, { file, line }]) => {
+        [...(desiredById.get(tenant) ?? [])].map(async ([contractId, { file, line }]) => {
           try {
             const { fields } = await lane.call({ kind: 'read', contractId, resendable: true }, (token) => api.read(contractId, token));
             known.set(contractId, { fields, from: 'live' });
@@ -127,11 +149,11 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
           }
         }),
       );
-      return { tenant, lane, lock, known, unreadable, uncertain, lastAppliedCommit };
+      return { tenant, lane, lock, known, unreadable, uncertain, previousRun };
     } catch (error) {
       logger.error({ tenant, code: (error as { code?: unknown }).code }, 'tenant not applied');
       await lock?.release();
-      return { tenant, lane, known: new Map(), unreadable, uncertain: new Map(), lastAppliedCommit: null, error: messageOf(error) };
+      return { tenant, lane, known: new Map(), unreadable, uncertain: new Map(), error: messageOf(error) };
     }
   }
 
@@ -143,24 +165,74 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       return unreadable.size === 0 ? set : { ...set, contracts: set.contracts.filter((contract) => !unreadable.has(contract.id)) };
     }),
     new Map(prepared.map((tenant) => [tenant.tenant, tenant.known])),
-    { createdAt: startedAt, source: options.source, collections: config.collections },
+    { createdAt: startedAt, source: options.source, collections: config.collections, ...(options.touched ? { touched: options.touched } : {}) },
   );
+  const plannedByTenant = new Map(plan.tenants.map((tenant) => [tenant.tenant, tenant.contracts]));
 
-  const total = dryRun ? 0 : plan.tenants.reduce((sum, tenant) => sum + tenant.contracts.filter((contract) => contract.action === 'update').length, 0);
+  function selectWork(tenant: PreparedTenant, contracts: readonly PlanContract[]): TenantWork {
+    if (reviewed === undefined) {
+      const send = contracts.filter((contract) => contract.action === 'update');
+      return { items: send.map((contract) => ({ contract })), send };
+    }
+    const fresh = new Map(contracts.map((contract) => [contract.id, contract]));
+    const items: WorkItem[] = [];
+    for (const contract of reviewed.get(tenant.tenant)?.values() ?? []) {
+      // Unreadable contracts are reported as failed reads already.
+      if (contract.action !== 'update' || tenant.unreadable.has(contract.id)) continue;
+      const verdict = judgeReviewed(contract, fresh.get(contract.id));
+      const uncertain = tenant.uncertain.get(contract.id);
+      if (verdict.kind === 'stale') items.push({ contract, stale: verdict.reason });
+      // applyContract would read such a contract and re-plan it before sending: other ops than the
+      // reviewed ones, computed from a state the reviewer never saw.
+      else if (uncertain !== undefined && api.canRead && contract.knownFrom !== 'live') {
+        items.push({ contract, stale: `stale plan: ${uncertain}, so the state store the plan was made from may be behind the service; run contract-sync plan --refresh again` });
+      } else items.push({ contract: verdict.contract });
+    }
+    for (const contract of contracts) {
+      if (contract.action === 'update' && reviewed.get(tenant.tenant)?.get(contract.id)?.action !== 'update') {
+        logger.warn({ tenant: tenant.tenant, contractId: contract.id }, 'contract changes that the saved plan does not: not sent');
+      }
+    }
+    return { items, send: items.flatMap((item) => (item.stale === undefined ? [item.contract] : [])) };
+  }
+
+  const work = new Map(prepared.map((tenant) => [tenant.tenant, selectWork(tenant, plannedByTenant.get(tenant.tenant) ?? [])]));
+  const total = dryRun ? 0 : [...work.values()].reduce((sum, tenant) => sum + tenant.send.length, 0);
   let done = 0;
 
-  async function execute(tenant: PreparedTenant, contracts: readonly PlanContract[]): Promise<Map<string, ContractOutcome>> {
+  /** The run record a finished tenant run leaves: its commit, and what is left to do. */
+  function finishedRecord(tenant: PreparedTenant, pending: readonly PendingContract[]): TenantRunRecord {
+    const { commit } = options.source;
+    const previous = tenant.previousRun;
+    // A run from a working tree outside git has no commit: the earlier one (and how it was planned) stays.
+    const planning = commit === null ? previous?.planningFingerprint : planningFingerprint(config, tenant.tenant);
+    return {
+      lastAppliedCommit: commit ?? previous?.lastAppliedCommit ?? null,
+      ...(planning === undefined ? {} : { planningFingerprint: planning }),
+      pending,
+      updatedAt: new Date(clock.now()).toISOString(),
+    };
+  }
+
+  async function execute(tenant: PreparedTenant, contracts: readonly PlanContract[], { items, send }: TenantWork): Promise<Map<string, ContractOutcome>> {
     const outcomes = new Map<string, ContractOutcome>();
-    const changed = contracts.filter((contract) => contract.action === 'update');
-    if (dryRun || changed.length === 0 || tenant.error !== undefined) return outcomes;
+    if (dryRun || tenant.error !== undefined) return outcomes;
+    const desired = desiredById.get(tenant.tenant) ?? new Map<string, DesiredContract>();
+    const previousPending = tenant.previousRun?.pending ?? [];
     const pendingSince = startedAt;
-    // Written before the first PATCH: if this run dies, the next one knows which contracts were in flight.
-    await store.writeRun(tenant.tenant, {
-      lastAppliedCommit: tenant.lastAppliedCommit,
-      pending: changed.map((contract) => ({ contractId: contract.id, outcome: 'interrupted', reason: `run ${options.runId}`, since: pendingSince })),
-      updatedAt: pendingSince,
-    });
-    const desired = desiredById.get(tenant.tenant)!;
+    if (send.length > 0) {
+      const sending = new Set(send.map((contract) => contract.id));
+      // Written before the first PATCH: if this run dies, the next one knows which contracts were in flight.
+      await store.writeRun(tenant.tenant, {
+        lastAppliedCommit: tenant.previousRun?.lastAppliedCommit ?? null,
+        ...(tenant.previousRun?.planningFingerprint === undefined ? {} : { planningFingerprint: tenant.previousRun.planningFingerprint }),
+        pending: [
+          ...send.map((contract): PendingContract => ({ contractId: contract.id, outcome: 'interrupted', reason: `run ${options.runId}`, since: pendingSince, file: contract.file })),
+          ...previousPending.filter((entry) => !sending.has(entry.contractId)),
+        ],
+        updatedAt: pendingSince,
+      });
+    }
     const context = {
       lane: tenant.lane,
       api,
@@ -171,7 +243,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       maxReconciles: config.retry.maxAttempts,
     };
     await Promise.all(
-      changed.map(async (contract) => {
+      send.map(async (contract) => {
         const outcome = await applyContract(
           {
             contractId: contract.id,
@@ -189,22 +261,24 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
         deps.onProgress?.({ tenant: tenant.tenant, contractId: contract.id, outcome: outcome.outcome, done, total });
       }),
     );
-    const pending: PendingContract[] = [];
-    for (const contract of changed) {
-      const outcome = outcomes.get(contract.id)!;
-      if (outcome.outcome !== 'applied') pending.push({ contractId: contract.id, outcome: outcome.outcome, reason: outcome.reason, since: pendingSince });
-    }
-    await store.writeRun(tenant.tenant, { lastAppliedCommit: options.source.commit ?? tenant.lastAppliedCommit, pending, updatedAt: new Date(clock.now()).toISOString() });
+    const notSent = new Map<string, { file: string; reason: string }>();
+    for (const failure of tenant.unreadable.values()) notSent.set(failure.contractId, { file: failure.file, reason: failure.reason ?? 'could not read the contract' });
+    for (const item of items) if (item.stale !== undefined) notSent.set(item.contract.id, { file: item.contract.file, reason: item.stale });
+    // Written even when nothing was sent: the commit advances, and contracts now settled leave `pending`.
+    const pending = pendingAfterRun({ since: pendingSince, previous: previousPending, planned: contracts, sent: outcomes, notSent });
+    await store.writeRun(tenant.tenant, finishedRecord(tenant, pending));
     return outcomes;
   }
 
-  async function runTenant(tenant: PreparedTenant, contracts: readonly PlanContract[]): Promise<TenantReport> {
+  async function runTenant(tenant: PreparedTenant): Promise<TenantReport> {
+    const contracts = plannedByTenant.get(tenant.tenant) ?? [];
+    const tenantWork = work.get(tenant.tenant)!;
     let outcomes = new Map<string, ContractOutcome>();
     let error = tenant.error;
     try {
-      // No PATCH is queued before the token has been checked; a tenant with no changes needs none.
-      if (!dryRun && error === undefined && contracts.some((contract) => contract.action === 'update')) await tokens.get(tenant.tenant);
-      outcomes = await execute(tenant, contracts);
+      // No PATCH is queued before the token has been checked; a tenant with nothing to send needs none.
+      if (!dryRun && error === undefined && tenantWork.send.length > 0) await tokens.get(tenant.tenant);
+      outcomes = await execute(tenant, contracts, tenantWork);
     } catch (failure) {
       error = messageOf(failure);
       logger.error({ tenant: tenant.tenant, code: (failure as { code?: unknown }).code }, 'tenant not applied');
@@ -214,12 +288,12 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     const failures: ContractResult[] = [...tenant.unreadable.values()];
     let applied = 0;
     let ops = 0;
-    for (const contract of contracts) {
-      if (contract.action !== 'update') continue;
+    for (const { contract, stale } of tenantWork.items) {
       ops += contract.ops.length;
       const outcome = outcomes.get(contract.id);
       const base = { contractId: contract.id, file: contract.file, line: contract.line, ops: contract.ops.length };
-      if (dryRun && error === undefined) applied += 1;
+      if (stale !== undefined) failures.push({ ...base, outcome: 'stale', status: null, reason: stale });
+      else if (dryRun && error === undefined) applied += 1;
       else if (outcome === undefined) failures.push({ ...base, outcome: 'skipped', status: null, reason: error === undefined ? 'not sent' : `not sent: tenant ${tenant.tenant} could not start` });
       else if (outcome.outcome === 'applied') applied += 1;
       else failures.push({ ...base, outcome: outcome.outcome, status: outcome.status, reason: outcome.reason });
@@ -228,7 +302,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     return {
       tenant: tenant.tenant,
       contracts: contracts.length + tenant.unreadable.size,
-      changed: contracts.filter((contract) => contract.action === 'update').length,
+      changed: tenantWork.items.length,
       applied,
       ops,
       requests,
@@ -239,7 +313,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     };
   }
 
-  const reports = await Promise.all(plan.tenants.map((planTenant) => runTenant(byTenant.get(planTenant.tenant)!, planTenant.contracts)));
+  const reports = await Promise.all(prepared.map(runTenant));
   const report: RunReport = {
     version: RUN_REPORT_VERSION,
     runId: options.runId,

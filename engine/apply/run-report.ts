@@ -3,7 +3,11 @@ import type { PlanSource } from '../plan/types.ts';
 
 export const RUN_REPORT_VERSION = 1;
 
-export type ContractResultOutcome = 'applied' | 'failed' | 'unknown' | 'skipped';
+/**
+ * `stale`: a contract of a saved plan (`apply PLAN.json`) that was not sent because planning it
+ * again no longer gives the reviewed ops from the reviewed known state.
+ */
+export type ContractResultOutcome = 'applied' | 'failed' | 'unknown' | 'skipped' | 'stale';
 
 export interface ContractResult {
   readonly contractId: string;
@@ -28,7 +32,7 @@ export interface TenantReport {
   readonly requests: number;
   readonly retries: number;
   readonly throttles: number;
-  /** Every contract that did not end applied (failed, unknown or skipped), in plan order. */
+  /** Every contract that did not end applied (failed, unknown, skipped or stale), in plan order. */
   readonly failures: readonly ContractResult[];
   /** A problem of the whole tenant (lock, token), when there was one. */
   readonly error?: string;
@@ -87,7 +91,8 @@ export function renderRunSummary(report: RunReport): string {
   if (failures.length > 0) {
     lines.push('', 'Failures:');
     for (const { tenant, failure } of failures) {
-      const status = failure.status === null ? failure.outcome : String(failure.status);
+      // A stale contract's reason starts with "stale plan:" already.
+      const status = failure.status !== null ? String(failure.status) : failure.outcome === 'stale' ? 'refused' : failure.outcome;
       lines.push(`  ${tenant} ${failure.contractId} (${failure.file}:${failure.line}) ${status}: ${failure.reason ?? failure.outcome}`);
     }
   }
@@ -96,9 +101,11 @@ export function renderRunSummary(report: RunReport): string {
     lines.push('', `${report.dryRun ? 'Dry run' : 'Apply'}: nothing to do; every contract already matches its desired state (${summary.requests} request(s)).`);
     return `${lines.join('\n')}\n`;
   }
+  const staleCount = failures.filter(({ failure }) => failure.outcome === 'stale').length;
+  const stale = staleCount > 0 ? ` (${staleCount} refused as stale: run contract-sync plan again)` : '';
   lines.push(
     '',
-    `${report.dryRun ? 'Dry run' : 'Apply'}: ${summary.applied} of ${summary.changed} contract(s) ${verb}, ${summary.ops} op(s), ${summary.requests} request(s), ${summary.retries} retr${summary.retries === 1 ? 'y' : 'ies'}, ${summary.failed} failed.`,
+    `${report.dryRun ? 'Dry run' : 'Apply'}: ${summary.applied} of ${summary.changed} contract(s) ${verb}, ${summary.ops} op(s), ${summary.requests} request(s), ${summary.retries} retr${summary.retries === 1 ? 'y' : 'ies'}, ${summary.failed} failed${stale}.`,
   );
   return `${lines.join('\n')}\n`;
 }

@@ -1,12 +1,20 @@
-/** `contract-sync apply`: plan, then send the ops, record each applied contract, report. */
-import { writeFile } from 'node:fs/promises';
+/** `contract-sync apply [PLAN.json]`: plan (or check a saved plan), then send the ops, record each applied contract, report. */
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { planReadLive } from '../apply/reviewed-plan.ts';
 import { renderRunSummary } from '../apply/run-report.ts';
 import { runApply } from '../apply/run-apply.ts';
 import type { Scope } from '../auth/index.ts';
 import { systemClock } from '../clock.ts';
+import { GitError } from '../git/errors.ts';
+import { fetchCommand } from '../git/fetch-hint.ts';
+import { checkAncestor } from '../git/is-ancestor.ts';
+import { openGitRepository } from '../git/repository.ts';
+import { isObjectId, isShallow, remoteNames, resolveCommit } from '../git/resolve-ref.ts';
+import { parsePlan, PlanFormatError } from '../plan/read-plan.ts';
 import { renderPlanText } from '../plan/render-text.ts';
+import type { PlanDocument } from '../plan/types.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { createEngineSetup } from './engine-setup.ts';
 import { EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
@@ -15,10 +23,22 @@ import { openStateStore } from './state-store.ts';
 
 export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--refresh | --no-refresh]
                            [--dry-run] [--lock-timeout SECONDS] [--report FILE]
+       contract-sync apply PLAN.json [--config FILE] [--repo DIR] [--dry-run] [--lock-timeout SECONDS] [--report FILE]
 
 Plans the desired state (the working tree, or git objects at --ref) against the known state, then sends each changed
 contract's ops as one PATCH through a rate-controlled queue per tenant, and records every
 contract in the state store as soon as its PATCH succeeds.
+
+Saved plans (PLAN.json, written by contract-sync plan --out):
+  Applies exactly the reviewed ops, for the plan's tenants. The desired state (and, without
+  --config, the config) is read at the plan's commit, and the known state is obtained as the plan
+  obtained it: read live for a plan made with --refresh, else from the state store. Each contract
+  the plan changes is planned again; it is sent only when its known state still has the plan's
+  fingerprint and it still plans to exactly the reviewed ops. Otherwise it is refused as stale
+  (not sent, reported, exit 1) and the other contracts still apply. A plan whose commit is not the
+  current commit or an ancestor of it (another branch, rewritten history) is refused as a whole.
+  A plan made from a working tree with uncommitted edits plans at its commit without them: its
+  edited contracts are refused as stale. Run contract-sync plan again after a refusal.
 
 Options:
   --config FILE          engine config (default: DIR/contract-sync.yaml)
@@ -68,19 +88,49 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
     io.stdout.write(APPLY_HELP);
     return EXIT.ok;
   }
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
+  const planFile = positionals[0];
   if (values.refresh && values['no-refresh']) throw new UsageError('--refresh and --no-refresh exclude each other');
+  if (planFile !== undefined) {
+    if (values.tenant !== undefined) throw new UsageError('--tenant cannot be used with a plan file: the plan names its tenants');
+    if (values.ref !== undefined) throw new UsageError("--ref cannot be used with a plan file: the desired state is read at the plan's commit");
+    if (values.refresh || values['no-refresh']) {
+      throw new UsageError('--refresh and --no-refresh cannot be used with a plan file: the known state is obtained the way the plan obtained it');
+    }
+  }
   const lockTimeoutMs = parseLockTimeout(values['lock-timeout']);
 
-  const input = await loadRunInputOrReport(io, 'apply', { repo: values.repo, config: values.config, ref: values.ref, tenants: values.tenant }, 'nothing applied');
+  const reviewed = planFile === undefined ? undefined : await readSavedPlan(io, planFile, values.repo);
+  if (typeof reviewed === 'number') return reviewed;
+  const planTenants = reviewed?.tenants.map((tenant) => tenant.tenant);
+  const input = await loadRunInputOrReport(
+    io,
+    'apply',
+    { repo: values.repo, config: values.config, ref: reviewed ? (reviewed.source.commit ?? undefined) : values.ref, tenants: values.tenant },
+    'nothing applied',
+  );
   if (typeof input === 'number') return input;
-  const { repoDir, config, contractSets, source } = input;
+  const { repoDir, config } = input;
+  let { contractSets, source } = input;
   const canRead = config.api.read !== undefined;
-  if (values.refresh && !canRead) {
+  let refresh = values['no-refresh'] ? false : canRead;
+  if (reviewed && planTenants) {
+    const unknown = planTenants.filter((tenant) => !Object.hasOwn(config.tenants, tenant));
+    if (unknown.length > 0) {
+      io.stderr.write(`contract-sync apply: ${planFile}: the plan names tenant(s) ${unknown.join(', ')}, which the config does not know; nothing applied\n`);
+      return EXIT.error;
+    }
+    contractSets = contractSets.filter((set) => planTenants.includes(set.tenant));
+    source = { repo: values.repo, ref: reviewed.source.ref, commit: reviewed.source.commit };
+    refresh = planReadLive(reviewed);
+    if (refresh && !canRead) {
+      io.stderr.write(`contract-sync apply: ${planFile} was made with --refresh (known state read live), and applying it reads live again; configure api.read (e.g. read: { path: "/contract/{id}" }); nothing applied\n`);
+      return EXIT.error;
+    }
+  } else if (values.refresh && !canRead) {
     io.stderr.write('contract-sync apply: --refresh needs reads; configure api.read (e.g. read: { path: "/contract/{id}" })\n');
     return EXIT.error;
   }
-  const refresh = values['no-refresh'] ? false : canRead;
 
   const store = openStateStore(config, repoDir);
   if (typeof store === 'string') {
@@ -93,14 +143,62 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   const progress = createProgress({ stream: io.stderr, logger: engine.logger, now: clock.now });
 
   const { plan, report } = await runApply(
-    { config, contractSets, source, refresh, dryRun: values['dry-run'], lockTimeoutMs, runId: engine.runId },
+    { config, contractSets, source, refresh, dryRun: values['dry-run'], lockTimeoutMs, runId: engine.runId, ...(reviewed ? { reviewed } : {}) },
     { store, tokens: engine.tokens, api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
   );
   progress.finish();
 
-  io.stdout.write(renderPlanText(plan, { color: wantsColor(io) }));
+  // With a saved plan, what was reviewed is what was asked for; the summary says what of it went through.
+  io.stdout.write(renderPlanText(reviewed ?? plan, { color: wantsColor(io) }));
   io.stdout.write(`\n${renderRunSummary(report)}`);
   if (values.report !== undefined) await writeFile(path.resolve(io.cwd, values.report), `${JSON.stringify(report, null, 2)}\n`);
   const failed = report.summary.failed > 0 || report.tenants.some((tenant) => tenant.error !== undefined);
   return failed ? EXIT.error : EXIT.ok;
+}
+
+/** The saved plan, checked: readable, a plan document of a known version, made from a commit HEAD descends from. */
+async function readSavedPlan(io: CliIo, file: string, repo: string): Promise<PlanDocument | ExitCode> {
+  function refuse(message: string): ExitCode {
+    io.stderr.write(`contract-sync apply: ${file}: ${message}; nothing applied\n`);
+    return EXIT.error;
+  }
+  let text: string;
+  try {
+    text = await readFile(path.resolve(io.cwd, file), 'utf8');
+  } catch (error) {
+    return refuse(`cannot read the plan file (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  let plan: PlanDocument;
+  try {
+    plan = parsePlan(text);
+  } catch (error) {
+    if (!(error instanceof PlanFormatError)) throw error;
+    return refuse(error.message);
+  }
+  const { commit } = plan.source;
+  if (commit === null) return plan;
+  if (!isObjectId(commit)) return refuse(`invalid plan: source.commit ${JSON.stringify(commit)} is not a commit id`);
+  try {
+    const problem = await commitProblem(path.resolve(io.cwd, repo), repo, commit);
+    return problem === undefined ? plan : refuse(problem);
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    return refuse(error.message);
+  }
+}
+
+/** Why a plan made from `commit` must not be applied here, if it must not. */
+async function commitProblem(repoDir: string, repo: string, commit: string): Promise<string | undefined> {
+  const repository = await openGitRepository(repoDir);
+  if (!repository) return `the plan was made from commit ${commit}, but ${repo} is not inside a git work tree`;
+  const head = await resolveCommit(repository, 'HEAD');
+  // A repository with no commit yet has nothing the plan could undo.
+  if (head === undefined) return undefined;
+  const check = await checkAncestor(repository, commit, head);
+  if (check === 'ancestor') return undefined;
+  if (check === 'not-ancestor') {
+    return `the plan was made from commit ${commit}, which is not an ancestor of the current commit ${head} (another branch, or rewritten history): applying it could undo what is in the current commit; run contract-sync plan again`;
+  }
+  const fetch = fetchCommand(commit, { shallow: await isShallow(repository), remotes: await remoteNames(repository) });
+  return `the plan was made from commit ${commit}, which this clone does not have, so it cannot be checked against the current commit ${head}; fetch it (${fetch}) or run contract-sync plan again`;
 }

@@ -1,26 +1,42 @@
-/** `contract-sync plan`: desired state (working tree or a git ref) against the state store -> a plan. No network. */
+/**
+ * `contract-sync plan`: desired state (working tree or a git ref) against the state store -> a
+ * plan, with no network; with --refresh, against live reads instead.
+ */
 import { appendFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import type { RunReport } from '../apply/run-report.ts';
+import { runApply } from '../apply/run-apply.ts';
+import { systemClock } from '../clock.ts';
+import type { Config } from '../config/types.ts';
+import type { ContractSet } from '../desired/types.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import { renderPlanJson } from '../plan/render-json.ts';
 import { renderPlanMarkdown } from '../plan/render-markdown.ts';
 import { renderPlanText } from '../plan/render-text.ts';
-import type { PlanDocument } from '../plan/types.ts';
+import type { PlanDocument, PlanSource, PlanTouched } from '../plan/types.ts';
 import { StateFormatError } from '../state/file-format.ts';
-import { readKnownState } from '../state/memory-store.ts';
+import { emptyStateStore, readKnownState } from '../state/memory-store.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
+import { createEngineSetup } from './engine-setup.ts';
 import { openStateStore } from './state-store.ts';
-import { EXIT, parseFormat, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { renderPlanAnnotations } from './plan-github.ts';
 
 export const PLAN_HELP = `Usage: contract-sync plan [--config FILE] [--repo DIR] [--ref REF] [--base REF] [--tenant T]...
-                          [--out PLAN.json] [--format text|markdown|json|github] [--detailed-exitcode]
+                          [--refresh | --no-refresh] [--out PLAN.json] [--format text|markdown|json|github]
+                          [--detailed-exitcode]
 
 Compares the desired state with the last known state in the state store and prints the ops each
-contract needs. Sends no request and needs no credentials.
+contract needs. Sends no request and needs no credentials (unless --refresh).
 A contract with no known state (never applied) plans as "known state unknown": every desired
 field is set and every desired member added; nothing is removed.
+
+Known state:
+  --no-refresh    (default) the state store: what contract-sync last applied; no network
+  --refresh       read every planned contract live (needs api.read in the config, and each
+                  tenant's client secret; asks for the scope core:read only). A contract or
+                  tenant that cannot be read is an error: no plan is written
 
 Where the desired state comes from:
   without --ref   the files of DIR as they are: uncommitted and untracked edits included
@@ -47,7 +63,10 @@ Options:
   --ref REF             read the desired state at this git ref (see above)
   --base REF            mark what the change since REF touches (see above)
   --tenant T            plan only tenant T (repeatable; default: every tenant)
-  --out PLAN.json       also write the plan document (JSON) to this file, for apply
+  --refresh             read the known state live (see above)
+  --no-refresh          read the known state from the state store (the default)
+  --out PLAN.json       also write the plan document (JSON) to this file, for contract-sync apply
+                        PLAN.json, which applies exactly its ops and refuses what went stale
   --format F            text (default); markdown, a pull-request comment (summary first, then the
                         contracts the pull request changes, then the others); json, the plan
                         document; github: one workflow annotation per contract to look at
@@ -90,33 +109,15 @@ async function writeStepSummary(plan: PlanDocument, io: CliIo): Promise<string |
   }
 }
 
-export async function planCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values } = parseArgs({
-    args: [...args],
-    options: {
-      config: { type: 'string' },
-      repo: { type: 'string', default: '.' },
-      ref: { type: 'string' },
-      base: { type: 'string' },
-      tenant: { type: 'string', multiple: true },
-      out: { type: 'string' },
-      format: { type: 'string' },
-      'detailed-exitcode': { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (values.help) {
-    io.stdout.write(PLAN_HELP);
-    return EXIT.ok;
-  }
-  const format = parseFormat<PlanFormat>(values.format, PLAN_FORMATS, 'text');
+interface PlanInput {
+  readonly config: Config;
+  readonly contractSets: readonly ContractSet[];
+  readonly source: PlanSource;
+  readonly touched: PlanTouched | undefined;
+}
 
-  const input = await loadRunInputOrReport(io, 'plan', { repo: values.repo, config: values.config, ref: values.ref, base: values.base, tenants: values.tenant }, 'no plan written');
-  if (typeof input === 'number') return input;
-  const { repoDir, config, contractSets, source, touched } = input;
-
+/** Against the state store: no network, no credentials. */
+async function storePlan(io: CliIo, { config, repoDir, contractSets, source, touched }: PlanInput & { readonly repoDir: string }): Promise<PlanDocument | ExitCode> {
   const store = openStateStore(config, repoDir);
   if (typeof store === 'string') {
     io.stderr.write(`contract-sync plan: ${store}\n`);
@@ -130,12 +131,78 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
     io.stderr.write(`contract-sync plan: cannot read the state store: ${error.message}\n`);
     return EXIT.error;
   }
-  const plan = createPlan(contractSets, known, {
+  return createPlan(contractSets, known, {
     createdAt: (io.now ?? (() => new Date()))().toISOString(),
     source,
     collections: config.collections,
     ...(touched ? { touched } : {}),
   });
+}
+
+/** Every problem that kept a live plan from being complete, one line each. */
+function readProblems(report: RunReport): string[] {
+  return report.tenants.flatMap((tenant) => [
+    ...(tenant.error === undefined ? [] : [`${tenant.tenant}: ${tenant.error}`]),
+    ...tenant.failures.map((failure) => `${tenant.tenant} ${failure.contractId} (${failure.file}:${failure.line}): ${failure.reason ?? failure.outcome}`),
+  ]);
+}
+
+/**
+ * Against live reads: the apply engine's dry run (no lock, no PATCH, nothing written), so that the
+ * known state is read exactly as apply reads it. A plan missing a contract or a tenant would look
+ * complete to its reviewer: any read problem is an error instead.
+ */
+async function livePlan(io: CliIo, { config, contractSets, source, touched }: PlanInput): Promise<PlanDocument | ExitCode> {
+  const engine = createEngineSetup(io, config, ['core:read']);
+  const clock = io.now ? { ...systemClock, now: () => io.now!().getTime() } : systemClock;
+  const { plan, report } = await runApply(
+    { config, contractSets, source, refresh: true, dryRun: true, lockTimeoutMs: 0, runId: engine.runId, ...(touched ? { touched } : {}) },
+    // A dry run never touches the state store.
+    { store: emptyStateStore(), tokens: engine.tokens, api: engine.api, clock, random: Math.random, logger: engine.logger },
+  );
+  const problems = readProblems(report);
+  if (problems.length === 0) return plan;
+  for (const problem of problems) io.stderr.write(`contract-sync plan: ${problem}\n`);
+  io.stderr.write(`${problems.length} problem(s) reading the known state live: no plan written\n`);
+  return EXIT.error;
+}
+
+export async function planCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      config: { type: 'string' },
+      repo: { type: 'string', default: '.' },
+      ref: { type: 'string' },
+      base: { type: 'string' },
+      tenant: { type: 'string', multiple: true },
+      refresh: { type: 'boolean' },
+      'no-refresh': { type: 'boolean' },
+      out: { type: 'string' },
+      format: { type: 'string' },
+      'detailed-exitcode': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) {
+    io.stdout.write(PLAN_HELP);
+    return EXIT.ok;
+  }
+  const format = parseFormat<PlanFormat>(values.format, PLAN_FORMATS, 'text');
+  if (values.refresh && values['no-refresh']) throw new UsageError('--refresh and --no-refresh exclude each other');
+
+  const input = await loadRunInputOrReport(io, 'plan', { repo: values.repo, config: values.config, ref: values.ref, base: values.base, tenants: values.tenant }, 'no plan written');
+  if (typeof input === 'number') return input;
+  const { repoDir, config, contractSets, source, touched } = input;
+  if (values.refresh && config.api.read === undefined) {
+    io.stderr.write('contract-sync plan: --refresh needs reads; configure api.read (e.g. read: { path: "/contract/{id}" }); no plan written\n');
+    return EXIT.error;
+  }
+
+  const plan = values.refresh ? await livePlan(io, { config, contractSets, source, touched }) : await storePlan(io, { config, repoDir, contractSets, source, touched });
+  if (typeof plan === 'number') return plan;
 
   if (values.out !== undefined) await writeFile(path.resolve(io.cwd, values.out), renderPlanJson(plan));
   io.stdout.write(render(plan, format, io));

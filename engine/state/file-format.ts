@@ -8,8 +8,10 @@
  *     "fingerprint": "sha256:...", "fields": { ...ContractFields } }
  *   DIR/<tenant>/.run.json           the tenant's run record (TenantRunRecord), UTF-8 JSON:
  *   { "version": 1, "tenant": "acme", "lastAppliedCommit": "<git sha>" | null,
+ *     "planningFingerprint": "sha256:...",
  *     "pending": [{ "contractId": "4712", "outcome": "failed" | "unknown" | "interrupted",
- *                   "reason": "...", "since": "..." }], "updatedAt": "..." }
+ *                   "reason": "...", "since": "...", "file": "contracts/acme.yaml" }],
+ *     "updatedAt": "..." }
  *   DIR/<tenant>/.lock               held while a run applies to the tenant (file-lock.ts):
  *   { "owner": "...", "pid": 4242, "hostname": "ci-7", "acquiredAt": "...", "heartbeatAt": "...",
  *     "lockId": "<random>" }
@@ -34,6 +36,8 @@
  *   an empty or unreadable lock is judged by its modification time. A lock being removed is first
  *   renamed to `.lock.<random>.stale`; a crash at that instant leaves one behind, harmless (and
  *   not removed automatically: another run may be checking the one it just moved).
+ * - In the run record, `planningFingerprint` and each pending entry's `file` are written when
+ *   known; readers accept records without them (written before they existed).
  */
 import type { ContractFields } from '../model/types.ts';
 import type { AppliedContract, PendingContract, TenantRunRecord } from './types.ts';
@@ -171,7 +175,8 @@ export function serialiseRunRecord(tenant: string, record: TenantRunRecord): str
     version: STATE_FILE_VERSION,
     tenant,
     lastAppliedCommit: record.lastAppliedCommit,
-    pending: record.pending.map(({ contractId, outcome, reason, since }) => ({ contractId, outcome, reason, since })),
+    ...(record.planningFingerprint === undefined ? {} : { planningFingerprint: record.planningFingerprint }),
+    pending: record.pending.map(({ contractId, outcome, reason, since, file }) => ({ contractId, outcome, reason, since, ...(file === undefined ? {} : { file }) })),
     updatedAt: record.updatedAt,
   };
   return `${JSON.stringify(file, null, 2)}\n`;
@@ -182,22 +187,24 @@ export function parseRunRecord(text: string, file: string, tenant: string): Tena
   const record = parseObject(text, file);
   checkVersion(record, file);
   if (record.tenant !== tenant) throw new StateFormatError(file, `holds tenant ${JSON.stringify(record.tenant)}, but its path says ${tenant}`);
-  const { lastAppliedCommit, pending, updatedAt } = record;
+  const { lastAppliedCommit, planningFingerprint, pending, updatedAt } = record;
   if (lastAppliedCommit !== null && typeof lastAppliedCommit !== 'string') throw new StateFormatError(file, '"lastAppliedCommit" must be a string or null');
+  if (planningFingerprint !== undefined && typeof planningFingerprint !== 'string') throw new StateFormatError(file, '"planningFingerprint" must be a string');
   if (typeof updatedAt !== 'string') throw new StateFormatError(file, '"updatedAt" must be a string');
   if (!Array.isArray(pending)) throw new StateFormatError(file, '"pending" must be an array');
   const entries: PendingContract[] = [];
   for (const [index, entry] of pending.entries()) {
-    const { contractId, outcome, reason, since } = (entry ?? {}) as Record<string, unknown>;
+    const { contractId, outcome, reason, since, file: contractFile } = (entry ?? {}) as Record<string, unknown>;
     if (typeof contractId !== 'string' || typeof reason !== 'string' || typeof since !== 'string' || !isPendingOutcome(outcome)) {
       throw new StateFormatError(
         file,
         `"pending[${index}]" must be an object with string "contractId", "reason" and "since", and "outcome" one of ${PENDING_OUTCOMES.map((o) => JSON.stringify(o)).join(', ')}`,
       );
     }
-    entries.push({ contractId, outcome, reason, since });
+    if (contractFile !== undefined && typeof contractFile !== 'string') throw new StateFormatError(file, `"pending[${index}].file" must be a string`);
+    entries.push({ contractId, outcome, reason, since, ...(contractFile === undefined ? {} : { file: contractFile }) });
   }
-  return { lastAppliedCommit, pending: entries, updatedAt };
+  return { lastAppliedCommit, ...(planningFingerprint === undefined ? {} : { planningFingerprint }), pending: entries, updatedAt };
 }
 
 export function serialiseLockFile(content: LockFileContent): string {

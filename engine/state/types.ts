@@ -41,12 +41,28 @@ export interface PendingContract {
   readonly reason: string;
   /** When the run that left it started (ISO 8601 UTC). */
   readonly since: string;
+  /**
+   * The desired-state file that declared the contract, relative to the repository: incremental
+   * apply plans it again. Absent in records written before it was recorded.
+   */
+  readonly file?: string;
 }
 
 /** Per tenant, what the last run left to do: read by incremental apply. */
 export interface TenantRunRecord {
-  /** The commit of the last run that finished with every contract applied; null if none did. */
+  /**
+   * The commit of the last run that finished for the tenant (took its lock, planned, and sent what
+   * it had to), whether or not every contract was applied: the ones that were not are in `pending`.
+   * Null until a run whose desired state came from a git commit has finished; a run from a working
+   * tree outside git keeps the one before.
+   */
   readonly lastAppliedCommit: string | null;
+  /**
+   * What the config made of planning when `lastAppliedCommit` was recorded (desired paths, tenant
+   * paths, collection modes): a later run planning differently cannot start from that commit.
+   * Absent in records written before it was recorded.
+   */
+  readonly planningFingerprint?: string;
   /** Contracts the next run must look at again, whatever changed in git: see PendingContract. */
   readonly pending: readonly PendingContract[];
   readonly updatedAt: string;

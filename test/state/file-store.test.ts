@@ -182,12 +182,40 @@ describe('fileStateStore: run records', () => {
     expect((await store.readTenant('acme')).size).toBe(0);
   });
 
+  it('keeps each pending entry\'s file and the planning fingerprint, on disk and read back', async () => {
+    const store = fileStateStore(dir);
+    const record: TenantRunRecord = {
+      lastAppliedCommit: 'c'.repeat(40),
+      planningFingerprint: 'sha256:planning',
+      pending: [{ contractId: '4711', outcome: 'unknown', reason: 'no answer', since: '2027-01-01T00:00:00.000Z', file: 'contracts/acme.yaml' }],
+      updatedAt: '2027-01-01T00:05:00.000Z',
+    };
+
+    await store.writeRun('acme', record);
+
+    expect(await store.readRun('acme')).toStrictEqual(record);
+    expect(JSON.parse(await readFile(path.join(dir, 'acme', '.run.json'), 'utf8'))).toMatchObject({
+      planningFingerprint: 'sha256:planning',
+      pending: [{ contractId: '4711', file: 'contracts/acme.yaml' }],
+    });
+  });
+
+  it('reads a run record written before pending entries had a file, leaving the file out', async () => {
+    await put('acme', '.run.json', '{"version":1,"tenant":"acme","lastAppliedCommit":null,"pending":[{"contractId":"4711","outcome":"failed","reason":"r","since":"s"}],"updatedAt":"u"}');
+
+    const record = await fileStateStore(dir).readRun('acme');
+
+    expect(record).toStrictEqual({ lastAppliedCommit: null, pending: [{ contractId: '4711', outcome: 'failed', reason: 'r', since: 's' }], updatedAt: 'u' });
+  });
+
   it.each([
     ['not JSON', '{"version":1', /not JSON/],
     ['an unknown version', '{"version":7,"tenant":"acme","lastAppliedCommit":null,"pending":[],"updatedAt":"x"}', /state version 7 is not supported/],
     ['another tenant', '{"version":1,"tenant":"globex","lastAppliedCommit":null,"pending":[],"updatedAt":"x"}', /holds tenant "globex", but its path says acme/],
     ['a pending entry with an unknown outcome', '{"version":1,"tenant":"acme","lastAppliedCommit":null,"pending":[{"contractId":"1","outcome":"lost","reason":"r","since":"s"}],"updatedAt":"x"}', /"pending\[0\]" must be/],
     ['without updatedAt', '{"version":1,"tenant":"acme","lastAppliedCommit":null,"pending":[]}', /"updatedAt" must be a string/],
+    ['a pending entry whose file is not a string', '{"version":1,"tenant":"acme","lastAppliedCommit":null,"pending":[{"contractId":"1","outcome":"failed","reason":"r","since":"s","file":7}],"updatedAt":"x"}', /"pending\[0\]\.file" must be a string/],
+    ['a planning fingerprint that is not a string', '{"version":1,"tenant":"acme","lastAppliedCommit":null,"planningFingerprint":1,"pending":[],"updatedAt":"x"}', /"planningFingerprint" must be a string/],
   ])('refuses a run record that is %s, naming its file', async (_name, content, message) => {
     await put('acme', '.run.json', content);
 

@@ -44,6 +44,20 @@ describe('memoryStateStore: contracts and run records', () => {
     expect(await store.readRun('acme')).toStrictEqual({ lastAppliedCommit: null, pending: [], updatedAt: '2027-01-01T00:00:00.000Z' });
   });
 
+  it('keeps each pending entry\'s file and the planning fingerprint', async () => {
+    const store = memoryStateStore();
+    const run: TenantRunRecord = {
+      lastAppliedCommit: 'c'.repeat(40),
+      planningFingerprint: 'sha256:planning',
+      pending: [{ contractId: '4711', outcome: 'failed', reason: 'r', since: 's', file: 'contracts/acme.yaml' }],
+      updatedAt: 'u',
+    };
+
+    await store.writeRun('acme', run);
+
+    expect(await store.readRun('acme')).toStrictEqual(run);
+  });
+
   it('reads no run record before the first run', async () => {
     expect(await memoryStateStore().readRun('acme')).toBeUndefined();
   });
