@@ -44,6 +44,12 @@ export interface ApplyRunOptions {
    * it does not change are not sent.
    */
   readonly reviewed?: PlanDocument;
+  /**
+   * The desired state holds edits that `source.commit` does not (a working tree with uncommitted
+   * changes): the run record then names no commit, so that the next incremental run plans every
+   * contract instead of trusting a commit that was not what was applied.
+   */
+  readonly uncommitted?: boolean;
 }
 
 export interface ApplyProgress {
@@ -207,7 +213,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     // A run from a working tree outside git has no commit: the earlier one (and how it was planned) stays.
     const planning = commit === null ? previous?.planningFingerprint : planningFingerprint(config, tenant.tenant);
     return {
-      lastAppliedCommit: commit ?? previous?.lastAppliedCommit ?? null,
+      lastAppliedCommit: options.uncommitted ? null : (commit ?? previous?.lastAppliedCommit ?? null),
       ...(planning === undefined ? {} : { planningFingerprint: planning }),
       pending,
       updatedAt: new Date(clock.now()).toISOString(),

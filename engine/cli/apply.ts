@@ -2,6 +2,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { describeScope } from '../apply/incremental.ts';
 import { planReadLive } from '../apply/reviewed-plan.ts';
 import { renderRunSummary } from '../apply/run-report.ts';
 import { runApply } from '../apply/run-apply.ts';
@@ -22,12 +23,24 @@ import { createProgress } from './progress.ts';
 import { openStateStore } from './state-store.ts';
 
 export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--refresh | --no-refresh]
-                           [--dry-run] [--lock-timeout SECONDS] [--report FILE]
+                           [--full] [--dry-run] [--lock-timeout SECONDS] [--report FILE]
        contract-sync apply PLAN.json [--config FILE] [--repo DIR] [--dry-run] [--lock-timeout SECONDS] [--report FILE]
 
 Plans the desired state (the working tree, or git objects at --ref) against the known state, then sends each changed
 contract's ops as one PATCH through a rate-controlled queue per tenant, and records every
 contract in the state store as soon as its PATCH succeeds.
+
+Incremental runs (the default in a git repository):
+  Each tenant's run record names the commit its last run applied. A run on a later commit reads
+  and plans only the desired-state files changed since that commit, plus the files of contracts
+  an earlier run did not finish. A tenant is planned in full when it has no such commit, when that
+  commit is not in this clone (a shallow checkout: fetch the history) or not an ancestor of this
+  one, when the config changed how contracts are planned (desired paths, tenant paths, collection
+  modes), and with --full. A run from a working tree with uncommitted desired-state edits records
+  no commit, so the run after it is a full one. Changes made on the service outside git are found
+  by contract-sync drift (or apply --full, which reads every contract when api.read is set).
+  Cross-file checks (a ContractId declared twice) see only the files read: run validate on pull
+  requests.
 
 Saved plans (PLAN.json, written by contract-sync plan --out):
   Applies exactly the reviewed ops, for the plan's tenants. The desired state (and, without
@@ -47,6 +60,7 @@ Options:
   --tenant T             apply only tenant T (repeatable; default: every tenant)
   --refresh              take the known state from live reads (default when api.read is configured)
   --no-refresh           take the known state from the state store
+  --full                 plan every contract, not only those changed since the last applied commit
   --dry-run              plan (and read, with --refresh) but send no change and write nothing
   --lock-timeout S       wait up to S seconds for another run's lock on a tenant (default: 60)
   --report FILE          write the JSON run report to FILE
@@ -76,6 +90,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       tenant: { type: 'string', multiple: true },
       refresh: { type: 'boolean' },
       'no-refresh': { type: 'boolean' },
+      full: { type: 'boolean', default: false },
       'dry-run': { type: 'boolean', default: false },
       'lock-timeout': { type: 'string' },
       report: { type: 'string' },
@@ -94,6 +109,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   if (planFile !== undefined) {
     if (values.tenant !== undefined) throw new UsageError('--tenant cannot be used with a plan file: the plan names its tenants');
     if (values.ref !== undefined) throw new UsageError("--ref cannot be used with a plan file: the desired state is read at the plan's commit");
+    if (values.full) throw new UsageError('--full cannot be used with a plan file: the plan names the contracts to apply');
     if (values.refresh || values['no-refresh']) {
       throw new UsageError('--refresh and --no-refresh cannot be used with a plan file: the known state is obtained the way the plan obtained it');
     }
@@ -106,7 +122,13 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   const input = await loadRunInputOrReport(
     io,
     'apply',
-    { repo: values.repo, config: values.config, ref: reviewed ? (reviewed.source.commit ?? undefined) : values.ref, tenants: values.tenant },
+    {
+      repo: values.repo,
+      config: values.config,
+      ref: reviewed ? (reviewed.source.commit ?? undefined) : values.ref,
+      tenants: values.tenant,
+      ...(reviewed ? {} : { incremental: !values.full, checkUncommitted: true }),
+    },
     'nothing applied',
   );
   if (typeof input === 'number') return input;
@@ -143,11 +165,22 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   const progress = createProgress({ stream: io.stderr, logger: engine.logger, now: clock.now });
 
   const { plan, report } = await runApply(
-    { config, contractSets, source, refresh, dryRun: values['dry-run'], lockTimeoutMs, runId: engine.runId, ...(reviewed ? { reviewed } : {}) },
+    {
+      config,
+      contractSets,
+      source,
+      refresh,
+      dryRun: values['dry-run'],
+      lockTimeoutMs,
+      runId: engine.runId,
+      ...(reviewed ? { reviewed } : {}),
+      uncommitted: input.committed === false,
+    },
     { store, tokens: engine.tokens, api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
   );
   progress.finish();
 
+  for (const scope of input.scopes?.values() ?? []) io.stdout.write(`${describeScope(scope)}\n`);
   // With a saved plan, what was reviewed is what was asked for; the summary says what of it went through.
   io.stdout.write(renderPlanText(reviewed ?? plan, { color: wantsColor(io) }));
   io.stdout.write(`\n${renderRunSummary(report)}`);

@@ -5,11 +5,13 @@
  */
 import path from 'node:path';
 import type { Config } from '../config/types.ts';
+import { narrowToScopes, type TenantScope } from '../apply/incremental.ts';
 import { loadDesiredState } from '../desired/load.ts';
-import { workingTreeSource } from '../desired/read-files.ts';
+import { desiredPathMatcher, workingTreeSource } from '../desired/read-files.ts';
 import type { ContractSet, DesiredStateResult } from '../desired/types.ts';
 import type { Diagnostic } from '../diagnostic.ts';
 import { readBaseChanges } from '../git/base-changes.ts';
+import { changedFiles } from '../git/changed-files.ts';
 import { GitError, type GitErrorCode } from '../git/errors.ts';
 import { missingRefMessage } from '../git/fetch-hint.ts';
 import { gitCommitSource } from '../git/ref-source.ts';
@@ -19,7 +21,9 @@ import { findTouchedContracts } from '../git/touched-contracts.ts';
 import type { PlanSource, PlanTouched } from '../plan/types.ts';
 import { readRepoConfig, type ConfigAtRef } from './config-args.ts';
 import { formatDiagnostics } from './diagnostics-output.ts';
+import { readTenantScopes, type ScopeHead } from './incremental-scopes.ts';
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { openStateStore } from './state-store.ts';
 
 export interface RunInputOptions {
   /** `--repo` as given (relative to the working directory). */
@@ -32,6 +36,13 @@ export interface RunInputOptions {
   readonly base?: string;
   /** `--tenant`: keep only these tenants (default: all); each must be configured. */
   readonly tenants?: readonly string[];
+  /**
+   * Apply: plan only what changed since each tenant's last applied commit (see
+   * engine/apply/incremental.ts); tenants without a usable record are planned in full.
+   */
+  readonly incremental?: boolean;
+  /** Apply: find out whether the working tree's desired-state files differ from HEAD. */
+  readonly checkUncommitted?: boolean;
 }
 
 export interface RunInput {
@@ -48,6 +59,14 @@ export interface RunInput {
   readonly source: PlanSource;
   /** With a base and a desired state without errors: what the change touched, selected tenants only. */
   readonly touched?: PlanTouched;
+  /** With `incremental`: what each selected tenant plans. */
+  readonly scopes?: ReadonlyMap<string, TenantScope>;
+  /**
+   * With `checkUncommitted`: true when the desired state read is exactly `source.commit` (always,
+   * with a ref). A run from a working tree with uncommitted desired-state edits must not record
+   * HEAD as applied: a later incremental run would not see those edits undone.
+   */
+  readonly committed?: boolean;
 }
 
 export type RunInputResult =
@@ -97,17 +116,53 @@ async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult
   }
 
   const source = at ? gitCommitSource(at.repository, at.commit) : workingTreeSource(repoDir);
-  const desired = await loadDesiredState(repoDir, config, { source });
-  const contractSets = selected.length === 0 ? desired.contractSets : desired.contractSets.filter((set) => selected.includes(set.tenant));
   // Without --ref the desired state may hold uncommitted edits; HEAD is still the best name for it.
   const head = at?.commit ?? (repository ? ((await resolveCommit(repository, 'HEAD')) ?? null) : null);
+  const tenants = selected.length === 0 ? Object.keys(config.tenants).sort() : selected;
+  const scopes = options.incremental && repository && head !== null ? await incrementalScopes(repository, config, repoDir, tenants, { commit: head, workingTree: !at }) : undefined;
+  const desired = await loadDesiredState(repoDir, config, { source, ...(scopes ? { only: scopeFiles(scopes) } : {}) });
+  const chosen = selected.length === 0 ? desired.contractSets : desired.contractSets.filter((set) => selected.includes(set.tenant));
+  const contractSets = scopes ? narrowToScopes(chosen, scopes) : chosen;
   const planSource: PlanSource = { repo: options.repo, ref: ref ?? null, commit: head };
-  const input = { repoDir, configFile, config, configDiagnostics: diagnostics, desired, contractSets };
+  const committed = options.checkUncommitted ? at !== undefined || (repository !== undefined && head !== null && !(await hasUncommittedDesiredFiles(repository, head, config))) : undefined;
+  const input = {
+    repoDir,
+    configFile,
+    config,
+    configDiagnostics: diagnostics,
+    desired,
+    contractSets,
+    ...(scopes ? { scopes } : {}),
+    ...(committed === undefined ? {} : { committed }),
+  };
   if (base === undefined || !baseRepository || desired.errors.length > 0) return { kind: 'ready', input: { ...input, source: planSource } };
 
   const changes = await readBaseChanges(baseRepository, { base, head: at?.commit ?? null, headName: ref ?? 'HEAD', patterns: config.desired.paths });
   const touched = findTouchedContracts(desired.contractSets, changes.baseContractSets, changes.changedPaths);
   return { kind: 'ready', input: { ...input, source: { ...planSource, base: changes.base }, touched: selectTouched(touched, selected) } };
+}
+
+/** Every tenant's scope, or undefined (plan everything) when the state store cannot be opened here. */
+async function incrementalScopes(repository: GitRepository, config: Config, repoDir: string, tenants: readonly string[], head: ScopeHead): Promise<Map<string, TenantScope> | undefined> {
+  const store = openStateStore(config, repoDir);
+  // The command opens the store again and reports why it cannot.
+  if (typeof store === 'string') return undefined;
+  return readTenantScopes(repository, store, config, tenants, head);
+}
+
+/** The files to read: undefined (all) as soon as one tenant is planned in full. */
+function scopeFiles(scopes: ReadonlyMap<string, TenantScope>): ReadonlySet<string> | undefined {
+  const files = new Set<string>();
+  for (const scope of scopes.values()) {
+    if (scope.kind === 'full') return undefined;
+    for (const file of scope.files) files.add(file);
+  }
+  return files;
+}
+
+async function hasUncommittedDesiredFiles(repository: GitRepository, head: string, config: Config): Promise<boolean> {
+  const selected = desiredPathMatcher(config.desired.paths);
+  return (await changedFiles(repository, head, null)).some((file) => selected(file.path));
 }
 
 /**

@@ -87,7 +87,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   const fix = values.fix;
 
   const outcome = fix ? 'nothing read or fixed' : 'nothing read';
-  const input = await loadRunInputOrReport(io, 'drift', { repo: values.repo, config: values.config, ref: values.ref, tenants: values.tenant }, outcome);
+  const input = await loadRunInputOrReport(io, 'drift', { repo: values.repo, config: values.config, ref: values.ref, tenants: values.tenant, checkUncommitted: fix }, outcome);
   if (typeof input === 'number') return input;
   const { repoDir, config, contractSets, source } = input;
   if (config.api.read === undefined) {
@@ -118,7 +118,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   // One run: without --fix a dry run (reads only, no lock, nothing written); with it the same
   // plan is sent, so the drift reported is exactly what was corrected.
   const { plan, report: run } = await runApply(
-    { config, contractSets, source, refresh: true, dryRun: !fix, lockTimeoutMs, runId: engine.runId },
+    { config, contractSets, source, refresh: true, dryRun: !fix, lockTimeoutMs, runId: engine.runId, uncommitted: input.committed === false },
     { store, tokens: engine.tokens, api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
   );
   progress.finish();

@@ -6,6 +6,8 @@ import { validateDesiredState } from './validate.ts';
 export interface LoadDesiredOptions {
   /** Where the files come from; default: the working tree at `repoDir`. */
   readonly source?: DesiredSource;
+  /** Read only these repository-relative files (incremental apply); cross-file checks then see only them. */
+  readonly only?: ReadonlySet<string>;
 }
 
 /** Reads the desired-state files (of the working tree, or of `options.source`) and validates them. */
@@ -15,6 +17,6 @@ export async function loadDesiredState(
   options: LoadDesiredOptions = {},
 ): Promise<DesiredStateResult> {
   const source = options.source ?? workingTreeSource(repoDir);
-  const files = await source.readFiles(config.desired.paths);
+  const files = await source.readFiles(config.desired.paths, options.only ? { only: options.only } : {});
   return validateDesiredState(files, config);
 }

@@ -1,0 +1,52 @@
+/** Incremental apply, the adapter: each selected tenant's run record against the repository's history. */
+import { tenantScope, planningFingerprint, startingPoint, type SinceCommit, type TenantScope } from '../apply/incremental.ts';
+import type { Config } from '../config/types.ts';
+import { desiredPathMatcher } from '../desired/read-files.ts';
+import { changedFiles } from '../git/changed-files.ts';
+import type { GitRepository } from '../git/repository.ts';
+import { mergeBase, resolveCommit } from '../git/resolve-ref.ts';
+import type { StateStore } from '../state/types.ts';
+
+export interface ScopeHead {
+  /** The commit the desired state is read at, or HEAD for the working tree. */
+  readonly commit: string;
+  /** The desired state is the working tree: uncommitted and untracked files count as changed. */
+  readonly workingTree: boolean;
+}
+
+/**
+ * Each tenant's scope. Tenants that applied the same commit (the usual case) share one `git diff`.
+ */
+export async function readTenantScopes(
+  repository: GitRepository,
+  store: StateStore,
+  config: Config,
+  tenants: readonly string[],
+  head: ScopeHead,
+): Promise<Map<string, TenantScope>> {
+  const selected = desiredPathMatcher(config.desired.paths);
+  const sinceByCommit = new Map<string, Promise<SinceCommit>>();
+
+  async function since(commit: string): Promise<SinceCommit> {
+    if ((await resolveCommit(repository, commit)) === undefined) return { kind: 'missing' };
+    // An ancestor is its own merge base with any descendant.
+    if ((await mergeBase(repository, commit, head.commit)) !== commit) return { kind: 'not-ancestor' };
+    const changed = await changedFiles(repository, commit, head.workingTree ? null : head.commit);
+    return { kind: 'ancestor', changedFiles: changed.map((file) => file.path).filter(selected) };
+  }
+
+  const scopes = await Promise.all(
+    tenants.map(async (tenant) => {
+      const record = await store.readRun(tenant);
+      const start = startingPoint(tenant, record, planningFingerprint(config, tenant));
+      if (start.kind !== 'since') return start;
+      let answer = sinceByCommit.get(start.commit);
+      if (!answer) {
+        answer = since(start.commit);
+        sinceByCommit.set(start.commit, answer);
+      }
+      return tenantScope(tenant, record!, await answer);
+    }),
+  );
+  return new Map(scopes.map((scope) => [scope.tenant, scope]));
+}

@@ -1,0 +1,232 @@
+/**
+ * Incremental apply with real git repositories, the file state store and the emulator: a run on a
+ * new commit plans only the files changed since the tenant's last applied commit (plus the files
+ * of contracts an earlier run did not finish), and plans exactly the ops a full run would.
+ */
+import path from 'node:path';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { createRandom, generateContract } from '../../bench/generate-contracts.ts';
+import { loadRunInput } from '../../engine/cli/desired-input.ts';
+import type { CliIo } from '../../engine/cli/io.ts';
+import type { ContractFields, Op } from '../../engine/model/types.ts';
+import { createPlan } from '../../engine/plan/create-plan.ts';
+import { fingerprint } from '../../engine/plan/fingerprint.ts';
+import { fileStateStore } from '../../engine/state/file-store.ts';
+import { readKnownState } from '../../engine/state/memory-store.ts';
+import { startEmulator, type Emulator } from '../../emulator/index.ts';
+import { createRepo, type TestRepo } from '../git/helpers.ts';
+import { runCli } from '../helpers/cli.ts';
+import { createFleet, fleetConfigYaml, fleetSeed, requestLog, type Fleet } from '../helpers/fleet.ts';
+
+const FILES_PER_TENANT = 3;
+
+/** tenant -> file -> contract id -> fields: a desired state as the files hold it. */
+type Desired = Map<string, Map<string, Map<string, ContractFields>>>;
+
+function fileName(tenant: string, index: number): string {
+  return `contracts/${tenant}/part-${index}.yaml`;
+}
+
+/** The fleet's desired contracts spread over a few files per tenant. */
+function desiredOf(fleet: Fleet): Desired {
+  const desired: Desired = new Map();
+  for (const set of fleet.desired) {
+    const files = new Map<string, Map<string, ContractFields>>();
+    for (let index = 0; index < FILES_PER_TENANT; index += 1) files.set(fileName(set.tenant, index), new Map());
+    set.contracts.forEach((contract, index) => files.get(fileName(set.tenant, index % FILES_PER_TENANT))!.set(contract.id, contract.fields));
+    desired.set(set.tenant, files);
+  }
+  return desired;
+}
+
+function filesOf(desired: Desired): Record<string, string | null> {
+  const files: Record<string, string | null> = {};
+  for (const [tenant, byFile] of desired) {
+    for (const [file, contracts] of byFile) {
+      files[file] = contracts.size === 0 ? null : stringify({ tenant, contracts: Object.fromEntries(contracts) });
+    }
+  }
+  return files;
+}
+
+let emulator: Emulator;
+const PATH_ENV = { PATH: process.env.PATH ?? '' };
+const cleanups: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function setup(options: { read: boolean; fleet?: Fleet }) {
+  const fleet = options.fleet ?? createFleet(2, 9);
+  emulator = await startEmulator(fleetSeed(fleet));
+  const started = emulator;
+  cleanups.push(() => started.close());
+  const desired = desiredOf(fleet);
+  const repo = await createRepo({ 'contract-sync.yaml': fleetConfigYaml(fleet, emulator, { read: options.read }), ...filesOf(desired) } as Record<string, string>);
+  cleanups.push(() => repo.cleanup());
+  // Without reads, the state store must know what the service holds, as after an earlier apply.
+  if (!options.read) {
+    const store = fileStateStore(path.join(repo.dir, '.contract-sync/state'));
+    for (const [tenant, contracts] of fleet.live) {
+      for (const [contractId, fields] of contracts) await store.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt: '2026-11-01T00:00:00.000Z', commit: null });
+    }
+  }
+  const env = { ...fleet.env, ...PATH_ENV };
+  return { fleet, desired, repo, env };
+}
+
+async function apiRequests(since: number) {
+  return (await requestLog(emulator)).slice(since).filter((entry) => entry.kind === 'api');
+}
+
+describe('incremental apply', () => {
+  it('plans only the files changed since the last applied commit, and everything with --full', async () => {
+    const { desired, repo, env } = await setup({ read: true });
+    const first = await runCli(['apply'], repo.dir, env);
+    const file = fileName('tenant-a', 1);
+    const [id] = [...desired.get('tenant-a')!.get(file)!.keys()];
+    desired.get('tenant-a')!.get(file)!.set(id!, { ...desired.get('tenant-a')!.get(file)!.get(id!)!, Name: 'Renamed in the second commit' });
+    await repo.commit('rename one contract', filesOf(desired));
+    const logged = (await requestLog(emulator)).length;
+
+    const second = await runCli(['apply'], repo.dir, env);
+    const secondRequests = await apiRequests(logged);
+    const full = await runCli(['apply', '--full'], repo.dir, env);
+
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain('tenant-a: every contract planned (no earlier run recorded a commit)');
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(/tenant-a: incremental since [0-9a-f]{12}: 1 desired-state file\(s\) changed/);
+    // The count is the repository's: which tenant a changed file declares is known only once it is read.
+    expect(second.stdout).toMatch(/tenant-b: incremental since [0-9a-f]{12}: 1 desired-state file\(s\) changed/);
+    expect(second.stdout).toContain('1 of 3 contracts in 1 tenant to update');
+    // Only the changed file's contracts are read (api.read is configured), and one of them patched.
+    const readIds = secondRequests.filter((entry) => entry.method === 'GET').map((entry) => path.basename(entry.path));
+    expect(readIds.sort()).toEqual([...desired.get('tenant-a')!.get(file)!.keys()].sort());
+    expect(secondRequests.filter((entry) => entry.method === 'PATCH').map((entry) => path.basename(entry.path))).toEqual([id]);
+    expect(full.code, full.stderr).toBe(0);
+    expect(full.stdout).toContain('Apply: nothing to do');
+    expect(full.stdout).not.toContain('incremental since');
+  });
+
+  it('plans a contract whose last apply failed again, though its file did not change', async () => {
+    const { desired, repo, env } = await setup({ read: false });
+    const file = fileName('tenant-b', 2);
+    desired.get('tenant-b')!.get(file)!.set('tenant-b-new', { Name: 'Not on the service yet' });
+    await repo.commit('a contract the service does not have', filesOf(desired));
+    const failed = await runCli(['apply'], repo.dir, env);
+    await fetch(`${emulator.urls.adminUrl}/contracts/tenant-b/tenant-b-new`, { method: 'PUT', body: JSON.stringify({ Name: 'Created by hand' }), headers: { 'Content-Type': 'application/json' } });
+    desired.get('tenant-a')!.get(fileName('tenant-a', 0))!.delete('tenant-a-0000');
+    await repo.commit('an unrelated change', filesOf(desired));
+    const logged = (await requestLog(emulator)).length;
+
+    const retried = await runCli(['apply'], repo.dir, env);
+
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toMatch(/tenant-b-new .*404/);
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(retried.stdout).toMatch(/tenant-b: incremental since [0-9a-f]{12}: 1 desired-state file\(s\) changed, and 1 contract\(s\) an earlier run did not finish/);
+    const patched = (await apiRequests(logged)).filter((entry) => entry.method === 'PATCH');
+    expect(patched.map((entry) => [path.basename(entry.path), entry.status])).toEqual([['tenant-b-new', 204]]);
+  });
+
+  it('plans every contract again when the last applied commit is not an ancestor of the new one', async () => {
+    const { repo, env } = await setup({ read: false });
+    await runCli(['apply'], repo.dir, env);
+    await repo.git('commit', '-q', '--amend', '-m', 'rewritten history');
+
+    const run = await runCli(['apply'], repo.dir, env);
+
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/tenant-a: every contract planned \(the last applied commit [0-9a-f]{12} is not an ancestor of this one/);
+  });
+});
+
+/** One edit of a random history, applied to the model of the files. */
+type Edit =
+  | { readonly kind: 'rename'; readonly tenant: number; readonly pick: number }
+  | { readonly kind: 'add'; readonly tenant: number; readonly file: number; readonly live: boolean }
+  | { readonly kind: 'remove'; readonly tenant: number; readonly pick: number }
+  | { readonly kind: 'move'; readonly tenant: number; readonly pick: number; readonly file: number };
+
+const editArbitrary: fc.Arbitrary<Edit> = fc.oneof(
+  fc.record({ kind: fc.constant('rename' as const), tenant: fc.nat(1), pick: fc.nat(50) }),
+  fc.record({ kind: fc.constant('add' as const), tenant: fc.nat(1), file: fc.nat(FILES_PER_TENANT - 1), live: fc.boolean() }),
+  fc.record({ kind: fc.constant('remove' as const), tenant: fc.nat(1), pick: fc.nat(50) }),
+  fc.record({ kind: fc.constant('move' as const), tenant: fc.nat(1), pick: fc.nat(50), file: fc.nat(FILES_PER_TENANT - 1) }),
+);
+
+/** A commit's edits, and which tenants the run after it applies (an empty list: all of them). */
+const stepArbitrary = fc.record({ edits: fc.array(editArbitrary, { minLength: 1, maxLength: 4 }), only: fc.constantFrom([], ['tenant-a'], ['tenant-b']) });
+
+function contractsOf(desired: Desired, tenant: string): [string, string][] {
+  return [...desired.get(tenant)!].flatMap(([file, contracts]) => [...contracts.keys()].map((id): [string, string] => [file, id]));
+}
+
+async function applyEdit(desired: Desired, edit: Edit, step: number, serial: () => number): Promise<void> {
+  const tenant = `tenant-${'ab'[edit.tenant]}`;
+  const files = desired.get(tenant)!;
+  if (edit.kind === 'add') {
+    const id = `${tenant}-added-${serial()}`;
+    const fields = generateContract(createRandom(serial()), step);
+    files.get(fileName(tenant, edit.file))!.set(id, fields);
+    // Some added contracts exist on the service, some do not (their PATCH is a 404 and stays pending).
+    if (edit.live) await fetch(`${emulator.urls.adminUrl}/contracts/${tenant}/${id}`, { method: 'PUT', body: JSON.stringify({ Name: 'live' }), headers: { 'Content-Type': 'application/json' } });
+    return;
+  }
+  const contracts = contractsOf(desired, tenant);
+  if (contracts.length === 0) return;
+  const [file, id] = contracts[edit.pick % contracts.length]!;
+  const fields = files.get(file)!.get(id)!;
+  if (edit.kind === 'rename') files.get(file)!.set(id, { ...fields, Name: `${String(fields.Name)} / ${step}` });
+  if (edit.kind === 'remove' || edit.kind === 'move') files.get(file)!.delete(id);
+  if (edit.kind === 'move') files.get(fileName(tenant, edit.file))!.set(id, fields);
+}
+
+/** Every contract with ops, by tenant and id, as the run input would plan it against the state store. */
+async function plannedOps(repo: TestRepo, incremental: boolean): Promise<Record<string, readonly Op[]>> {
+  const io: CliIo = { stdout: { write: () => true }, stderr: { write: () => true }, env: PATH_ENV, cwd: repo.dir };
+  const loaded = await loadRunInput(io, { repo: '.', incremental });
+  if (loaded.kind !== 'ready') throw new Error(`input not ready: ${JSON.stringify(loaded)}`);
+  const { config, contractSets, source } = loaded.input;
+  const store = fileStateStore(path.join(repo.dir, '.contract-sync/state'));
+  const known = await readKnownState(store, Object.keys(config.tenants));
+  const plan = createPlan(contractSets, known, { createdAt: '2026-11-22T00:00:00.000Z', source, collections: config.collections });
+  const ops: Record<string, readonly Op[]> = {};
+  for (const tenant of plan.tenants) for (const contract of tenant.contracts) if (contract.action === 'update') ops[`${tenant.tenant}/${contract.id}`] = contract.ops;
+  return ops;
+}
+
+describe('incremental and full runs', () => {
+  it('plan the same ops over random histories of edits, partial applies and failed contracts', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(stepArbitrary, { minLength: 2, maxLength: 4 }), async (steps) => {
+        const { desired, repo, env } = await setup({ read: false, fleet: createFleet(2, 6, 11) });
+        let counter = 0;
+        function serial(): number {
+          counter += 1;
+          return counter;
+        }
+        try {
+          for (const [index, step] of steps.entries()) {
+            const run = await runCli(['apply', ...step.only.flatMap((tenant) => ['--tenant', tenant])], repo.dir, env);
+            expect(run.stderr).not.toContain('internal error');
+            for (const edit of step.edits) await applyEdit(desired, edit, index, serial);
+            await repo.commit(`step ${index}`, filesOf(desired));
+
+            const full = await plannedOps(repo, false);
+            const incremental = await plannedOps(repo, true);
+
+            expect(incremental).toEqual(full);
+          }
+        } finally {
+          for (const cleanup of cleanups.splice(0)) await cleanup();
+        }
+      }),
+      { numRuns: 8 },
+    );
+  }, 120_000);
+});
