@@ -2,9 +2,10 @@
  * `npm run demo`: contract-sync on its built-in defaults, against the local emulator.
  *
  * Everything runs for real: the emulator (OpenID Connect provider + CMS API) starts in-process,
- * the demo repository is copied into a temporary git repository, then `validate`, a pull-request
- * `plan`, `apply`, an out-of-band change through the emulator's admin endpoint, and its correction
- * by `apply` (which reads live state). The `drift` command is not built yet; the verdict says so.
+ * the demo repository is copied into a temporary git repository, then: validate, the plan a pull
+ * request would show (`--ref HEAD --base main`), apply after the merge, an incremental apply of a
+ * second merge, an out-of-band change through the emulator's admin endpoint, `drift` (which
+ * finds it) and `drift --fix` (which corrects it). Nothing is left running.
  */
 import { execFile } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -59,41 +60,60 @@ try {
 
   step('contract-sync validate');
   const validate = await main(['validate', '--repo', repo], io);
-  results.push(`validate exit ${validate}`);
+  results.push(`validate ${validate}`);
 
-  step('Live contract 4711 of tenant acme, before (emulator admin endpoint)');
-  const live = await fetch(`${emulator.urls.adminUrl}/contracts/acme/4711`);
-  console.log(indent(`${JSON.stringify(await live.json())}\n`));
+  step('A pull request: branch renew-cleaning extends contract 4711 by a year and adds a supplier');
+  await git(repo, 'checkout', '-q', '-b', 'renew-cleaning');
+  const facilities = path.join(repo, 'contracts/acme/facilities.yaml');
+  const before = await readFile(facilities, 'utf8');
+  await writeFile(
+    facilities,
+    before
+      .replace('ValidTo: 2027-12-31T23:59:59Z', 'ValidTo: 2028-12-31T23:59:59Z')
+      .replace('      - { Id: 12, RelationType: Supplier }\n', '      - { Id: 12, RelationType: Supplier }\n      - { Id: 44, RelationType: Supplier }\n'),
+  );
+  await git(repo, 'commit', '-q', '-am', 'Renew facility cleaning for 2028');
 
-  step('contract-sync plan --format markdown --detailed-exitcode   (what a pull request shows)');
-  const plan = await main(['plan', '--repo', repo, '--format', 'markdown', '--detailed-exitcode'], io);
-  results.push(`plan exit ${plan} (2 = changes)`);
+  step('contract-sync plan --ref HEAD --base main --format markdown --detailed-exitcode   (the pull-request comment)');
+  const plan = await main(['plan', '--repo', repo, '--ref', 'HEAD', '--base', 'main', '--format', 'markdown', '--detailed-exitcode'], io);
+  results.push(`plan ${plan} (2 = changes)`);
 
-  step('contract-sync apply   (on merge: plan from live reads, then PATCH each changed contract)');
+  step('Merged: contract-sync apply   (on main: reads each contract live, PATCHes the changed ones)');
+  await git(repo, 'checkout', '-q', 'main');
+  await git(repo, 'merge', '-q', '--no-ff', '-m', 'Merge renew-cleaning', 'renew-cleaning');
   const apply = await main(['apply', '--repo', repo], io);
-  results.push(`apply exit ${apply}`);
+  results.push(`apply ${apply}`);
+
+  step('A second merge renames contract 5001: contract-sync apply plans only the changed file (incremental)');
+  const it = path.join(repo, 'contracts/acme/it.yaml');
+  await writeFile(it, (await readFile(it, 'utf8')).replace(/Name: .*$/m, 'Name: Cloud hosting (EU region)'));
+  await git(repo, 'commit', '-q', '-am', 'Rename the cloud hosting contract');
+  const incremental = await main(['apply', '--repo', repo], io);
+  results.push(`incremental apply ${incremental}`);
 
   step('Someone changes contract 4711 outside git (emulator admin endpoint: PUT, out of band)');
-  const drifted = { ...((await (await fetch(`${emulator.urls.adminUrl}/contracts/acme/4711`)).json()) as Record<string, unknown>), Name: 'Cleaning (edited by hand)' };
+  const live = (await (await fetch(`${emulator.urls.adminUrl}/contracts/acme/4711`)).json()) as Record<string, unknown>;
+  const drifted = { ...live, Name: 'Cleaning (edited by hand)' };
   await fetch(`${emulator.urls.adminUrl}/contracts/acme/4711`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(drifted) });
   console.log(indent(`Name is now ${JSON.stringify(drifted.Name)}\n`));
 
-  step('contract-sync apply --dry-run   (reads live state: shows the drift, sends nothing)');
-  const dryRun = await main(['apply', '--repo', repo, '--dry-run'], io);
-  results.push(`apply --dry-run exit ${dryRun}`);
+  step('contract-sync drift --detailed-exitcode   (the scheduled job: reads every managed contract live)');
+  const drift = await main(['drift', '--repo', repo, '--detailed-exitcode'], io);
+  results.push(`drift ${drift} (2 = drift found)`);
 
-  step('contract-sync apply   (corrects the drift)');
-  const correct = await main(['apply', '--repo', repo], io);
+  step('contract-sync drift --fix --detailed-exitcode   (corrects it through the same queue)');
+  const fix = await main(['drift', '--repo', repo, '--fix', '--detailed-exitcode'], io);
   const after = (await (await fetch(`${emulator.urls.adminUrl}/contracts/acme/4711`)).json()) as Record<string, unknown>;
   console.log(indent(`Live Name of 4711 is ${JSON.stringify(after.Name)} again\n`));
-  results.push(`drift corrected by apply exit ${correct}`);
+  results.push(`drift --fix ${fix}`);
 
-  const ok = validate === 0 && plan === 2 && apply === 0 && dryRun === 0 && correct === 0 && after.Name === 'Facility cleaning 2027';
+  step('contract-sync drift --detailed-exitcode   (nothing left)');
+  const clean = await main(['drift', '--repo', repo, '--detailed-exitcode'], io);
+  results.push(`drift ${clean}`);
+
+  const ok = validate === 0 && plan === 2 && apply === 0 && incremental === 0 && drift === 2 && fix === 0 && clean === 0 && after.Name === 'Facility cleaning 2027';
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  console.log(
-    `\n${ok ? 'DEMO OK' : 'DEMO FAILED'}: ${results.join(', ')} in ${seconds} s. ` +
-      'Not built yet: the drift command and a pull-request plan with --base in this demo (issue "GitOps runs").',
-  );
+  console.log(`\n${ok ? 'DEMO OK' : 'DEMO FAILED'}: exit codes ${results.join(', ')}; ${seconds} s.`);
   process.exitCode = ok ? 0 : 1;
 } finally {
   await emulator.close();
