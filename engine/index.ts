@@ -6,6 +6,7 @@ export { systemClock, type Clock } from './clock.ts';
 export * from './config/index.ts';
 export * from './desired/index.ts';
 export type { Diagnostic } from './diagnostic.ts';
+export * from './drift/index.ts';
 export * from './git/index.ts';
 export { createLogger, Redactor, silentLogger, type Logger } from './log/logger.ts';
 export * from './model/index.ts';

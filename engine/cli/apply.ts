@@ -17,6 +17,7 @@ import { parsePlan, PlanFormatError } from '../plan/read-plan.ts';
 import { renderPlanText } from '../plan/render-text.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
+import { parseLockTimeout } from './lock-timeout.ts';
 import { createEngineSetup } from './engine-setup.ts';
 import { EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { createProgress } from './progress.ts';
@@ -71,14 +72,6 @@ Logs: JSON lines on stderr (CONTRACT_SYNC_LOG_LEVEL=debug|info|warn|error|silent
 
 Exit codes: 0 everything applied (or nothing to do), 1 any error or any contract not applied.
 `;
-
-const DEFAULT_LOCK_TIMEOUT_SECONDS = 60;
-
-function parseLockTimeout(value: string | undefined): number {
-  if (value === undefined) return DEFAULT_LOCK_TIMEOUT_SECONDS * 1000;
-  if (!/^\d+(\.\d+)?$/.test(value)) throw new UsageError(`--lock-timeout must be a number of seconds; got "${value}"`);
-  return Number(value) * 1000;
-}
 
 export async function applyCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
   const { values, positionals } = parseArgs({

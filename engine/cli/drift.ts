@@ -12,6 +12,7 @@ import { renderDriftMarkdown } from '../drift/render-markdown.ts';
 import { renderDriftText } from '../drift/render-text.ts';
 import type { KnownContracts } from '../state/types.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
+import { parseLockTimeout } from './lock-timeout.ts';
 import { createEngineSetup } from './engine-setup.ts';
 import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { createProgress } from './progress.ts';
@@ -50,14 +51,6 @@ Exit codes: 0 no drift, or all of it fixed (without --detailed-exitcode: also dr
 `;
 
 const FORMATS = ['text', 'markdown', 'json'] as const;
-
-const DEFAULT_LOCK_TIMEOUT_SECONDS = 60;
-
-function parseLockTimeout(value: string | undefined): number {
-  if (value === undefined) return DEFAULT_LOCK_TIMEOUT_SECONDS * 1000;
-  if (!/^\d+(\.\d+)?$/.test(value)) throw new UsageError(`--lock-timeout must be a number of seconds; got "${value}"`);
-  return Number(value) * 1000;
-}
 
 export async function driftCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
   const { values, positionals } = parseArgs({

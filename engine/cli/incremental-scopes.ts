@@ -3,8 +3,8 @@ import { tenantScope, planningFingerprint, startingPoint, type SinceCommit, type
 import type { Config } from '../config/types.ts';
 import { desiredPathMatcher } from '../desired/read-files.ts';
 import { changedFiles } from '../git/changed-files.ts';
+import { checkAncestor } from '../git/is-ancestor.ts';
 import type { GitRepository } from '../git/repository.ts';
-import { mergeBase, resolveCommit } from '../git/resolve-ref.ts';
 import type { StateStore } from '../state/types.ts';
 
 export interface ScopeHead {
@@ -28,9 +28,8 @@ export async function readTenantScopes(
   const sinceByCommit = new Map<string, Promise<SinceCommit>>();
 
   async function since(commit: string): Promise<SinceCommit> {
-    if ((await resolveCommit(repository, commit)) === undefined) return { kind: 'missing' };
-    // An ancestor is its own merge base with any descendant.
-    if ((await mergeBase(repository, commit, head.commit)) !== commit) return { kind: 'not-ancestor' };
+    const relation = await checkAncestor(repository, commit, head.commit);
+    if (relation !== 'ancestor') return { kind: relation };
     const changed = await changedFiles(repository, commit, head.workingTree ? null : head.commit);
     return { kind: 'ancestor', changedFiles: changed.map((file) => file.path).filter(selected) };
   }

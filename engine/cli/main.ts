@@ -12,7 +12,7 @@ type Command = (args: readonly string[], io: CliIo) => Promise<ExitCode>;
 
 const COMMANDS: Readonly<Record<string, { summary: string; run: Command }>> = {
   validate: { summary: 'check the config and desired-state files (no network)', run: validateCommand },
-  plan: { summary: 'show the ops that would make the service match the desired state (no network)', run: planCommand },
+  plan: { summary: 'show the ops that would make the service match the desired state (no network unless --refresh)', run: planCommand },
   apply: { summary: 'plan, then send the ops to the service and record what was applied', run: applyCommand },
   drift: { summary: 'read every managed contract live and report (or --fix) what differs from git', run: driftCommand },
   import: { summary: 'write a desired-state file from live contracts, to bring them under management', run: importCommand },

@@ -8,3 +8,4 @@ export { gitCommitSource, readFileAtCommit } from './ref-source.ts';
 export { openGitRepository, runGit, type GitRepository, type OpenGitOptions } from './repository.ts';
 export { checkRefSyntax, isObjectId, isShallow, mergeBase, remoteNames, resolveCommit } from './resolve-ref.ts';
 export { findTouchedContracts, sameDesiredFields } from './touched-contracts.ts';
+export { checkAncestor, type AncestorCheck } from './is-ancestor.ts';
