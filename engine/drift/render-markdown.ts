@@ -4,6 +4,7 @@
  * the contracts that could not be checked. Never longer than `maxLength` characters: what does
  * not fit is counted in a closing note (GitHub refuses bodies over 65,536 characters). Pure.
  */
+import { escapeHtml, escapeInline } from '../markdown-escape.ts';
 import { plural } from '../plan/render-common.ts';
 import { ABSENT, driftSummaryLine, fixText, viewDriftItem } from './render-common.ts';
 import type { DriftContract, DriftReport } from './types.ts';
@@ -17,15 +18,6 @@ export interface DriftMarkdownOptions {
 
 // Room kept for the error list's note and the truncation note; both are bounded.
 const RESERVE = 800;
-
-function escapeHtml(text: string): string {
-  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
-}
-
-/** Inline text and table cells: characters that would end a cell or start markup. */
-function escapeInline(text: string): string {
-  return escapeHtml(text).replace(/([\\`*_[\]|#~])/g, '\\$1');
-}
 
 /** A value in a table cell: HTML code, where backticks are plain and a pipe cannot end the cell. (A string value is quoted, so never ABSENT.) */
 function codeCell(text: string): string {

@@ -6,6 +6,7 @@
  * Never longer than `maxLength` characters: what does not fit is summarised (GitHub refuses
  * comments over 65,536 characters). Pure.
  */
+import { escapeHtml, escapeInline } from '../markdown-escape.ts';
 import {
   ALREADY_MATCHES_TEXT,
   changedContracts,
@@ -33,15 +34,6 @@ export interface MarkdownRenderOptions {
 const RESERVE = 800;
 // The summary table stops growing here, so that contract sections always get room.
 const TABLE_SHARE = 0.25;
-
-function escapeHtml(text: string): string {
-  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
-}
-
-/** Markdown table cells and inline text: characters that would end a cell or start markup. */
-function escapeInline(text: string): string {
-  return escapeHtml(text).replace(/([\\`*_[\]|#~])/g, '\\$1');
-}
 
 /** Inline code for a value from the user (a ref): backticks cannot be escaped inside it, so they are dropped. */
 function inlineCode(text: string): string {
