@@ -5,15 +5,38 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ensureDirectory, writeFileDurably } from './atomic-write.ts';
-import { contractIdOfFile, parseRunRecord, parseStateRecord, RUN_FILE_NAME, serialiseRunRecord, serialiseStateRecord, stateFileName, stateRecordOf } from './file-format.ts';
+import {
+  contractIdOfFile,
+  parseRunRecord,
+  parseStateRecord,
+  RUN_FILE_NAME,
+  serialiseRunRecord,
+  serialiseStateRecord,
+  stateFileName,
+  stateRecordOf,
+  type StateRecord,
+} from './file-format.ts';
 import { acquireFileLock } from './file-lock.ts';
 import { resolveFileStoreOptions, type FileStateStoreOptions } from './file-store-options.ts';
 import { checkLockOptions } from './lock-options.ts';
-import { checkApplied, checkRunRecord, checkTenant } from './store-input.ts';
+import { checkApplied, checkContractId, checkRunRecord, checkTenant } from './store-input.ts';
 import type { AppliedContract, KnownContract, KnownContracts, LockOptions, StateStore, TenantLock, TenantRunRecord } from './types.ts';
 
 // Files read at once: enough to hide latency, few enough to stay far from the open-file limit.
 const CONCURRENCY = 64;
+
+/** A contract's record, or undefined when it has none (never applied). */
+async function readRecord(tenantDir: string, tenant: string, contractId: string): Promise<StateRecord | undefined> {
+  const file = path.join(tenantDir, stateFileName(contractId));
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return parseStateRecord(text, file, tenant, contractId);
+}
 
 export function fileStateStore(directory: string, options: FileStateStoreOptions = {}): StateStore {
   const settings = resolveFileStoreOptions(options);
@@ -24,28 +47,27 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
   }
 
   return {
-    async readTenant(tenant: string): Promise<KnownContracts> {
+    async readTenant(tenant: string, only?: ReadonlySet<string>): Promise<KnownContracts> {
       const tenantDir = tenantDirOf(tenant);
-      let names: string[];
-      try {
-        names = await readdir(tenantDir);
-      } catch (error) {
-        // Nothing applied yet for this tenant.
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
-        throw error;
+      let ids: string[];
+      if (only !== undefined) {
+        for (const id of only) checkContractId(id);
+        ids = [...only];
+      } else {
+        try {
+          ids = (await readdir(tenantDir)).flatMap((name) => contractIdOfFile(name) ?? []);
+        } catch (error) {
+          // Nothing applied yet for this tenant.
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
+          throw error;
+        }
       }
-      const entries = names.flatMap((name) => {
-        const id = contractIdOfFile(name);
-        return id === undefined ? [] : [{ id, file: path.join(tenantDir, name) }];
-      });
-      entries.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
       const known = new Map<string, KnownContract>();
-      for (let start = 0; start < entries.length; start += CONCURRENCY) {
-        const batch = entries.slice(start, start + CONCURRENCY);
-        const records = await Promise.all(
-          batch.map(async ({ id, file }) => parseStateRecord(await readFile(file, 'utf8'), file, tenant, id)),
-        );
-        for (const record of records) known.set(record.contractId, { fields: record.fields, from: 'state' });
+      for (let start = 0; start < ids.length; start += CONCURRENCY) {
+        const batch = ids.slice(start, start + CONCURRENCY);
+        const records = await Promise.all(batch.map((id) => readRecord(tenantDir, tenant, id)));
+        for (const record of records) if (record !== undefined) known.set(record.contractId, { fields: record.fields, from: 'state' });
       }
       return known;
     },

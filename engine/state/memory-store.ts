@@ -97,11 +97,10 @@ export function memoryStateStore(state: KnownState = new Map(), options: MemoryS
   }
 
   return {
-    async readTenant(tenant: string): Promise<KnownContracts> {
+    async readTenant(tenant: string, only?: ReadonlySet<string>): Promise<KnownContracts> {
       checkTenant(tenant);
-      const contracts = written.get(tenant);
-      if (contracts !== undefined) return new Map(contracts);
-      return state.get(tenant) ?? new Map<string, KnownContract>();
+      const contracts = written.get(tenant) ?? state.get(tenant) ?? new Map<string, KnownContract>();
+      return new Map([...contracts].filter(([id]) => only === undefined || only.has(id)));
     },
 
     async writeContract(tenant: string, record: AppliedContract): Promise<void> {

@@ -94,8 +94,12 @@ export class LockTimeoutError extends Error {
 
 /** Where the engine keeps what it last applied (DESIGN.md section 7). */
 export interface StateStore {
-  /** The last known state of a tenant's contracts; an empty map when nothing was ever applied. */
-  readTenant(tenant: string): Promise<KnownContracts>;
+  /**
+   * The last known state of a tenant's contracts; an empty map when nothing was ever applied.
+   * With `only`, just those contracts (the ones of them with a record): a run that plans a few
+   * contracts of a large tenant reads a few records.
+   */
+  readTenant(tenant: string, only?: ReadonlySet<string>): Promise<KnownContracts>;
   /** Records one contract durably: when the promise resolves, a crash cannot lose it. */
   writeContract(tenant: string, applied: AppliedContract): Promise<void>;
   /** The tenant's run record; undefined before the first run. */

@@ -64,6 +64,22 @@ describe('fileStateStore: reading', () => {
     expect([...known]).toEqual([['4711', { fields: record.fields, from: 'state' }]]);
   });
 
+  it('reads only the contracts asked for, skipping those without a record', async () => {
+    const store = fileStateStore(dir);
+    for (const id of ['4711', '4712', '4713']) await store.writeContract('acme', applied(id, `contract ${id}`));
+
+    const known = await store.readTenant('acme', new Set(['4713', '4711', '9999']));
+    const none = await fileStateStore(path.join(dir, 'missing')).readTenant('acme', new Set(['4711']));
+
+    expect([...known.keys()]).toEqual(['4711', '4713']);
+    expect(known.get('4713')).toEqual({ fields: applied('4713', 'contract 4713').fields, from: 'state' });
+    expect(none.size).toBe(0);
+  });
+
+  it('refuses to read a contract id that could name another file', async () => {
+    await expect(fileStateStore(dir).readTenant('acme', new Set(['../globex/G-1']))).rejects.toThrow(/contractId: expected an id matching/);
+  });
+
   it.each([
     ['not JSON', '{', /4711\.json: not JSON/],
     ['an unknown version', '{"version":2,"tenant":"acme","contractId":"4711","fields":{}}', /state version 2 is not supported/],

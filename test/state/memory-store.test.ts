@@ -20,7 +20,7 @@ describe('memoryStateStore: contracts and run records', () => {
     await store.writeContract('acme', applied('4711', 'after'));
     await store.writeContract('acme', applied('4712', 'new'));
 
-    expect(before).toBe(given);
+    expect(before).toEqual(given);
     expect(given.get('4711')?.fields.Name).toBe('before');
     expect([...(await store.readTenant('acme'))]).toEqual([
       ['4711', { fields: { Name: 'after' }, from: 'state' }],
@@ -28,6 +28,15 @@ describe('memoryStateStore: contracts and run records', () => {
     ]);
     expect(store.applied('acme').get('4711')).toStrictEqual(applied('4711', 'after'));
     expect((await store.readTenant('globex')).size).toBe(0);
+  });
+
+  it('reads only the contracts asked for', async () => {
+    const store = memoryStateStore();
+    for (const id of ['4711', '4712', '4713']) await store.writeContract('acme', applied(id, id));
+
+    const known = await store.readTenant('acme', new Set(['4713', '4711', '9999']));
+
+    expect([...known.keys()].sort()).toEqual(['4711', '4713']);
   });
 
   it('keeps copies, so that a caller changing its objects afterwards changes nothing stored', async () => {
