@@ -79,6 +79,13 @@ export function narrowToScopes(contractSets: readonly ContractSet[], scopes: Rea
   });
 }
 
+/** Per incremental tenant, the files its run reads (for runApply's `filesRead`). */
+export function filesReadByTenant(scopes: ReadonlyMap<string, TenantScope>): Map<string, ReadonlySet<string>> {
+  const files = new Map<string, ReadonlySet<string>>();
+  for (const scope of scopes.values()) if (scope.kind === 'incremental') files.set(scope.tenant, scope.files);
+  return files;
+}
+
 /** One line per tenant for the run's output: what was planned and why. */
 export function describeScope(scope: TenantScope): string {
   if (scope.kind === 'full') return `${scope.tenant}: every contract planned (${scope.reason})`;

@@ -14,6 +14,12 @@ export interface TenantRunFacts {
   readonly sent: ReadonlyMap<string, ContractOutcome>;
   /** Contracts the run looked at and did not send (unreadable, refused as stale), with why. */
   readonly notSent: ReadonlyMap<string, { readonly file: string; readonly reason: string }>;
+  /**
+   * An incremental run's desired-state files: the only ones it read. An earlier entry of a
+   * contract it did not plan is then kept unless its file was read (so the contract is gone).
+   * Undefined for a run that read every file.
+   */
+  readonly filesRead?: ReadonlySet<string>;
 }
 
 /**
@@ -44,7 +50,11 @@ export function pendingAfterRun(facts: TenantRunFacts): PendingContract[] {
   for (const entry of facts.previous) {
     if (facts.sent.has(entry.contractId) || facts.notSent.has(entry.contractId)) continue;
     const contract = planned.get(entry.contractId);
-    if (contract === undefined) continue;
+    if (contract === undefined) {
+      const unseen = facts.filesRead !== undefined && (entry.file === undefined || !facts.filesRead.has(entry.file));
+      if (unseen) pending.set(entry.contractId, entry);
+      continue;
+    }
     if (contract.action === 'noop' && (contract.knownFrom === 'live' || entry.outcome === 'failed')) continue;
     pending.set(entry.contractId, { ...entry, file: contract.file });
   }

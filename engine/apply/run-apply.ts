@@ -50,6 +50,12 @@ export interface ApplyRunOptions {
    * contract instead of trusting a commit that was not what was applied.
    */
   readonly uncommitted?: boolean;
+  /**
+   * Incremental runs: per tenant, the only desired-state files read (see engine/apply/incremental.ts).
+   * A contract left pending by an earlier run and declared elsewhere stays pending. A tenant
+   * absent from the map was planned from every file.
+   */
+  readonly filesRead?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 export interface ApplyProgress {
@@ -140,7 +146,9 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       if (!dryRun) lock = await store.lock(tenant, { timeoutMs: options.lockTimeoutMs, owner: options.runId });
       const previousRun = dryRun ? undefined : await store.readRun(tenant);
       const uncertain = uncertainContracts(previousRun?.pending);
-      if (!refresh) return { tenant, lane, lock, known: await store.readTenant(tenant), unreadable, uncertain, previousRun };
+      // Only the records of the contracts planned: an incremental run of a large tenant reads a few.
+      const planned = new Set(desiredById.get(tenant)?.keys() ?? []);
+      if (!refresh) return { tenant, lane, lock, known: await store.readTenant(tenant, planned), unreadable, uncertain, previousRun };
       // The token is checked (tenant_id, scopes) before the first request is queued.
       await tokens.get(tenant);
       const known = new Map<string, KnownContract>();
@@ -271,7 +279,8 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     for (const failure of tenant.unreadable.values()) notSent.set(failure.contractId, { file: failure.file, reason: failure.reason ?? 'could not read the contract' });
     for (const item of items) if (item.stale !== undefined) notSent.set(item.contract.id, { file: item.contract.file, reason: item.stale });
     // Written even when nothing was sent: the commit advances, and contracts now settled leave `pending`.
-    const pending = pendingAfterRun({ since: pendingSince, previous: previousPending, planned: contracts, sent: outcomes, notSent });
+    const filesRead = options.filesRead?.get(tenant.tenant);
+    const pending = pendingAfterRun({ since: pendingSince, previous: previousPending, planned: contracts, sent: outcomes, notSent, ...(filesRead ? { filesRead } : {}) });
     await store.writeRun(tenant.tenant, finishedRecord(tenant, pending));
     return outcomes;
   }

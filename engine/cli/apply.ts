@@ -2,7 +2,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { describeScope } from '../apply/incremental.ts';
+import { describeScope, filesReadByTenant } from '../apply/incremental.ts';
 import { planReadLive } from '../apply/reviewed-plan.ts';
 import { renderRunSummary } from '../apply/run-report.ts';
 import { runApply } from '../apply/run-apply.ts';
@@ -168,6 +168,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       runId: engine.runId,
       ...(reviewed ? { reviewed } : {}),
       uncommitted: input.committed === false,
+      ...(input.scopes ? { filesRead: filesReadByTenant(input.scopes) } : {}),
     },
     { store, tokens: engine.tokens, api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
   );

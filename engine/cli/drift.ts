@@ -10,6 +10,7 @@ import { createDriftReport, driftFailed, driftRemains } from '../drift/create-re
 import { renderDriftJson } from '../drift/render-json.ts';
 import { renderDriftMarkdown } from '../drift/render-markdown.ts';
 import { renderDriftText } from '../drift/render-text.ts';
+import { StateFormatError } from '../state/file-format.ts';
 import type { KnownContracts } from '../state/types.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { parseLockTimeout } from './lock-timeout.ts';
@@ -101,7 +102,16 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   // fix's lock can only make a cause stale, never what is sent: the fix re-reads under the lock.)
   const tenantNames = [...new Set(contractSets.map((set) => set.tenant))];
   const lastApplied = new Map<string, KnownContracts>();
-  for (const tenant of tenantNames) lastApplied.set(tenant, await store.readTenant(tenant));
+  for (const tenant of tenantNames) {
+    const managed = new Set(contractSets.filter((set) => set.tenant === tenant).flatMap((set) => set.contracts.map((contract) => contract.id)));
+    try {
+      lastApplied.set(tenant, await store.readTenant(tenant, managed));
+    } catch (error) {
+      if (!(error instanceof StateFormatError)) throw error;
+      io.stderr.write(`contract-sync drift: cannot read the state store: ${error.message}; nothing read\n`);
+      return EXIT.error;
+    }
+  }
 
   const scopes: Scope[] = fix ? ['core:read', 'core:write'] : ['core:read'];
   const engine = createEngineSetup(io, config, scopes);

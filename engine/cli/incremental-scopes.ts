@@ -5,6 +5,7 @@ import { desiredPathMatcher } from '../desired/read-files.ts';
 import { changedFiles } from '../git/changed-files.ts';
 import { checkAncestor } from '../git/is-ancestor.ts';
 import type { GitRepository } from '../git/repository.ts';
+import { StateFormatError } from '../state/file-format.ts';
 import type { StateStore } from '../state/types.ts';
 
 export interface ScopeHead {
@@ -36,7 +37,14 @@ export async function readTenantScopes(
 
   const scopes = await Promise.all(
     tenants.map(async (tenant) => {
-      const record = await store.readRun(tenant);
+      let record;
+      try {
+        record = await store.readRun(tenant);
+      } catch (error) {
+        // The run itself reads the record again under the tenant's lock and reports it there.
+        if (error instanceof StateFormatError) return { tenant, kind: 'full' as const, reason: 'its run record cannot be read' };
+        throw error;
+      }
       const start = startingPoint(tenant, record, planningFingerprint(config, tenant));
       if (start.kind !== 'since') return start;
       let answer = sinceByCommit.get(start.commit);

@@ -40,6 +40,21 @@ describe('pendingAfterRun', () => {
     ],
     ['an earlier entry of a contract no longer planned', { previous: [earlier('gone', 'failed')], planned: [planned('1', 'noop')] }, []],
     [
+      'an incremental run: an earlier entry declared in a file it did not read stays',
+      { previous: [{ ...earlier('2', 'failed'), file: 'contracts/2.yaml' }], planned: [planned('1', 'noop')], filesRead: new Set(['contracts/1.yaml']) },
+      [{ ...earlier('2', 'failed'), file: 'contracts/2.yaml' }],
+    ],
+    [
+      'an incremental run: an earlier entry without a file stays',
+      { previous: [earlier('2', 'failed')], planned: [planned('1', 'noop')], filesRead: new Set(['contracts/1.yaml']) },
+      [earlier('2', 'failed')],
+    ],
+    [
+      'an incremental run: an earlier entry whose file it read, and which is gone from it, is dropped',
+      { previous: [{ ...earlier('2', 'failed'), file: 'contracts/1.yaml' }], planned: [planned('1', 'noop')], filesRead: new Set(['contracts/1.yaml']) },
+      [],
+    ],
+    [
       'an earlier entry of a contract changed but not sent (not in a saved plan)',
       { previous: [earlier('1', 'failed')], planned: [planned('1', 'update')] },
       [{ ...earlier('1', 'failed'), file: 'contracts/1.yaml' }],

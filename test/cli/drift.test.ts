@@ -1,5 +1,5 @@
 /** `contract-sync drift` in-process against the emulator, over a real git repository and the file state store. */
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator, type Seed } from '../../emulator/index.ts';
@@ -173,6 +173,19 @@ describe('contract-sync drift', () => {
     expect(run.stderr).toContain('drift detection reads each managed contract live');
     expect(run.stderr).toContain('configure api.read in the engine config (e.g. read: { path: "/contract/{id}" })');
     expect(run.stdout).toBe('');
+    expect(await requestLog(service)).toEqual([]);
+  });
+
+  it('exits 1 naming the state file when a last applied record cannot be read, and reads nothing live', async () => {
+    const { repo, service } = await setup();
+    await mkdir(path.join(repo.dir, '.contract-sync/state/acme'), { recursive: true });
+    await writeFile(path.join(repo.dir, '.contract-sync/state/acme/4711.json'), '{"version":1,');
+
+    const run = await runCli(['drift'], repo.dir, ENV);
+
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/contract-sync drift: cannot read the state store: .*4711\.json: not JSON/);
+    expect(run.stderr).not.toContain('internal error');
     expect(await requestLog(service)).toEqual([]);
   });
 

@@ -3,6 +3,7 @@
  * new commit plans only the files changed since the tenant's last applied commit (plus the files
  * of contracts an earlier run did not finish), and plans exactly the ops a full run would.
  */
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -142,6 +143,41 @@ describe('incremental apply', () => {
 
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/tenant-a: every contract planned \(the last applied commit [0-9a-f]{12} is not an ancestor of this one/);
+  });
+
+  it('records no commit after a run from uncommitted desired-state edits, so the next run plans every contract', async () => {
+    const { desired, repo, env } = await setup({ read: false });
+    await runCli(['apply'], repo.dir, env);
+    const file = fileName('tenant-a', 0);
+    const [id] = [...desired.get('tenant-a')!.get(file)!.keys()];
+    desired.get('tenant-a')!.get(file)!.set(id!, { ...desired.get('tenant-a')!.get(file)!.get(id!)!, Name: 'Not committed' });
+    await repo.write(filesOf(desired));
+    const store = fileStateStore(path.join(repo.dir, '.contract-sync/state'));
+
+    const dirty = await runCli(['apply'], repo.dir, env);
+    const record = await store.readRun('tenant-a');
+    await repo.git('checkout', '--', file);
+    const next = await runCli(['apply'], repo.dir, env);
+
+    expect(dirty.code, dirty.stderr).toBe(0);
+    expect(dirty.stdout).toMatch(/tenant-a: incremental since [0-9a-f]{12}: 1 desired-state file\(s\) changed/);
+    expect(record?.lastAppliedCommit).toBeNull();
+    // The edit was undone in git: only a full run sees that the service still holds it.
+    expect(next.stdout).toContain('tenant-a: every contract planned (no earlier run recorded a commit)');
+    expect(next.stdout).toMatch(new RegExp(`~ ${id}  .*\\n.*Name: "Not committed" -> `));
+  });
+
+  it('reports a run record it cannot read as that tenant\'s error, and still applies the other tenant', async () => {
+    const { repo, env } = await setup({ read: false });
+    await writeFile(path.join(repo.dir, '.contract-sync/state/tenant-a/.run.json'), '{"version":1,');
+
+    const run = await runCli(['apply'], repo.dir, env);
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('tenant-a: every contract planned (its run record cannot be read)');
+    expect(run.stdout).toMatch(/tenant-a.*\.run\.json: not JSON/);
+    expect(run.stdout).toMatch(/tenant-b: \d+ of \d+ contract\(s\) changed .*0 retries/);
+    expect(run.stderr).not.toContain('internal error');
   });
 });
 
