@@ -33,8 +33,6 @@ export type TenantScope =
       readonly since: string;
       /** Desired-state files to plan: `changed` plus those of pending contracts. */
       readonly files: ReadonlySet<string>;
-      /** Desired-state files changed since `since`, for the summary line. */
-      readonly changed: number;
       /** Contracts the last run did not finish. */
       readonly pending: number;
     };
@@ -68,7 +66,7 @@ export function tenantScope(tenant: string, record: TenantRunRecord, since: Sinc
   if (since.kind === 'not-ancestor') return { tenant, kind: 'full', reason: `the last applied commit ${short} is not an ancestor of this one (history rewritten, or an older commit)` };
   const files = new Set(since.changedFiles);
   for (const entry of record.pending) files.add(entry.file!);
-  return { tenant, kind: 'incremental', since: commit, files, changed: since.changedFiles.length, pending: record.pending.length };
+  return { tenant, kind: 'incremental', since: commit, files, pending: record.pending.length };
 }
 
 /** The contract sets an incremental tenant plans: those of its scope's files. Full tenants keep every set. */
@@ -86,9 +84,11 @@ export function filesReadByTenant(scopes: ReadonlyMap<string, TenantScope>): Map
   return files;
 }
 
-/** One line per tenant for the run's output: what was planned and why. */
-export function describeScope(scope: TenantScope): string {
+/** One line per tenant for the run's output: what was planned and why. `contracts`: how many of the tenant's were planned. */
+export function describeScope(scope: TenantScope, contracts: number): string {
   if (scope.kind === 'full') return `${scope.tenant}: every contract planned (${scope.reason})`;
-  const pending = scope.pending === 0 ? '' : `, and ${scope.pending} contract(s) an earlier run did not finish`;
-  return `${scope.tenant}: incremental since ${scope.since.slice(0, 12)}: ${scope.changed} desired-state file(s) changed${pending}`;
+  const since = `${scope.tenant}: incremental since ${scope.since.slice(0, 12)}`;
+  const pending = scope.pending === 0 ? '' : ` (with the files of ${scope.pending} contract(s) an earlier run did not finish)`;
+  if (contracts === 0) return `${since}: no contract changed in git${pending}`;
+  return `${since}: ${contracts} contract(s) in changed files${pending}`;
 }

@@ -98,7 +98,7 @@ export function renderRunSummary(report: RunReport): string {
   }
   const { summary } = report;
   if (summary.changed === 0 && summary.failed === 0) {
-    lines.push('', `${report.dryRun ? 'Dry run' : 'Apply'}: nothing to do; every contract already matches its desired state (${summary.requests} request(s)).`);
+    lines.push('', `${report.dryRun ? 'Dry run' : 'Apply'}: nothing to do; every contract planned already matches its desired state (${summary.requests} request(s)).`);
     return `${lines.join('\n')}\n`;
   }
   const staleCount = failures.filter(({ failure }) => failure.outcome === 'stale').length;

@@ -7,7 +7,6 @@ import { planReadLive } from '../apply/reviewed-plan.ts';
 import { renderRunSummary } from '../apply/run-report.ts';
 import { runApply } from '../apply/run-apply.ts';
 import type { Scope } from '../auth/index.ts';
-import { systemClock } from '../clock.ts';
 import { GitError } from '../git/errors.ts';
 import { fetchCommand } from '../git/fetch-hint.ts';
 import { checkAncestor } from '../git/is-ancestor.ts';
@@ -19,7 +18,7 @@ import type { PlanDocument } from '../plan/types.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { parseLockTimeout } from './lock-timeout.ts';
 import { createEngineSetup } from './engine-setup.ts';
-import { EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { clockOf, EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { createProgress } from './progress.ts';
 import { openStateStore } from './state-store.ts';
 
@@ -154,7 +153,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   }
   const scopes: Scope[] = refresh ? ['core:read', 'core:write'] : ['core:write'];
   const engine = createEngineSetup(io, config, scopes);
-  const clock = io.now ? { ...systemClock, now: () => io.now!().getTime() } : systemClock;
+  const clock = clockOf(io);
   const progress = createProgress({ stream: io.stderr, logger: engine.logger, now: clock.now });
 
   const { plan, report } = await runApply(
@@ -174,10 +173,16 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   );
   progress.finish();
 
-  for (const scope of input.scopes?.values() ?? []) io.stdout.write(`${describeScope(scope)}\n`);
+  for (const scope of input.scopes?.values() ?? []) {
+    const contracts = contractSets.filter((set) => set.tenant === scope.tenant).reduce((sum, set) => sum + set.contracts.length, 0);
+    io.stdout.write(`${describeScope(scope, contracts)}\n`);
+  }
   // With a saved plan, what was reviewed is what was asked for; the summary says what of it went through.
   io.stdout.write(renderPlanText(reviewed ?? plan, { color: wantsColor(io) }));
   io.stdout.write(`\n${renderRunSummary(report)}`);
+  if ([...(input.scopes?.values() ?? [])].some((scope) => scope.kind === 'incremental')) {
+    io.stdout.write('Incremental run: contracts in files unchanged since the last applied commit were not planned; contract-sync drift (or apply --full) checks them against the service.\n');
+  }
   if (values.report !== undefined) await writeFile(path.resolve(io.cwd, values.report), `${JSON.stringify(report, null, 2)}\n`);
   const failed = report.summary.failed > 0 || report.tenants.some((tenant) => tenant.error !== undefined);
   return failed ? EXIT.error : EXIT.ok;

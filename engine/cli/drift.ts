@@ -5,7 +5,6 @@ import { parseArgs } from 'node:util';
 import { renderRunSummary } from '../apply/run-report.ts';
 import { runApply } from '../apply/run-apply.ts';
 import type { Scope } from '../auth/index.ts';
-import { systemClock } from '../clock.ts';
 import { createDriftReport, driftFailed, driftRemains } from '../drift/create-report.ts';
 import { renderDriftJson } from '../drift/render-json.ts';
 import { renderDriftMarkdown } from '../drift/render-markdown.ts';
@@ -15,7 +14,7 @@ import type { KnownContracts } from '../state/types.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { parseLockTimeout } from './lock-timeout.ts';
 import { createEngineSetup } from './engine-setup.ts';
-import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { clockOf, EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { createProgress } from './progress.ts';
 import { openStateStore } from './state-store.ts';
 
@@ -38,7 +37,8 @@ Options:
   --tenant T             check only tenant T (repeatable; default: every tenant)
   --fix                  send the corrections and record them in the state store
   --format F             text (default), markdown (for an issue or a job summary) or json
-  --detailed-exitcode    exit 2 when drift remains (found and not fixed)
+  --detailed-exitcode    exit 2 when drift is found and not fixed (without --fix; with --fix,
+                         drift left over means a correction failed, which exits 1)
   --lock-timeout S       with --fix: wait up to S seconds for another run's lock on a tenant (default: 60)
   --report FILE          also write the JSON drift report to FILE
 
@@ -115,7 +115,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
 
   const scopes: Scope[] = fix ? ['core:read', 'core:write'] : ['core:read'];
   const engine = createEngineSetup(io, config, scopes);
-  const clock = io.now ? { ...systemClock, now: () => io.now!().getTime() } : systemClock;
+  const clock = clockOf(io);
   const progress = createProgress({ stream: io.stderr, logger: engine.logger, now: clock.now });
 
   // One run: without --fix a dry run (reads only, no lock, nothing written); with it the same

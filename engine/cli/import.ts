@@ -10,7 +10,7 @@ import picomatch from 'picomatch';
 import { messageOf, statusOf } from '../apply/failure.ts';
 import { retryBudget } from '../apply/retry-policy.ts';
 import { TenantLane } from '../apply/tenant-lane.ts';
-import { systemClock, type Clock } from '../clock.ts';
+import type { Clock } from '../clock.ts';
 import type { Config } from '../config/types.ts';
 import { desiredPathMatcher } from '../desired/read-files.ts';
 import { renderDesiredFile } from '../desired/render-file.ts';
@@ -21,7 +21,7 @@ import { diffContract } from '../plan/diff.ts';
 import { loadRunInput, type RunInput } from './desired-input.ts';
 import { formatDiagnostics } from './diagnostics-output.ts';
 import { createEngineSetup, type EngineSetup } from './engine-setup.ts';
-import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { clockOf, EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 
 export const IMPORT_HELP = `Usage: contract-sync import --tenant T --id ID [--id ID]... [--out FILE] [--force]
                             [--config FILE] [--repo DIR]
@@ -254,7 +254,7 @@ export async function importCommand(args: readonly string[], io: CliIo): Promise
   function redacted(message: string): string {
     return engine.redactor.redact(message);
   }
-  const clock: Clock = io.now ? { ...systemClock, now: () => io.now!().getTime() } : systemClock;
+  const clock = clockOf(io);
   try {
     // The token is checked (tenant_id, core:read) before any read is queued.
     await engine.tokens.get(tenant);

@@ -1,3 +1,5 @@
+import { systemClock, type Clock } from '../clock.ts';
+
 /** What a command may touch of its process: passed in, so that commands run in tests unchanged. */
 export interface CliIo {
   readonly stdout: { write(text: string): unknown; readonly isTTY?: boolean };
@@ -27,4 +29,10 @@ export function parseFormat<F extends string>(value: string | undefined, allowed
 /** Colour on stdout: only on a terminal, and NO_COLOR (https://no-color.org) with any non-empty value turns it off. */
 export function wantsColor(io: CliIo): boolean {
   return io.stdout.isTTY === true && !io.env.NO_COLOR;
+}
+
+/** The clock a command runs on: the system clock, with `io.now` (tests) for the time of day. */
+export function clockOf(io: CliIo): Clock {
+  const now = io.now;
+  return now ? { ...systemClock, now: () => now().getTime() } : systemClock;
 }

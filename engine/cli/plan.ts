@@ -7,7 +7,6 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { RunReport } from '../apply/run-report.ts';
 import { runApply } from '../apply/run-apply.ts';
-import { systemClock } from '../clock.ts';
 import type { Config } from '../config/types.ts';
 import type { ContractSet } from '../desired/types.ts';
 import { createPlan } from '../plan/create-plan.ts';
@@ -20,7 +19,7 @@ import { emptyStateStore, readKnownState } from '../state/memory-store.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { createEngineSetup } from './engine-setup.ts';
 import { openStateStore } from './state-store.ts';
-import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { clockOf, EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { renderPlanAnnotations } from './plan-github.ts';
 
 export const PLAN_HELP = `Usage: contract-sync plan [--config FILE] [--repo DIR] [--ref REF] [--base REF] [--tenant T]...
@@ -154,7 +153,7 @@ function readProblems(report: RunReport): string[] {
  */
 async function livePlan(io: CliIo, { config, contractSets, source, touched }: PlanInput): Promise<PlanDocument | ExitCode> {
   const engine = createEngineSetup(io, config, ['core:read']);
-  const clock = io.now ? { ...systemClock, now: () => io.now!().getTime() } : systemClock;
+  const clock = clockOf(io);
   const { plan, report } = await runApply(
     { config, contractSets, source, refresh: true, dryRun: true, lockTimeoutMs: 0, runId: engine.runId, ...(touched ? { touched } : {}) },
     // A dry run never touches the state store.

@@ -66,7 +66,6 @@ describe('tenantScope', () => {
       kind: 'incremental',
       since: COMMIT,
       files: new Set(['contracts/acme/new.yaml', 'contracts/acme/old.yaml']),
-      changed: 1,
       pending: 1,
     });
   });
@@ -83,7 +82,7 @@ describe('narrowToScopes', () => {
   it("keeps an incremental tenant's sets of its files only, and every set of a full tenant", () => {
     const sets = [set('acme', 'a1.yaml'), set('acme', 'a2.yaml'), set('globex', 'g1.yaml')];
     const scopes = new Map<string, TenantScope>([
-      ['acme', { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a2.yaml', 'g1.yaml']), changed: 2, pending: 0 }],
+      ['acme', { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a2.yaml', 'g1.yaml']), pending: 0 }],
       ['globex', { tenant: 'globex', kind: 'full', reason: 'no earlier run recorded a commit' }],
     ]);
 
@@ -94,10 +93,17 @@ describe('narrowToScopes', () => {
 });
 
 describe('describeScope', () => {
-  it('says what was planned and why', () => {
-    expect(describeScope({ tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(), changed: 2, pending: 1 })).toBe(
-      'acme: incremental since aaaaaaaaaaaa: 2 desired-state file(s) changed, and 1 contract(s) an earlier run did not finish',
-    );
-    expect(describeScope({ tenant: 'acme', kind: 'full', reason: 'no earlier run recorded a commit' })).toBe('acme: every contract planned (no earlier run recorded a commit)');
+  it.each<[string, TenantScope, number, string]>([
+    ['a full run', { tenant: 'acme', kind: 'full', reason: 'no earlier run recorded a commit' }, 9, 'acme: every contract planned (no earlier run recorded a commit)'],
+    ['an incremental run', { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a.yaml']), pending: 0 }, 3, 'acme: incremental since aaaaaaaaaaaa: 3 contract(s) in changed files'],
+    [
+      'an incremental run with unfinished contracts',
+      { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a.yaml']), pending: 1 },
+      4,
+      'acme: incremental since aaaaaaaaaaaa: 4 contract(s) in changed files (with the files of 1 contract(s) an earlier run did not finish)',
+    ],
+    ['an incremental run with nothing to plan', { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(), pending: 0 }, 0, 'acme: incremental since aaaaaaaaaaaa: no contract changed in git'],
+  ])('says what %s planned', (_, scope, contracts, line) => {
+    expect(describeScope(scope, contracts)).toBe(line);
   });
 });

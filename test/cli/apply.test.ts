@@ -42,7 +42,7 @@ describe('contract-sync apply', () => {
     const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8'));
     expect(report).toMatchObject({ version: 1, dryRun: false, summary: { tenants: 2, changed: 8, applied: 8, failed: 0 } });
     expect(second.code).toBe(0);
-    expect(second.stdout).toContain('Apply: nothing to do; every contract already matches its desired state');
+    expect(second.stdout).toContain('Apply: nothing to do; every contract planned already matches its desired state');
     expect(patches(await requestLog(emulator!))).toHaveLength(8);
   });
 

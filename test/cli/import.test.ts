@@ -139,7 +139,7 @@ describe('contract-sync import', () => {
     const report = JSON.parse(await readFile(path.join(repo.dir, 'dry-run.json'), 'utf8'));
     // Four live reads (the three imported contracts and 5001), no op.
     expect(report.summary).toMatchObject({ changed: 0, ops: 0, failed: 0, requests: 4 });
-    expect(dryRun.stdout).toContain('Dry run: nothing to do; every contract already matches its desired state');
+    expect(dryRun.stdout).toContain('Dry run: nothing to do; every contract planned already matches its desired state');
     expect(apply.code, apply.stderr).toBe(0);
     expect((await apiRequests()).filter((entry) => entry.method === 'PATCH')).toEqual([]);
     expectNoSecret(imported.stdout, imported.stderr, dryRun.stdout, dryRun.stderr, text);

@@ -100,9 +100,8 @@ describe('incremental apply', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain('tenant-a: every contract planned (no earlier run recorded a commit)');
     expect(second.code, second.stderr).toBe(0);
-    expect(second.stdout).toMatch(/tenant-a: incremental since [0-9a-f]{12}: 1 desired-state file\(s\) changed/);
-    // The count is the repository's: which tenant a changed file declares is known only once it is read.
-    expect(second.stdout).toMatch(/tenant-b: incremental since [0-9a-f]{12}: 1 desired-state file\(s\) changed/);
+    expect(second.stdout).toMatch(/tenant-a: incremental since [0-9a-f]{12}: 3 contract\(s\) in changed files\n/);
+    expect(second.stdout).toMatch(/tenant-b: incremental since [0-9a-f]{12}: no contract changed in git\n/);
     expect(second.stdout).toContain('1 of 3 contracts in 1 tenant to update');
     // Only the changed file's contracts are read (api.read is configured), and one of them patched.
     const readIds = secondRequests.filter((entry) => entry.method === 'GET').map((entry) => path.basename(entry.path));
@@ -129,7 +128,7 @@ describe('incremental apply', () => {
     expect(failed.code).toBe(1);
     expect(failed.stdout).toMatch(/tenant-b-new .*404/);
     expect(retried.code, retried.stderr).toBe(0);
-    expect(retried.stdout).toMatch(/tenant-b: incremental since [0-9a-f]{12}: 1 desired-state file\(s\) changed, and 1 contract\(s\) an earlier run did not finish/);
+    expect(retried.stdout).toMatch(/tenant-b: incremental since [0-9a-f]{12}: 4 contract\(s\) in changed files \(with the files of 1 contract\(s\) an earlier run did not finish\)/);
     const patched = (await apiRequests(logged)).filter((entry) => entry.method === 'PATCH');
     expect(patched.map((entry) => [path.basename(entry.path), entry.status])).toEqual([['tenant-b-new', 204]]);
   });
@@ -160,7 +159,7 @@ describe('incremental apply', () => {
     const next = await runCli(['apply'], repo.dir, env);
 
     expect(dirty.code, dirty.stderr).toBe(0);
-    expect(dirty.stdout).toMatch(/tenant-a: incremental since [0-9a-f]{12}: 1 desired-state file\(s\) changed/);
+    expect(dirty.stdout).toMatch(/tenant-a: incremental since [0-9a-f]{12}: 3 contract\(s\) in changed files/);
     expect(record?.lastAppliedCommit).toBeNull();
     // The edit was undone in git: only a full run sees that the service still holds it.
     expect(next.stdout).toContain('tenant-a: every contract planned (no earlier run recorded a commit)');
