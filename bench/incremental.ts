@@ -1,0 +1,115 @@
+/**
+ * What incremental apply saves: `contract-sync apply --dry-run --no-refresh` on a repository of
+ * 20,000 contracts (10 tenants, files of 100), every one of them applied at the previous commit,
+ * after a commit that edits one contract in one file; once as it runs by default (incremental),
+ * once with --full. In-process, no network (a dry run from the state store sends nothing), so the
+ * figures are reading git, YAML, validation, the state store and planning.
+ * Prints one JSON line: {"bench":"incremental", contracts, files, runs, fullMs, incrementalMs,
+ * ratio, plannedFull, plannedIncremental}; the times are medians of RUNS runs.
+ *   npx tsx bench/incremental.ts      BENCH_CONTRACTS=20000 BENCH_RUNS=5
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { planningFingerprint } from '../engine/apply/incremental.ts';
+import { main } from '../engine/cli/main.ts';
+import { readConfig } from '../engine/config/index.ts';
+import { loadDesiredState } from '../engine/desired/index.ts';
+import { fingerprint } from '../engine/plan/index.ts';
+import { fileStateStore, serialiseStateRecord, stateFileName, stateRecordOf } from '../engine/state/index.ts';
+import { writeContractsRepo } from './generate-contracts.ts';
+
+const CONTRACTS = Number(process.env.BENCH_CONTRACTS ?? 20_000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const TENANTS = 10;
+const exec = promisify(execFile);
+
+async function git(dir: string, ...args: string[]): Promise<string> {
+  const { stdout } = await exec('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid', ...args], { cwd: dir, maxBuffer: 64 * 1024 * 1024 });
+  return stdout.trim();
+}
+
+/** Runs `contract-sync ...args` in-process; returns how many contracts its plan listed and the wall time. */
+async function timedApply(dir: string, args: readonly string[]): Promise<{ ms: number; planned: number }> {
+  let stdout = '';
+  const start = performance.now();
+  const code = await main(['apply', '--dry-run', '--no-refresh', ...args], {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: () => true },
+    env: { PATH: process.env.PATH ?? '', CONTRACT_SYNC_LOG_LEVEL: 'silent' },
+    cwd: dir,
+  });
+  const ms = performance.now() - start;
+  if (code !== 0) throw new Error(`apply exited ${code}:\n${stdout}`);
+  // The plan's headline: "1 of 20000 contracts in 10 tenants to update, ...".
+  const planned = Number(/of (\d+) contracts? in/.exec(stdout)?.[1] ?? Number.NaN);
+  return { ms, planned };
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+const dir = await mkdtemp(path.join(tmpdir(), 'contract-sync-bench-'));
+try {
+  await writeContractsRepo(dir, { contracts: CONTRACTS, tenants: TENANTS, perFile: 100 });
+  await git(dir, 'init', '-q', '-b', 'main');
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-q', '-m', 'desired state');
+  const applied = await git(dir, 'rev-parse', 'HEAD');
+
+  // The state store as a finished apply of that commit leaves it (written plainly: setup, not the subject).
+  const { config } = await readConfig(path.join(dir, 'contract-sync.yaml'));
+  const desired = await loadDesiredState(dir, config!);
+  const stateDir = path.join(dir, '.contract-sync/state');
+  const store = fileStateStore(stateDir);
+  for (const set of desired.contractSets) {
+    await mkdir(path.join(stateDir, set.tenant), { recursive: true });
+    for (const contract of set.contracts) {
+      const record = stateRecordOf(set.tenant, { contractId: contract.id, fields: contract.fields, fingerprint: fingerprint(contract.fields), appliedAt: '2026-11-01T00:00:00.000Z', commit: applied });
+      await writeFile(path.join(stateDir, set.tenant, stateFileName(contract.id)), serialiseStateRecord(record));
+    }
+  }
+  for (const tenant of Object.keys(config!.tenants)) {
+    await store.writeRun(tenant, { lastAppliedCommit: applied, planningFingerprint: planningFingerprint(config!, tenant), pending: [], updatedAt: '2026-11-01T00:00:00.000Z' });
+  }
+  await writeFile(path.join(dir, '.gitignore'), '.contract-sync/\n');
+
+  const edited = path.join(dir, 'contracts/tenant-003/part-4.yaml');
+  await writeFile(edited, (await readFile(edited, 'utf8')).replace(/Name: .*/, 'Name: Edited in the second commit'));
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-q', '-m', 'edit one contract');
+
+  const full: number[] = [];
+  const incremental: number[] = [];
+  let plannedFull = 0;
+  let plannedIncremental = 0;
+  for (let run = 0; run < RUNS; run++) {
+    const a = await timedApply(dir, ['--full']);
+    const b = await timedApply(dir, []);
+    full.push(a.ms);
+    incremental.push(b.ms);
+    plannedFull = a.planned;
+    plannedIncremental = b.planned;
+  }
+  const fullMs = median(full);
+  const incrementalMs = median(incremental);
+  console.log(
+    JSON.stringify({
+      bench: 'incremental',
+      contracts: CONTRACTS,
+      files: desired.contractSets.length,
+      runs: RUNS,
+      fullMs: Math.round(fullMs),
+      incrementalMs: Math.round(incrementalMs),
+      ratio: Number((fullMs / incrementalMs).toFixed(1)),
+      plannedFull,
+      plannedIncremental,
+    }),
+  );
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
