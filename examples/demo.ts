@@ -74,8 +74,8 @@ try {
   );
   await git(repo, 'commit', '-q', '-am', 'Renew facility cleaning for 2028');
 
-  step('contract-sync plan --ref HEAD --base main --format markdown --detailed-exitcode   (the pull-request comment)');
-  const plan = await main(['plan', '--repo', repo, '--ref', 'HEAD', '--base', 'main', '--format', 'markdown', '--detailed-exitcode'], io);
+  step('contract-sync plan --ref HEAD --base main --refresh --format markdown --detailed-exitcode   (the pull-request comment; --refresh reads live state, without it no credentials are needed)');
+  const plan = await main(['plan', '--repo', repo, '--ref', 'HEAD', '--base', 'main', '--refresh', '--format', 'markdown', '--detailed-exitcode'], io);
   results.push(`plan ${plan} (2 = changes)`);
 
   step('Merged: contract-sync apply   (on main: reads each contract live, PATCHes the changed ones)');
