@@ -23,9 +23,15 @@ export function planningFingerprint(config: Pick<Config, 'desired' | 'tenants' |
   });
 }
 
-/** What one tenant's run plans: everything, or the contracts of some files. */
+/**
+ * What one tenant's run plans: everything, the contracts of some files, or nothing: `behind`, when
+ * the tenant was last applied at a commit that descends from this one. Applying an older commit
+ * over a newer one is what an old pipeline run re-run by hand does; going back is a revert commit
+ * (or `apply --full`, which does not look at the run record).
+ */
 export type TenantScope =
   | { readonly tenant: string; readonly kind: 'full'; readonly reason: string }
+  | { readonly tenant: string; readonly kind: 'behind'; readonly since: string }
   | {
       readonly kind: 'incremental';
       readonly tenant: string;
@@ -41,6 +47,8 @@ export type TenantScope =
 export type SinceCommit =
   | { readonly kind: 'missing' }
   | { readonly kind: 'not-ancestor' }
+  /** The head is in the history of the last applied commit: this run's desired state is older. */
+  | { readonly kind: 'behind' }
   | { readonly kind: 'ancestor'; readonly changedFiles: readonly string[] };
 
 /**
@@ -63,16 +71,18 @@ export function tenantScope(tenant: string, record: TenantRunRecord, since: Sinc
   if (since.kind === 'missing') {
     return { tenant, kind: 'full', reason: `the last applied commit ${short} is not in this clone (fetch the history, e.g. actions/checkout with fetch-depth: 0, for incremental runs)` };
   }
+  if (since.kind === 'behind') return { tenant, kind: 'behind', since: commit };
   if (since.kind === 'not-ancestor') return { tenant, kind: 'full', reason: `the last applied commit ${short} is not an ancestor of this one (history rewritten, or an older commit)` };
   const files = new Set(since.changedFiles);
   for (const entry of record.pending) files.add(entry.file!);
   return { tenant, kind: 'incremental', since: commit, files, pending: record.pending.length };
 }
 
-/** The contract sets an incremental tenant plans: those of its scope's files. Full tenants keep every set. */
+/** The contract sets a tenant plans: an incremental one those of its scope's files, a full one every set, one behind none. */
 export function narrowToScopes(contractSets: readonly ContractSet[], scopes: ReadonlyMap<string, TenantScope>): ContractSet[] {
   return contractSets.filter((set) => {
     const scope = scopes.get(set.tenant);
+    if (scope?.kind === 'behind') return false;
     return scope?.kind !== 'incremental' || scope.files.has(set.file);
   });
 }
@@ -87,6 +97,9 @@ export function filesReadByTenant(scopes: ReadonlyMap<string, TenantScope>): Map
 /** One line per tenant for the run's output: what was planned and why. `contracts`: how many of the tenant's were planned. */
 export function describeScope(scope: TenantScope, contracts: number): string {
   if (scope.kind === 'full') return `${scope.tenant}: every contract planned (${scope.reason})`;
+  if (scope.kind === 'behind') {
+    return `${scope.tenant}: not applied: it was last applied at ${scope.since.slice(0, 12)}, which is newer than this commit (an older pipeline run?); to go back, commit a revert, or pass --full to apply this commit anyway`;
+  }
   const since = `${scope.tenant}: incremental since ${scope.since.slice(0, 12)}`;
   const pending = scope.pending === 0 ? '' : ` (with the files of ${scope.pending} contract(s) an earlier run did not finish)`;
   if (contracts === 0) return `${since}: no contract changed in git${pending}`;

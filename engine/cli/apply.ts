@@ -40,7 +40,9 @@ Incremental runs (the default in a git repository):
   no commit, so the run after it is a full one. Changes made on the service outside git are found
   by contract-sync drift (or apply --full, which reads every contract when api.read is set).
   Cross-file checks (a ContractId declared twice) see only the files read: run validate on pull
-  requests.
+  requests. A tenant last applied at a commit newer than this one (this commit is in its history:
+  an old pipeline run re-run by hand) is not applied, exit 1; go back with a revert commit, or
+  pass --full to apply the older commit anyway.
 
 Saved plans (PLAN.json, written by contract-sync plan --out):
   Applies exactly the reviewed ops, for the plan's tenants. The desired state (and, without
@@ -61,6 +63,7 @@ Options:
   --refresh              take the known state from live reads (default when api.read is configured)
   --no-refresh           take the known state from the state store
   --full                 plan every contract, not only those changed since the last applied commit
+                         (and apply even a commit older than the last applied one)
   --dry-run              plan (and read, with --refresh) but send no change and write nothing
   --lock-timeout S       wait up to S seconds for another run's lock on a tenant (default: 60)
   --report FILE          write the JSON run report to FILE
@@ -184,7 +187,8 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
     io.stdout.write('Incremental run: contracts in files unchanged since the last applied commit were not planned; contract-sync drift (or apply --full) checks them against the service.\n');
   }
   if (values.report !== undefined) await writeFile(path.resolve(io.cwd, values.report), `${JSON.stringify(report, null, 2)}\n`);
-  const failed = report.summary.failed > 0 || report.tenants.some((tenant) => tenant.error !== undefined);
+  const behind = [...(input.scopes?.values() ?? [])].some((scope) => scope.kind === 'behind');
+  const failed = behind || report.summary.failed > 0 || report.tenants.some((tenant) => tenant.error !== undefined);
   return failed ? EXIT.error : EXIT.ok;
 }
 

@@ -155,7 +155,7 @@ function scopeFiles(scopes: ReadonlyMap<string, TenantScope>): ReadonlySet<strin
   const files = new Set<string>();
   for (const scope of scopes.values()) {
     if (scope.kind === 'full') return undefined;
-    for (const file of scope.files) files.add(file);
+    if (scope.kind === 'incremental') for (const file of scope.files) files.add(file);
   }
   return files;
 }

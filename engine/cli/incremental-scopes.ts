@@ -30,6 +30,7 @@ export async function readTenantScopes(
 
   async function since(commit: string): Promise<SinceCommit> {
     const relation = await checkAncestor(repository, commit, head.commit);
+    if (relation === 'not-ancestor' && (await checkAncestor(repository, head.commit, commit)) === 'ancestor') return { kind: 'behind' };
     if (relation !== 'ancestor') return { kind: relation };
     const changed = await changedFiles(repository, commit, head.workingTree ? null : head.commit);
     return { kind: 'ancestor', changedFiles: changed.map((file) => file.path).filter(selected) };

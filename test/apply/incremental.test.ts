@@ -70,6 +70,10 @@ describe('tenantScope', () => {
     });
   });
 
+  it('applies nothing of a tenant last applied at a newer commit than this one', () => {
+    expect(tenantScope('acme', record(), { kind: 'behind' })).toEqual({ tenant: 'acme', kind: 'behind', since: COMMIT });
+  });
+
   it.each([
     [{ kind: 'missing' } as const, /is not in this clone \(fetch the history/],
     [{ kind: 'not-ancestor' } as const, /is not an ancestor of this one/],
@@ -79,11 +83,12 @@ describe('tenantScope', () => {
 });
 
 describe('narrowToScopes', () => {
-  it("keeps an incremental tenant's sets of its files only, and every set of a full tenant", () => {
-    const sets = [set('acme', 'a1.yaml'), set('acme', 'a2.yaml'), set('globex', 'g1.yaml')];
+  it("keeps an incremental tenant's sets of its files only, every set of a full tenant, and none of a tenant behind", () => {
+    const sets = [set('acme', 'a1.yaml'), set('acme', 'a2.yaml'), set('globex', 'g1.yaml'), set('initech', 'i1.yaml')];
     const scopes = new Map<string, TenantScope>([
       ['acme', { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a2.yaml', 'g1.yaml']), pending: 0 }],
       ['globex', { tenant: 'globex', kind: 'full', reason: 'no earlier run recorded a commit' }],
+      ['initech', { tenant: 'initech', kind: 'behind', since: COMMIT }],
     ]);
 
     const narrowed = narrowToScopes(sets, scopes);
@@ -101,6 +106,12 @@ describe('describeScope', () => {
       { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a.yaml']), pending: 1 },
       4,
       'acme: incremental since aaaaaaaaaaaa: 4 contract(s) in changed files (with the files of 1 contract(s) an earlier run did not finish)',
+    ],
+    [
+      'a tenant behind',
+      { tenant: 'acme', kind: 'behind', since: COMMIT },
+      0,
+      'acme: not applied: it was last applied at aaaaaaaaaaaa, which is newer than this commit (an older pipeline run?); to go back, commit a revert, or pass --full to apply this commit anyway',
     ],
     ['an incremental run with nothing to plan', { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(), pending: 0 }, 0, 'acme: incremental since aaaaaaaaaaaa: no contract changed in git'],
   ])('says what %s planned', (_, scope, contracts, line) => {

@@ -144,6 +144,27 @@ describe('incremental apply', () => {
     expect(run.stdout).toMatch(/tenant-a: every contract planned \(the last applied commit [0-9a-f]{12} is not an ancestor of this one/);
   });
 
+  it('refuses to apply a commit older than the last applied one, unless --full', async () => {
+    const { desired, repo, env } = await setup({ read: false });
+    const older = (await repo.git('rev-parse', 'HEAD')).trim();
+    const file = fileName('tenant-a', 0);
+    const [id] = [...desired.get('tenant-a')!.get(file)!.keys()];
+    desired.get('tenant-a')!.get(file)!.set(id!, { ...desired.get('tenant-a')!.get(file)!.get(id!)!, Name: 'Newer' });
+    await repo.commit('a newer desired state', filesOf(desired));
+    await runCli(['apply'], repo.dir, env);
+    const logged = (await requestLog(emulator)).length;
+
+    const refused = await runCli(['apply', '--ref', older], repo.dir, env);
+    const refusedPatches = (await apiRequests(logged)).filter((entry) => entry.method === 'PATCH');
+    const forced = await runCli(['apply', '--ref', older, '--full'], repo.dir, env);
+
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/tenant-a: not applied: it was last applied at [0-9a-f]{12}, which is newer than this commit .*pass --full/);
+    expect(refusedPatches).toEqual([]);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stdout).toContain(`~ Name: "Newer" -> `);
+  });
+
   it('records no commit after a run from uncommitted desired-state edits, so the next run plans every contract', async () => {
     const { desired, repo, env } = await setup({ read: false });
     await runCli(['apply'], repo.dir, env);
