@@ -25,17 +25,21 @@ import type { AppliedContract, KnownContract, KnownContracts, LockOptions, State
 // Files read at once: enough to hide latency, few enough to stay far from the open-file limit.
 const CONCURRENCY = 64;
 
-/** A contract's record, or undefined when it has none (never applied). */
-async function readRecord(tenantDir: string, tenant: string, contractId: string): Promise<StateRecord | undefined> {
-  const file = path.join(tenantDir, stateFileName(contractId));
-  let text: string;
+/** The text of a file, or undefined when there is none. */
+async function readIfPresent(file: string): Promise<string | undefined> {
   try {
-    text = await readFile(file, 'utf8');
+    return await readFile(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-  return parseStateRecord(text, file, tenant, contractId);
+}
+
+/** A contract's record, or undefined when it has none (never applied). */
+async function readRecord(tenantDir: string, tenant: string, contractId: string): Promise<StateRecord | undefined> {
+  const file = path.join(tenantDir, stateFileName(contractId));
+  const text = await readIfPresent(file);
+  return text === undefined ? undefined : parseStateRecord(text, file, tenant, contractId);
 }
 
 export function fileStateStore(directory: string, options: FileStateStoreOptions = {}): StateStore {
@@ -82,14 +86,8 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
 
     async readRun(tenant: string): Promise<TenantRunRecord | undefined> {
       const file = path.join(tenantDirOf(tenant), RUN_FILE_NAME);
-      let text: string;
-      try {
-        text = await readFile(file, 'utf8');
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-        throw error;
-      }
-      return parseRunRecord(text, file, tenant);
+      const text = await readIfPresent(file);
+      return text === undefined ? undefined : parseRunRecord(text, file, tenant);
     },
 
     async writeRun(tenant: string, record: TenantRunRecord): Promise<void> {
