@@ -56,7 +56,7 @@ try {
   await git(repo, 'init', '-q', '-b', 'main');
   await git(repo, 'add', '-A');
   await git(repo, 'commit', '-q', '-m', 'Desired state of the demo contracts');
-  console.log(indent(`${repo} (contracts/acme/*.yaml, contracts/globex/*.yaml)\n`));
+  console.log(indent(`${repo} (contracts/acme/*.yaml, contracts/globex/*.yaml)`));
 
   step('contract-sync validate');
   const validate = await main(['validate', '--repo', repo], io);
@@ -95,7 +95,7 @@ try {
   const live = (await (await fetch(`${emulator.urls.adminUrl}/contracts/acme/4711`)).json()) as Record<string, unknown>;
   const drifted = { ...live, Name: 'Cleaning (edited by hand)' };
   await fetch(`${emulator.urls.adminUrl}/contracts/acme/4711`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(drifted) });
-  console.log(indent(`Name is now ${JSON.stringify(drifted.Name)}\n`));
+  console.log(indent(`Name is now ${JSON.stringify(drifted.Name)}`));
 
   step('contract-sync drift --detailed-exitcode   (the scheduled job: reads every managed contract live)');
   const drift = await main(['drift', '--repo', repo, '--detailed-exitcode'], io);
@@ -104,7 +104,7 @@ try {
   step('contract-sync drift --fix --detailed-exitcode   (corrects it through the same queue)');
   const fix = await main(['drift', '--repo', repo, '--fix', '--detailed-exitcode'], io);
   const after = (await (await fetch(`${emulator.urls.adminUrl}/contracts/acme/4711`)).json()) as Record<string, unknown>;
-  console.log(indent(`Live Name of 4711 is ${JSON.stringify(after.Name)} again\n`));
+  console.log(indent(`Live Name of 4711 is ${JSON.stringify(after.Name)} again`));
   results.push(`drift --fix ${fix}`);
 
   step('contract-sync drift --detailed-exitcode   (nothing left)');
