@@ -4,8 +4,8 @@
  * that plans (plan, apply, drift) or checks (validate), so that they read the same input the same way.
  */
 import path from 'node:path';
-import type { Config } from '../config/types.ts';
 import { narrowToScopes, type TenantScope } from '../apply/incremental.ts';
+import type { Config } from '../config/types.ts';
 import { loadDesiredState } from '../desired/load.ts';
 import { desiredPathMatcher, workingTreeSource } from '../desired/read-files.ts';
 import type { ContractSet, DesiredStateResult } from '../desired/types.ts';

@@ -1,5 +1,5 @@
 /** Incremental apply, the adapter: each selected tenant's run record against the repository's history. */
-import { tenantScope, planningFingerprint, startingPoint, type SinceCommit, type TenantScope } from '../apply/incremental.ts';
+import { planningFingerprint, startingPoint, tenantScope, type SinceCommit, type TenantScope } from '../apply/incremental.ts';
 import type { Config } from '../config/types.ts';
 import { desiredPathMatcher } from '../desired/read-files.ts';
 import { changedFiles } from '../git/changed-files.ts';
