@@ -8,7 +8,7 @@
  * service, which is the thing a reader must not miss.
  */
 import { getField, isCollectionField, type CollectionFieldSpec, type FieldName, type FieldSpec } from '../model/fields.ts';
-import { describeIdentity, memberIdentity, normaliseNumber } from '../model/normalise.ts';
+import { describeIdentity, equalWhereWritten, memberIdentity } from '../model/normalise.ts';
 import type { ContractFields } from '../model/types.ts';
 import { diffContract } from '../plan/diff.ts';
 import type { PlanChange } from '../plan/types.ts';
@@ -18,33 +18,10 @@ function isAbsent(value: unknown): boolean {
   return value === undefined || value === null;
 }
 
-function isObject(value: unknown): value is Readonly<Record<string, unknown>> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 /** Equal scalars in the planner's own normal form (numbers, instants, durations), so that drift and plan never disagree. */
 function scalarsEqual(field: FieldName, a: unknown, b: unknown): boolean {
   if (isAbsent(a) || isAbsent(b)) return isAbsent(a) && isAbsent(b);
   return diffContract({ [field]: a } as ContractFields, { [field]: b } as ContractFields).length === 0;
-}
-
-function leafEqual(a: unknown, b: unknown): boolean {
-  if (typeof a === 'number' && typeof b === 'number') return normaliseNumber(a) === normaliseNumber(b);
-  return (a ?? null) === (b ?? null);
-}
-
-/**
- * True when `a` and `b` agree on every value `shape` (the desired member) writes: those are the
- * values the drift is about; keys the desired member leaves out are unmanaged (section 3.3).
- */
-function equalWhereWritten(a: unknown, b: unknown, shape: unknown): boolean {
-  if (!isObject(shape)) return leafEqual(a, b);
-  const aMap = isObject(a) ? a : {};
-  const bMap = isObject(b) ? b : {};
-  for (const [key, value] of Object.entries(shape)) {
-    if (value !== undefined && !equalWhereWritten(aMap[key], bMap[key], value)) return false;
-  }
-  return true;
 }
 
 function findMember(field: CollectionFieldSpec, members: unknown, identity: string): unknown {

@@ -118,6 +118,32 @@ export function memberIdentity(field: CollectionFieldSpec, member: unknown): str
   );
 }
 
+function isMap(value: unknown): value is Readonly<Record<string, unknown>> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** A member leaf as compared: numbers normalised, absent and null one value. */
+function leafEqual(a: unknown, b: unknown): boolean {
+  if (typeof a === 'number' && typeof b === 'number') return normaliseNumber(a) === normaliseNumber(b);
+  return (a ?? null) === (b ?? null);
+}
+
+/**
+ * True when members `a` and `b` agree on every value that `written` (a desired member) writes.
+ * Keys it leaves out are unmanaged and not compared (DESIGN.md section 3.3); nested maps
+ * (Owner.User) are compared key by key. The planner asks it of (known, desired, desired); drift of
+ * (live, last applied, desired).
+ */
+export function equalWhereWritten(a: unknown, b: unknown, written: unknown): boolean {
+  if (!isMap(written)) return leafEqual(a, b);
+  const aMap = isMap(a) ? a : {};
+  const bMap = isMap(b) ? b : {};
+  for (const [key, value] of Object.entries(written)) {
+    if (value !== undefined && !equalWhereWritten(aMap[key], bMap[key], value)) return false;
+  }
+  return true;
+}
+
 /** The identity of a member for people: `Id 12, RelationType Supplier`. */
 export function describeIdentity(field: CollectionFieldSpec, member: unknown): string {
   return field.identity.map((path) => `${path.join('.')} ${JSON.stringify(valueAt(member, path))}`).join(', ');

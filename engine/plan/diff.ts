@@ -4,7 +4,7 @@
  */
 import type { CollectionMode } from '../config/types.ts';
 import { COLLECTION_FIELDS, FIELDS, opPath, type CollectionFieldName, type CollectionFieldSpec, type FieldName, type FieldSpec } from '../model/fields.ts';
-import { durationsEqual, memberIdentity, normaliseDuration, normaliseNumber, normaliseTimestamp } from '../model/normalise.ts';
+import { durationsEqual, equalWhereWritten, memberIdentity, normaliseDuration, normaliseNumber, normaliseTimestamp } from '../model/normalise.ts';
 import type { ContractFields, Duration, Op } from '../model/types.ts';
 
 export interface DiffOptions {
@@ -58,25 +58,6 @@ function scalarsEqual(field: FieldSpec, known: unknown, desired: unknown): boole
   }
 }
 
-/** A member leaf as compared: numbers normalised, absent and null one value. */
-function leafEqual(known: unknown, desired: unknown): boolean {
-  if (typeof known === 'number' && typeof desired === 'number') return normaliseNumber(known) === normaliseNumber(desired);
-  return (known ?? null) === (desired ?? null);
-}
-
-/**
- * True when `known` differs from `desired` in a value the desired member writes. Keys the desired
- * member leaves out are not compared (section 3.3); nested maps (Owner.User) are compared key by key.
- */
-function writtenDiffers(known: unknown, desired: unknown): boolean {
-  if (!isObject(desired)) return !leafEqual(known, desired);
-  const knownMap = isObject(known) ? known : {};
-  for (const [key, value] of Object.entries(desired)) {
-    if (value !== undefined && writtenDiffers(knownMap[key], value)) return true;
-  }
-  return false;
-}
-
 function diffCollection(field: CollectionFieldSpec, known: unknown, desired: readonly unknown[], mode: CollectionMode): Op[] {
   const path = opPath(field.name as CollectionFieldName);
   const knownMembers: readonly unknown[] = Array.isArray(known) ? known : [];
@@ -96,7 +77,7 @@ function diffCollection(field: CollectionFieldSpec, known: unknown, desired: rea
     const match = knownById.get(identity);
     if (match === undefined) {
       adds.push({ op: 'Add', path, value: structuredClone(member) });
-    } else if (writtenDiffers(match, member)) {
+    } else if (!equalWhereWritten(match, member, member)) {
       // The API has no member Replace: a changed member is removed as known, then added as desired.
       removes.add(match);
       adds.push({ op: 'Add', path, value: structuredClone(member) });
