@@ -10,7 +10,7 @@
 import { Document, isMap, isScalar, isSeq, Pair, Scalar, stringify, YAMLMap, type Node } from 'yaml';
 import { DURATION_UNITS, FIELDS, type FieldSpec } from '../model/fields.ts';
 import type { JsonSchema } from '../model/json-schema-type.ts';
-import { isUtcTimestamp, normaliseTimestamp } from '../model/normalise.ts';
+import { isJsonObject, isUtcTimestamp, normaliseTimestamp } from '../model/normalise.ts';
 
 export interface RenderFileInput {
   readonly tenant: string;
@@ -47,10 +47,6 @@ interface Shaped {
 
 const KEEP: Shaped['notes'] = [];
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 function allowsNull(schema: JsonSchema): boolean {
   return schema.type === 'null' || (Array.isArray(schema.type) && schema.type.includes('null'));
 }
@@ -72,7 +68,7 @@ function shapeObject(value: Record<string, unknown>, schema: JsonSchema, at: str
       notes.push({ field: `${at}.${key}`, message: 'is null in the service; left out (a member field left out is not compared)' });
       continue;
     }
-    if (isRecord(member) && property.properties !== undefined) {
+    if (isJsonObject(member) && property.properties !== undefined) {
       const inner = shapeObject(member, property, `${at}.${key}`);
       shaped[key] = inner.value;
       notes.push(...inner.notes);
@@ -102,11 +98,11 @@ function shapeField(field: FieldSpec, value: unknown): Shaped {
     const utc = normaliseTimestamp(value);
     return { value: utc === undefined ? value : utc.replace(/\.000Z$/, 'Z'), notes: KEEP };
   }
-  if (field.kind === 'duration' && isRecord(value)) return shapeDuration(value, field.name);
+  if (field.kind === 'duration' && isJsonObject(value)) return shapeDuration(value, field.name);
   if (field.kind === 'collection' && Array.isArray(value)) {
     const notes: Shaped['notes'][number][] = [];
     const members = value.map((member, index) => {
-      if (!isRecord(member)) return member;
+      if (!isJsonObject(member)) return member;
       const shaped = shapeObject(member, field.member, `${field.name}[${index}]`);
       notes.push(...shaped.notes);
       return shaped.value;
@@ -119,7 +115,7 @@ function shapeField(field: FieldSpec, value: unknown): Shaped {
 function hasMultiLineString(value: unknown): boolean {
   if (typeof value === 'string') return value.includes('\n');
   if (Array.isArray(value)) return value.some(hasMultiLineString);
-  return isRecord(value) && Object.values(value).some(hasMultiLineString);
+  return isJsonObject(value) && Object.values(value).some(hasMultiLineString);
 }
 
 function fitsOnOneLine(value: unknown): boolean {

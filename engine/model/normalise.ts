@@ -118,7 +118,8 @@ export function memberIdentity(field: CollectionFieldSpec, member: unknown): str
   );
 }
 
-function isMap(value: unknown): value is Readonly<Record<string, unknown>> {
+/** A JSON object (not null, not an array): a member, a duration, a nested map. */
+export function isJsonObject(value: unknown): value is Readonly<Record<string, unknown>> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
@@ -135,9 +136,9 @@ function leafEqual(a: unknown, b: unknown): boolean {
  * (live, last applied, desired).
  */
 export function equalWhereWritten(a: unknown, b: unknown, written: unknown): boolean {
-  if (!isMap(written)) return leafEqual(a, b);
-  const aMap = isMap(a) ? a : {};
-  const bMap = isMap(b) ? b : {};
+  if (!isJsonObject(written)) return leafEqual(a, b);
+  const aMap = isJsonObject(a) ? a : {};
+  const bMap = isJsonObject(b) ? b : {};
   for (const [key, value] of Object.entries(written)) {
     if (value !== undefined && !equalWhereWritten(aMap[key], bMap[key], value)) return false;
   }

@@ -4,7 +4,7 @@
  */
 import type { CollectionMode } from '../config/types.ts';
 import { COLLECTION_FIELDS, FIELDS, opPath, type CollectionFieldName, type CollectionFieldSpec, type FieldName, type FieldSpec } from '../model/fields.ts';
-import { durationsEqual, equalWhereWritten, memberIdentity, normaliseDuration, normaliseNumber, normaliseTimestamp } from '../model/normalise.ts';
+import { durationsEqual, equalWhereWritten, isJsonObject, memberIdentity, normaliseDuration, normaliseNumber, normaliseTimestamp } from '../model/normalise.ts';
 import type { ContractFields, Duration, Op } from '../model/types.ts';
 
 export interface DiffOptions {
@@ -32,10 +32,6 @@ function isPresent(fields: Fields, name: string): boolean {
   return Object.hasOwn(fields, name) && fields[name] !== undefined;
 }
 
-function isObject(value: unknown): value is Readonly<Record<string, unknown>> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 /** Equal in the field's normal form. `known` comes from a store or a read, so it is not trusted to be well-formed. */
 function scalarsEqual(field: FieldSpec, known: unknown, desired: unknown): boolean {
   switch (field.kind) {
@@ -50,7 +46,7 @@ function scalarsEqual(field: FieldSpec, known: unknown, desired: unknown): boole
       return a !== undefined && a === normaliseTimestamp(desired);
     }
     case 'duration':
-      return isObject(known) && isObject(desired) && durationsEqual(known as Duration, desired as Duration);
+      return isJsonObject(known) && isJsonObject(desired) && durationsEqual(known as Duration, desired as Duration);
     case 'string':
       return known === desired;
     case 'collection':

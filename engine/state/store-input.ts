@@ -4,15 +4,12 @@
  * programming error: TypeError.
  */
 import { CONTRACT_ID_PATTERN, TENANT_PATTERN } from '../model/json-schemas.ts';
+import { isJsonObject } from '../model/normalise.ts';
 import { isPendingOutcome } from './file-format.ts';
 import type { AppliedContract, TenantRunRecord } from './types.ts';
 
 const TENANT = new RegExp(TENANT_PATTERN);
 const CONTRACT_ID = new RegExp(CONTRACT_ID_PATTERN);
-
-function isObject(value: unknown): boolean {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 export function checkTenant(tenant: string): void {
   if (typeof tenant !== 'string' || !TENANT.test(tenant)) throw new TypeError(`tenant: expected a name matching ${TENANT_PATTERN}, got ${JSON.stringify(tenant)}`);
@@ -27,7 +24,7 @@ export function checkContractId(contractId: string): void {
 export function checkApplied(applied: AppliedContract): void {
   checkContractId(applied.contractId);
   const { contractId, fields, fingerprint, appliedAt, commit } = applied;
-  if (!isObject(fields)) throw new TypeError(`applied ${contractId}: "fields" must be an object`);
+  if (!isJsonObject(fields)) throw new TypeError(`applied ${contractId}: "fields" must be an object`);
   if (typeof fingerprint !== 'string') throw new TypeError(`applied ${contractId}: "fingerprint" must be a string, got ${String(fingerprint)}`);
   if (typeof appliedAt !== 'string') throw new TypeError(`applied ${contractId}: "appliedAt" must be a string, got ${String(appliedAt)}`);
   if (commit !== null && typeof commit !== 'string') throw new TypeError(`applied ${contractId}: "commit" must be a string or null, got ${String(commit)}`);
@@ -39,7 +36,7 @@ export function checkRunRecord(record: TenantRunRecord): void {
   if (typeof updatedAt !== 'string') throw new TypeError(`run record: "updatedAt" must be a string, got ${String(updatedAt)}`);
   if (!Array.isArray(pending)) throw new TypeError('run record: "pending" must be an array');
   for (const entry of pending) {
-    if (!isObject(entry) || typeof entry.contractId !== 'string' || typeof entry.reason !== 'string' || typeof entry.since !== 'string' || !isPendingOutcome(entry.outcome)) {
+    if (!isJsonObject(entry) || typeof entry.contractId !== 'string' || typeof entry.reason !== 'string' || typeof entry.since !== 'string' || !isPendingOutcome(entry.outcome)) {
       throw new TypeError('run record: every "pending" entry must have string "contractId", "reason" and "since", and an "outcome"');
     }
   }
