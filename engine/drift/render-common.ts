@@ -1,6 +1,6 @@
 /** What the text and markdown renderings of a drift report share: causes, values and the summary line. Pure. */
 import { getField, type FieldSpec } from '../model/fields.ts';
-import { formatValue, plural } from '../plan/render-common.ts';
+import { formatFieldValue, plural } from '../plan/render-common.ts';
 import type { DriftCause, DriftContract, DriftItem, DriftReport } from './types.ts';
 
 export const CAUSE_TEXT: Readonly<Record<DriftCause, string>> = {
@@ -12,11 +12,9 @@ export const CAUSE_TEXT: Readonly<Record<DriftCause, string>> = {
 /** A side without a value: a member missing live, or one the desired state does not keep. */
 export const ABSENT = '(absent)';
 
-/** A duration without its null units (absent = null), as the plan shows it. */
+/** As the plan shows a value, with ABSENT for no value. */
 function formatDrifted(field: FieldSpec, value: unknown): string {
-  if (value === null || value === undefined) return ABSENT;
-  if (field.kind !== 'duration' || typeof value !== 'object') return formatValue(value);
-  return formatValue(Object.fromEntries(Object.entries(value).filter(([, unit]) => unit !== null)));
+  return value === null || value === undefined ? ABSENT : formatFieldValue(field, value);
 }
 
 export interface DriftItemView {

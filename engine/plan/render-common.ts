@@ -28,6 +28,11 @@ function formatDuration(value: unknown): string {
   return formatValue(Object.fromEntries(Object.entries(value).filter(([, unit]) => unit !== null)));
 }
 
+/** A value of `field` for people: formatValue, a duration without its null units. */
+export function formatFieldValue(field: FieldSpec, value: unknown): string {
+  return field.kind === 'duration' ? formatDuration(value) : formatValue(value);
+}
+
 export const KNOWN_FROM_TEXT: Readonly<Record<KnownFrom, string>> = {
   state: 'known from the state store',
   live: 'known from a live read',
@@ -54,8 +59,8 @@ export interface ChangeView {
 
 export function viewChange(change: PlanChange): ChangeView {
   const field = getField(change.field) as FieldSpec;
-  const before = field.kind === 'duration' ? formatDuration(change.before) : formatValue(change.before);
-  const after = field.kind === 'duration' ? formatDuration(change.after) : formatValue(change.after);
+  const before = formatFieldValue(field, change.before);
+  const after = formatFieldValue(field, change.after);
   if (!isCollectionField(field)) {
     return { kind: change.before === null ? 'set' : 'replace', label: change.field, before, after };
   }
