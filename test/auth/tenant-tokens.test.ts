@@ -95,7 +95,7 @@ describe('answers of the token endpoint', () => {
 
     const failure = tokens.get('acme');
 
-    await expect(failure).rejects.toMatchObject({ code: 'auth-token-endpoint', status: 502, retryable: true, message: 'tenant acme: token request failed: HTTP 502' });
+    await expect(failure).rejects.toMatchObject({ code: 'auth-token-endpoint', status: 502, retryable: true, message: 'tenant acme: token request failed: HTTP 502 (gave up after 3 attempts)' });
     expect(requests).toBe(3);
     expect(waits).toEqual([125, 250]);
   });

@@ -13,7 +13,7 @@ describe('parseConfig', () => {
     expect(diagnostics).toEqual([]);
     expect(config).toEqual({
       api: { baseUrl: 'https://cms.example.com', timeoutMs: 30_000 },
-      auth: { url: 'https://login.example.com', realm: 'cms' },
+      auth: { url: 'https://login.example.com', realm: 'cms', timeoutMs: 10_000 },
       tenants: { acme: { clientId: 'cs-acme', clientSecret: { env: 'ACME_SECRET' } } },
       desired: { paths: ['contracts/**/*.yaml'] },
       collections: { Company: 'authoritative', OrganizationalUnit: 'authoritative', Owner: 'authoritative', Type: 'authoritative' },
