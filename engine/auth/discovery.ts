@@ -54,8 +54,8 @@ async function discoveryError(issuer: URL, error: unknown): Promise<AuthError> {
   });
 }
 
-/** A token endpoint that is an https:// URL, or an http:// one on a loopback host. */
-function secureEndpoint(value: string | undefined): URL | undefined {
+/** A token endpoint that is an https:// URL, or an http:// one on a loopback host; otherwise undefined. */
+export function secureEndpoint(value: string | undefined): URL | undefined {
   if (value === undefined || !URL.canParse(value)) return undefined;
   const url = new URL(value);
   if (url.protocol !== 'https:' && !isLoopbackHttp(url)) return undefined;
@@ -95,13 +95,8 @@ async function discoverOnce(issuer: URL, deps: DiscoveryDeps): Promise<client.Se
 
 /** The configured token endpoint without any request, or the discovered one; transient failures are retried with backoff. */
 export async function discoverAuthorizationServer(auth: Config['auth'], deps: DiscoveryDeps): Promise<AuthorizationServer> {
-  if (auth.tokenEndpoint !== undefined) {
-    const tokenEndpoint = secureEndpoint(auth.tokenEndpoint);
-    if (tokenEndpoint === undefined) {
-      throw new AuthError(`auth.tokenEndpoint ${auth.tokenEndpoint} is not an https:// URL (http:// only on a loopback host)`, { code: 'auth-discovery' });
-    }
-    return { tokenEndpoint };
-  }
+  // Checked by createTenantTokens (and by the config before it): https://, or http:// on a loopback host.
+  if (auth.tokenEndpoint !== undefined) return { tokenEndpoint: new URL(auth.tokenEndpoint) };
   const issuer = issuerUrl(auth);
   let metadata: client.ServerMetadata;
   try {

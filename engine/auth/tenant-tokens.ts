@@ -7,7 +7,7 @@ import { readFile as readFileFromDisk } from 'node:fs/promises';
 import { DEFAULTS, type AuthConfig, type Config, type SecretRef } from '../config/types.ts';
 import { describeSecretRef, resolveSecret, SecretError } from '../config/secrets.ts';
 import { Redactor, silentLogger, type Logger } from '../log/logger.ts';
-import { discoverAuthorizationServer, type AuthorizationServer } from './discovery.ts';
+import { discoverAuthorizationServer, secureEndpoint, type AuthorizationServer } from './discovery.ts';
 import { AuthError } from './errors.ts';
 import { requestTenantToken } from './grant.ts';
 import { createTransport } from './oauth-failure.ts';
@@ -65,7 +65,10 @@ function checkFunction(name: string, value: unknown): void {
 function checkOptions(options: TenantTokensOptions): readonly Scope[] {
   if (!URL.canParse(options.auth.url)) throw new TypeError(`createTenantTokens: option "auth.url" must be a URL; got "${options.auth.url}"`);
   if (options.auth.realm === '') throw new TypeError('createTenantTokens: option "auth.realm" must not be empty');
-  const { timeoutMs } = options.auth;
+  const { timeoutMs, tokenEndpoint } = options.auth;
+  if (tokenEndpoint !== undefined && secureEndpoint(tokenEndpoint) === undefined) {
+    throw new TypeError(`createTenantTokens: option "auth.tokenEndpoint" must be an https:// URL (http:// only on a loopback host); got "${tokenEndpoint}"`);
+  }
   if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1)) {
     throw new TypeError(`createTenantTokens: option "auth.timeoutMs" must be a positive integer; got ${String(timeoutMs)}`);
   }
