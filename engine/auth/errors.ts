@@ -54,3 +54,16 @@ export class AuthError extends Error {
     this.retryable = details.retryable ?? false;
   }
 }
+
+/** The same error, saying that it is the last of `attempts` tries (only retryable errors are tried again). */
+export function afterAttempts(error: AuthError, attempts: number): AuthError {
+  return new AuthError(`${error.message} (gave up after ${attempts} attempts)`, {
+    code: error.code,
+    ...(error.tenant === undefined ? {} : { tenant: error.tenant }),
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.error === undefined ? {} : { error: error.error }),
+    ...(error.error_description === undefined ? {} : { error_description: error.error_description }),
+    retryable: true,
+    cause: error.cause,
+  });
+}

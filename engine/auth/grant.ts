@@ -1,20 +1,17 @@
 /**
- * The client-credentials grant for one tenant: send it (openid-client, `client_secret_post`), parse
- * the answer, retry transient failures, and fall back once to the previous secret on `invalid_client`.
+ * The client-credentials grant for one tenant: send it, parse the answer, retry transient failures,
+ * and fall back once to the previous secret on `invalid_client`.
  */
-import * as client from 'openid-client';
+import type * as client from 'openid-client';
 import type { Logger, Redactor } from '../log/logger.ts';
 import type { AuthorizationServer } from './discovery.ts';
-import { AuthError } from './errors.ts';
-import { describeOAuthFailure } from './oauth-failure.ts';
+import { AuthError, afterAttempts } from './errors.ts';
+import { TransportError } from './oauth-failure.ts';
 import { TOKEN_RETRY, withRetry } from './retry.ts';
 import type { Scope } from './scope.ts';
+import { parseTokenResponse, sendTokenRequest, type GrantedToken } from './token-endpoint.ts';
 
-/** An access token as received: its life is counted from local receipt by the cache. */
-export interface GrantedToken {
-  readonly accessToken: string;
-  readonly expiresInSeconds: number;
-}
+export { DEFAULT_TOKEN_LIFE_SECONDS, type GrantedToken } from './token-endpoint.ts';
 
 export interface GrantRequest {
   readonly tenant: string;
@@ -35,78 +32,33 @@ export interface GrantDeps {
   readonly redactor: Redactor;
 }
 
-/** The life DESIGN.md section 1 publishes, for an answer without `expires_in` (it is only RECOMMENDED by RFC 6749). */
-export const DEFAULT_TOKEN_LIFE_SECONDS = 3600;
-
-/** Sends the grant; rejects with openid-client's errors. */
-export async function sendClientCredentials(
-  request: Pick<GrantRequest, 'clientId' | 'scopes'>,
-  secret: string,
-  deps: Pick<GrantDeps, 'server' | 'transport'>,
-): Promise<client.TokenEndpointResponse> {
-  const configuration = new client.Configuration(deps.server.metadata, request.clientId, undefined, client.ClientSecretPost(secret));
-  configuration[client.customFetch] = deps.transport;
-  if (deps.server.allowHttp) client.allowInsecureRequests(configuration);
-  return client.clientCredentialsGrant(configuration, { scope: request.scopes.join(' ') });
-}
-
-/** Checks what openid-client has not: a usable lifetime. */
-export function parseTokenResponse(tenant: string, response: client.TokenEndpointResponse): GrantedToken {
-  const expiresIn = response.expires_in ?? DEFAULT_TOKEN_LIFE_SECONDS;
-  if (!Number.isFinite(expiresIn) || expiresIn <= 0) {
-    throw new AuthError(`tenant ${tenant}: the token endpoint answered expires_in ${String(expiresIn)}; expected a positive number of seconds`, {
+async function grantOnce(request: GrantRequest, secret: string, deps: GrantDeps): Promise<GrantedToken> {
+  let response: Response;
+  try {
+    response = await sendTokenRequest(deps.server.tokenEndpoint, request, secret, deps.transport);
+  } catch (error) {
+    // The transport's message names the origin and the reason, never the request's body.
+    const reason = error instanceof TransportError ? error.message : 'the request could not be sent';
+    throw new AuthError(`tenant ${request.tenant}: token request failed: ${reason}`, {
       code: 'auth-token-endpoint',
-      tenant,
+      tenant: request.tenant,
+      retryable: error instanceof TransportError,
+      ...(error instanceof TransportError ? { cause: error } : {}),
     });
   }
-  return { accessToken: response.access_token, expiresInSeconds: expiresIn };
-}
-
-function codeFor(error: string | undefined): 'auth-invalid-client' | 'auth-invalid-scope' | 'auth-token-endpoint' {
-  if (error === 'invalid_client') return 'auth-invalid-client';
-  if (error === 'invalid_scope') return 'auth-invalid-scope';
-  return 'auth-token-endpoint';
-}
-
-function describeRefusal(request: Pick<GrantRequest, 'clientId' | 'scopes'>, code: ReturnType<typeof codeFor>, reason: string): string {
-  if (code === 'auth-invalid-client') return `the token endpoint rejected client ${request.clientId} (invalid_client)`;
-  if (code === 'auth-invalid-scope') return `the token endpoint refused scope "${request.scopes.join(' ')}" for client ${request.clientId} (invalid_scope)`;
-  return `token request failed: ${reason}`;
-}
-
-/** openid-client's error as an AuthError; server-sent text goes through the redactor before it is quoted. */
-export async function grantError(request: Pick<GrantRequest, 'tenant' | 'clientId' | 'scopes'>, error: unknown, redactor: Redactor): Promise<AuthError> {
-  if (error instanceof AuthError) return error;
-  const failure = await describeOAuthFailure(error);
-  const description = failure.error_description === undefined ? undefined : redactor.redact(failure.error_description);
-  const code = codeFor(failure.error);
-  const what = describeRefusal(request, code, redactor.redact(failure.reason));
-  return new AuthError(`tenant ${request.tenant}: ${what}${description === undefined ? '' : `: ${description}`}`, {
-    code,
-    tenant: request.tenant,
-    status: failure.status,
-    error: failure.error,
-    error_description: description,
-    retryable: failure.retryable,
-    cause: failure.cause,
-  });
+  return parseTokenResponse(request, response, deps.redactor);
 }
 
 async function grantWithSecret(request: GrantRequest, secret: string, deps: GrantDeps): Promise<GrantedToken> {
-  const response = await withRetry(
-    async () => {
-      try {
-        return await sendClientCredentials(request, secret, deps);
-      } catch (error) {
-        throw await grantError(request, error, deps.redactor);
-      }
-    },
-    (error) => error instanceof AuthError && error.retryable,
-    { ...TOKEN_RETRY, random: deps.random, sleep: deps.sleep },
-  );
-  // Registered before any check can fail, so that no later log line or message can carry it.
-  deps.redactor.add(response.access_token);
-  return parseTokenResponse(request.tenant, response);
+  try {
+    return await withRetry(
+      () => grantOnce(request, secret, deps),
+      (error) => error instanceof AuthError && error.retryable,
+      { ...TOKEN_RETRY, random: deps.random, sleep: deps.sleep },
+    );
+  } catch (error) {
+    throw error instanceof AuthError && error.retryable ? afterAttempts(error, TOKEN_RETRY.attempts) : error;
+  }
 }
 
 async function grantWithPreviousSecret(request: GrantRequest, rejected: AuthError, deps: GrantDeps): Promise<GrantedToken> {

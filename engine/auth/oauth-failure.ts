@@ -18,16 +18,36 @@ function errorCode(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-/** The injected fetch, marking every rejection as a TransportError so that it is told apart from a bad answer. */
-export function createTransport(fetchImpl: typeof fetch): client.CustomFetch {
-  return async function send(url, options) {
+export interface TransportOptions {
+  /** A request and its whole answer, body included, must complete within this many milliseconds. */
+  readonly timeoutMs: number;
+}
+
+// Status codes whose Response may not carry a body (the Response constructor refuses one).
+const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * The injected fetch, bounded in time and marking every rejection as a TransportError so that it is
+ * told apart from a bad answer. The body is read inside the time bound (a provider that sends headers
+ * and then hangs is no answer either) and handed on as a buffered Response.
+ */
+export function createTransport(fetchImpl: typeof fetch, options: TransportOptions): client.CustomFetch {
+  const { timeoutMs } = options;
+  return async function send(url, init) {
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const signal = init.signal === undefined || init.signal === null ? deadline : AbortSignal.any([init.signal, deadline]);
     try {
-      return await fetchImpl(url, options);
+      const response = await fetchImpl(url, { ...init, signal });
+      const body = await response.arrayBuffer();
+      const buffered = NULL_BODY_STATUS.has(response.status) || body.byteLength === 0 ? null : body;
+      return new Response(buffered, { status: response.status, statusText: response.statusText, headers: response.headers });
     } catch (error) {
+      const origin = new URL(url).origin;
+      if (deadline.aborted) throw new TransportError(`no answer from ${origin} within ${timeoutMs} ms`, { cause: error });
       // undici rejects with "fetch failed" and keeps the reason (ECONNREFUSED, ...) in its cause.
       const inner = (error as { cause?: unknown } | undefined)?.cause;
       const reason = errorCode(inner) ?? errorCode(error) ?? (error as Error | undefined)?.name ?? 'error';
-      throw new TransportError(`no answer from ${new URL(url).origin} (${reason})`, { cause: error });
+      throw new TransportError(`no answer from ${origin} (${reason})`, { cause: error });
     }
   };
 }

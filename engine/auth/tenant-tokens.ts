@@ -4,10 +4,10 @@
  * checks and the cache; owns no module state.
  */
 import { readFile as readFileFromDisk } from 'node:fs/promises';
-import type { Config, SecretRef } from '../config/types.ts';
+import { DEFAULTS, type AuthConfig, type Config, type SecretRef } from '../config/types.ts';
 import { describeSecretRef, resolveSecret, SecretError } from '../config/secrets.ts';
 import { Redactor, silentLogger, type Logger } from '../log/logger.ts';
-import { discoverAuthorizationServer, type AuthorizationServer } from './discovery.ts';
+import { discoverAuthorizationServer, secureEndpoint, type AuthorizationServer } from './discovery.ts';
 import { AuthError } from './errors.ts';
 import { requestTenantToken } from './grant.ts';
 import { createTransport } from './oauth-failure.ts';
@@ -23,7 +23,8 @@ export interface TenantTokens {
 }
 
 export interface TenantTokensOptions {
-  readonly auth: Config['auth'];
+  /** `timeoutMs` defaults to 10 s, as in the config. */
+  readonly auth: Omit<AuthConfig, 'timeoutMs'> & { readonly timeoutMs?: number };
   readonly tenants: Config['tenants'];
   /** Asked for in every grant and required in every token. */
   readonly scopes: readonly Scope[];
@@ -64,6 +65,13 @@ function checkFunction(name: string, value: unknown): void {
 function checkOptions(options: TenantTokensOptions): readonly Scope[] {
   if (!URL.canParse(options.auth.url)) throw new TypeError(`createTenantTokens: option "auth.url" must be a URL; got "${options.auth.url}"`);
   if (options.auth.realm === '') throw new TypeError('createTenantTokens: option "auth.realm" must not be empty');
+  const { timeoutMs, tokenEndpoint } = options.auth;
+  if (tokenEndpoint !== undefined && secureEndpoint(tokenEndpoint) === undefined) {
+    throw new TypeError(`createTenantTokens: option "auth.tokenEndpoint" must be an https:// URL (http:// only on a loopback host); got "${tokenEndpoint}"`);
+  }
+  if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1)) {
+    throw new TypeError(`createTenantTokens: option "auth.timeoutMs" must be a positive integer; got ${String(timeoutMs)}`);
+  }
   if (!Array.isArray(options.scopes) || options.scopes.length === 0) {
     throw new TypeError(`createTenantTokens: option "scopes" must list at least one scope; got ${JSON.stringify(options.scopes)}`);
   }
@@ -84,7 +92,8 @@ export function secretOverdueAt(rotatedAt: string): number | undefined {
 
 export function createTenantTokens(options: TenantTokensOptions): TenantTokens {
   const scopes = checkOptions(options);
-  const { auth, tenants, env } = options;
+  const { tenants, env } = options;
+  const auth: AuthConfig = { ...options.auth, timeoutMs: options.auth.timeoutMs ?? DEFAULTS.authTimeoutMs };
   // Without one passed in, a private one still scrubs secrets a server echoes into an error text.
   const redactor = options.redactor ?? new Redactor();
   const readFile = options.readFile ?? readUtf8;
@@ -92,14 +101,14 @@ export function createTenantTokens(options: TenantTokensOptions): TenantTokens {
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? timerSleep;
   const logger = options.logger ?? silentLogger();
-  const transport = createTransport(options.fetch ?? globalThis.fetch);
+  const transport = createTransport(options.fetch ?? globalThis.fetch, { timeoutMs: auth.timeoutMs });
   // Tenants whose overdue secret was already reported by this instance.
   const warnedSecretAge = new Set<string>();
   let discovery: Promise<AuthorizationServer> | undefined;
 
   /** Single-flight and once per instance; a failure is forgotten so that the next get() tries again. */
   function discover(): Promise<AuthorizationServer> {
-    discovery ??= discoverAuthorizationServer(auth, { transport, random, sleep }).catch((error: unknown) => {
+    discovery ??= discoverAuthorizationServer(auth, { transport, timeoutMs: auth.timeoutMs, random, sleep }).catch((error: unknown) => {
       discovery = undefined;
       throw error;
     });
@@ -142,7 +151,12 @@ export function createTenantTokens(options: TenantTokensOptions): TenantTokens {
       },
       { server, transport, random, sleep, logger, redactor },
     );
-    checkTokenClaims(granted.accessToken, tenant, scopes);
+    checkTokenClaims(granted.accessToken, {
+      tenant,
+      tenantId: config.tenantId ?? tenant,
+      scopes,
+      ...(granted.scopes === undefined ? {} : { responseScopes: granted.scopes }),
+    });
     return granted;
   }
 

@@ -6,6 +6,7 @@
 import { decodeJwt, type JWTPayload } from 'jose';
 import { AuthError } from './errors.ts';
 import type { Scope } from './scope.ts';
+import { splitScope } from './token-endpoint.ts';
 
 function claimsOf(token: string, tenant: string): JWTPayload {
   try {
@@ -16,23 +17,56 @@ function claimsOf(token: string, tenant: string): JWTPayload {
   }
 }
 
-/** The scopes a token grants: RFC 9068's space-separated `scope` claim. */
-export function grantedScopes(claims: JWTPayload): readonly string[] {
-  return typeof claims.scope === 'string' ? claims.scope.split(' ').filter((scope) => scope !== '') : [];
+/** The JWT's `scope` claim (RFC 9068: space-separated), or undefined when it has none. */
+export function scopeClaim(claims: JWTPayload): readonly string[] | undefined {
+  return typeof claims.scope === 'string' ? splitScope(claims.scope) : undefined;
+}
+
+export interface ExpectedClaims {
+  /** The config key, as messages name the tenant. */
+  readonly tenant: string;
+  /** The service's id of the tenant (`tenants.<key>.tenantId`, default the key). */
+  readonly tenantId: string;
+  /** What the command needs, and what was asked for. */
+  readonly scopes: readonly Scope[];
+  /** The token response's `scope`, when it had one. */
+  readonly responseScopes?: readonly string[];
+}
+
+function describeTenantId(value: unknown): string {
+  if (typeof value === 'string') return `tenant_id "${value}"`;
+  if (typeof value === 'number') return `tenant_id ${value}`;
+  return 'no tenant_id';
+}
+
+/**
+ * What was granted, by RFC 6749 section 5.1: the response's `scope` when present, else the token's
+ * `scope` claim when present, else what was asked.
+ */
+function granted(claims: JWTPayload, expected: ExpectedClaims): { scopes: readonly string[]; from: string } {
+  if (expected.responseScopes !== undefined) return { scopes: expected.responseScopes, from: 'the token response grants' };
+  const claim = scopeClaim(claims);
+  if (claim !== undefined) return { scopes: claim, from: 'it has' };
+  return { scopes: expected.scopes, from: 'nothing says otherwise' };
 }
 
 /** Throws an AuthError naming the tenant and what is wrong; the message never holds the token. */
-export function checkTokenClaims(token: string, tenant: string, scopes: readonly Scope[]): void {
+export function checkTokenClaims(token: string, expected: ExpectedClaims): void {
+  const { tenant, tenantId } = expected;
   const claims = claimsOf(token, tenant);
-  const tenantId = claims.tenant_id;
-  if (tenantId !== tenant) {
-    const found = typeof tenantId === 'string' ? `tenant_id "${tenantId}"` : 'no tenant_id';
-    throw new AuthError(`tenant ${tenant}: the access token carries ${found}; expected tenant_id "${tenant}"`, { code: 'auth-wrong-tenant', tenant });
+  // A service tenant id may be a number in the token and an unquoted integer in the config: compared as text.
+  const found = claims.tenant_id;
+  if ((typeof found !== 'string' && typeof found !== 'number') || String(found) !== tenantId) {
+    const where = tenantId === tenant ? '' : ` (tenants.${tenant}.tenantId)`;
+    throw new AuthError(`tenant ${tenant}: the access token carries ${describeTenantId(found)}; expected tenant_id "${tenantId}"${where}`, {
+      code: 'auth-wrong-tenant',
+      tenant,
+    });
   }
-  const granted = grantedScopes(claims);
-  const missing = scopes.filter((scope) => !granted.includes(scope));
+  const grant = granted(claims, expected);
+  const missing = expected.scopes.filter((scope) => !grant.scopes.includes(scope));
   if (missing.length > 0) {
-    const has = granted.length === 0 ? 'no scope' : `scope "${granted.join(' ')}"`;
-    throw new AuthError(`tenant ${tenant}: the access token lacks scope ${missing.join(', ')} (it has ${has})`, { code: 'auth-missing-scope', tenant });
+    const has = grant.scopes.length === 0 ? 'no scope' : `scope "${grant.scopes.join(' ')}"`;
+    throw new AuthError(`tenant ${tenant}: the access token lacks scope ${missing.join(', ')} (${grant.from} ${has})`, { code: 'auth-missing-scope', tenant });
   }
 }

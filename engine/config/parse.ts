@@ -58,6 +58,7 @@ function urlProblems(raw: Record<string, unknown>): SchemaProblem[] {
   const urls: [PathSegment[], unknown][] = [
     [['api', 'baseUrl'], (raw.api as Record<string, unknown> | undefined)?.baseUrl],
     [['auth', 'url'], (raw.auth as Record<string, unknown> | undefined)?.url],
+    [['auth', 'tokenEndpoint'], (raw.auth as Record<string, unknown> | undefined)?.tokenEndpoint],
   ];
   for (const [path, value] of urls) {
     if (typeof value !== 'string' || !URL.canParse(value)) continue;
@@ -86,16 +87,25 @@ function collectionModes(raw: RawConfig['collections']): Record<CollectionFieldN
   return modes;
 }
 
+/** A tenant as written: the schema allows an integer tenantId. */
+type RawTenant = Omit<TenantConfig, 'tenantId'> & { tenantId?: string | number };
+
 /** The config as written, once the schema has accepted it. */
 interface RawConfig {
   api: { baseUrl: string; read?: { path: string }; timeoutMs?: number };
-  auth: { url: string; realm: string };
-  tenants: Record<string, TenantConfig>;
+  auth: { url: string; realm: string; tokenEndpoint?: string; timeoutMs?: number };
+  tenants: Record<string, RawTenant>;
   desired?: { paths?: string[] };
   collections?: CollectionMode | Partial<Record<CollectionFieldName, CollectionMode>>;
   rate?: Partial<Config['rate']>;
   retry?: Partial<Config['retry']>;
   state?: { backend: 'file'; path?: string } | { backend: 'postgres'; url: SecretRef };
+}
+
+// tenant_id is compared as text: a numeric id written without quotes means the same id.
+function tenantOf(raw: RawTenant): TenantConfig {
+  const { tenantId, ...rest } = raw;
+  return tenantId === undefined ? rest : { ...rest, tenantId: String(tenantId) };
 }
 
 /** Apply defaults to a config the schema accepted. */
@@ -110,8 +120,13 @@ function withDefaults(raw: RawConfig): Config {
       ...(raw.api.read ? { read: { path: raw.api.read.path } } : {}),
       timeoutMs: raw.api.timeoutMs ?? DEFAULTS.timeoutMs,
     },
-    auth: { url: String(raw.auth.url).replace(/\/+$/, ''), realm: raw.auth.realm },
-    tenants: Object.fromEntries(Object.entries(raw.tenants)),
+    auth: {
+      url: String(raw.auth.url).replace(/\/+$/, ''),
+      realm: raw.auth.realm,
+      ...(raw.auth.tokenEndpoint === undefined ? {} : { tokenEndpoint: raw.auth.tokenEndpoint }),
+      timeoutMs: raw.auth.timeoutMs ?? DEFAULTS.authTimeoutMs,
+    },
+    tenants: Object.fromEntries(Object.entries(raw.tenants).map(([key, tenant]) => [key, tenantOf(tenant)])),
     desired: { paths: raw.desired?.paths ?? DEFAULTS.desiredPaths },
     collections: collectionModes(raw.collections),
     rate: { ...DEFAULTS.rate, ...raw.rate },

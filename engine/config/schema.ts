@@ -56,6 +56,11 @@ export function configSchema(): JsonSchema {
         properties: {
           url: { ...url, description: 'Discovery at {url}/realms/{realm}/.well-known/openid-configuration.' },
           realm: { type: 'string', pattern: '^[A-Za-z0-9._-]+$' },
+          tokenEndpoint: {
+            ...url,
+            description: 'Optional: the token endpoint, named explicitly. Skips discovery and may lie outside the origin of url; a discovered one may not.',
+          },
+          timeoutMs: { ...positiveInteger, description: 'Per identity-provider request, discovery and token (default 10000); each is tried at most 3 times.' },
         },
         required: ['url', 'realm'],
         additionalProperties: false,
@@ -73,6 +78,13 @@ export function configSchema(): JsonSchema {
             previousClientSecret: { ...secretRef, description: 'Optional: tried once on invalid_client during rotation.' },
             secretRotatedAt: { type: 'string', format: 'date', description: 'Warns when older than 12 months.' },
             paths: { ...globs, description: 'Optional: the only desired-state files allowed to name this tenant.' },
+            tenantId: {
+              description: "Optional: the service's id of this tenant, which the token's tenant_id must equal (compared as text). Default: the key.",
+              oneOf: [
+                { type: 'string', minLength: 1 },
+                { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+              ],
+            },
           },
           required: ['clientId', 'clientSecret'],
           additionalProperties: false,

@@ -13,6 +13,17 @@ export interface TenantConfig {
   readonly secretRotatedAt?: string;
   /** Globs (repository-relative) of the only files allowed to declare this tenant. */
   readonly paths?: readonly string[];
+  /** The service's id of the tenant, which the token's `tenant_id` must equal (compared as strings); default: the config key. */
+  readonly tenantId?: string;
+}
+
+export interface AuthConfig {
+  readonly url: string;
+  readonly realm: string;
+  /** Named explicitly: discovery is skipped, and the endpoint may lie outside the origin of `url`. */
+  readonly tokenEndpoint?: string;
+  /** Per identity-provider request (discovery, token), the whole answer included. */
+  readonly timeoutMs: number;
 }
 
 export type StateConfig =
@@ -22,7 +33,7 @@ export type StateConfig =
 /** The engine config with every default applied. */
 export interface Config {
   readonly api: { readonly baseUrl: string; readonly read?: { readonly path: string }; readonly timeoutMs: number };
-  readonly auth: { readonly url: string; readonly realm: string };
+  readonly auth: AuthConfig;
   readonly tenants: Readonly<Record<string, TenantConfig>>;
   readonly desired: { readonly paths: readonly string[] };
   readonly collections: Readonly<Record<CollectionFieldName, CollectionMode>>;
@@ -38,4 +49,5 @@ export const DEFAULTS = {
   retry: { maxAttempts: 5 },
   state: { backend: 'file', path: '.contract-sync/state' },
   timeoutMs: 30_000,
+  authTimeoutMs: 10_000,
 } as const;

@@ -1,10 +1,11 @@
 /** Shared fixtures of the auth suites: configs pointing at an emulator, request-log reads, crafted tokens. */
 import { SignJWT, generateKeyPair, type JWTPayload } from 'jose';
 import type { Emulator, RequestLogEntry } from '../../emulator/index.ts';
-import type { Config, TenantConfig } from '../../engine/config/index.ts';
+import type { TenantTokensOptions } from '../../engine/auth/index.ts';
+import type { TenantConfig } from '../../engine/config/index.ts';
 import { admin } from '../emulator/helpers.ts';
 
-export function authOf(emulator: Emulator): Config['auth'] {
+export function authOf(emulator: Emulator): TenantTokensOptions['auth'] {
   return { url: emulator.urls.authUrl, realm: emulator.urls.realm };
 }
 
@@ -50,7 +51,7 @@ export async function craftToken(claims: JWTPayload): Promise<string> {
  * An identity provider at https://idp.test answering through fetch only: discovery for realm `cms`
  * and a token endpoint that hands out `accessToken()`. Stands in for the server, not for the client code under test.
  */
-export function fakeIdentityProvider(accessToken: () => Promise<string> | string, expiresIn = 3600): { fetch: typeof fetch; auth: Config['auth']; tokenRequests: () => number } {
+export function fakeIdentityProvider(accessToken: () => Promise<string> | string, expiresIn = 3600): { fetch: typeof fetch; auth: TenantTokensOptions['auth']; tokenRequests: () => number } {
   const issuer = 'https://idp.test/realms/cms';
   let requests = 0;
   async function serve(input: Parameters<typeof fetch>[0]): Promise<Response> {

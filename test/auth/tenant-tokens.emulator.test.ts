@@ -156,7 +156,7 @@ describe('token endpoint failures', () => {
       status: 503,
       error: 'temporarily_unavailable',
       retryable: true,
-      message: 'tenant acme: token request failed: HTTP 503 temporarily_unavailable: injected fault: 503',
+      message: 'tenant acme: token request failed: HTTP 503 temporarily_unavailable: injected fault: 503 (gave up after 3 attempts)',
     });
     expect(attempts).toBe(3);
     expect(waits).toEqual([0, 0]);

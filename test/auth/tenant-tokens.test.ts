@@ -95,7 +95,7 @@ describe('answers of the token endpoint', () => {
 
     const failure = tokens.get('acme');
 
-    await expect(failure).rejects.toMatchObject({ code: 'auth-token-endpoint', status: 502, retryable: true, message: 'tenant acme: token request failed: HTTP 502' });
+    await expect(failure).rejects.toMatchObject({ code: 'auth-token-endpoint', status: 502, retryable: true, message: 'tenant acme: token request failed: HTTP 502 (gave up after 3 attempts)' });
     expect(requests).toBe(3);
     expect(waits).toEqual([125, 250]);
   });
@@ -136,6 +136,12 @@ describe('options', () => {
     ['an unknown scope', { scopes: ['core:admin' as 'core:read'] }, 'createTenantTokens: option "scopes" holds an unknown scope "core:admin"'],
     ['a clock that is not a function', { now: 5 as unknown as () => number }, 'createTenantTokens: option "now" must be a function; got number'],
     ['an auth URL that is not a URL', { auth: { url: 'login', realm: 'cms' } }, 'createTenantTokens: option "auth.url" must be a URL; got "login"'],
+    ['a zero timeout', { auth: { url: 'https://idp.test', realm: 'cms', timeoutMs: 0 } }, 'createTenantTokens: option "auth.timeoutMs" must be a positive integer; got 0'],
+    [
+      'a remote http:// token endpoint',
+      { auth: { url: 'https://idp.test', realm: 'cms', tokenEndpoint: 'http://idp.test/oauth2/token' } },
+      'createTenantTokens: option "auth.tokenEndpoint" must be an https:// URL (http:// only on a loopback host); got "http://idp.test/oauth2/token"',
+    ],
   ])('refuses %s with a TypeError naming the option', (_case, overrides, message) => {
     const idp = fakeIdentityProvider(() => 'unused');
 

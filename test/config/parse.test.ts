@@ -13,7 +13,7 @@ describe('parseConfig', () => {
     expect(diagnostics).toEqual([]);
     expect(config).toEqual({
       api: { baseUrl: 'https://cms.example.com', timeoutMs: 30_000 },
-      auth: { url: 'https://login.example.com', realm: 'cms' },
+      auth: { url: 'https://login.example.com', realm: 'cms', timeoutMs: 10_000 },
       tenants: { acme: { clientId: 'cs-acme', clientSecret: { env: 'ACME_SECRET' } } },
       desired: { paths: ['contracts/**/*.yaml'] },
       collections: { Company: 'authoritative', OrganizationalUnit: 'authoritative', Owner: 'authoritative', Type: 'authoritative' },
@@ -97,6 +97,54 @@ describe('parseConfig', () => {
     ['a zero concurrency', 'rate: { concurrency: 0 }', '7:22  rate.concurrency  expected a number >= 1, got 0'],
   ])('refuses %s', (_, extra, expected) => {
     expect(problems(configYaml(['acme'], extra))).toEqual([expected]);
+  });
+
+  describe('identity provider settings', () => {
+    const AUTH_LINE = 'auth: { url: https://login.example.com, realm: cms }';
+
+    it('reads auth.tokenEndpoint and auth.timeoutMs', () => {
+      const content = configYaml(['acme']).replace(AUTH_LINE, 'auth: { url: https://login.example.com, realm: cms, tokenEndpoint: "https://login.example.com/oauth2/token", timeoutMs: 2500 }');
+
+      const { config, diagnostics } = parseConfig('contract-sync.yaml', content);
+
+      expect(diagnostics).toEqual([]);
+      expect(config?.auth).toEqual({ url: 'https://login.example.com', realm: 'cms', tokenEndpoint: 'https://login.example.com/oauth2/token', timeoutMs: 2500 });
+    });
+
+    it.each([
+      ['an integer', '4711', '4711'],
+      ['a string', '"0f8fad5b-d9cb-469f-a165-70867728950e"', '0f8fad5b-d9cb-469f-a165-70867728950e'],
+      ['a quoted number', '"007"', '007'],
+    ])('reads tenants.<key>.tenantId written as %s, as text', (_case, written, expected) => {
+      const content = configYaml(['acme']).replace('    clientId: cs-acme', `    clientId: cs-acme\n    tenantId: ${written}`);
+
+      const { config, diagnostics } = parseConfig('contract-sync.yaml', content);
+
+      expect(diagnostics).toEqual([]);
+      expect(config?.tenants.acme?.tenantId).toBe(expected);
+    });
+
+    it.each([
+      ['a remote http:// token endpoint', 'tokenEndpoint: "http://login.example.com/oauth2/token"', '2:68  auth.tokenEndpoint  http:// is allowed only for loopback hosts; use https:// for login.example.com'],
+      ['credentials in the token endpoint', 'tokenEndpoint: "https://u:p@login.example.com/token"', '2:68  auth.tokenEndpoint  credentials in a URL are not allowed; configure the tenant clients instead'],
+      ['a zero timeout', 'timeoutMs: 0', '2:64  auth.timeoutMs  expected a number >= 1, got 0'],
+      ['a fractional timeout', 'timeoutMs: 1.5', '2:64  auth.timeoutMs  expected an integer, got 1.5'],
+    ])('refuses %s', (_case, setting, expected) => {
+      const content = configYaml(['acme']).replace(AUTH_LINE, `auth: { url: https://login.example.com, realm: cms, ${setting} }`);
+
+      expect(problems(content)).toEqual([expected]);
+    });
+
+    it.each([
+      ['an empty tenantId', '""', 'expected a non-empty string'],
+      ['a fractional tenantId', '1.5', 'expected a string, got 1.5'],
+      ['a tenantId beyond exact integers', '12345678901234567890', 'expected a number between -9007199254740991 and 9007199254740991 (larger ones lose precision), got 12345678901234567000'],
+      ['a list', '[1]', 'expected a string, got a list'],
+    ])('refuses %s', (_case, written, message) => {
+      const content = configYaml(['acme']).replace('    clientId: cs-acme', `    clientId: cs-acme\n    tenantId: ${written}`);
+
+      expect(problems(content)).toEqual([`6:15  tenants.acme.tenantId  ${message}`]);
+    });
   });
 
   it('refuses a config without tenants and says what is missing', () => {
