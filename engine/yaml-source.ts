@@ -3,7 +3,7 @@
  * encoding, nesting and alias expansion are bounded before anything is built from it, and every
  * position can be traced back to `line:column` in the source.
  */
-import { Composer, isAlias, isMap, isScalar, isSeq, LineCounter, Parser, type CST, type Document, type Node } from 'yaml';
+import { Composer, isAlias, isCollection, isMap, isPair, isScalar, isSeq, LineCounter, Parser, visit, type CST, type Document, type Node } from 'yaml';
 import type { Diagnostic } from './diagnostic.ts';
 import type { PathSegment } from './model/schema-validator.ts';
 
@@ -112,7 +112,10 @@ export function parseYamlSource(
     return { ok: false, diagnostics: [fileDiagnostic(file, 'too-deep', message, 'error', at(offset))] };
   }
 
-  const docs = [...new Composer({ uniqueKeys: true, prettyErrors: false, strict: true }).compose(tokens, true, text.length)];
+  // logLevel 'error': the yaml package would otherwise print its own warnings to stderr
+  // (process.emitWarning); every problem is reported as a Diagnostic instead.
+  const composer = new Composer({ uniqueKeys: true, prettyErrors: false, strict: true, logLevel: 'error' });
+  const docs = [...composer.compose(tokens, true, text.length)];
   if (docs.length > 1) {
     const second = docs[1]!.range[0];
     return { ok: false, diagnostics: [fileDiagnostic(file, 'multiple-documents', 'a file holds one YAML document; found another', 'error', at(second))] };
@@ -136,6 +139,8 @@ export function parseYamlSource(
     diagnostics.push(fileDiagnostic(file, 'yaml-warning', warning.message, 'warning', at(warning.pos[0])));
   }
   if (diagnostics.some((d) => d.severity === 'error')) return { ok: false, diagnostics };
+  diagnostics.push(...structureProblems(file, doc, at));
+  if (diagnostics.some((d) => d.severity === 'error')) return { ok: false, diagnostics };
 
   try {
     const value: unknown = doc.toJS({ maxAliasCount: limits.maxAliasCount });
@@ -148,6 +153,50 @@ export function parseYamlSource(
       : `cannot read the YAML: ${reason}`;
     return { ok: false, diagnostics: [...diagnostics, fileDiagnostic(file, 'yaml-alias', message)] };
   }
+}
+
+/** The path of the last node of `chain` (a node's ancestry as `visit` gives it, then the node). */
+function pathOf(chain: readonly unknown[]): PathSegment[] {
+  const path: PathSegment[] = [];
+  for (const [index, item] of chain.entries()) {
+    const parent = chain[index - 1];
+    if (isPair(item)) path.push(isScalar(item.key) ? String(item.key.value) : String(item.key));
+    else if (isSeq(parent)) path.push(parent.items.indexOf(item as Node));
+  }
+  return path;
+}
+
+function kindOf(node: unknown): string {
+  return isSeq(node) ? 'a list' : 'a map';
+}
+
+/**
+ * What YAML can express but JSON cannot, refused before anything is built: a map key that is a
+ * list or a map (`? [a, b]`; JavaScript would silently turn it into the string "[ a, b ]"), and an
+ * alias inside the very value its anchor names (`&a { Comment: *a }`), which would build a
+ * circular value. An alias always names an earlier node, so a cycle can only come from an alias
+ * whose anchored node is one of its own ancestors.
+ */
+function structureProblems(file: string, doc: Document.Parsed, at: (offset: number) => Position): Diagnostic[] {
+  const problems: Diagnostic[] = [];
+  function problem(node: Node, chain: readonly unknown[], code: string, message: string): void {
+    const { line, column } = at(node.range?.[0] ?? 0);
+    problems.push({ severity: 'error', code, file, line, column, field: formatPath(pathOf(chain)), message });
+  }
+  visit(doc, {
+    Pair(_, pair, ancestry) {
+      const key = isAlias(pair.key) ? pair.key.resolve(doc) : pair.key;
+      if (!isCollection(key)) return undefined;
+      problem(pair.key as Node, ancestry, 'complex-key', `a map key must be a plain name or number, got ${kindOf(key)}`);
+      return visit.SKIP;
+    },
+    Alias(_, alias, ancestry) {
+      const target = alias.resolve(doc);
+      if (target === undefined || !ancestry.includes(target)) return;
+      problem(alias, [...ancestry, alias], 'yaml-alias', `alias *${alias.source} is inside the value it names: circular values are not allowed`);
+    },
+  });
+  return problems;
 }
 
 function duplicateKeyMessage(text: string, offset: number): string {
@@ -242,4 +291,41 @@ export function diagnosticAt(
     message: problem.message,
     ...describe(problem.path),
   };
+}
+
+/** The first lone surrogate of `text` (a UTF-16 half with no partner): its code unit and 1-based character position. */
+function loneSurrogate(text: string): { unit: number; character: number } | undefined {
+  if (!/[\ud800-\udfff]/.test(text)) return undefined;
+  let character = 0;
+  for (let index = 0; index < text.length; index++) {
+    character += 1;
+    const unit = text.charCodeAt(index);
+    if (unit < 0xd800 || unit > 0xdfff) continue;
+    const next = text.charCodeAt(index + 1);
+    if (unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+      index += 1;
+      continue;
+    }
+    return { unit, character };
+  }
+  return undefined;
+}
+
+/**
+ * Strings holding a lone surrogate (`"\ud800"` in a double-quoted scalar): not Unicode text, so
+ * JSON encoders and the service would mangle or refuse them. Values only: every key is a field
+ * name or an id, which the schema already restricts to ASCII. `value` is acyclic (see structureProblems).
+ */
+export function loneSurrogateProblems(value: unknown, path: readonly PathSegment[] = []): SchemaProblem[] {
+  if (typeof value === 'string') {
+    const found = loneSurrogate(value);
+    if (!found) return [];
+    const unit = `\\u${found.unit.toString(16).padStart(4, '0')}`;
+    return [{ path, code: 'lone-surrogate', message: `expected valid Unicode text, got a lone surrogate ${unit} at character ${found.character}` }];
+  }
+  if (Array.isArray(value)) return value.flatMap((item, index) => loneSurrogateProblems(item, [...path, index]));
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value).flatMap(([key, item]) => loneSurrogateProblems(item, [...path, key]));
+  }
+  return [];
 }

@@ -1,15 +1,19 @@
 /** `contract-sync validate`: every problem of the config and the desired state, at once. No network. */
 import { parseArgs } from 'node:util';
-import { isError } from '../diagnostic.ts';
+import { compareDiagnostics, isError, type Diagnostic } from '../diagnostic.ts';
+import { GitError } from '../git/errors.ts';
 import { shortCommit } from '../plan/render-common.ts';
 import { loadRunInput } from './desired-input.ts';
 import { DIAGNOSTIC_FORMATS, formatDiagnostics, type DiagnosticFormat } from './diagnostics-output.ts';
 import { EXIT, parseFormat, type CliIo, type ExitCode } from './io.ts';
+import { checkSecretsHygiene } from './secrets-hygiene.ts';
 
 export const VALIDATE_HELP = `Usage: contract-sync validate [--config FILE] [--repo DIR] [--ref REF] [--format text|json|github]
 
 Checks the engine config and every desired-state file, and prints every problem at once.
-Needs no credentials and sends no request.
+Needs no credentials and sends no request. Also warns about secrets hygiene: a secretRotatedAt
+12 or more months old, a previousClientSecret kept more than 30 days after secretRotatedAt, and
+a { file: ... } secret that git tracks. Warnings do not change the exit code.
 
 Options:
   --config FILE   engine config (default: DIR/contract-sync.yaml; with --ref, that file at REF);
@@ -50,12 +54,22 @@ export async function validateCommand(args: readonly string[], io: CliIo): Promi
   }
 
   const { configDiagnostics, desired, source } = loaded.input;
-  const diagnostics = [...configDiagnostics, ...desired.errors, ...desired.warnings];
+  let hygiene: Diagnostic[];
+  try {
+    hygiene = await checkSecretsHygiene(io, loaded.input, { config: values.config });
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    io.stderr.write(`contract-sync validate: ${error.message}\n`);
+    return EXIT.error;
+  }
+  // Warnings only: hygiene never changes the exit code.
+  const configWarnings = [...configDiagnostics, ...hygiene].sort(compareDiagnostics);
+  const diagnostics = [...configWarnings, ...desired.errors, ...desired.warnings];
   io.stdout.write(formatDiagnostics(diagnostics, format));
   if (format === 'text') {
     const contracts = desired.contractSets.reduce((sum, set) => sum + set.contracts.length, 0);
-    const files = new Set([...desired.contractSets.map((set) => set.file), ...diagnostics.map((d) => d.file)]).size;
-    const counts = summary(desired.errors.length, desired.warnings.length + configDiagnostics.length);
+    const files = new Set([...desired.contractSets.map((set) => set.file), ...desired.errors.map((d) => d.file), ...desired.warnings.map((d) => d.file)]).size;
+    const counts = summary(desired.errors.length, desired.warnings.length + configWarnings.length);
     const at = source.ref !== null && source.commit !== null ? ` at ${source.ref} (${shortCommit(source.commit)})` : '';
     io.stdout.write(`${diagnostics.length > 0 ? '\n' : ''}${counts}; ${contracts} valid contract(s) in ${files} file(s)${at}\n`);
   }

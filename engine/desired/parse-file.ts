@@ -6,7 +6,7 @@ import { contractsFileSchema } from '../model/json-schemas.ts';
 import { describeIdentity, findDuplicateMembers, normaliseTimestamp } from '../model/normalise.ts';
 import { compileSchema, type PathSegment, type SchemaCheck } from '../model/schema-validator.ts';
 import type { ContractFields } from '../model/types.ts';
-import { diagnosticAt, formatPath, keyNodeAt, parseYamlSource, positionOf, type SchemaProblem, type YamlLimits, type YamlSource } from '../yaml-source.ts';
+import { diagnosticAt, formatPath, keyNodeAt, loneSurrogateProblems, parseYamlSource, positionOf, type SchemaProblem, type YamlLimits, type YamlSource } from '../yaml-source.ts';
 import { closest } from './suggest.ts';
 import type { ContractSet, DesiredContract, DesiredFile } from './types.ts';
 
@@ -106,6 +106,9 @@ export function parseDesiredFile(file: DesiredFile, limits?: YamlLimits): Parsed
     ...check(value).map((issue) => withSuggestion({ path: issue.path, atKey: issue.atKey, code: 'schema', message: issue.message })),
     ...contractIdProblems(source, Object.keys(contracts)),
   ];
+  // One message per place: a timestamp with a lone surrogate is reported for its format alone.
+  const reported = new Set(problems.map((problem) => JSON.stringify(problem.path)));
+  problems.push(...loneSurrogateProblems(value).filter((problem) => !reported.has(JSON.stringify(problem.path))));
   const invalid = new Set(problems.map(contractOf));
   for (const [id, fields] of Object.entries(contracts)) {
     if (!invalid.has(id)) problems.push(...contractProblems(id, fields));

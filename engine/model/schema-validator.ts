@@ -46,13 +46,21 @@ export function compileSchema(schema: JsonSchema): SchemaCheck {
   };
 }
 
-function parsePointer(pointer: string): PathSegment[] {
+/**
+ * A JSON pointer into `root` as a path: a segment is a number only where it indexes a list. A map
+ * key stays the string it is, so a ContractId like "12345678901234567890" is not rounded.
+ */
+function parsePointer(pointer: string, root: unknown): PathSegment[] {
   if (pointer === '') return [];
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
-    .map((part) => (/^(0|[1-9]\d*)$/.test(part) ? Number(part) : part));
+  const path: PathSegment[] = [];
+  let value = root;
+  for (const raw of pointer.slice(1).split('/')) {
+    const part = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    const segment = Array.isArray(value) && /^(0|[1-9]\d*)$/.test(part) ? Number(part) : part;
+    path.push(segment);
+    value = value !== null && typeof value === 'object' && Object.hasOwn(value, segment) ? (value as Record<PathSegment, unknown>)[segment] : undefined;
+  }
+  return path;
 }
 
 function valueAt(root: unknown, path: readonly PathSegment[]): unknown {
@@ -183,7 +191,7 @@ function toIssues(allErrors: readonly ErrorObject[], root: unknown, options: Val
   const errors = withoutMismatchedBranches(allErrors);
   for (const error of errors) {
     if (SUMMARY_KEYWORDS.has(error.keyword)) continue;
-    const base = parsePointer(error.instancePath);
+    const base = parsePointer(error.instancePath, root);
     const params = error.params as Record<string, unknown>;
     let path: PathSegment[] = base;
     let atKey = false;

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import packageJson from '../../package.json' with { type: 'json' };
 import { createRepo, type TestRepo } from '../git/helpers.ts';
 import { runCli } from '../helpers/cli.ts';
+import { configYaml, writeTree } from '../helpers/files.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const DEMO = path.join(ROOT, 'examples/demo-repo');
@@ -117,6 +118,23 @@ describe('contract-sync validate', () => {
         '',
       ].join('\n'),
     );
+  });
+
+  it('counts the errors of a quoted ContractId of 20 digits, and not the contract as valid', async () => {
+    const { dir, cleanup } = await writeTree({
+      'contract-sync.yaml': configYaml(['acme']),
+      'contracts/acme/long.yaml': 'tenant: acme\ncontracts:\n  "12345678901234567890": { Name: 2 }\n  12345678901234567891: { Name: ok }\n  "4711": { Name: ok }\n',
+    });
+
+    const run = await runCli(['validate', '--repo', dir], ROOT).finally(cleanup);
+
+    expect(run.code).toBe(1);
+    expect(run.stdout.trim().split('\n')).toEqual([
+      'contracts/acme/long.yaml:3:35  Name  expected a string, got 2',
+      'contracts/acme/long.yaml:4:3  contracts.12345678901234567000  ContractId 12345678901234567891 is read by YAML as 12345678901234567000; quote it: "12345678901234567891"',
+      '',
+      '2 errors, 0 warnings; 1 valid contract(s) in 1 file(s)',
+    ]);
   });
 
   it('says when the config is missing', async () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Config } from '../../engine/config/index.ts';
 import { validateDesiredState, type DesiredFile } from '../../engine/desired/index.ts';
 
@@ -202,5 +202,96 @@ describe('validateDesiredState: hostile input', () => {
     ]);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.prototype).not.toHaveProperty('polluted');
+  });
+});
+
+describe('validateDesiredState: cases found by fuzzing', () => {
+  /** Every warning the process could print while `act` runs: process.emitWarning, console.warn/error, stderr. */
+  function printedWhile<T>(act: () => T): { result: T; printed: unknown[][] } {
+    const printed: unknown[][] = [];
+    const spies = [
+      vi.spyOn(process, 'emitWarning').mockImplementation((...args: unknown[]) => void printed.push(args)),
+      vi.spyOn(console, 'warn').mockImplementation((...args: unknown[]) => void printed.push(args)),
+      vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void printed.push(args)),
+      vi.spyOn(process.stderr, 'write').mockImplementation((...args: unknown[]) => {
+        printed.push(args);
+        return true;
+      }),
+    ];
+    try {
+      return { result: act(), printed };
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+  }
+
+  it.each([
+    ['17 digits', '12345678901234567'],
+    ['20 digits', '12345678901234567890'],
+  ])('a quoted ContractId of %s: its error is at its field, and the contract is not also valid', (_, id) => {
+    const content = `tenant: acme\ncontracts:\n  "4711": { Name: ok }\n  "${id}": { Name: 2 }\n`;
+
+    const result = validateDesiredState([{ path: 'contracts/acme/a.yaml', content }], CONFIG);
+
+    const column = 2 + id.length + 2 + ': { Name: '.length + 1;
+    expect(result.errors.map((d) => [`${d.line}:${d.column}`, d.field, d.contractId, d.message])).toEqual([
+      [`4:${column}`, 'Name', id, 'expected a string, got 2'],
+    ]);
+    expect(result.contractSets[0]!.contracts.map((c) => c.id)).toEqual(['4711']);
+  });
+
+  it('keeps a valid quoted ContractId of 20 digits exactly as written', () => {
+    const content = 'tenant: acme\ncontracts:\n  "12345678901234567890": { Name: ok }\n';
+
+    const result = validateDesiredState([{ path: 'contracts/acme/a.yaml', content }], CONFIG);
+
+    expect(result.errors).toEqual([]);
+    expect(result.contractSets[0]!.contracts.map((c) => [c.id, c.line, c.column])).toEqual([['12345678901234567890', 3, 3]]);
+  });
+
+  it.each([
+    ['a list', 'tenant: acme\ncontracts:\n  ? [a, b]\n  : { Name: x }\n', '3:5  contracts  a map key must be a plain name or number, got a list'],
+    ['a map', 'tenant: acme\ncontracts:\n  "1":\n    ? { a: 1 }\n    : x\n', '4:7  contracts.1  a map key must be a plain name or number, got a map'],
+    ['an alias to a list', 'tenant: acme\nx: &k [a]\ncontracts:\n  ? *k\n  : { Name: x }\n', '4:5  contracts  a map key must be a plain name or number, got a list'],
+  ])('a complex key (%s) is a clear error, and the yaml package prints nothing', (_, content, expected) => {
+    const { result, printed } = printedWhile(() => problems([{ path: 'contracts/acme/a.yaml', content }]));
+
+    expect(result).toEqual([`contracts/acme/a.yaml:${expected}`]);
+    expect(printed).toEqual([]);
+  });
+
+  it.each([
+    ['the contract itself', 'tenant: acme\ncontracts:\n  "1": &a { Name: x, Comment: *a }\n', '3:31  contracts.1.Comment  alias *a is inside the value it names: circular values are not allowed'],
+    ['a member', 'tenant: acme\ncontracts:\n  "1":\n    Company: &c\n      - { Id: 1, RelationType: S }\n      - *c\n', '6:9  contracts.1.Company[1]  alias *c is inside the value it names: circular values are not allowed'],
+    ['the whole file', '&f\ntenant: acme\ncontracts: { "1": { Comment: *f } }\n', '3:30  contracts.1.Comment  alias *f is inside the value it names: circular values are not allowed'],
+  ])('an alias to %s that contains it is an error', (_, content, expected) => {
+    expect(problems([{ path: 'contracts/acme/a.yaml', content }])).toEqual([`contracts/acme/a.yaml:${expected}`]);
+  });
+
+  it('accepts an alias to a value that does not contain it', () => {
+    const content = 'tenant: acme\ncontracts:\n  "1": { Company: [&m { Id: 1, RelationType: S }] }\n  "2": { Company: [*m] }\n';
+
+    const result = validateDesiredState([{ path: 'contracts/acme/a.yaml', content }], CONFIG);
+
+    expect(result.errors).toEqual([]);
+    expect(result.contractSets[0]!.contracts.map((c) => c.fields.Company)).toEqual([[{ Id: 1, RelationType: 'S' }], [{ Id: 1, RelationType: 'S' }]]);
+  });
+
+  it.each([
+    ['a high surrogate', 'Name: "\\ud800"', '4:11  Name  expected valid Unicode text, got a lone surrogate \\ud800 at character 1'],
+    ['a low surrogate after text', 'Description: "ab\\udfff"', '4:18  Description  expected valid Unicode text, got a lone surrogate \\udfff at character 3'],
+    ['a member field', 'Company:\n  - { Id: 1, RelationType: "x\\udc00y" }', '5:32  Company[0].RelationType  expected valid Unicode text, got a lone surrogate \\udc00 at character 2'],
+    ['reversed pair', 'Name: "\\udc00\\ud800"', '4:11  Name  expected valid Unicode text, got a lone surrogate \\udc00 at character 1'],
+  ])('refuses a string with %s, naming the field', (_, body, expected) => {
+    const file = contractFile(body);
+
+    const result = validateDesiredState([file], CONFIG);
+
+    expect(problems([file])).toEqual([`contracts/acme/a.yaml:${expected}`]);
+    expect(result.contractSets[0]!.contracts).toEqual([]);
+  });
+
+  it('accepts a surrogate pair (a character outside the BMP)', () => {
+    expect(problems([contractFile('Name: "\\ud83d\\ude00 cleaning"')])).toEqual([]);
   });
 });

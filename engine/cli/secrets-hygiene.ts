@@ -1,0 +1,53 @@
+/**
+ * `validate`'s secrets hygiene: reads what the pure rules of engine/config/hygiene.ts need (where
+ * the config's keys are written, which secret files git tracks, the time) and runs them.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { secretFileRefs, secretHygiene } from '../config/hygiene.ts';
+import type { Diagnostic } from '../diagnostic.ts';
+import { readFileAtCommit } from '../git/ref-source.ts';
+import { openGitRepository } from '../git/repository.ts';
+import { trackedFiles } from '../git/tracked-files.ts';
+import { parseYamlSource, positionOf } from '../yaml-source.ts';
+import { CONFIG_FILE_NAME } from './config-args.ts';
+import type { RunInput } from './desired-input.ts';
+import { clockOf, type CliIo } from './io.ts';
+
+export interface HygieneOptions {
+  /** `--config` as given: always a working-tree file. */
+  readonly config?: string;
+}
+
+/** The config's text where the run read it: at the ref's commit without --config, else the working-tree file. */
+async function configText(io: CliIo, input: RunInput, options: HygieneOptions, commit: string | undefined): Promise<Uint8Array | string | undefined> {
+  if (commit !== undefined && options.config === undefined) {
+    const repository = await openGitRepository(input.repoDir);
+    return repository ? (await readFileAtCommit(repository, commit, CONFIG_FILE_NAME))?.content : undefined;
+  }
+  return readFile(path.resolve(io.cwd, input.configFile)).catch(() => undefined);
+}
+
+/**
+ * Warnings about the secrets of a valid config. A `{file}` secret is read relative to the working
+ * directory; with --ref, "tracked" means present in the ref's commit, else in the index.
+ */
+export async function checkSecretsHygiene(io: CliIo, input: RunInput, options: HygieneOptions = {}): Promise<Diagnostic[]> {
+  const commit = input.source.ref !== null ? (input.source.commit ?? undefined) : undefined;
+  const text = await configText(io, input, options, commit);
+  const parsed = text === undefined ? undefined : parseYamlSource(input.configFile, text);
+  const source = parsed?.ok ? parsed.source : undefined;
+
+  const refs = secretFileRefs(input.config);
+  const repository = refs.length > 0 ? await openGitRepository(input.repoDir) : undefined;
+  const absolute = new Map(refs.map((ref) => [ref.file, path.resolve(io.cwd, ref.file)]));
+  const tracked = repository ? await trackedFiles(repository, [...absolute.values()], commit) : new Set<string>();
+
+  return secretHygiene({
+    config: input.config,
+    file: input.configFile,
+    positionOf: (keyPath) => (source ? positionOf(source, keyPath) : { line: 1, column: 1 }),
+    now: clockOf(io).now(),
+    trackedSecretFiles: new Set([...absolute].filter(([, file]) => tracked.has(file)).map(([ref]) => ref)),
+  });
+}
