@@ -1,3 +1,4 @@
 export { AuthError, type AuthErrorCode, type AuthErrorDetails } from './errors.ts';
 export { SCOPES, isScope, type Scope } from './scope.ts';
-export { createTenantTokens, MAX_SECRET_AGE_MONTHS, type TenantTokens, type TenantTokensOptions } from './tenant-tokens.ts';
+export { MAX_SECRET_AGE_MONTHS } from '../config/secret-age.ts';
+export { createTenantTokens, type TenantTokens, type TenantTokensOptions } from './tenant-tokens.ts';

@@ -5,6 +5,7 @@
  */
 import { readFile as readFileFromDisk } from 'node:fs/promises';
 import { DEFAULTS, type AuthConfig, type Config, type SecretRef } from '../config/types.ts';
+import { MAX_SECRET_AGE_MONTHS, secretOverdueAt } from '../config/secret-age.ts';
 import { describeSecretRef, resolveSecret, SecretError } from '../config/secrets.ts';
 import { Redactor, silentLogger, type Logger } from '../log/logger.ts';
 import { discoverAuthorizationServer, secureEndpoint, type AuthorizationServer } from './discovery.ts';
@@ -45,9 +46,6 @@ export interface TenantTokensOptions {
   readonly redactor?: Redactor;
 }
 
-/** DESIGN.md section 1: a client secret is rotated at least every 12 months. */
-export const MAX_SECRET_AGE_MONTHS = 12;
-
 function readUtf8(path: string): Promise<string> {
   return readFileFromDisk(path, 'utf8');
 }
@@ -80,14 +78,6 @@ function checkOptions(options: TenantTokensOptions): readonly Scope[] {
   }
   for (const name of ['readFile', 'fetch', 'now', 'random', 'sleep'] as const) checkFunction(name, options[name]);
   return [...new Set(options.scopes)];
-}
-
-/** The first instant at which a secret rotated on `rotatedAt` (YYYY-MM-DD) is overdue; undefined if not a date. */
-export function secretOverdueAt(rotatedAt: string): number | undefined {
-  const date = new Date(`${rotatedAt}T00:00:00Z`);
-  if (Number.isNaN(date.getTime())) return undefined;
-  date.setUTCMonth(date.getUTCMonth() + MAX_SECRET_AGE_MONTHS);
-  return date.getTime();
 }
 
 export function createTenantTokens(options: TenantTokensOptions): TenantTokens {

@@ -3,10 +3,10 @@
  * how the config's secrets are kept, never errors. Pure: the config, where its keys are written,
  * the time and what git tracks come in; diagnostics come out.
  */
-import { MAX_SECRET_AGE_MONTHS, secretOverdueAt } from '../auth/tenant-tokens.ts';
 import { compareDiagnostics, type Diagnostic } from '../diagnostic.ts';
 import type { PathSegment } from '../model/schema-validator.ts';
 import { formatPath, type Position } from '../yaml-source.ts';
+import { MAX_SECRET_AGE_MONTHS, secretOverdueAt } from './secret-age.ts';
 import type { Config, SecretRef } from './types.ts';
 
 /** After a rotation the previous secret stays valid this long; then it should be removed. */
