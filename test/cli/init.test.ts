@@ -7,6 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { initCommand } from '../../engine/cli/init.ts';
 import { UsageError, type CliIo } from '../../engine/cli/io.ts';
+import { scaffoldRepository } from '../../engine/init/scaffold.ts';
+import { extractInvocations } from '../examples/shell-invocations.ts';
 import { runCli } from '../helpers/cli.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -246,6 +248,36 @@ describe('contract-sync init', () => {
         'npx contract-sync drift',
       ]);
       await expect(readFile(path.join(dir, '.github/workflows/contract-sync.yml'))).rejects.toThrow(/ENOENT/);
+    });
+
+    it.each([
+      [
+        'GitLab',
+        (): string[][] => {
+          const pipeline = parse(scaffoldRepository({ tenants: ['acme'], ci: 'gitlab' })[2]?.content ?? '', { merge: true }) as Record<string, { script?: string[] }>;
+          return Object.values(pipeline).flatMap((job) => (job.script ?? []).flatMap((line) => extractInvocations(line).map((invocation) => [...invocation.argv])));
+        },
+      ],
+      [
+        'GitHub',
+        (): string[][] => {
+          const workflow = parse(scaffoldRepository({ tenants: ['acme'], ci: 'github' })[2]?.content ?? '') as { jobs: Record<string, { steps: { with?: { command?: string; args?: string } }[] }> };
+          return Object.values(workflow.jobs).flatMap((job) =>
+            job.steps.flatMap((step) => (step.with?.command === undefined ? [] : [[step.with.command, ...(step.with.args ?? '').replace(/\$\{\{[^}]*\}\}/g, 'main').split(/\s+/).filter(Boolean)]])),
+          );
+        },
+      ],
+    ])('%s: every command it runs is one the CLI takes', async (ci, commands) => {
+      const found = commands();
+      const errors: string[] = [];
+
+      for (const argv of found) {
+        const { stderr } = await runCli(argv, dir);
+        if (/see contract-sync(?: [\w-]+)? --help/.test(stderr)) errors.push(`${argv.join(' ')}: ${stderr}`);
+      }
+
+      expect(found.map((argv) => argv[0]).sort()).toEqual(ci === 'GitLab' ? ['apply', 'drift', 'plan', 'validate'] : ['apply', 'plan', 'validate']);
+      expect(errors).toEqual([]);
     });
 
     it('is left out with --ci none', async () => {
