@@ -103,6 +103,31 @@ function gitlabScripts(file: Mapping): Script[] {
   return scripts;
 }
 
+/** The contract-sync GitHub Action (action.yml), as the example workflow names it. */
+const ACTION = /^contract-sync\/contract-sync@/;
+// GitHub replaces these before the action sees its inputs.
+const GITHUB_EXPRESSION = /\$\{\{[\s\S]*?\}\}/g;
+
+/**
+ * The commands the example runs through the action: `command` then `args`, split on whitespace as
+ * action.yml's run step does, plus what that step adds for plan (--out, --format markdown).
+ */
+function githubActionInvocations(workflow: Mapping): FoundInvocation[] {
+  const invocations: FoundInvocation[] = [];
+  for (const [name, job] of Object.entries(mapping(workflow.jobs, `${GITHUB_FILE}: jobs`))) {
+    for (const [index, step] of list(at(job, 'steps')).entries()) {
+      if (!ACTION.test(String(at(step, 'uses')))) continue;
+      const command = String(at(step, 'with', 'command'));
+      const args = String(at(step, 'with', 'args') ?? '').replace(GITHUB_EXPRESSION, PLACEHOLDER);
+      const argv = [command, ...args.split(/\s+/).filter((word) => word !== '')];
+      if (command === 'plan') argv.push('--out', 'plan.json', '--format', 'markdown');
+      const label = at(step, 'name') ?? `step ${index + 1}`;
+      invocations.push({ argv, line: `uses: ${String(at(step, 'uses'))} with ${command} ${args}`, where: `${GITHUB_FILE}: ${name} / ${String(label)}` });
+    }
+  }
+  return invocations;
+}
+
 interface FoundInvocation extends Invocation {
   readonly where: string;
 }
@@ -134,7 +159,8 @@ function usageError(run: CliRun): string | undefined {
 
 const github = await parseExample(GITHUB_FILE);
 const gitlab = await parseExample(GITLAB_FILE);
-const githubInvocations = invocationsOf(githubScripts(github.value));
+const githubActionSteps = githubActionInvocations(github.value);
+const githubInvocations = [...invocationsOf(githubScripts(github.value)), ...githubActionSteps];
 const gitlabInvocations = invocationsOf(gitlabScripts(gitlab.value));
 const allInvocations = [...githubInvocations, ...gitlabInvocations];
 
@@ -230,7 +256,7 @@ describe('contract-sync commands in the CI examples', () => {
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
   it('finds every command the scripts run, for each step of the flow', () => {
-    const githubCount = mentions(githubScripts(github.value));
+    const githubCount = mentions(githubScripts(github.value)) + githubActionSteps.length;
     const gitlabCount = mentions(gitlabScripts(gitlab.value));
 
     expect(githubInvocations).toHaveLength(githubCount);

@@ -1,0 +1,144 @@
+/** `contract-sync init`: scaffolds a repository of contracts (engine/init decides what it holds). */
+import { lstat, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  CI_PROVIDERS,
+  CONFIG_FILE,
+  GITIGNORE_FILE,
+  mergeGitignore,
+  scaffoldRepository,
+  tenantNameProblem,
+  type CiProvider,
+  type ScaffoldFile,
+} from '../init/scaffold.ts';
+import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
+
+export const INIT_HELP = `Usage: contract-sync init [--dir DIR] [--tenant T]... [--ci github|gitlab|none] [--force]
+
+Writes the files of a new repository of desired state:
+  contract-sync.yaml                  the engine config, commented; each tenant's client secret is
+                                      read from an environment variable (never written in a file)
+  contracts/<tenant>/example.yaml     one desired-state file per tenant, managing no contract yet
+                                      (the service has no create endpoint: contract-sync manages
+                                      contracts that exist; the file says how to add them)
+  .gitignore                          .contract-sync/ (the file state store) and node_modules/,
+                                      appended to an existing .gitignore, lines it has left out
+  the CI file                         .github/workflows/contract-sync.yml (the contract-sync
+                                      GitHub Action) or .gitlab-ci.yml
+Then edit the URLs and client ids in contract-sync.yaml and run contract-sync validate.
+
+Options:
+  --dir DIR       the repository's root (default: .); created when missing
+  --tenant T      a tenant key (repeatable; default: example): letters, digits, ".", "_", "-"
+  --ci CI         github, gitlab or none (default: github when DIR/.github exists, else none)
+  --force         overwrite files that exist (default: list them, write nothing, exit 1)
+
+Exit codes: 0 written, 1 a file exists (without --force) or an argument is wrong.
+`;
+
+const DEFAULT_TENANT = 'example';
+
+export async function initCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      dir: { type: 'string', default: '.' },
+      tenant: { type: 'string', multiple: true },
+      ci: { type: 'string' },
+      force: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) {
+    io.stdout.write(INIT_HELP);
+    return EXIT.ok;
+  }
+  const tenants = parseTenants(values.tenant ?? [DEFAULT_TENANT]);
+  const root = path.resolve(io.cwd, values.dir);
+  const ci = values.ci === undefined ? await defaultCi(root) : parseCi(values.ci);
+  const files = scaffoldRepository({ tenants, ci });
+  function shown(file: string): string {
+    return path.relative(io.cwd, path.join(root, file)) || '.';
+  }
+
+  const existing: string[] = [];
+  for (const file of files) if (await exists(path.join(root, file.path))) existing.push(file.path);
+  if (existing.length > 0 && !values.force) {
+    for (const file of existing) io.stderr.write(`contract-sync init: ${shown(file)} exists\n`);
+    io.stderr.write(`contract-sync init: nothing was written; --force overwrites ${existing.length === 1 ? 'it' : 'these files'}\n`);
+    return EXIT.error;
+  }
+
+  const gitignorePath = path.join(root, GITIGNORE_FILE);
+  const gitignoreBefore = await readIfExists(gitignorePath);
+  const gitignore = mergeGitignore(gitignoreBefore);
+  const writes: ScaffoldFile[] = gitignore === undefined ? files : [...files, { path: GITIGNORE_FILE, content: gitignore }];
+  for (const file of writes) {
+    const target = path.join(root, file.path);
+    await mkdir(path.dirname(target), { recursive: true });
+    // Without --force, `wx` also refuses a file that appeared since the check above.
+    const overwrite = values.force || file.path === GITIGNORE_FILE;
+    await writeFile(target, file.content, { flag: overwrite ? 'w' : 'wx' });
+  }
+
+  for (const file of files) io.stdout.write(`${existing.includes(file.path) ? 'overwrote' : 'created'}  ${shown(file.path)}\n`);
+  if (gitignore !== undefined) io.stdout.write(`${gitignoreBefore === undefined ? 'created' : 'updated'}  ${shown(GITIGNORE_FILE)}\n`);
+  io.stdout.write(nextSteps(values.dir === '.' ? CONFIG_FILE : shown(CONFIG_FILE), ci));
+  return EXIT.ok;
+}
+
+function parseTenants(tenants: readonly string[]): string[] {
+  const problems = tenants.map(tenantNameProblem).filter((problem) => problem !== undefined);
+  if (problems.length > 0) throw new UsageError(problems.join('; '));
+  const twice = tenants.filter((tenant, index) => tenants.indexOf(tenant) !== index);
+  if (twice.length > 0) throw new UsageError(`--tenant ${twice[0] ?? ''} is given more than once`);
+  return [...tenants];
+}
+
+function parseCi(value: string): CiProvider {
+  const ci = CI_PROVIDERS.find((provider) => provider === value);
+  if (ci === undefined) throw new UsageError(`--ci must be one of ${CI_PROVIDERS.join(', ')}; got "${value}"`);
+  return ci;
+}
+
+/** A repository that already has GitHub configuration gets the workflow; otherwise the user picks. */
+async function defaultCi(root: string): Promise<CiProvider> {
+  try {
+    return (await stat(path.join(root, '.github'))).isDirectory() ? 'github' : 'none';
+  } catch {
+    return 'none';
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await lstat(file);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+async function readIfExists(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+function nextSteps(config: string, ci: CiProvider): string {
+  const ciNote =
+    ci === 'none' ? '  (no CI file: contract-sync init --ci github|gitlab writes one)\n' : '  add each tenant secret to the CI settings, named as in the config\n';
+  return `
+Next:
+  npm install contract-sync   # in the repository's root: the $schema lines point into node_modules/contract-sync
+  edit ${config}: api.baseUrl, auth.url, auth.realm and each tenant's clientId
+  npx contract-sync validate
+${ciNote}`;
+}

@@ -1,0 +1,270 @@
+/**
+ * action.yml, checked without GitHub: its shape (composite, declared inputs, no expression inside
+ * a script), the workflows that use it, and its main step run by bash against the real CLI.
+ */
+import { execFile } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse, parseDocument } from 'yaml';
+import packageJson from '../../package.json' with { type: 'json' };
+import { initCommand } from '../../engine/cli/init.ts';
+import type { CliIo } from '../../engine/cli/io.ts';
+import { ACTION_REF, scaffoldRepository } from '../../engine/init/index.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const EXPRESSION = /\$\{\{([\s\S]*?)\}\}/g;
+
+interface Input {
+  readonly description?: string;
+  readonly required?: boolean;
+  readonly default?: string;
+}
+
+interface Step {
+  readonly id?: string;
+  readonly if?: string;
+  readonly uses?: string;
+  readonly run?: string;
+  readonly shell?: string;
+  readonly env?: Record<string, string>;
+  readonly with?: Record<string, unknown>;
+  readonly 'working-directory'?: string;
+}
+
+interface Action {
+  readonly runs: { readonly using: string; readonly steps: readonly Step[] };
+  readonly inputs: Record<string, Input>;
+  readonly outputs: Record<string, { readonly value: string }>;
+}
+
+const actionText = await readFile(path.join(ROOT, 'action.yml'), 'utf8');
+const actionDocument = parseDocument(actionText, { prettyErrors: true });
+const action = actionDocument.toJS() as Action;
+const steps = action.runs.steps;
+
+function expressions(text: string): string[] {
+  return [...text.matchAll(EXPRESSION)].map((match) => (match[1] ?? '').trim());
+}
+
+/** Every `inputs.<name>` an expression of the action reads (in if:, with:, env:, outputs ...). */
+function inputsRead(): Set<string> {
+  const read = new Set<string>();
+  const texts = [...steps.map((step) => JSON.stringify(step)), JSON.stringify(action.outputs)];
+  for (const text of texts) for (const [, name = ''] of text.matchAll(/\binputs\.([\w-]+)/g)) read.add(name);
+  return read;
+}
+
+describe('action.yml', () => {
+  it('parses without errors or warnings', () => {
+    expect([...actionDocument.errors, ...actionDocument.warnings]).toEqual([]);
+  });
+
+  it('is a composite action', () => {
+    expect(action.runs.using).toBe('composite');
+  });
+
+  it('declares every input its steps read, and reads every input it declares', () => {
+    const declared = Object.keys(action.inputs).sort();
+
+    expect([...inputsRead()].sort()).toEqual(declared);
+  });
+
+  it('has no ${{ }} expression inside a run: script or the github-script code', () => {
+    const scripts = steps.flatMap((step) => [step.run, step.with?.script]).filter((text) => typeof text === 'string');
+
+    expect(scripts.length).toBeGreaterThanOrEqual(3);
+    for (const script of scripts) expect(expressions(script)).toEqual([]);
+  });
+
+  it('gives every env value as one expression of a declared input, the github context or a step output', () => {
+    const declared = new Set(Object.keys(action.inputs));
+    const ids = new Set(steps.map((step) => step.id).filter((id) => id !== undefined));
+    const values = steps.flatMap((step) => Object.values(step.env ?? {}));
+
+    expect(values.length).toBeGreaterThanOrEqual(5);
+    for (const value of values) {
+      const [expression, ...more] = expressions(value);
+      expect(more, value).toEqual([]);
+      expect(value, value).toBe(`\${{ ${expression ?? ''} }}`);
+      const input = /^inputs\.([\w-]+)$/.exec(expression ?? '');
+      const output = /^steps\.([\w-]+)\.outputs\.[\w-]+$/.exec(expression ?? '');
+      const allowed = (input !== null && declared.has(input[1] ?? '')) || (output !== null && ids.has(output[1] ?? '')) || /^github\.[\w.]+$/.test(expression ?? '');
+      expect(allowed, value).toBe(true);
+    }
+  });
+
+  it('runs every shell step in bash', () => {
+    for (const step of steps.filter((candidate) => candidate.run !== undefined)) expect(step.shell).toBe('bash');
+  });
+
+  it('defaults to the current Node.js LTS', () => {
+    expect(['22', '24']).toContain(action.inputs['node-version']?.default);
+  });
+
+  it('has the outputs exit-code and plan-file, each set by its step', () => {
+    for (const name of ['exit-code', 'plan-file']) {
+      const [, id = '', output = ''] = /^\$\{\{ steps\.([\w-]+)\.outputs\.([\w-]+) \}\}$/.exec(action.outputs[name]?.value ?? '') ?? [];
+      const step = steps.find((candidate) => candidate.id === id);
+      expect(step?.run, name).toContain(`echo "${output}=`);
+    }
+  });
+
+  it('finds its previous plan comment by a hidden marker', () => {
+    const script = String(steps.find((step) => step.uses?.startsWith('actions/github-script@'))?.with?.script);
+
+    expect(script).toContain('<!-- contract-sync-plan -->');
+    expect(script).toMatch(/updateComment[\s\S]*createComment/);
+    expect(script).toContain('HEAD_SHA');
+    expect(script).toContain('CONTRACT_SYNC_VERSION');
+  });
+});
+
+/** The steps of a workflow that use this action. */
+function actionSteps(workflow: unknown): Step[] {
+  const jobs = Object.values((workflow as { jobs: Record<string, { steps: Step[] }> }).jobs);
+  return jobs.flatMap((job) => job.steps.filter((step) => step.uses?.replace(/@.*$/, '') === ACTION_REF.replace(/@.*$/, '')));
+}
+
+describe.each([
+  ['examples/github-actions/contract-sync.yml', async () => parse(await readFile(path.join(ROOT, 'examples/github-actions/contract-sync.yml'), 'utf8')) as unknown],
+  ['the workflow contract-sync init writes', () => parse(scaffoldRepository({ tenants: ['acme'], ci: 'github' }).find((file) => file.path.endsWith('.yml'))?.content ?? '') as unknown],
+])('%s', (_name, load) => {
+  it('uses the action with declared inputs only, giving every required one', async () => {
+    const uses = actionSteps(await load());
+    const required = Object.entries(action.inputs).filter(([, input]) => input.required === true).map(([name]) => name);
+
+    expect(uses.length).toBeGreaterThanOrEqual(3);
+    for (const step of uses) {
+      expect(step.uses).toBe(ACTION_REF);
+      expect(Object.keys(action.inputs)).toEqual(expect.arrayContaining(Object.keys(step.with ?? {})));
+      expect(Object.keys(step.with ?? {})).toEqual(expect.arrayContaining(required));
+    }
+  });
+
+  it('runs the action on the Node.js LTS', async () => {
+    for (const step of actionSteps(await load())) expect(['22', '24', 22, 24]).toContain(step.with?.['node-version']);
+  });
+});
+
+describe("the action's main step, run by bash", () => {
+  const script = steps.find((step) => step.id === 'run')?.run ?? '';
+  let dir: string;
+  let runnerTemp: string;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'contract-sync-action-'));
+    runnerTemp = await mkdtemp(path.join(tmpdir(), 'contract-sync-runner-'));
+  });
+
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+    await rm(runnerTemp, { recursive: true, force: true });
+  });
+
+  /** A repository written by init, with node_modules/.bin/contract-sync running this checkout's CLI from source. */
+  async function repository(): Promise<void> {
+    const io: CliIo = { stdout: { write: () => true }, stderr: { write: () => true }, env: {}, cwd: dir };
+    await initCommand(['--ci', 'none'], io);
+    await promisify(execFile)('git', ['init', '--quiet', dir]);
+    const entry = path.join(runnerTemp, 'entry.mts');
+    await writeFile(entry, `import { runCli } from ${JSON.stringify(path.join(ROOT, 'engine/cli/main.ts'))};\nawait runCli();\n`);
+    const bin = path.join(dir, 'node_modules/.bin/contract-sync');
+    await mkdir(path.dirname(bin), { recursive: true });
+    await writeFile(bin, `#!/bin/sh\nexec ${JSON.stringify(path.join(ROOT, 'node_modules/.bin/tsx'))} ${JSON.stringify(entry)} "$@"\n`);
+    await chmod(bin, 0o755);
+  }
+
+  interface StepRun {
+    readonly code: number;
+    readonly stdout: string;
+    readonly stderr: string;
+    readonly outputs: Record<string, string>;
+    readonly summary: string;
+  }
+
+  async function runStep(env: Record<string, string>): Promise<StepRun> {
+    const outputFile = path.join(runnerTemp, 'output');
+    const summaryFile = path.join(runnerTemp, 'summary');
+    await writeFile(outputFile, '');
+    await writeFile(summaryFile, '');
+    const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        'bash',
+        ['-c', script],
+        { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: runnerTemp, RUNNER_TEMP: runnerTemp, GITHUB_OUTPUT: outputFile, GITHUB_STEP_SUMMARY: summaryFile, CS_VERSION: '', CS_ARGS: '', ...env } },
+        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+    const outputs = Object.fromEntries(
+      (await readFile(outputFile, 'utf8'))
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
+    return { ...result, outputs, summary: await readFile(summaryFile, 'utf8') };
+  }
+
+  it('runs validate and reports its exit code and the version', async () => {
+    await repository();
+
+    const run = await runStep({ CS_COMMAND: 'validate', CS_ARGS: '--format text' });
+
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('0 errors, 0 warnings');
+    expect(run.outputs).toEqual({ version: packageJson.version, 'exit-code': '0' });
+  });
+
+  it('saves the plan, writes the markdown to the step summary, and names both', async () => {
+    await repository();
+
+    const run = await runStep({ CS_COMMAND: 'plan', CS_ARGS: '--format github\n--no-refresh' });
+
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.outputs['exit-code']).toBe('0');
+    expect(JSON.parse(await readFile(run.outputs['plan-file'] ?? '', 'utf8'))).toMatchObject({ version: 1 });
+    await expect(readFile(run.outputs['markdown-file'] ?? '', 'utf8')).resolves.toBe(run.summary);
+    expect(run.summary).toMatch(/^#/m);
+  });
+
+  it('reports a failing command through exit-code, and still succeeds itself', async () => {
+    await repository();
+
+    const run = await runStep({ CS_COMMAND: 'plan', CS_ARGS: '--tenant nobody' });
+
+    expect(run.code).toBe(0);
+    expect(run.outputs['exit-code']).toBe('1');
+  });
+
+  it('passes args as data: no command substitution, no variable, no glob', async () => {
+    await repository();
+
+    const run = await runStep({ CS_COMMAND: 'validate', CS_ARGS: '--ref $(touch pwned) `touch pwned2` $HOME *' });
+
+    expect(run.outputs['exit-code']).toBe('1');
+    await expect(stat(path.join(dir, 'pwned'))).rejects.toThrow(/ENOENT/);
+    await expect(stat(path.join(dir, 'pwned2'))).rejects.toThrow(/ENOENT/);
+    // `$(touch` reached the CLI as the value of --ref, and the rest as words of their own.
+    expect(run.stderr).toContain("Unexpected argument 'pwned)'");
+  });
+
+  it('refuses a command input that is not a command name, running nothing', async () => {
+    await repository();
+
+    const run = await runStep({ CS_COMMAND: 'validate; touch pwned' });
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('::error title=contract-sync::the command input must be a contract-sync command');
+    await expect(stat(path.join(dir, 'pwned'))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('says how to install contract-sync when the repository has neither it nor a lock file', async () => {
+    const run = await runStep({ CS_COMMAND: 'validate' });
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('contract-sync is not installed in');
+    expect(run.outputs).toEqual({});
+  });
+});
