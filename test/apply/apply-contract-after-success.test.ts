@@ -58,14 +58,14 @@ async function context(api: ApiClient): Promise<ContractContext & { readonly sto
   return { lane, api, store, collections, commit: null, now: clock.now, maxReconciles: 2 };
 }
 
-function work(known: ContractFields | undefined, desired: ContractFields, ops = diffContract(known, desired)): ContractWork {
+function work(known: ContractFields | undefined, desired: ContractFields, ops: readonly Op[] = diffContract(known, desired)): ContractWork {
   return { contractId: 'C-1', ops, known, knownIsLive: false, desired };
 }
 
 describe('applyContract after a successful PATCH', () => {
   it('records ops the strict op schema would refuse: a Remove of a member recorded with a key the model does not list', async () => {
     // A record written from a read before reads dropped unknown keys: the Remove carries `Name`.
-    const known = { Company: [{ Id: 1, RelationType: 'Supplier', Name: 'Acme Ltd' }] } as ContractFields;
+    const known = { Company: [{ Id: 1, RelationType: 'Supplier', Name: 'Acme Ltd' }] } as unknown as ContractFields;
     const desired: ContractFields = { Company: [{ Id: 2, RelationType: 'Client' }] };
     const api = acceptingApi();
     const ctx = await context(api);
