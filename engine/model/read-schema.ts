@@ -13,19 +13,31 @@ import { isJsonObject } from './normalise.ts';
 import { compileSchema, type SchemaCheck, type SchemaIssue } from './schema-validator.ts';
 import type { ContractFields } from './types.ts';
 
-/** `schema` with every object open to keys it does not list (they are dropped by projectKnown). */
-function tolerant(schema: JsonSchema): JsonSchema {
-  const { additionalProperties: _closed, properties, items, ...rest } = schema;
-  return {
-    ...rest,
-    ...(properties ? { properties: Object.fromEntries(Object.entries(properties).map(([key, value]) => [key, tolerant(value)])) } : {}),
-    ...(items ? { items: tolerant(items) } : {}),
-  };
+function allowsNull(schema: JsonSchema): boolean {
+  return schema.type === 'null' || (Array.isArray(schema.type) && schema.type.includes('null'));
 }
 
-function withNull(type: JsonSchema['type']): JsonSchema['type'] {
-  const types = typeof type === 'string' ? [type] : (type ?? []);
-  return types.includes('null') ? types : [...types, 'null'];
+function withNull(schema: JsonSchema): JsonSchema {
+  if (schema.type === undefined || allowsNull(schema)) return schema;
+  return { ...schema, type: [...(typeof schema.type === 'string' ? [schema.type] : schema.type), 'null'] };
+}
+
+/**
+ * `schema` as a read may fill it: every object open to keys it does not list, and every key it
+ * does not require nullable (a null the model does not allow is read as "not set" and left out by
+ * projectKnown). Required keys (member identities) keep their type: a member without a usable
+ * identity cannot be matched, and so cannot be managed.
+ */
+function tolerant(schema: JsonSchema): JsonSchema {
+  const { additionalProperties: _closed, properties, items, ...rest } = schema;
+  const required = new Set(schema.required ?? []);
+  return {
+    ...rest,
+    ...(properties
+      ? { properties: Object.fromEntries(Object.entries(properties).map(([key, value]) => [key, required.has(key) ? tolerant(value) : withNull(tolerant(value))])) }
+      : {}),
+    ...(items ? { items: tolerant(items) } : {}),
+  };
 }
 
 /**
@@ -35,8 +47,7 @@ function withNull(type: JsonSchema['type']): JsonSchema['type'] {
 function fieldReadSchema(field: FieldSpec): JsonSchema {
   if (field.kind === 'collection') return tolerant(fieldValueSchema(field));
   if (field.kind === 'timestamp') return { type: ['string', 'null'], description: 'ISO 8601 date-time; any offset' };
-  const schema = tolerant(fieldValueSchema(field));
-  return { ...schema, type: withNull(schema.type) };
+  return withNull(tolerant(fieldValueSchema(field)));
 }
 
 export function contractReadSchema(): JsonSchema {
@@ -46,25 +57,31 @@ export function contractReadSchema(): JsonSchema {
     title: 'A contract as read from the service',
     description:
       'What contract-sync accepts from GET /contract/{ContractId}. Fields and member keys it does not list are ignored; ' +
-      'a listed field of another type makes the contract unreadable (it is not patched). null scalars mean "not set".',
+      'a listed field of another type makes the contract unreadable (it is not patched). null means "not set", except for a ' +
+      'collection and a member identity field, which must have their type.',
     type: 'object',
     properties: Object.fromEntries(FIELDS.map((field) => [field.name, fieldReadSchema(field)])),
   };
 }
 
-/** Only what `schema` lists, recursively: the value the model knows about. */
+/**
+ * Only what the model's `schema` lists, recursively: unknown keys are left out, and so are nulls
+ * where the model does not allow null (read as "not set"; a member field left out is not compared).
+ */
 function projectKnown(schema: JsonSchema, value: unknown): unknown {
   if (Array.isArray(value)) return schema.items ? value.map((item) => projectKnown(schema.items!, item)) : value;
   if (!isJsonObject(value) || !schema.properties) return value;
   const kept: Record<string, unknown> = {};
   for (const [key, sub] of Object.entries(schema.properties)) {
-    if (Object.hasOwn(value, key) && value[key] !== undefined) kept[key] = projectKnown(sub, value[key]);
+    const item = value[key];
+    if (!Object.hasOwn(value, key) || item === undefined || (item === null && !allowsNull(sub))) continue;
+    kept[key] = projectKnown(sub, item);
   }
   return kept;
 }
 
 export interface ReadContract {
-  /** The known fields: unknown fields and member keys left out, null scalars left out. */
+  /** The known fields: unknown fields and member keys left out, and nulls where the model allows none. */
   readonly fields: ContractFields;
   /** Known fields of the wrong type, with their paths from the contract root; empty when readable. */
   readonly issues: readonly SchemaIssue[];
@@ -81,7 +98,7 @@ export function readContract(body: unknown): ReadContract {
   for (const field of FIELDS as readonly FieldSpec[]) {
     const value = body[field.name];
     if (value === undefined || value === null) continue;
-    fields[field.name] = projectKnown(fieldReadSchema(field), value);
+    fields[field.name] = projectKnown(fieldValueSchema(field), value);
   }
   return { fields: fields as ContractFields, issues };
 }

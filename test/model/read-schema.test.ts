@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileSchema, contractReadSchema, readContract } from '../../engine/model/index.ts';
+import { compileSchema, contractReadSchema, readContract, validateOps } from '../../engine/model/index.ts';
 import { diffContract } from '../../engine/plan/diff.ts';
 import { fingerprint } from '../../engine/plan/fingerprint.ts';
 import { contract } from '../plan/arbitraries.ts';
@@ -46,6 +46,20 @@ describe('readContract', () => {
     expect(read).toEqual({ fields: { OrderingPartyNoticePeriod: { Days: null }, Owner: [owner] }, issues: [] });
   });
 
+  it('reads a null member field the model does not allow as not set, so that a Remove never sends it', () => {
+    const read = readContract({
+      OrganizationalUnit: [{ Id: 3, Name: null }],
+      Owner: [{ OwnerType: { Name: null, Value: 1 }, User: { Id: 5, OrganizationalUnit: null } }],
+      Type: [{ Lookup: 'ICT', IsDora: null, EbaCode: null }],
+    });
+
+    expect(read).toEqual({
+      fields: { OrganizationalUnit: [{ Id: 3 }], Owner: [{ OwnerType: { Value: 1 }, User: { Id: 5 } }], Type: [{ Lookup: 'ICT', EbaCode: null }] },
+      issues: [],
+    });
+    expect(validateOps(diffContract(read.fields, { OrganizationalUnit: [], Owner: [], Type: [] }))).toEqual([]);
+  });
+
   it.each([
     ['Company null', { Company: null }, ['Company'], 'expected a list, got null'],
     ['Company a string', { Company: 'x' }, ['Company'], 'expected a list, got "x"'],
@@ -56,8 +70,9 @@ describe('readContract', () => {
     ['a member not a map', { Company: [7] }, ['Company', 0], 'expected a map, got 7'],
     ['a member without its identity', { Type: [{ EbaCode: null }] }, ['Type', 0], 'missing required field "Lookup"'],
     ['an owner user id null', { Owner: [{ OwnerType: { Value: 1 }, User: { Id: null } }] }, ['Owner', 0, 'User', 'Id'], 'expected an integer, got null'],
-    ['an owner unit null', { Owner: [{ OwnerType: { Value: 1 }, User: { Id: 1, OrganizationalUnit: null } }] }, ['Owner', 0, 'User', 'OrganizationalUnit'], 'expected a map, got null'],
-    ['a Type IsDora a string', { Type: [{ Lookup: 'X', IsDora: 'yes' }] }, ['Type', 0, 'IsDora'], 'expected true or false, got "yes"'],
+    ['an owner type null', { Owner: [{ OwnerType: null, User: { Id: 1 } }] }, ['Owner', 0, 'OwnerType'], 'expected a map, got null'],
+    ['a company relation type null', { Company: [{ Id: 1, RelationType: null }] }, ['Company', 0, 'RelationType'], 'expected a string, got null'],
+    ['a Type IsDora a string', { Type: [{ Lookup: 'X', IsDora: 'yes' }] }, ['Type', 0, 'IsDora'], 'expected true or false or null, got "yes"'],
   ])('refuses a known field of the wrong type: %s', (_case, body, path, message) => {
     const read = readContract(body);
 
