@@ -1,6 +1,6 @@
 /** `/__admin`: inspect and steer the emulator (DESIGN.md section 6). Loopback callers only, no auth. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CONTRACT_ID_PATTERN, compileSchema, contractSchema, TENANT_PATTERN, type ContractFields, type SchemaCheck } from '../engine/model/index.ts';
+import { CONTRACT_ID_PATTERN, readContract, TENANT_PATTERN, type ContractFields } from '../engine/model/index.ts';
 import type { ContractStore } from './contract-store.ts';
 import { validateFaults, type FaultConfig } from './faults.ts';
 import { isLoopbackAddress, readBody, sendEmpty, sendJson } from './http.ts';
@@ -26,8 +26,6 @@ const ENDPOINTS = [
   'POST /__admin/revoke-tokens',
   'POST /__admin/reset',
 ];
-
-let contractCheck: SchemaCheck | undefined;
 
 async function readJson(req: IncomingMessage, res: ServerResponse): Promise<{ ok: true; value: unknown } | { ok: false }> {
   const body = await readBody(req);
@@ -64,8 +62,9 @@ export function createAdminHandler(deps: AdminDependencies) {
     }
     const body = await readJson(req, res);
     if (!body.ok) return;
-    contractCheck ??= compileSchema(contractSchema());
-    const issues = contractCheck(body.value);
+    // What a service may hold: checked against the read schema, so that keys the model does not
+    // list (a Company member's Name) are kept and served by reads, as an unpublished read shape may.
+    const { issues } = readContract(body.value);
     if (issues.length > 0) {
       sendJson(res, 400, { error: 'invalid_contract', problems: issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })) });
       return;

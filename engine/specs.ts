@@ -2,11 +2,13 @@
 import { configSchema } from './config/schema.ts';
 import type { JsonSchema } from './model/json-schema-type.ts';
 import { contractsFileSchema, patchSchema } from './model/json-schemas.ts';
+import { contractReadSchema } from './model/read-schema.ts';
 import { planSchema } from './plan/schema.ts';
 
 export function generatedSpecs(): Record<string, JsonSchema> {
   return {
     'contracts.schema.json': contractsFileSchema(),
+    'contract-read.schema.json': contractReadSchema(),
     'config.schema.json': configSchema(),
     'patch.schema.json': patchSchema(),
     'plan.schema.json': planSchema(),

@@ -3,10 +3,12 @@
  * is a request/response pair: a builder that makes the Fetch `Request` and a checker that turns
  * the `Response` into a result or an ApiError, so both are testable without a network.
  */
-import { getField } from '../model/fields.ts';
+import { readContract } from '../model/read-schema.ts';
+import type { SchemaIssue } from '../model/schema-validator.ts';
 import type { ContractFields, Op } from '../model/types.ts';
 import { systemClock } from '../clock.ts';
 import { REDACTED, type Redactor } from '../log/logger.ts';
+import { formatPath } from '../yaml-source.ts';
 import { ApiError, classifyStatus } from './errors.ts';
 import { parseRateLimit, parseRetryAfter, type RateLimitState } from './rate-headers.ts';
 
@@ -32,7 +34,7 @@ export interface ApiOutcome {
 }
 
 export interface ReadOutcome extends ApiOutcome {
-  /** The live contract's patchable fields; other members of the response are dropped. */
+  /** The live contract's patchable fields, as the model knows them; anything else of the response is dropped. */
   readonly fields: ContractFields;
 }
 
@@ -120,7 +122,11 @@ export async function checkPatchResponse(request: Request, response: Response, o
   return rateLimit ? { rateLimit } : {};
 }
 
-/** A read answers the contract as a JSON object; members that are not patchable fields are dropped. */
+/**
+ * A read answers the contract as a JSON object, checked against the read schema
+ * (specs/contract-read.schema.json): fields and member keys the model does not list are dropped,
+ * a known field of the wrong type is a permanent error naming it.
+ */
 export async function checkReadResponse(request: Request, response: Response, options: ApiClientOptions): Promise<ReadOutcome> {
   if (!response.ok) throw await failure(request, response, options);
   let text: string;
@@ -144,10 +150,27 @@ export async function checkReadResponse(request: Request, response: Response, op
       ambiguous: false,
     });
   }
-  const fields: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(body)) if (getField(name) !== undefined) fields[name] = value;
+  const { fields, issues } = readContract(body);
+  if (issues.length > 0) {
+    // Nothing may be planned from a contract the engine cannot understand: permanent, not retried.
+    throw new ApiError(`${describe(request)}: the contract does not fit the contract model: ${describeReadIssues(issues)}`, {
+      kind: 'permanent',
+      status: response.status,
+      excerpt: '',
+      ambiguous: false,
+    });
+  }
   const rateLimit = parseRateLimit(response.headers);
-  return { fields: fields as ContractFields, ...(rateLimit ? { rateLimit } : {}) };
+  return { fields, ...(rateLimit ? { rateLimit } : {}) };
+}
+
+const LISTED_READ_ISSUES = 5;
+
+/** `Company: expected a list, got null; Owner[0].User.Id: ...`: the fields at fault, by path. */
+function describeReadIssues(issues: readonly SchemaIssue[]): string {
+  const listed = issues.slice(0, LISTED_READ_ISSUES).map((issue) => `${formatPath(issue.path) || '(contract)'}: ${issue.message}`);
+  const more = issues.length - listed.length;
+  return `${listed.join('; ')}${more > 0 ? ` (and ${more} more)` : ''}`;
 }
 
 // undici's codes for a connection that was never made: the request cannot have been applied.

@@ -6,7 +6,7 @@ import type { ApiClient } from '../api/client.ts';
 import { ApiError } from '../api/errors.ts';
 import type { CollectionMode } from '../config/types.ts';
 import type { CollectionFieldName } from '../model/fields.ts';
-import { applyOps } from '../model/apply-ops.ts';
+import { applyAcceptedOps } from '../model/apply-ops.ts';
 import type { ContractFields, Op } from '../model/types.ts';
 import { diffContract } from '../plan/diff.ts';
 import { fingerprint } from '../plan/fingerprint.ts';
@@ -94,8 +94,24 @@ export async function applyContract(work: ContractWork, context: ContractContext
       reconcile = true;
       continue;
     }
-    return recordOrUnknown(context, lane.tenant, contractId, applyOps(known, ops), reconciled || reconciles > 0);
+    return recordApplied(context, lane.tenant, contractId, known, ops, reconciled || reconciles > 0);
   }
+}
+
+/**
+ * The service has answered the patch with success, so nothing here may turn it into `failed`
+ * (docs/architecture.md section 7): the ops are not validated again, and a known state that cannot
+ * take them (a stale record, a read the model does not fully describe) makes the contract
+ * `unknown`, settled by a read next run.
+ */
+async function recordApplied(context: ContractContext, tenant: string, contractId: string, known: ContractFields | undefined, ops: readonly Op[], reconciled: boolean): Promise<ContractOutcome> {
+  let fields: ContractFields;
+  try {
+    fields = applyAcceptedOps(known, ops);
+  } catch (error) {
+    return { outcome: 'unknown', status: null, reason: `applied, but its new state could not be computed from the known state: ${messageOf(error)}` };
+  }
+  return recordOrUnknown(context, tenant, contractId, fields, reconciled);
 }
 
 /**

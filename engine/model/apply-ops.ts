@@ -79,8 +79,8 @@ export function validateOps(ops: unknown): OpProblem[] {
 }
 
 function translate(doc: Record<string, unknown>, op: Op, index: number): Operation[] {
-  // validateOps has accepted every op, so its path names a field.
-  const field = fieldOfPath(op.path)!;
+  const field = fieldOfPath(op.path);
+  if (!field || !(field.ops as readonly string[]).includes(op.op)) throw new InvalidOpsError([{ index, message: `cannot interpret ${String(op.op)} ${String(op.path)}` }]);
   const pointer = `/${field.name}`;
   if (op.op === 'Replace') {
     return [{ op: Object.hasOwn(doc, field.name) ? 'replace' : 'add', path: pointer, value: structuredClone(op.value) }];
@@ -106,6 +106,22 @@ function translate(doc: Record<string, unknown>, op: Op, index: number): Operati
 export function applyOps(known: ContractFields | undefined, ops: readonly Op[]): ContractFields {
   const problems = validateOps(ops);
   if (problems.length > 0) throw new InvalidOpsError(problems);
+  return interpret(known, ops);
+}
+
+/**
+ * The contract after `ops` that the service has already accepted (answered with success). The
+ * ops are not checked against their shapes again: the service was the judge of that, and a
+ * stricter check here must not turn an applied patch into a failure (docs/architecture.md
+ * section 7). Still throws when `known` cannot take them (an Add of a member it already holds, a
+ * Remove of one it lacks, a value fast-json-patch refuses): the caller then knows the patch was
+ * applied but not what the contract now is.
+ */
+export function applyAcceptedOps(known: ContractFields | undefined, ops: readonly Op[]): ContractFields {
+  return interpret(known, ops);
+}
+
+function interpret(known: ContractFields | undefined, ops: readonly Op[]): ContractFields {
   const doc = structuredClone(known ?? {}) as Record<string, unknown>;
   for (const [index, op] of ops.entries()) {
     for (const operation of translate(doc, op, index)) applyOperation(doc, operation, false, true);

@@ -38,6 +38,9 @@ const ADD_REMOVE = ['Add', 'Remove'] as const;
 // The service's integers are JSON numbers: only safe integers survive a round trip.
 const integer = { type: 'integer', minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER } as const;
 const string = { type: 'string' } as const;
+// Nullable where the service's own example owner has null (DESIGN.md section 2).
+const nullableInteger = { type: ['integer', 'null'], minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER } as const;
+const nullableString = { type: ['string', 'null'] } as const;
 
 export const FIELDS = [
   { name: 'AnnualExpensesAmount', kind: 'number', ops: REPLACE },
@@ -96,11 +99,11 @@ export const FIELDS = [
           type: 'object',
           properties: {
             Id: integer,
-            Name: string,
-            Email: string,
+            Name: nullableString,
+            Email: nullableString,
             OrganizationalUnit: {
               type: 'object',
-              properties: { Id: integer, Name: string },
+              properties: { Id: nullableInteger, Name: nullableString },
               additionalProperties: false,
             },
           },

@@ -17,9 +17,9 @@ export interface OwnerMember {
   OwnerType: { Name?: string; Value: number };
   User: {
     Id: number;
-    Name?: string;
-    Email?: string;
-    OrganizationalUnit?: { Id?: number; Name?: string };
+    Name?: string | null;
+    Email?: string | null;
+    OrganizationalUnit?: { Id?: number | null; Name?: string | null };
   };
 }
 

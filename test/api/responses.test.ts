@@ -135,6 +135,46 @@ describe('checkReadResponse', () => {
     expect(outcome).toEqual({ fields: { Name: 'Cleaning', Company: [{ Id: 7, RelationType: 'Supplier' }], ValidFrom: '2026-01-01T00:00:00Z' } });
   });
 
+  it('drops member keys and duration units the model does not list, and reads a null scalar as not set', async () => {
+    const body = {
+      Comment: null,
+      SupplierNoticePeriod: { Days: 30, Weeks: 4 },
+      Company: [{ Id: 7, RelationType: 'Supplier', Name: 'Acme Ltd', Links: [{ rel: 'self' }] }],
+      Owner: [{ OwnerType: { Name: 'Responsible', Value: 1, Code: 'R' }, User: { Id: 5, Name: null, Email: null, OrganizationalUnit: { Id: null, Name: null, Path: '/' }, Login: 'u5' } }],
+    };
+
+    const outcome = await checkReadResponse(read(), Response.json(body), options());
+
+    expect(outcome).toEqual({
+      fields: {
+        SupplierNoticePeriod: { Days: 30 },
+        Company: [{ Id: 7, RelationType: 'Supplier' }],
+        Owner: [{ OwnerType: { Name: 'Responsible', Value: 1 }, User: { Id: 5, Name: null, Email: null, OrganizationalUnit: { Id: null, Name: null } } }],
+      },
+    });
+  });
+
+  it.each([
+    ['Company null', { Name: 'x', Company: null }, 'Company: expected a list, got null'],
+    ['Company a string', { Company: 'x' }, 'Company: expected a list, got "x"'],
+    ['a string field a number', { Name: 7 }, 'Name: expected a string or null, got 7'],
+    ['a member without its identity', { Company: [{ Id: 7 }] }, 'Company[0]: missing required field "RelationType"'],
+    ['an owner user id a string', { Owner: [{ OwnerType: { Value: 1 }, User: { Id: '5' } }] }, 'Owner[0].User.Id: expected an integer, got "5"'],
+  ])('refuses a known field of the wrong type (%s) as a permanent error naming the field', async (_case, body, named) => {
+    const error = await rejection(checkReadResponse(read(), Response.json(body), options()));
+
+    expect(error).toMatchObject({ kind: 'permanent', status: 200, ambiguous: false, message: `GET /contract/C-1: the contract does not fit the contract model: ${named}` });
+  });
+
+  it('lists at most five fields at fault and counts the rest', async () => {
+    const body = { Name: 1, Comment: 2, Description: 3, Evaluation: 4, Signature: 5, ShortSLAConditions: 6, DescriptionSLAConditions: 7 };
+
+    const error = await rejection(checkReadResponse(read(), Response.json(body), options()));
+
+    expect(error.message.split('; ')).toHaveLength(5);
+    expect(error.message).toMatch(/ \(and 2 more\)$/);
+  });
+
   it('reports the quota a read answer carries', async () => {
     const response = Response.json({ Name: 'x' }, { headers: { 'RateLimit-Remaining': '9', 'RateLimit-Reset': '1' } });
 

@@ -180,10 +180,10 @@ describe('renderDesiredFile', () => {
 
     expect(readBack(text).get('4711')).toEqual({
       OrganizationalUnit: [{ Id: 3 }],
-      Owner: [{ OwnerType: { Value: 1 }, User: { Id: 5, OrganizationalUnit: {} } }],
+      Owner: [{ OwnerType: { Value: 1 }, User: { Id: 5, OrganizationalUnit: { Id: null } } }],
       Type: [{ Lookup: 'ICT', EbaCode: null }],
     });
-    expect(notes.map((note) => note.field)).toEqual(['OrganizationalUnit[0].Name', 'Owner[0].User.OrganizationalUnit.Id', 'Type[0].Internal']);
+    expect(notes.map((note) => note.field)).toEqual(['OrganizationalUnit[0].Name', 'Type[0].Internal']);
   });
 
   it('writes a file that plans to no op against what was read', () => {

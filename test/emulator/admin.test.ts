@@ -36,13 +36,22 @@ describe('contracts', () => {
     expect(await (await read(emulator, acme, '7000')).json()).toEqual({ Area: 1 });
   });
 
-  it('refuses a contract that does not match the contract schema', async () => {
-    const response = await admin(emulator, 'PUT', '/contracts/acme/4711', { Name: 1, Colour: 'red' });
+  it('refuses a contract whose known fields have the wrong type (the read schema)', async () => {
+    const response = await admin(emulator, 'PUT', '/contracts/acme/4711', { Name: 1, Company: null, Colour: 'red' });
 
     expect(response.status).toBe(400);
     const body = (await response.json()) as { problems: { path: string; message: string }[] };
-    expect(body.problems.map((problem) => problem.path).sort()).toEqual(['Colour', 'Name']);
+    expect(body.problems.map((problem) => problem.path).sort()).toEqual(['Company', 'Name']);
     expect(await live(emulator, 'acme', '4711')).toEqual(SEED.tenants.acme.contracts['4711']);
+  });
+
+  it('keeps fields and member keys the model does not list, and serves them on reads', async () => {
+    const contract = { Name: 'Drifted', Colour: 'red', Company: [{ Id: 12, RelationType: 'Supplier', Name: 'Acme Ltd' }] };
+
+    const response = await admin(emulator, 'PUT', '/contracts/acme/4711', contract);
+
+    expect(response.status).toBe(204);
+    expect(await (await read(emulator, acme, '4711')).json()).toEqual(contract);
   });
 
   it('answers 404 for an unknown contract', async () => {

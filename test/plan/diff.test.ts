@@ -53,6 +53,7 @@ describe('section 3.2: scalars are replaced only when their normal forms differ'
 describe('section 3.3: collections are matched by identity key', () => {
   const OU = { Id: 3, Name: 'Facility Management' };
   const OWNER = { OwnerType: { Name: 'Responsible', Value: 1 }, User: { Id: 7, Name: 'Ada', Email: 'ada@example.com', OrganizationalUnit: { Id: 3 } } };
+  const NULL_OWNER = { OwnerType: { Value: 1 }, User: { Id: 7, Name: null, Email: null, OrganizationalUnit: { Id: null, Name: null } } };
   it.each<Case>([
     ['same members, other order', { Company: [ACME, CLIENT] }, { Company: [CLIENT, ACME] }, []],
     ['a new member is added', { Company: [ACME] }, { Company: [ACME, CLIENT] }, [{ op: 'Add', path: '/Contract/Company', value: CLIENT }]],
@@ -77,6 +78,12 @@ describe('section 3.3: collections are matched by identity key', () => {
       { op: 'Add', path: '/Contract/Owner', value: { OwnerType: { Value: 1 }, User: { Id: 7, Email: 'ada@example.org' } } },
     ]],
     ['a member field null = absent', { Type: [{ Lookup: 'Service' }] }, { Type: [{ Lookup: 'Service', EbaCode: null }] }, []],
+    ['Owner user fields written null = absent in known state', { Owner: [{ OwnerType: { Value: 1 }, User: { Id: 7, OrganizationalUnit: {} } }] }, { Owner: [NULL_OWNER] }, []],
+    ['Owner user fields null in known state = absent in desired', { Owner: [NULL_OWNER] }, { Owner: [{ OwnerType: { Value: 1 }, User: { Id: 7, OrganizationalUnit: {} } }] }, []],
+    ['an Owner user name written null where one is known', { Owner: [OWNER] }, { Owner: [{ OwnerType: { Value: 1 }, User: { Id: 7, Name: null } }] }, [
+      { op: 'Remove', path: '/Contract/Owner', value: OWNER },
+      { op: 'Add', path: '/Contract/Owner', value: { OwnerType: { Value: 1 }, User: { Id: 7, Name: null } } },
+    ]],
     ['a boolean member field changed', { Type: [{ Lookup: 'ICT', IsDora: false }] }, { Type: [{ Lookup: 'ICT', IsDora: true }] }, [
       { op: 'Remove', path: '/Contract/Type', value: { Lookup: 'ICT', IsDora: false } },
       { op: 'Add', path: '/Contract/Type', value: { Lookup: 'ICT', IsDora: true } },
