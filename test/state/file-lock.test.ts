@@ -232,6 +232,21 @@ describe('fileStateStore lock', () => {
     await expect(readFile(lockFile())).rejects.toThrow(expect.objectContaining({ code: 'ENOENT' }));
   });
 
+  it('does not overwrite, with its heartbeat, a lock that is no longer its own', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const lock = await store({ staleLockMs: 4_000, heartbeatMs: 1_000 }).lock('acme', { timeoutMs: 0, owner: 'run-1' });
+    await rm(lockFile());
+    await writeLock({ owner: 'run-2', lockId: 'another' });
+
+    clock = T0 + 1_000;
+    await vi.advanceTimersByTimeAsync(1_000);
+    // Waits for the heartbeat under way.
+    await lock.release();
+
+    expect(await lockContent()).toMatchObject({ owner: 'run-2', lockId: 'another' });
+    expect(await readdir(path.join(dir, 'acme'))).toEqual(['.lock']);
+  });
+
   it('releases idempotently', async () => {
     const lock = await store().lock('acme', { timeoutMs: 0, owner: 'run-1' });
 
