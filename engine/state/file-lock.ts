@@ -120,7 +120,10 @@ function isStale(sighting: LockSighting, settings: FileStoreSettings): boolean {
   return now - lastSign > settings.staleLockMs;
 }
 
-/** Removes what crashed writes left in the tenant's directory; only the lock holder writes there. */
+/**
+ * Removes what crashed writes left in the tenant's directory; only the lock holder writes records
+ * there. A waiter's lock not yet linked may go too: its link() then fails and it looks again.
+ */
 async function removeTempFiles(tenantDir: string): Promise<void> {
   for (const name of await readdir(tenantDir)) {
     if (isTempFileName(name)) await rm(path.join(tenantDir, name), { force: true });
