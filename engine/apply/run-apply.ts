@@ -1,7 +1,23 @@
 /**
- * An apply run: for each tenant (all in parallel, none able to stop another) take the lock, check
- * the token, learn the known state (live reads or the state store), plan, send the ops through the
- * tenant's lane and record each contract as soon as it is applied.
+ * An apply run, in three phases:
+ * 1. Lock and learn: the tenants' locks are taken one at a time, in one global order (tenant
+ *    names sorted); as soon as a tenant's lock is held, its known state is learnt (token check,
+ *    live reads or the state store) while the next lock is awaited.
+ * 2. Plan: one plan of every tenant, made before the first PATCH of any (a run that asks for
+ *    confirmation shows it here).
+ * 3. Send: each tenant (all in parallel, none able to stop another) sends its ops through its
+ *    lane, records each contract as soon as it is applied, and releases its lock as soon as its
+ *    own sending is done.
+ *
+ * Why one global order (docs/architecture.md section 7): planning every tenant before sending
+ * means a run holds all its tenants' locks at once. Taken all at once, two runs could each hold a
+ * tenant the other waits for, until the lock timeout. Taken in the same order by every run, a run
+ * waiting for tenant T holds only tenants sorted before T, and the run holding T waits, if at all,
+ * only for tenants sorted after T: no cycle of waits can form, and each wait ends when the holder
+ * has sent to T. (Each tenant running alone, lock-plan-send-release, would never hold two locks,
+ * but would leave no moment where the whole plan is known before the first PATCH.) A tenant whose
+ * lock times out, or that fails before sending, releases its lock at once and is reported as
+ * failed; the other tenants go on. A dry run takes no lock.
  */
 import PQueue from 'p-queue';
 import type { ApiClient } from '../api/client.ts';
@@ -138,12 +154,16 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
   // A tenant of the saved plan with no desired state left still runs: its reviewed contracts are refused.
   const tenantNames = [...new Set([...desiredById.keys(), ...(reviewed?.keys() ?? [])])].sort();
 
-  async function prepare(tenant: string): Promise<PreparedTenant> {
-    const lane = new TenantLane({ tenant, ...config.rate, budget, inFlight, tokens, clock, random: deps.random, logger });
+  /** A tenant that cannot be applied: nothing is sent for it, and it holds no lock. */
+  function failedTenant(tenant: string, lane: TenantLane, unreadable: Map<string, ContractResult>, error: unknown): PreparedTenant {
+    logger.error({ tenant, code: (error as { code?: unknown }).code }, 'tenant not applied');
+    return { tenant, lane, known: new Map(), unreadable, uncertain: new Map(), error: messageOf(error) };
+  }
+
+  /** Learns a tenant's known state, under its lock (none in a dry run). Never rejects. */
+  async function prepare(tenant: string, lane: TenantLane, lock: TenantLock | undefined): Promise<PreparedTenant> {
     const unreadable = new Map<string, ContractResult>();
-    let lock: TenantLock | undefined;
     try {
-      if (!dryRun) lock = await store.lock(tenant, { timeoutMs: options.lockTimeoutMs, owner: options.runId });
       const previousRun = dryRun ? undefined : await store.readRun(tenant);
       const uncertain = uncertainContracts(previousRun?.pending);
       // Only the records of the contracts planned: an incremental run of a large tenant reads a few.
@@ -165,13 +185,30 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       );
       return { tenant, lane, lock, known, unreadable, uncertain, previousRun };
     } catch (error) {
-      logger.error({ tenant, code: (error as { code?: unknown }).code }, 'tenant not applied');
-      await lock?.release();
-      return { tenant, lane, known: new Map(), unreadable, uncertain: new Map(), error: messageOf(error) };
+      // Released now: another run may be waiting for this tenant while this run plans the others.
+      await lock?.release().catch((failure: unknown) => logger.warn({ tenant, code: (failure as { code?: unknown }).code }, 'lock not released'));
+      return failedTenant(tenant, lane, unreadable, error);
     }
   }
 
-  const prepared = await Promise.all(tenantNames.map(prepare));
+  /** Phase 1 (see the file header): locks in `tenantNames` order, each tenant prepared as soon as it is locked. */
+  async function lockAndPrepare(): Promise<PreparedTenant[]> {
+    const preparing: Promise<PreparedTenant>[] = [];
+    for (const tenant of tenantNames) {
+      const lane = new TenantLane({ tenant, ...config.rate, budget, inFlight, tokens, clock, random: deps.random, logger });
+      let lock: TenantLock | undefined;
+      try {
+        if (!dryRun) lock = await store.lock(tenant, { timeoutMs: options.lockTimeoutMs, owner: options.runId });
+      } catch (error) {
+        preparing.push(Promise.resolve(failedTenant(tenant, lane, new Map(), error)));
+        continue;
+      }
+      preparing.push(prepare(tenant, lane, lock));
+    }
+    return Promise.all(preparing);
+  }
+
+  const prepared = await lockAndPrepare();
   const byTenant = new Map(prepared.map((tenant) => [tenant.tenant, tenant]));
   const plan = createPlan(
     options.contractSets.map((set) => {

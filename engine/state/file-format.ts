@@ -32,10 +32,13 @@
  *   not ending in `.json`.
  * - A contract with no file was never applied; a tenant with no `.run.json` never ran. Readers
  *   refuse versions they do not know.
- * - The lock file is written in place by its holder (heartbeat) and is only ever read leniently:
- *   an empty or unreadable lock is judged by its modification time. A lock being removed is first
- *   renamed to `.lock.<random>.stale`; a crash at that instant leaves one behind, harmless (and
- *   not removed automatically: another run may be checking the one it just moved).
+ * - The lock file is never written in place: its content is written to `..lock.<random>.tmp`
+ *   and linked to `.lock` (taking it), and each heartbeat renames a new temporary file over it,
+ *   so a reader sees a whole lock or none (file-lock.ts). It is still read leniently: an empty or
+ *   unreadable lock (left by an older engine version, which created it before writing it) is judged
+ *   by its modification time. A lock being removed is first renamed to `.lock.<random>.stale`; a
+ *   crash at that instant leaves one behind, harmless (and not removed automatically: another run
+ *   may be checking the one it just moved).
  * - In the run record, `planningFingerprint` and each pending entry's `file` are written when
  *   known; readers accept records without them (written before they existed).
  */
@@ -212,8 +215,8 @@ export function serialiseLockFile(content: LockFileContent): string {
 }
 
 /**
- * The lock's content, or undefined when it is empty or unreadable: a lock is created before its
- * content is written, so a waiter can see it empty, and must not fail on that.
+ * The lock's content, or undefined when it is empty or unreadable. This engine never leaves such a
+ * lock, but older versions created the file before writing it, and a waiter must not fail on one.
  */
 export function parseLockFile(text: string): LockFileContent | undefined {
   let value: unknown;

@@ -1,23 +1,30 @@
 /**
  * Adapter: the file backend's per-tenant lock, `DIR/<tenant>/.lock` (format: file-format.ts).
  *
- * - Taken by exclusive create (`open(..., 'wx')`): of two runs, exactly one creates the file.
- * - The holder rewrites `heartbeatAt` every `heartbeatMs` through the descriptor it created the
- *   file with, so that a long run is not taken for a crashed one. Writing through that descriptor
- *   never touches a lock another run created at the same path after ours was recovered.
+ * - Never seen empty or half-written: the content (holder, pid, host, times, lockId) is written and
+ *   fsynced to a temporary file `..lock.<random>.tmp` first, then linked to `.lock`. link() fails
+ *   when `.lock` exists, so of two runs exactly one takes the lock, and `.lock` appears with its
+ *   whole content. A kill at any moment leaves no lock, or a lock naming a process that is gone
+ *   (recovered at once on its host), plus at most a `.tmp` file the next holder removes.
+ * - The holder refreshes `heartbeatAt` every `heartbeatMs` the same way: the new content in a
+ *   temporary file, renamed over `.lock` only after checking that `.lock` is still its own (device,
+ *   inode, lockId), so that a long run is not taken for a crashed one. What remains: a lock judged
+ *   stale (its holder paused for longer than `staleLockMs`) and retaken by another run in the
+ *   microseconds between that check and the rename would be replaced by the paused holder's.
  * - Stale when its process is gone (same host, `kill(pid, 0)` says ESRCH) or its heartbeat is
- *   older than `staleLockMs` (any host); an empty or unreadable lock is judged by its mtime.
+ *   older than `staleLockMs` (any host); an empty or unreadable lock (left by an engine version
+ *   that created the file before writing it) is judged by its mtime.
  * - Removing a lock (a stale one, or our own on release) is race-safe: rename it to a unique name,
  *   check that the renamed file is the very lock judged (device, inode, lockId and, for a lock
  *   without content, mtime), delete it if so, else put it back with link(), which never replaces
  *   a lock created meanwhile. Two waiters recovering one stale lock therefore never remove the
- *   lock the first of them took. What remains: a third run's exclusive create landing in the
- *   microseconds the wrongly moved lock is away; link() then fails and two runs hold the tenant.
+ *   lock the first of them took. What remains: a third run's link landing in the microseconds the
+ *   wrongly moved lock is away; putting it back then fails and two runs hold the tenant.
  */
 import { link, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { ensureDirectory } from './atomic-write.ts';
-import { isTempFileName, LOCK_FILE_NAME, parseLockFile, serialiseLockFile, type LockFileContent } from './file-format.ts';
+import { isTempFileName, LOCK_FILE_NAME, parseLockFile, serialiseLockFile, tempFileName, type LockFileContent } from './file-format.ts';
 import type { FileStoreSettings } from './file-store-options.ts';
 import { lockTimeoutMessage, type LockHolder } from './lock-timeout-message.ts';
 import { LockTimeoutError, type LockOptions, type TenantLock } from './types.ts';
@@ -30,6 +37,9 @@ interface LockSighting {
   readonly mtimeMs: number;
   readonly content: LockFileContent | undefined;
 }
+
+/** A lock this run wrote: its content is known. */
+type HeldSighting = LockSighting & { readonly content: LockFileContent };
 
 function errorCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
@@ -110,30 +120,51 @@ function isStale(sighting: LockSighting, settings: FileStoreSettings): boolean {
   return now - lastSign > settings.staleLockMs;
 }
 
-/** Removes what crashed writes left in the tenant's directory; only the lock holder writes there. */
+/**
+ * Removes what crashed writes left in the tenant's directory; only the lock holder writes records
+ * there. A waiter's lock not yet linked may go too: its link() then fails and it looks again.
+ */
 async function removeTempFiles(tenantDir: string): Promise<void> {
   for (const name of await readdir(tenantDir)) {
     if (isTempFileName(name)) await rm(path.join(tenantDir, name), { force: true });
   }
 }
 
-/** Creates the lock file; undefined when another run holds it. */
-async function tryCreate(file: string, content: LockFileContent): Promise<{ handle: FileHandle; sighting: LockSighting & { content: LockFileContent } } | undefined> {
-  let handle: FileHandle;
+/** Writes `content` to a new temporary file in `tenantDir`, durably; what it wrote, and where. */
+async function writeLockTemp(tenantDir: string, content: LockFileContent, randomId: string): Promise<{ temp: string; sighting: HeldSighting }> {
+  const temp = path.join(tenantDir, tempFileName(LOCK_FILE_NAME, randomId));
+  // 'wx': a temporary name is never shared with another run, even on a random collision.
+  const handle = await open(temp, 'wx');
+  let stats;
   try {
-    handle = await open(file, 'wx');
+    try {
+      await handle.writeFile(serialiseLockFile(content), 'utf8');
+      await handle.datasync();
+      stats = await handle.stat({ bigint: true });
+    } finally {
+      await handle.close();
+    }
   } catch (error) {
-    if (errorCode(error) === 'EEXIST') return undefined;
+    await rm(temp, { force: true });
     throw error;
   }
+  return { temp, sighting: { dev: stats.dev, ino: stats.ino, mtimeNs: stats.mtimeNs, mtimeMs: Number(stats.mtimeMs), content } };
+}
+
+/** Links a lock with `content` into place; undefined when another run holds the tenant. */
+async function tryTake(tenantDir: string, file: string, content: LockFileContent, randomId: string): Promise<HeldSighting | undefined> {
+  const { temp, sighting } = await writeLockTemp(tenantDir, content, randomId);
   try {
-    await handle.write(serialiseLockFile(content), 0, 'utf8');
-    const stats = await handle.stat({ bigint: true });
-    return { handle, sighting: { dev: stats.dev, ino: stats.ino, mtimeNs: stats.mtimeNs, mtimeMs: Number(stats.mtimeMs), content } };
+    await link(temp, file);
+    return sighting;
   } catch (error) {
-    await handle.close();
-    await rm(file, { force: true });
+    // EEXIST: another run's lock is in place. ENOENT: a new holder removing what crashed writes
+    // left took our temporary file before we linked it.
+    if (errorCode(error) === 'EEXIST' || errorCode(error) === 'ENOENT') return undefined;
     throw error;
+  } finally {
+    // Only the name goes: once linked, the lock lives on as `.lock`. One left behind is removed by the next holder.
+    await rm(temp, { force: true }).catch(() => undefined);
   }
 }
 
@@ -143,18 +174,23 @@ function holderOf(sighting: LockSighting): LockHolder {
   return { owner, pid, hostname, acquiredAt, heartbeatAt };
 }
 
-function holdLock(tenant: string, file: string, handle: FileHandle, sighting: LockSighting & { content: LockFileContent }, settings: FileStoreSettings): TenantLock {
-  let content = sighting.content;
-  let written = Buffer.byteLength(serialiseLockFile(content), 'utf8');
+function holdLock(tenant: string, tenantDir: string, file: string, taken: HeldSighting, settings: FileStoreSettings): TenantLock {
+  let held = taken;
   let beating: Promise<void> | undefined;
   let released: Promise<void> | undefined;
 
   async function beat(): Promise<void> {
-    content = { ...content, heartbeatAt: isoTime(settings.now()) };
-    const buffer = Buffer.from(serialiseLockFile(content), 'utf8');
-    await handle.write(buffer, 0, buffer.length, 0);
-    if (buffer.length < written) await handle.truncate(buffer.length);
-    written = buffer.length;
+    const { temp, sighting } = await writeLockTemp(tenantDir, { ...held.content, heartbeatAt: isoTime(settings.now()) }, settings.randomId());
+    try {
+      const current = await inspectLock(file);
+      // Not ours at this moment (recovered after a long pause of this process, or away while a
+      // waiter checks a lock it judged stale): leave it; the next beat looks again.
+      if (current === undefined || !sameLock(held, current)) return;
+      await rename(temp, file);
+      held = sighting;
+    } finally {
+      await rm(temp, { force: true });
+    }
   }
 
   const timer = settings.timers.setInterval(() => {
@@ -172,11 +208,7 @@ function holdLock(tenant: string, file: string, handle: FileHandle, sighting: Lo
   async function release(): Promise<void> {
     settings.timers.clearInterval(timer);
     await beating;
-    try {
-      await removeLockIf(file, sighting, settings.randomId());
-    } finally {
-      await handle.close();
-    }
+    await removeLockIf(file, held, settings.randomId());
   }
 
   return {
@@ -195,11 +227,14 @@ export async function acquireFileLock(tenant: string, tenantDir: string, options
   const started = settings.now();
   const deadline = started + options.timeoutMs;
   for (;;) {
-    const now = isoTime(settings.now());
-    const content: LockFileContent = { owner: options.owner, pid: settings.pid, hostname: settings.hostname, acquiredAt: now, heartbeatAt: now, lockId: settings.randomId() };
-    const created = await tryCreate(file, content);
-    if (created !== undefined) {
-      const lock = holdLock(tenant, file, created.handle, created.sighting, settings);
+    const holder = await inspectLock(file);
+    if (holder === undefined) {
+      const now = isoTime(settings.now());
+      const content: LockFileContent = { owner: options.owner, pid: settings.pid, hostname: settings.hostname, acquiredAt: now, heartbeatAt: now, lockId: settings.randomId() };
+      const taken = await tryTake(tenantDir, file, content, settings.randomId());
+      // Another run took it first: look at that run's lock.
+      if (taken === undefined) continue;
+      const lock = holdLock(tenant, tenantDir, file, taken, settings);
       try {
         await removeTempFiles(tenantDir);
       } catch (error) {
@@ -208,9 +243,6 @@ export async function acquireFileLock(tenant: string, tenantDir: string, options
       }
       return lock;
     }
-    const holder = await inspectLock(file);
-    // Released between our create and our look, or just recovered by another waiter: try again.
-    if (holder === undefined) continue;
     if (isStale(holder, settings)) {
       await removeLockIf(file, holder, settings.randomId());
       continue;

@@ -2,10 +2,11 @@
  * End-to-end: runApply against the emulator over real HTTP, with the real identity provider,
  * the file state store in a temporary directory, and no fake standing in between.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createApiClient } from '../../engine/api/client.ts';
 import { runApply, type ApplyRunDeps } from '../../engine/apply/run-apply.ts';
 import { createTenantTokens, type Scope } from '../../engine/auth/index.ts';
@@ -14,6 +15,7 @@ import type { Config } from '../../engine/config/types.ts';
 import { createLogger, Redactor } from '../../engine/log/logger.ts';
 import { diffContract } from '../../engine/plan/diff.ts';
 import { fingerprint } from '../../engine/plan/fingerprint.ts';
+import { parseLockFile } from '../../engine/state/file-format.ts';
 import { fileStateStore } from '../../engine/state/file-store.ts';
 import type { StateStore } from '../../engine/state/types.ts';
 import { startEmulator, type Emulator } from '../../emulator/index.ts';
@@ -145,5 +147,113 @@ describe('runApply against the emulator', () => {
     const text = [logLines.join(''), JSON.stringify(report)].join('\n');
     for (const secret of secrets) expect(text).not.toContain(secret);
     expect(text).not.toMatch(/eyJ[\w-]+\.eyJ[\w-]+\./);
+  });
+});
+
+describe('runApply with other runs on the same state', () => {
+  function changedCount(fleet: Fleet): number {
+    return [...fleet.changed.values()].reduce((sum, ids) => sum + ids.size, 0);
+  }
+
+  /** The runId holding `tenant`'s lock in `stateDir`, or undefined when it is free. */
+  async function lockOwner(tenant: string): Promise<string | undefined> {
+    const text = await readFile(path.join(stateDir, tenant, '.lock'), 'utf8').catch(() => undefined);
+    return text === undefined ? undefined : parseLockFile(text)?.owner;
+  }
+
+  /** PATCHes that the service answered 204, by path: each must be there once. */
+  async function appliedPatches(): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    for (const entry of await requestLog(emulator)) {
+      if (entry.kind === 'api' && entry.method === 'PATCH' && entry.status === 204) counts.set(entry.path, (counts.get(entry.path) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  it('finishes two runs whose lock waits would cross if each took every lock at once', { timeout: 30_000 }, async () => {
+    const fleet = createFleet(3, 6);
+    emulator = await startEmulator(fleetSeed(fleet));
+    const config = fleetConfig(fleet, emulator);
+    const store = await storeMatchingLive(fleet);
+    // The schedule that deadlocks runs taking every lock at once: run-1 holds tenant-a and tenant-b
+    // when run-2 starts, and asks for tenant-c only once run-2 holds it (or, if run-2 never takes
+    // it before tenant-a, after a second).
+    let gateReached!: () => void;
+    const atGate = new Promise<void>((resolve) => (gateReached = resolve));
+    const gatedStore: StateStore = {
+      ...store,
+      async lock(tenant, lockOptions) {
+        if (tenant === 'tenant-c') {
+          gateReached();
+          for (let waited = 0; waited < 1000 && (await lockOwner('tenant-c')) !== 'run-2'; waited += 10) await delay(10);
+        }
+        return store.lock(tenant, lockOptions);
+      },
+    };
+    const options = { config, contractSets: fleet.desired, source: SOURCE, refresh: false, dryRun: false, lockTimeoutMs: 3000 };
+
+    const first = runApply({ ...options, runId: 'run-1' }, engineDeps(config, fleet, gatedStore, { scopes: ['core:write'] }));
+    await atGate;
+    await vi.waitFor(async () => expect([await lockOwner('tenant-a'), await lockOwner('tenant-b')]).toEqual(['run-1', 'run-1']));
+    const second = runApply({ ...options, runId: 'run-2' }, engineDeps(config, fleet, store, { scopes: ['core:write'] }));
+    const reports = (await Promise.all([first, second])).map(({ report }) => report);
+
+    expect(reports.flatMap((report) => report.tenants.flatMap((tenant) => tenant.error ?? []))).toEqual([]);
+    expect(reports.map((report) => report.summary.applied)).toEqual([changedCount(fleet), 0]);
+    expect([...(await appliedPatches()).values()]).toEqual(Array.from({ length: changedCount(fleet) }, () => 1));
+    await expectConverged(fleet);
+  });
+
+  it('applies the other tenants when one tenant\'s lock times out', async () => {
+    const fleet = createFleet(3, 6);
+    emulator = await startEmulator(fleetSeed(fleet));
+    const config = fleetConfig(fleet, emulator);
+    const store = await storeMatchingLive(fleet);
+    const held = await store.lock('tenant-b', { timeoutMs: 0, owner: 'another-run' });
+
+    const { report } = await runApply(
+      { config, contractSets: fleet.desired, source: SOURCE, refresh: false, dryRun: false, lockTimeoutMs: 300, runId: 'run-1' },
+      engineDeps(config, fleet, store, { scopes: ['core:write'] }),
+    );
+    await held.release();
+
+    const byTenant = new Map(report.tenants.map((tenant) => [tenant.tenant, tenant]));
+    expect(byTenant.get('tenant-b')?.error).toMatch(/^tenant "tenant-b" is locked by another run \(owner "another-run"/);
+    expect(byTenant.get('tenant-b')?.applied).toBe(0);
+    expect(byTenant.get('tenant-a')).toMatchObject({ applied: fleet.changed.get('tenant-a')!.size, failures: [] });
+    expect(byTenant.get('tenant-c')).toMatchObject({ applied: fleet.changed.get('tenant-c')!.size, failures: [] });
+    expect([...(await appliedPatches()).keys()].filter((key) => key.includes('tenant-b'))).toEqual([]);
+    expect(await Promise.all(fleet.tenants.map(lockOwner))).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('releases the lock of a tenant that failed before sending at once, not after the locks it still waits for', { timeout: 30_000 }, async () => {
+    const fleet = createFleet(3, 6);
+    emulator = await startEmulator(fleetSeed(fleet));
+    const config = fleetConfig(fleet, emulator, { read: true });
+    const store = await storeMatchingLive(fleet);
+    const held = await store.lock('tenant-b', { timeoutMs: 0, owner: 'another-run' });
+    // tenant-a's token is refused: the run fails that tenant while it waits for tenant-b.
+    const wrongSecret = { ...fleet, env: { ...fleet.env, SECRET_TENANT_A: 'not-the-secret-0123456789' } };
+
+    const running = runApply(
+      { config, contractSets: fleet.desired, source: SOURCE, refresh: true, dryRun: false, lockTimeoutMs: 20_000, runId: 'run-1' },
+      engineDeps(config, wrongSecret, store, { scopes: ['core:read', 'core:write'] }),
+    );
+    await vi.waitFor(
+      async () => {
+        const refused = (await requestLog(emulator)).some((entry) => entry.kind === 'token' && entry.tenant === 'tenant-a' && entry.status === 401);
+        expect({ refused, owner: await lockOwner('tenant-a') }).toEqual({ refused: true, owner: undefined });
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    const stillWaiting = await Promise.race([running.then(() => false), delay(50, true)]);
+    await held.release();
+    const { report } = await running;
+
+    expect(stillWaiting).toBe(true);
+    const byTenant = new Map(report.tenants.map((tenant) => [tenant.tenant, tenant]));
+    expect(byTenant.get('tenant-a')?.error).toBeDefined();
+    expect(byTenant.get('tenant-b')).toMatchObject({ applied: fleet.changed.get('tenant-b')!.size, failures: [] });
+    expect(byTenant.get('tenant-c')).toMatchObject({ applied: fleet.changed.get('tenant-c')!.size, failures: [] });
   });
 });

@@ -151,7 +151,7 @@ describe('fileStateStore lock', () => {
   it.each([
     ['recovers', T0 - 61_000, 'run-2'],
     ['waits for', T0 - 59_000, undefined],
-  ])('%s an empty lock file (a crash between create and write) by its modification time', async (_name, modified, owner) => {
+  ])('%s an empty lock file (left by an older engine version, which created it before writing it) by its modification time', async (_name, modified, owner) => {
     await writeLock('');
     await utimes(lockFile(), modified / 1000, modified / 1000);
 
@@ -230,6 +230,21 @@ describe('fileStateStore lock', () => {
     expect(contender).toBeInstanceOf(LockTimeoutError);
     expect(vi.getTimerCount()).toBe(0);
     await expect(readFile(lockFile())).rejects.toThrow(expect.objectContaining({ code: 'ENOENT' }));
+  });
+
+  it('does not overwrite, with its heartbeat, a lock that is no longer its own', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const lock = await store({ staleLockMs: 4_000, heartbeatMs: 1_000 }).lock('acme', { timeoutMs: 0, owner: 'run-1' });
+    await rm(lockFile());
+    await writeLock({ owner: 'run-2', lockId: 'another' });
+
+    clock = T0 + 1_000;
+    await vi.advanceTimersByTimeAsync(1_000);
+    // Waits for the heartbeat under way.
+    await lock.release();
+
+    expect(await lockContent()).toMatchObject({ owner: 'run-2', lockId: 'another' });
+    expect(await readdir(path.join(dir, 'acme'))).toEqual(['.lock']);
   });
 
   it('releases idempotently', async () => {
@@ -317,6 +332,56 @@ describe('fileStateStore lock across processes', () => {
 
     expect(killed).toBe(true);
     expect(await lockContent()).toMatchObject({ owner: 'run-2', pid: process.pid });
+    await lock.release();
+  });
+});
+
+describe('fileStateStore lock file, as other runs see it', () => {
+  it('is never seen empty or half-written while runs take it, refresh its heartbeat and release it', async () => {
+    const holder = fileStateStore(dir, { heartbeatMs: 1, staleLockMs: 60_000 });
+    const seen = { none: 0, whole: 0, broken: [] as string[] };
+    let cycling = true;
+    async function watch(): Promise<void> {
+      while (cycling) {
+        const text = await readFile(lockFile(), 'utf8').catch((error: NodeJS.ErrnoException) => {
+          if (error.code === 'ENOENT') return undefined;
+          throw error;
+        });
+        if (text === undefined) seen.none += 1;
+        else if (parseLockFile(text) === undefined) seen.broken.push(text);
+        else seen.whole += 1;
+      }
+    }
+    const watching = [watch(), watch()];
+
+    for (let cycle = 0; cycle < 300; cycle++) {
+      const lock = await holder.lock('acme', { timeoutMs: 0, owner: `run-${cycle}` });
+      // Held a little longer now and then: heartbeats rewrite it meanwhile.
+      if (cycle % 20 === 0) await delay(5);
+      await lock.release();
+    }
+    cycling = false;
+    await Promise.all(watching);
+
+    expect(seen.broken).toEqual([]);
+    expect(seen.whole).toBeGreaterThan(0);
+    expect(seen.none).toBeGreaterThan(0);
+  });
+
+  it.each([1, 20, 150])('is left whole or not at all by a holder killed after %i lock cycles, and taken by the next run at once', async (cycles) => {
+    const child = spawnFixture('lock-cycle.ts', [dir, 'acme']);
+    const { stderr } = await readLines(child, (line) => {
+      if (Number(line) + 1 === cycles) child.kill('SIGKILL');
+    });
+    const left = await readFile(lockFile(), 'utf8').catch(() => undefined);
+
+    // The real clock and the default staleLockMs (60 s): only the dead pid lets it be taken now.
+    const lock = await fileStateStore(dir).lock('acme', { timeoutMs: 0, owner: 'next-run' });
+
+    expect(child.signalCode, stderr).toBe('SIGKILL');
+    if (left !== undefined) expect(parseLockFile(left)).toMatchObject({ owner: 'cycling-run', pid: child.pid, hostname: HOST });
+    expect(await lockContent()).toMatchObject({ owner: 'next-run', pid: process.pid });
+    expect((await readdir(path.join(dir, 'acme'))).filter((name) => name.endsWith('.tmp'))).toEqual([]);
     await lock.release();
   });
 });
