@@ -70,6 +70,8 @@ export interface ApplyProgress {
 export interface ApplyRunDeps {
   readonly store: StateStore;
   readonly tokens: TenantTokens;
+  /** Tokens with core:read for the reads of a run whose `tokens` lack it; see LaneOptions.readTokens. */
+  readonly readTokens?: TenantTokens;
   readonly api: ApiClient;
   readonly clock: Clock;
   readonly random: () => number;
@@ -139,7 +141,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
   const tenantNames = [...new Set([...desiredById.keys(), ...(reviewed?.keys() ?? [])])].sort();
 
   async function prepare(tenant: string): Promise<PreparedTenant> {
-    const lane = new TenantLane({ tenant, ...config.rate, budget, inFlight, tokens, clock, random: deps.random, logger });
+    const lane = new TenantLane({ tenant, ...config.rate, budget, inFlight, tokens, ...(deps.readTokens ? { readTokens: deps.readTokens } : {}), clock, random: deps.random, logger });
     const unreadable = new Map<string, ContractResult>();
     let lock: TenantLock | undefined;
     try {
@@ -298,6 +300,8 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       error = messageOf(failure);
       logger.error({ tenant: tenant.tenant, code: (failure as { code?: unknown }).code }, 'tenant not applied');
     } finally {
+      // Every request of the tenant has finished: no pause of its lane may outlive the run.
+      tenant.lane.close();
       await tenant.lock?.release();
     }
     const failures: ContractResult[] = [...tenant.unreadable.values()];
