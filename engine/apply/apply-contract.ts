@@ -124,7 +124,11 @@ export async function applyContract(work: ContractWork, context: ContractContext
       }
       if (!(error instanceof ApiError) || !error.ambiguous) return { outcome: 'failed', status: error instanceof ApiError ? error.status : null, reason: messageOf(error) };
       if (!api.canRead) {
-        const why = isReplaceOnly(ops) ? `no clear answer after ${context.maxReconciles} sends` : 'the patch adds or removes members, so it was not resent';
+        const why = !isReplaceOnly(ops)
+          ? 'the patch adds or removes members, so it was not resent'
+          : error.kind === 'retryable'
+            ? `no clear answer after ${context.maxReconciles} sends`
+            : 'the patch may have been applied';
         return { outcome: 'unknown', status: null, reason: `${messageOf(error)}; ${why} (configure api.read to settle it)` };
       }
       if (reconciles >= context.maxReconciles) return { outcome: 'unknown', status: null, reason: `${messageOf(error)} (gave up after ${reconciles} re-reads)` };

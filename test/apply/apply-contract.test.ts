@@ -323,6 +323,16 @@ describe('applyContract: an ambiguous PATCH', () => {
     expect(ctx.store.applied('acme').size).toBe(0);
   });
 
+  // A proxy's HTML error page (engine/api/client.ts): not retried, but the patch may have gone on.
+  it('a Replace-only patch answered by a proxy\'s HTML 403 without a read ends unknown, sent once', async () => {
+    const api = scriptedApi(false, [apiError({ kind: 'permanent', status: 403, ambiguous: true })]);
+
+    const outcome = await applyContract(work({ ops: [REPLACE_NAME] }), context(api));
+
+    expect(api.calls).toEqual(['patch']);
+    expect(outcome).toMatchObject({ outcome: 'unknown', status: null, reason: expect.stringContaining('the patch may have been applied (configure api.read to settle it)') });
+  });
+
   // The Replace-only patch *was* resent maxAttempts times; the reason says the opposite.
   it('the reason of an unknown Replace-only patch does not claim it adds or removes members', async () => {
     const api = scriptedApi(false, [apiError(RESET)]);
