@@ -11,7 +11,7 @@ import { fingerprint } from '../../engine/plan/fingerprint.ts';
 import { startEmulator, type Emulator, type Seed } from '../../emulator/index.ts';
 import { runCli } from '../helpers/cli.ts';
 import { writeTree } from '../helpers/files.ts';
-import { createFleet, fleetRepoFiles, fleetSeed, liveContract, requestLog, type Fleet } from '../helpers/fleet.ts';
+import { createFleet, fleetRepoFiles, fleetSeed, liveContract, requestLog, setFaults, type Fleet } from '../helpers/fleet.ts';
 
 let emulator: Emulator | undefined;
 const cleanups: (() => Promise<void>)[] = [];
@@ -30,6 +30,8 @@ interface Setup {
   readonly scopes?: Readonly<Record<string, Scopes>>;
   /** Live contracts that differ from the fleet's (someone changed them outside contract-sync). */
   readonly live?: Readonly<Record<string, ContractFields>>;
+  /** The config's `rate`. */
+  readonly rate?: string;
 }
 
 async function setup(options: Setup) {
@@ -43,7 +45,7 @@ async function setup(options: Setup) {
     tenants[tenant] = { ...entry, contracts, ...(scopes ? { clients: entry.clients!.map((client) => ({ ...client, scopes: [...scopes] })) } : {}) };
   }
   emulator = await startEmulator({ ...seed, tenants });
-  const { dir, cleanup } = await writeTree(fleetRepoFiles(fleet, emulator, { read: options.read }));
+  const { dir, cleanup } = await writeTree(fleetRepoFiles(fleet, emulator, { read: options.read, ...(options.rate ? { rate: options.rate } : {}) }));
   cleanups.push(cleanup);
   const store = fileStateStore(path.join(dir, '.contract-sync/state'));
   return { fleet, dir, emulator, store };
@@ -150,5 +152,69 @@ describe('apply --no-refresh: a 409 because the known state was behind the servi
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/tenant-a tenant-a-0002 \(contracts\/tenant-a\.yaml:\d+\) 409: .*conflict: .*Add \/Contract\/Company \{"Id":5002,"RelationType":"Partner"\}.*configure api\.read/);
     expect(await apiRequests(emulator!, 'GET')).toEqual([]);
+  });
+});
+
+describe('apply: PATCHes answered 500 (the service may have applied them)', () => {
+  async function faultySetup(read: boolean) {
+    // One request at a time, so that the seeded faults fall on the same requests every time.
+    const context = await setup({ read, rate: '{ requestsPerSecond: 2000, concurrency: 1, maxInFlight: 1 }' });
+    await recordFleet(context.fleet, context.store);
+    // Answered instead of handled: nothing of a 500'd request is applied by the emulator.
+    await setFaults(context.emulator, { seed: 3, api: { status: { '500': 0.5 } } });
+    return context;
+  }
+
+  /** Statuses of the PATCHes of each contract, in order. */
+  async function patchAnswers(on: Emulator): Promise<Map<string, (number | null)[]>> {
+    const answers = new Map<string, (number | null)[]>();
+    for (const entry of await requestLog(on)) {
+      if (entry.kind !== 'api' || entry.method !== 'PATCH') continue;
+      const id = entry.path.replace('/contract/', '');
+      answers.set(id, [...(answers.get(id) ?? []), entry.status]);
+    }
+    return answers;
+  }
+
+  /** The fleet's edits change Company members (Add/Remove) or only values (Replace). */
+  function addsOrRemoves(fleet: Fleet, id: string): boolean {
+    const tenant = id.replace(/-\d+$/, '');
+    return JSON.stringify(fleet.live.get(tenant)!.get(id)!.Company) !== JSON.stringify(desiredOf(fleet, id).Company);
+  }
+
+  it('with api.read: each 500 to an Add/Remove PATCH is settled by a read, and everything is applied', async () => {
+    const { fleet, dir } = await faultySetup(true);
+
+    const run = await runCli(['apply', '--no-refresh', '--tenant', 'tenant-a', '--report', 'report.json'], dir, fleet.env);
+    await setFaults(emulator!, {});
+    const check = await runCli(['apply', '--refresh', '--full', '--tenant', 'tenant-a'], dir, fleet.env);
+
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8'));
+    expect(report.summary).toMatchObject({ changed: 4, applied: 4, failed: 0 });
+    const hit = [...(await patchAnswers(emulator!))].filter(([id, statuses]) => statuses[0] === 500 && addsOrRemoves(fleet, id));
+    expect(hit.length).toBeGreaterThan(0);
+    const reads = await apiRequests(emulator!, 'GET');
+    for (const [id] of hit) expect(reads).toContain(`/contract/${id} 200`);
+    expect((await requestLog(emulator!)).filter((entry) => entry.status === 409)).toEqual([]);
+    expect(check.stdout).toContain('nothing to do');
+  });
+
+  it('without api.read: a Replace-only patch is resent, an Add/Remove one is sent once and ends unknown', async () => {
+    const { fleet, dir } = await faultySetup(false);
+
+    const run = await runCli(['apply', '--no-refresh', '--tenant', 'tenant-a', '--report', 'report.json'], dir, fleet.env);
+
+    expect(run.code).toBe(1);
+    const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8'));
+    const unknown = new Set<string>(report.tenants.flatMap((tenant: { failures: { contractId: string; outcome: string }[] }) => tenant.failures.filter((failure) => failure.outcome === 'unknown').map((failure) => failure.contractId)));
+    const hit = [...(await patchAnswers(emulator!))].filter(([, statuses]) => statuses[0] === 500);
+    const hitAddsOrRemoves = hit.filter(([id]) => addsOrRemoves(fleet, id));
+    const hitReplaceOnly = hit.filter(([id]) => !addsOrRemoves(fleet, id));
+    expect(hitAddsOrRemoves.length).toBeGreaterThan(0);
+    expect(hitReplaceOnly.length).toBeGreaterThan(0);
+    for (const [id, statuses] of hitAddsOrRemoves) expect([id, statuses, unknown.has(id)]).toEqual([id, [500], true]);
+    for (const [id, statuses] of hitReplaceOnly) expect([id, statuses.at(-1), unknown.has(id)]).toEqual([id, 204, false]);
+    expect(run.stdout).toMatch(/500 Internal Server Error.*the patch adds or removes members, so it was not resent \(configure api\.read to settle it\)/);
   });
 });
