@@ -186,15 +186,16 @@ describe('apply: PATCHes answered 500 (the service may have applied them)', () =
     const { fleet, dir } = await faultySetup(true);
 
     const run = await runCli(['apply', '--no-refresh', '--tenant', 'tenant-a', '--report', 'report.json'], dir, fleet.env);
+    const reads = await apiRequests(emulator!, 'GET');
+    const answers = await patchAnswers(emulator!);
     await setFaults(emulator!, {});
     const check = await runCli(['apply', '--refresh', '--full', '--tenant', 'tenant-a'], dir, fleet.env);
 
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8'));
     expect(report.summary).toMatchObject({ changed: 4, applied: 4, failed: 0 });
-    const hit = [...(await patchAnswers(emulator!))].filter(([id, statuses]) => statuses[0] === 500 && addsOrRemoves(fleet, id));
+    const hit = [...answers].filter(([id, statuses]) => statuses[0] === 500 && addsOrRemoves(fleet, id));
     expect(hit.length).toBeGreaterThan(0);
-    const reads = await apiRequests(emulator!, 'GET');
     for (const [id] of hit) expect(reads).toContain(`/contract/${id} 200`);
     expect((await requestLog(emulator!)).filter((entry) => entry.status === 409)).toEqual([]);
     expect(check.stdout).toContain('nothing to do');
