@@ -4,11 +4,12 @@ import { setTimeout as delay } from 'node:timers/promises';
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
-  sleep(ms: number): Promise<void>;
+  /** Rejects (and clears its timer) when `signal` aborts, so that a wait nobody needs keeps nothing alive. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
 /** The one place that reads the system clock. */
 export const systemClock: Clock = {
   now: () => Date.now(),
-  sleep: (ms) => delay(Math.max(0, ms)),
+  sleep: (ms, signal) => delay(Math.max(0, ms), undefined, signal ? { signal } : {}),
 };

@@ -9,7 +9,7 @@ import type { ContractFields, Op } from '../model/types.ts';
 import { systemClock } from '../clock.ts';
 import { REDACTED, type Redactor } from '../log/logger.ts';
 import { formatPath } from '../yaml-source.ts';
-import { ApiError, classifyStatus } from './errors.ts';
+import { ApiError, classifyStatus, isAmbiguousPatchStatus } from './errors.ts';
 import { parseRateLimit, parseRetryAfter, type RateLimitState } from './rate-headers.ts';
 
 export interface ApiClientOptions {
@@ -85,39 +85,76 @@ function bearerOf(request: Request): string | undefined {
 }
 
 /** Censored whole before it is cut, so that no part of a secret at the cut survives. */
-async function excerptOf(request: Request, response: Response, redactor: Redactor | undefined): Promise<string> {
-  let text: string;
-  try {
-    text = await response.text();
-  } catch {
-    return '';
-  }
+function excerptOfText(request: Request, text: string, redactor: Redactor | undefined): string {
   const token = bearerOf(request);
-  if (token !== undefined) text = text.replaceAll(token, REDACTED);
-  if (redactor) text = redactor.redact(text);
-  const flat = text.replace(/\s+/g, ' ').trim();
+  let censored = token === undefined ? text : text.replaceAll(token, REDACTED);
+  if (redactor) censored = redactor.redact(censored);
+  const flat = censored.replace(/\s+/g, ' ').trim();
   return flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS)}…` : flat;
 }
 
-async function failure(request: Request, response: Response, options: ApiClientOptions): Promise<ApiError> {
+/** The body, or undefined when it broke off. */
+async function bodyOf(response: Response): Promise<string | undefined> {
+  try {
+    return await response.text();
+  } catch {
+    return undefined;
+  }
+}
+
+/** A proxy's or gateway's page rather than the service's answer: the service publishes no HTML. */
+function isHtml(response: Response, text: string): boolean {
+  const type = response.headers.get('content-type')?.toLowerCase() ?? '';
+  return type.startsWith('text/html') || type.startsWith('application/xhtml') || /^\s*<(!doctype html|html[\s>])/i.test(text);
+}
+
+function statusLine(response: Response): string {
+  return `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+}
+
+/**
+ * An error status. An HTML page is not the service's answer (docs/architecture.md section 7): a
+ * proxy may have answered after the request went on, so it is ambiguous like `ambiguous` statuses.
+ */
+async function failure(request: Request, response: Response, options: ApiClientOptions, ambiguous = false): Promise<ApiError> {
   const now = (options.now ?? systemClock.now)();
   const rateLimit = parseRateLimit(response.headers);
   const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), now) ?? (rateLimit && rateLimit.remaining < 1 ? rateLimit.resetMs : undefined);
-  const excerpt = await excerptOf(request, response, options.redactor);
-  const reason = `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
-  return new ApiError(`${describe(request)}: ${reason}${excerpt ? `: ${excerpt}` : ''}`, {
+  const text = (await bodyOf(response)) ?? '';
+  const excerpt = excerptOfText(request, text, options.redactor);
+  const html = isHtml(response, text);
+  const what = html ? `unexpected answer ${statusLine(response)} (an HTML page) from ${new URL(request.url).origin}` : statusLine(response);
+  return new ApiError(`${describe(request)}: ${what}${excerpt ? `: ${excerpt}` : ''}`, {
     kind: classifyStatus(response.status),
     status: response.status,
     excerpt,
-    ambiguous: false,
+    ambiguous: ambiguous || html,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
   });
 }
 
-/** A PATCH succeeded only with a 2xx; the published answer is 204 No Content. */
+/**
+ * A PATCH succeeded only when answered 204, or 200 with an empty body (docs/architecture.md section
+ * 7). Any other answer is not the published one: a proxy or gateway may have answered, before or
+ * after the service applied the patch, so it is an ambiguous error; a PATCH answered 500 or 504
+ * may have been applied too.
+ */
 export async function checkPatchResponse(request: Request, response: Response, options: ApiClientOptions): Promise<ApiOutcome> {
-  if (!response.ok) throw await failure(request, response, options);
-  await response.body?.cancel();
+  if (!response.ok) throw await failure(request, response, options, isAmbiguousPatchStatus(response.status));
+  // A 204 has no body to wait for; any other answer is read, to tell an empty 200 from the rest.
+  const text = response.status === 204 ? '' : await bodyOf(response);
+  if (response.status === 204) await response.body?.cancel();
+  else if (!(response.status === 200 && text?.trim() === '')) {
+    const excerpt = excerptOfText(request, text ?? '', options.redactor);
+    const what = text === undefined ? ' whose body broke off' : isHtml(response, text) ? ' (an HTML page)' : '';
+    // Resendable only as any ambiguous failure is: a Replace-only patch; Add/Remove are settled by a read.
+    throw new ApiError(`${describe(request)}: unexpected answer ${statusLine(response)}${what} from ${new URL(request.url).origin}${excerpt ? `: ${excerpt}` : ''}`, {
+      kind: 'retryable',
+      status: response.status,
+      excerpt,
+      ambiguous: true,
+    });
+  }
   const rateLimit = parseRateLimit(response.headers);
   return rateLimit ? { rateLimit } : {};
 }

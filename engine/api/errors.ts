@@ -4,17 +4,30 @@
  */
 
 /**
- * - `retryable`: 429, 502, 503, 504, connection resets, timeouts: worth sending again later;
+ * - `retryable`: 429, 500, 502, 503, 504, connection resets, timeouts: worth sending again later
+ *   (a PATCH only when it is not ambiguous, see `isAmbiguousPatchStatus`);
  * - `auth`: 401, the token was refused: drop it and retry once with a new one;
  * - `permanent`: 400, 403, 404, 409 and anything else: resending the same request cannot help.
  */
 export type ApiFailureKind = 'retryable' | 'auth' | 'permanent';
 
-const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
+
+// 500: the service failed somewhere while handling the request, perhaps after applying it; 504: a
+// gateway gave up waiting for a service that has the request. 429, 502 and 503 say it was not handled.
+const AMBIGUOUS_PATCH_STATUSES: ReadonlySet<number> = new Set([500, 504]);
 
 export function classifyStatus(status: number): ApiFailureKind {
   if (status === 401) return 'auth';
   return RETRYABLE_STATUSES.has(status) ? 'retryable' : 'permanent';
+}
+
+/**
+ * Whether a PATCH answered with `status` may have been applied all the same (docs/architecture.md
+ * section 7): such a patch is settled by a read, or resent only when it is Replace-only.
+ */
+export function isAmbiguousPatchStatus(status: number): boolean {
+  return AMBIGUOUS_PATCH_STATUSES.has(status);
 }
 
 export interface ApiErrorDetails {
@@ -24,7 +37,9 @@ export interface ApiErrorDetails {
   /** A bounded excerpt of the response body with secrets censored; '' when there was none. */
   readonly excerpt: string;
   /**
-   * The request may have been applied: the connection broke or timed out after it was sent. Only
+   * The request may have been applied: the connection broke or timed out after it was sent, a
+   * PATCH was answered 500 or 504, or the answer was not the service's (an unexpected 2xx, an HTML
+   * page: a proxy or gateway may sit in between). Only
    * a re-read can tell; Add/Remove must never be resent blindly (DESIGN.md section 7).
    */
   readonly ambiguous: boolean;

@@ -53,11 +53,35 @@ function isReplaceOnly(ops: readonly Op[]): boolean {
   return ops.every((op) => op.op === 'Replace');
 }
 
+/** At most this many members are named in a conflict's reason. */
+const NAMED_MEMBERS = 3;
+
+/** The members a patch adds or removes, e.g. `Add /Contract/Company {"Id":2,"RelationType":"Client"}`. */
+function membersOf(ops: readonly Op[]): string {
+  const named = ops.filter((op) => op.op !== 'Replace').map((op) => `${op.op} ${op.path}${op.value === undefined ? '' : ` ${JSON.stringify(op.value)}`}`);
+  const more = named.length - NAMED_MEMBERS;
+  return `${named.slice(0, NAMED_MEMBERS).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+}
+
+/** A 409 to a patch that adds or removes members: the known state was behind the service. */
+function isConflict(error: unknown, ops: readonly Op[]): error is ApiError {
+  return error instanceof ApiError && error.status === 409 && !isReplaceOnly(ops);
+}
+
+function conflictReason(error: ApiError, ops: readonly Op[], settle: string): string {
+  return `${error.message}; conflict: the service does not hold the members this patch expects for ${membersOf(ops)}, so its known state was behind the service (${settle})`;
+}
+
+/** Why the loop reads the contract: an earlier run's uncertainty, a lost answer, or a 409. */
+type ReadReason = 'uncertain' | 'ambiguous' | 'conflict';
+
 /**
  * Sends the contract's ops and records the result. After an ambiguous failure the contract is
  * read again and re-planned from what the service holds, so that an Add or Remove that did land is
  * never sent a second time (that would be a 409); without a read only a Replace-only patch may be
- * resent, and anything else ends as `unknown` for the next run to settle.
+ * resent, and anything else ends as `unknown` for the next run to settle. A 409 to an Add/Remove
+ * patch means the known state was behind the service: with a read the contract is read and
+ * re-planned once (docs/architecture.md section 7), without one it fails naming the members.
  */
 export async function applyContract(work: ContractWork, context: ContractContext): Promise<ContractOutcome> {
   const { lane, api } = context;
@@ -68,14 +92,20 @@ export async function applyContract(work: ContractWork, context: ContractContext
     return { outcome: 'unknown', status: null, reason: `${work.uncertain}; its patch adds or removes members, so it is not sent blindly (configure api.read to settle it)` };
   }
   // Read first when an earlier run left the contract uncertain and this run has not read it yet.
-  let reconcile = work.uncertain !== undefined && api.canRead && !work.knownIsLive;
-  const reconciled = reconcile;
+  let reading: ReadReason | undefined = work.uncertain !== undefined && api.canRead && !work.knownIsLive ? 'uncertain' : undefined;
+  const reconciled = reading !== undefined;
+  // The 409 that made this run read the contract; a second one after the re-plan is not read again.
+  let conflict: ApiError | undefined;
   for (let reconciles = 0; ; reconciles += 1) {
-    if (reconcile) {
+    if (reading !== undefined) {
       let live: ContractFields;
       try {
         live = (await lane.call({ kind: 'read', contractId, resendable: true }, (token) => api.read(contractId, token))).fields;
       } catch (error) {
+        // A 409 left the contract as it was: nothing of this patch is applied.
+        if (reading === 'conflict' && conflict !== undefined) {
+          return { outcome: 'failed', status: 409, reason: conflictReason(conflict, ops, `and the contract could not be read to settle it: ${messageOf(error)}`) };
+        }
         return { outcome: 'unknown', status: null, reason: `the outcome of a patch is unknown and the contract could not be read again: ${messageOf(error)}` };
       }
       known = live;
@@ -85,13 +115,24 @@ export async function applyContract(work: ContractWork, context: ContractContext
     try {
       await lane.call({ kind: 'patch', contractId, resendable: isReplaceOnly(ops) }, (token) => api.patch(contractId, ops, token));
     } catch (error) {
+      if (isConflict(error, ops)) {
+        if (!api.canRead) return { outcome: 'failed', status: 409, reason: conflictReason(error, ops, 'configure api.read to settle a conflict by reading the contract') };
+        if (conflict !== undefined) return { outcome: 'failed', status: 409, reason: conflictReason(error, ops, 'again after reading and re-planning the contract once') };
+        conflict = error;
+        reading = 'conflict';
+        continue;
+      }
       if (!(error instanceof ApiError) || !error.ambiguous) return { outcome: 'failed', status: error instanceof ApiError ? error.status : null, reason: messageOf(error) };
       if (!api.canRead) {
-        const why = isReplaceOnly(ops) ? `no answer after ${context.maxReconciles} sends` : 'the patch adds or removes members, so it was not resent';
+        const why = !isReplaceOnly(ops)
+          ? 'the patch adds or removes members, so it was not resent'
+          : error.kind === 'retryable'
+            ? `no clear answer after ${context.maxReconciles} sends`
+            : 'the patch may have been applied';
         return { outcome: 'unknown', status: null, reason: `${messageOf(error)}; ${why} (configure api.read to settle it)` };
       }
       if (reconciles >= context.maxReconciles) return { outcome: 'unknown', status: null, reason: `${messageOf(error)} (gave up after ${reconciles} re-reads)` };
-      reconcile = true;
+      reading = 'ambiguous';
       continue;
     }
     return recordApplied(context, lane.tenant, contractId, known, ops, reconciled || reconciles > 0);

@@ -86,6 +86,8 @@ export interface ApplyProgress {
 export interface ApplyRunDeps {
   readonly store: StateStore;
   readonly tokens: TenantTokens;
+  /** Tokens with core:read for the reads of a run whose `tokens` lack it; see LaneOptions.readTokens. */
+  readonly readTokens?: TenantTokens;
   readonly api: ApiClient;
   readonly clock: Clock;
   readonly random: () => number;
@@ -195,7 +197,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
   async function lockAndPrepare(): Promise<PreparedTenant[]> {
     const preparing: Promise<PreparedTenant>[] = [];
     for (const tenant of tenantNames) {
-      const lane = new TenantLane({ tenant, ...config.rate, budget, inFlight, tokens, clock, random: deps.random, logger });
+      const lane = new TenantLane({ tenant, ...config.rate, budget, inFlight, tokens, ...(deps.readTokens ? { readTokens: deps.readTokens } : {}), clock, random: deps.random, logger });
       let lock: TenantLock | undefined;
       try {
         if (!dryRun) lock = await store.lock(tenant, { timeoutMs: options.lockTimeoutMs, owner: options.runId });
@@ -335,6 +337,8 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       error = messageOf(failure);
       logger.error({ tenant: tenant.tenant, code: (failure as { code?: unknown }).code }, 'tenant not applied');
     } finally {
+      // Every request of the tenant has finished: no pause of its lane may outlive the run.
+      tenant.lane.close();
       await tenant.lock?.release();
     }
     const failures: ContractResult[] = [...tenant.unreadable.values()];

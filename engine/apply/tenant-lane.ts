@@ -19,6 +19,12 @@ export interface LaneOptions {
   /** The global in-flight cap, shared by every lane of a run. */
   readonly inFlight: PQueue;
   readonly tokens: TenantTokens;
+  /**
+   * Tokens for reads, when `tokens` are asked for without core:read (an apply without refresh):
+   * asked for only when the run reads, to settle an uncertain contract or a 409 (docs/architecture.md
+   * section 7). Default: `tokens`.
+   */
+  readonly readTokens?: TenantTokens;
   readonly clock: Clock;
   readonly random: () => number;
   readonly logger: Logger;
@@ -59,6 +65,8 @@ export class TenantLane {
   readonly #queue: PQueue;
   #pausedUntil = 0;
   #resuming = false;
+  /** Aborted by close(): ends the wait for a pause that no request needs any more. */
+  readonly #closing = new AbortController();
 
   constructor(options: LaneOptions) {
     for (const name of ['requestsPerSecond', 'concurrency'] as const) {
@@ -76,7 +84,8 @@ export class TenantLane {
    * rejects with the last ApiError (or the AuthError of a token that could not be had).
    */
   async call<T extends { readonly rateLimit?: RateLimitState }>(request: LaneRequest, send: (token: string) => Promise<T>): Promise<T> {
-    const { tokens, budget, clock, random, logger } = this.#options;
+    const { budget, clock, random, logger } = this.#options;
+    const tokens = request.kind === 'read' ? (this.#options.readTokens ?? this.#options.tokens) : this.#options.tokens;
     let history: AttemptHistory = { failures: 0, throttles: 0, reauthenticated: false };
     for (let sends = 0; ; ) {
       let token: string | undefined;
@@ -122,6 +131,7 @@ export class TenantLane {
 
   /** Holds back every request of this tenant for `ms` (from now); a longer pause already set wins. True when it extended the pause. */
   pause(ms: number): boolean {
+    if (this.#closing.signal.aborted) return false;
     const until = this.#options.clock.now() + ms;
     if (until <= this.#pausedUntil) return false;
     this.#pausedUntil = until;
@@ -134,10 +144,26 @@ export class TenantLane {
     if (this.#resuming) return;
     this.#resuming = true;
     const { clock } = this.#options;
-    // The deadline may move while we sleep (another 429); sleep until the latest one.
-    for (let left = this.#pausedUntil - clock.now(); left > 0; left = this.#pausedUntil - clock.now()) await clock.sleep(left);
-    this.#resuming = false;
-    this.#queue.start();
+    const signal = this.#closing.signal;
+    try {
+      // The deadline may move while we sleep (another 429); sleep until the latest one.
+      for (let left = this.#pausedUntil - clock.now(); left > 0 && !signal.aborted; left = this.#pausedUntil - clock.now()) await clock.sleep(left, signal);
+    } catch (error) {
+      if (!signal.aborted) throw error;
+    } finally {
+      this.#resuming = false;
+    }
+    if (!signal.aborted) this.#queue.start();
+  }
+
+  /**
+   * The run is over: a pause still running (a Retry-After or RateLimit reset that came with the
+   * last answer) is dropped with its timer, so that it does not keep the process alive after the
+   * report is written (docs/architecture.md section 7). Called once every request has finished;
+   * a request queued after it would never be sent.
+   */
+  close(): void {
+    this.#closing.abort();
   }
 
   async #send<T>(sends: number, token: string, send: (token: string) => Promise<T>): Promise<T> {

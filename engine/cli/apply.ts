@@ -69,7 +69,9 @@ Options:
   --report FILE          write the JSON run report to FILE
 
 Credentials: each tenant's client secret, from the env variable or file the config names.
-Scopes asked for: core:write, plus core:read with --refresh.
+Scopes asked for: core:write, plus core:read with --refresh; core:read only with --dry-run. Without
+--refresh, a core:read token is asked for only when the run reads (api.read configured): to settle
+a contract an earlier run left interrupted or unknown, or a 409.
 Logs: JSON lines on stderr (CONTRACT_SYNC_LOG_LEVEL=debug|info|warn|error|silent).
 
 Exit codes: 0 everything applied (or nothing to do), 1 any error or any contract not applied.
@@ -154,8 +156,9 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
     io.stderr.write(`contract-sync apply: ${store}\n`);
     return EXIT.error;
   }
-  const scopes: Scope[] = refresh ? ['core:read', 'core:write'] : ['core:write'];
-  const engine = createEngineSetup(io, config, scopes);
+  const scopes = applyScopes({ dryRun: values['dry-run'], refresh, canRead });
+  const engine = createEngineSetup(io, config, scopes.tokens);
+  const readTokens = scopes.reads === undefined ? undefined : engine.tokensFor(scopes.reads);
   const clock = clockOf(io);
   const progress = createProgress({ stream: io.stderr, logger: engine.logger, now: clock.now });
 
@@ -172,7 +175,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       uncommitted: input.committed === false,
       ...(input.scopes ? { filesRead: filesReadByTenant(input.scopes) } : {}),
     },
-    { store, tokens: engine.tokens, api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
+    { store, tokens: engine.tokens, ...(readTokens ? { readTokens } : {}), api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
   );
   progress.finish();
 
@@ -190,6 +193,18 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   const behind = [...(input.scopes?.values() ?? [])].some((scope) => scope.kind === 'behind');
   const failed = behind || report.summary.failed > 0 || report.tenants.some((tenant) => tenant.error !== undefined);
   return failed ? EXIT.error : EXIT.ok;
+}
+
+/**
+ * The scopes an apply asks for: the least each run needs (docs/architecture.md section 7). A dry run
+ * sends no PATCH: core:read, for its reads. A run that refreshes reads and writes. A run without
+ * refresh writes; when reads are configured it may still read, to settle a contract an earlier run
+ * left uncertain or a 409, and asks for a core:read token only then (`reads`).
+ */
+export function applyScopes(run: { readonly dryRun: boolean; readonly refresh: boolean; readonly canRead: boolean }): { tokens: Scope[]; reads?: Scope[] } {
+  if (run.dryRun) return { tokens: ['core:read'] };
+  if (run.refresh) return { tokens: ['core:read', 'core:write'] };
+  return run.canRead ? { tokens: ['core:write'], reads: ['core:read'] } : { tokens: ['core:write'] };
 }
 
 /** The saved plan, checked: readable, a plan document of a known version, made from a commit HEAD descends from. */

@@ -21,6 +21,8 @@ export interface EngineSetup {
   readonly redactor: Redactor;
   readonly logger: Logger;
   readonly tokens: TenantTokens;
+  /** Another token cache, for tokens of other scopes than `tokens` (sharing the logger and redactor). */
+  tokensFor(scopes: readonly Scope[]): TenantTokens;
   readonly api: ApiClient;
 }
 
@@ -35,7 +37,10 @@ export function createEngineSetup(io: CliIo, config: Config, scopes: readonly Sc
   const runId = randomUUID();
   const redactor = new Redactor();
   const logger = createRunLogger(io, redactor, runId);
-  const tokens = createTenantTokens({ auth: config.auth, tenants: config.tenants, scopes, env: io.env, logger, redactor });
+  function tokensFor(wanted: readonly Scope[]): TenantTokens {
+    return createTenantTokens({ auth: config.auth, tenants: config.tenants, scopes: wanted, env: io.env, logger, redactor });
+  }
+  const tokens = tokensFor(scopes);
   const api = createApiClient({
     baseUrl: config.api.baseUrl,
     ...(config.api.read ? { readPath: config.api.read.path } : {}),
@@ -44,5 +49,5 @@ export function createEngineSetup(io: CliIo, config: Config, scopes: readonly Sc
     correlationId: runId,
     redactor,
   });
-  return { runId, redactor, logger, tokens, api };
+  return { runId, redactor, logger, tokens, tokensFor, api };
 }

@@ -221,6 +221,31 @@ describe('createApiClient: real fetch over loopback HTTP', () => {
     expect(error).toMatchObject({ kind: 'retryable', status: null, ambiguous: true, message: 'PATCH /contract/C-1: no answer within 20 ms' });
   });
 
+  // A proxy or gateway between the engine and the service: its answers are not the service's.
+  it.each<[string, number, Record<string, string>, string, RegExp]>([
+    ['a proxy\'s login page (200, HTML)', 200, { 'Content-Type': 'text/html' }, '<html><body>Sign in to the corporate proxy</body></html>', /^PATCH \/contract\/C-1: unexpected answer 200 OK \(an HTML page\) from http:\/\/127\.0\.0\.1:\d+: <html>/],
+    ['a gateway\'s 202 Accepted with a body', 202, { 'Content-Type': 'application/json' }, '{"queued":true}', /^PATCH \/contract\/C-1: unexpected answer 202 Accepted from http:\/\/127\.0\.0\.1:\d+: \{"queued":true\}$/],
+  ])('takes %s for an ambiguous error, not a success', async (_case, status, headers, body, message) => {
+    const baseUrl = await serve((_request, response) => response.writeHead(status, headers).end(body));
+    const client = createApiClient(realOptions(baseUrl));
+
+    const error = await rejection(client.patch('C-1', OPS, TOKEN));
+
+    expect(error).toMatchObject({ status, ambiguous: true });
+    expect(error.message).toMatch(message);
+  });
+
+  it('a read answered 500 is retryable and not ambiguous; a PATCH answered 500 is ambiguous', async () => {
+    const baseUrl = await serve((_request, response) => response.writeHead(500, { 'Content-Type': 'application/json' }).end('{"error":"internal"}'));
+    const client = createApiClient(realOptions(baseUrl));
+
+    const read = await rejection(client.read('C-1', TOKEN));
+    const patched = await rejection(client.patch('C-1', OPS, TOKEN));
+
+    expect(read).toMatchObject({ kind: 'retryable', status: 500, ambiguous: false });
+    expect(patched).toMatchObject({ kind: 'retryable', status: 500, ambiguous: true });
+  });
+
   it('sends the PATCH with its headers and body as built', async () => {
     const received: { method?: string; url?: string; headers?: IncomingMessage['headers']; body?: string } = {};
     const baseUrl = await serve((request, response) => {

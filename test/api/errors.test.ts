@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, classifyStatus, type ApiFailureKind } from '../../engine/api/errors.ts';
+import { ApiError, classifyStatus, isAmbiguousPatchStatus, type ApiFailureKind } from '../../engine/api/errors.ts';
 
 describe('classifyStatus', () => {
-  // The list: retryable (429, 502, 503, 504, resets, timeouts), auth (401), permanent (400, 403, 404, 409, other).
+  // The list: retryable (429, 500, 502, 503, 504, resets, timeouts), auth (401), permanent (400, 403, 404, 409, other).
   it.each<[number, ApiFailureKind]>([
     [401, 'auth'],
     [429, 'retryable'],
+    [500, 'retryable'],
     [502, 'retryable'],
     [503, 'retryable'],
     [504, 'retryable'],
@@ -14,7 +15,6 @@ describe('classifyStatus', () => {
     [404, 'permanent'],
     [409, 'permanent'],
     [418, 'permanent'],
-    [500, 'permanent'],
     [501, 'permanent'],
     [505, 'permanent'],
     [302, 'permanent'],
@@ -22,6 +22,23 @@ describe('classifyStatus', () => {
     const classified = classifyStatus(status);
 
     expect(classified).toBe(kind);
+  });
+});
+
+describe('isAmbiguousPatchStatus', () => {
+  // A PATCH answered 500 or 504 may have been applied; 429, 502 and 503 say it was not handled.
+  it.each<[number, boolean]>([
+    [500, true],
+    [504, true],
+    [429, false],
+    [502, false],
+    [503, false],
+    [409, false],
+    [400, false],
+  ])('%i: %s', (status, ambiguous) => {
+    const verdict = isAmbiguousPatchStatus(status);
+
+    expect(verdict).toBe(ambiguous);
   });
 });
 

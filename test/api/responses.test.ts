@@ -34,6 +34,71 @@ describe('checkPatchResponse: success', () => {
 
     expect(outcome).toEqual({ rateLimit: { remaining: 1, resetMs: 2000 } });
   });
+
+  it.each([
+    ['200 with no body', null],
+    ['200 with an empty body', ''],
+    ['200 with only whitespace', ' \r\n'],
+  ])('accepts %s', async (_case, body) => {
+    const outcome = await checkPatchResponse(patch(), new Response(body, { status: 200 }), options());
+
+    expect(outcome).toEqual({});
+  });
+});
+
+describe('checkPatchResponse: answers that are not the service\'s', () => {
+  // Only 204 (or an empty 200) is the published success: any other answer may come from a proxy or
+  // gateway, before or after the service applied the patch.
+  it.each<[string, number, string | null, Record<string, string>, string]>([
+    ['200 with a JSON body', 200, '{"ok":true}', { 'Content-Type': 'application/json' }, 'PATCH /contract/C-1: unexpected answer 200 from https://cms.test: {"ok":true}'],
+    ['201 Created with a body', 201, '{"id":"C-1"}', {}, 'PATCH /contract/C-1: unexpected answer 201 from https://cms.test: {"id":"C-1"}'],
+    ['202 Accepted, empty', 202, null, {}, 'PATCH /contract/C-1: unexpected answer 202 from https://cms.test'],
+    ['206 with text', 206, 'partial', {}, 'PATCH /contract/C-1: unexpected answer 206 from https://cms.test: partial'],
+    [
+      'a proxy\'s HTML page with 200',
+      200,
+      '<!DOCTYPE html>\n<html><body>Please sign in</body></html>',
+      { 'Content-Type': 'text/html; charset=utf-8' },
+      'PATCH /contract/C-1: unexpected answer 200 (an HTML page) from https://cms.test: <!DOCTYPE html> <html><body>Please sign in</body></html>',
+    ],
+    ['an HTML page without a content type', 200, '  <html><body>portal</body></html>', {}, 'PATCH /contract/C-1: unexpected answer 200 (an HTML page) from https://cms.test: <html><body>portal</body></html>'],
+  ])('%s is an ambiguous error', async (_case, status, body, headers, message) => {
+    const error = await rejection(checkPatchResponse(patch(), new Response(body, { status, headers }), options()));
+
+    expect(error).toMatchObject({ code: 'api', kind: 'retryable', status, ambiguous: true });
+    expect(error.message).toBe(message);
+  });
+
+  it('bounds the excerpt of an unexpected answer and censors secrets and the token in it', async () => {
+    const redactor = new Redactor();
+    redactor.add(SECRET);
+    const body = `<html><body>${SECRET} ${TOKEN} ${'x'.repeat(1000)}</body></html>`;
+
+    const error = await rejection(checkPatchResponse(patch(), new Response(body, { status: 200 }), options({ redactor })));
+
+    expect(error.ambiguous).toBe(true);
+    expect(error.excerpt).toHaveLength(301);
+    expect(error.message).not.toContain(SECRET);
+    expect(error.message).not.toContain(TOKEN);
+    expect(error.message).toContain('[REDACTED] [REDACTED]');
+  });
+
+  it('an HTML error page is ambiguous too, and keeps the class of its status', async () => {
+    const response = new Response('<html><body><h1>403 Forbidden</h1>nginx</body></html>', { status: 403, statusText: 'Forbidden', headers: { 'Content-Type': 'text/html' } });
+
+    const error = await rejection(checkPatchResponse(patch(), response, options()));
+
+    expect(error).toMatchObject({ kind: 'permanent', status: 403, ambiguous: true });
+    expect(error.message).toBe('PATCH /contract/C-1: unexpected answer 403 Forbidden (an HTML page) from https://cms.test: <html><body><h1>403 Forbidden</h1>nginx</body></html>');
+  });
+
+  it('a JSON error body is the service\'s answer: not ambiguous', async () => {
+    const response = new Response('{"error":"forbidden"}', { status: 403, headers: { 'Content-Type': 'application/json' } });
+
+    const error = await rejection(checkPatchResponse(patch(), response, options()));
+
+    expect(error).toMatchObject({ kind: 'permanent', status: 403, ambiguous: false });
+  });
 });
 
 describe('checkPatchResponse: failures', () => {
@@ -110,6 +175,12 @@ describe('checkPatchResponse: failures', () => {
 
     expect(error).toMatchObject({ kind: 'retryable', status, ambiguous: false });
     expect(error.retryAfterMs).toBe(retryAfterMs);
+  });
+
+  it.each([500, 504])('a PATCH answered %i is retryable and ambiguous: the service may have applied it', async (status) => {
+    const error = await rejection(checkPatchResponse(patch(), new Response('{"error":"internal"}', { status }), options()));
+
+    expect(error).toMatchObject({ kind: 'retryable', status, ambiguous: true });
   });
 
   it('classifies a 401 as auth', async () => {

@@ -141,18 +141,17 @@ describe('applyContract: success', () => {
 });
 
 describe('applyContract: refused', () => {
-  it('fails with the status of a permanent 409 and records nothing', async () => {
+  it('fails with the status of a permanent 409 to a Replace-only patch, without a read, and records nothing', async () => {
     const conflict = apiError({ kind: 'permanent', status: 409 });
     const api = scriptedApi(true, [conflict]);
     const ctx = context(api);
 
-    const outcome = await applyContract(work(), ctx);
+    const outcome = await applyContract(work({ ops: [REPLACE_NAME] }), ctx);
 
     expect(outcome).toEqual({ outcome: 'failed', status: 409, reason: conflict.message });
     expect(api.calls).toEqual(['patch']);
     expect(ctx.store.applied('acme').size).toBe(0);
   });
-
   it('fails with the last status after maxAttempts plain 502s', async () => {
     const api = scriptedApi(true, [apiError({ kind: 'retryable', status: 502 })]);
     const ctx = context(api);
@@ -164,7 +163,96 @@ describe('applyContract: refused', () => {
   });
 });
 
+describe('applyContract: a 409 to a patch that adds or removes members', () => {
+  const CONFLICT = apiError({ kind: 'permanent', status: 409 });
+
+  it('without a read: fails as a conflict that names the member, sent once', async () => {
+    const api = scriptedApi(false, [CONFLICT]);
+    const ctx = context(api);
+
+    const outcome = await applyContract(work(), ctx);
+
+    expect(outcome).toMatchObject({ outcome: 'failed', status: 409 });
+    expect(outcome.outcome !== 'applied' && outcome.reason).toBe(
+      'PATCH /contract/C-1: 409; conflict: the service does not hold the members this patch expects for Add /Contract/Company {"Id":2,"RelationType":"Client"}, so its known state was behind the service (configure api.read to settle a conflict by reading the contract)',
+    );
+    expect(api.calls).toEqual(['patch']);
+    expect(ctx.store.applied('acme').size).toBe(0);
+  });
+
+  it('names at most three members, and how many more', async () => {
+    const adds: Op[] = [1, 2, 3, 4, 5].map((id) => ({ op: 'Add', path: '/Contract/Owner', value: { Id: id } }));
+    const api = scriptedApi(false, [CONFLICT]);
+
+    const outcome = await applyContract(work({ ops: [REPLACE_NAME, ...adds] }), context(api));
+
+    expect(outcome.outcome !== 'applied' && outcome.reason).toContain('for Add /Contract/Owner {"Id":1}, Add /Contract/Owner {"Id":2}, Add /Contract/Owner {"Id":3} and 2 more,');
+  });
+
+  it('with a read: the known state was behind; read, re-planned and only what is missing sent', async () => {
+    // Someone added the Company member in the UI after the last run: the Add was a 409.
+    const live: ContractFields = { ...KNOWN, Company: DESIRED.Company };
+    const api = scriptedApi(true, [CONFLICT, 'ok'], () => live);
+    const ctx = context(api);
+
+    const outcome = await applyContract(work(), ctx);
+
+    expect(outcome).toEqual({ outcome: 'applied', reconciled: true });
+    expect(api.calls).toEqual(['patch', 'read', 'patch']);
+    expect(api.patched).toEqual([OPS, [REPLACE_NAME]]);
+    expect(ctx.store.applied('acme').get('C-1')?.fields).toEqual(DESIRED);
+  });
+
+  it('with a read: a re-plan with nothing left to send records the live state', async () => {
+    const api = scriptedApi(true, [CONFLICT], () => DESIRED);
+    const ctx = context(api);
+
+    const outcome = await applyContract(work(), ctx);
+
+    expect(outcome).toEqual({ outcome: 'applied', reconciled: true });
+    expect(api.calls).toEqual(['patch', 'read']);
+    expect(ctx.store.applied('acme').get('C-1')?.fields).toEqual(DESIRED);
+  });
+
+  it('with a read: read at most once per contract; a second 409 fails naming the member', async () => {
+    const api = scriptedApi(true, [CONFLICT], () => KNOWN);
+    const ctx = context(api, { maxReconciles: 5 });
+
+    const outcome = await applyContract(work(), ctx);
+
+    expect(api.calls).toEqual(['patch', 'read', 'patch']);
+    expect(outcome).toMatchObject({ outcome: 'failed', status: 409, reason: expect.stringMatching(/conflict: .*Add \/Contract\/Company .*again after reading and re-planning the contract once/) });
+  });
+
+  it('with a read that fails: failed as a conflict (a 409 applied nothing), saying the read failed', async () => {
+    const api = scriptedApi(true, [CONFLICT], () => apiError({ kind: 'permanent', status: 403 }));
+    const ctx = context(api);
+
+    const outcome = await applyContract(work(), ctx);
+
+    expect(api.calls).toEqual(['patch', 'read']);
+    expect(outcome).toMatchObject({ outcome: 'failed', status: 409, reason: expect.stringMatching(/Add \/Contract\/Company .*could not be read to settle it: .*403/) });
+  });
+});
+
 describe('applyContract: an ambiguous PATCH', () => {
+  // What the client makes of a PATCH answered 500 (engine/api/client.ts): retryable and ambiguous.
+  const ANSWERED_500 = apiError({ kind: 'retryable', status: 500, ambiguous: true });
+
+  it.each<[string, boolean, readonly Op[], string[], string]>([
+    ['adding members, with a read: settled by reading, not resent', true, OPS, ['patch', 'read', 'patch'], 'applied'],
+    ['adding members, without a read: unknown, not resent', false, OPS, ['patch'], 'unknown'],
+    ['Replace-only, without a read: resent', false, [REPLACE_NAME], ['patch', 'patch'], 'applied'],
+  ])('a 500: %s', async (_case, canRead, ops, calls, result) => {
+    const api = scriptedApi(canRead, [ANSWERED_500, 'ok'], () => KNOWN);
+    const ctx = context(api);
+
+    const outcome = await applyContract(work({ ops }), ctx);
+
+    expect(outcome.outcome).toBe(result);
+    expect(api.calls).toEqual(calls);
+  });
+
   it('ends as unknown, not resent, when it adds members and nothing can be read', async () => {
     const api = scriptedApi(false, [apiError(RESET), 'ok']);
     const ctx = context(api);
@@ -233,6 +321,16 @@ describe('applyContract: an ambiguous PATCH', () => {
     expect(outcome).toMatchObject({ outcome: 'unknown', reason: expect.stringContaining('could not be read again') });
     expect(api.calls).toEqual(['patch', 'read']);
     expect(ctx.store.applied('acme').size).toBe(0);
+  });
+
+  // A proxy's HTML error page (engine/api/client.ts): not retried, but the patch may have gone on.
+  it('a Replace-only patch answered by a proxy\'s HTML 403 without a read ends unknown, sent once', async () => {
+    const api = scriptedApi(false, [apiError({ kind: 'permanent', status: 403, ambiguous: true })]);
+
+    const outcome = await applyContract(work({ ops: [REPLACE_NAME] }), context(api));
+
+    expect(api.calls).toEqual(['patch']);
+    expect(outcome).toMatchObject({ outcome: 'unknown', status: null, reason: expect.stringContaining('the patch may have been applied (configure api.read to settle it)') });
   });
 
   // The Replace-only patch *was* resent maxAttempts times; the reason says the opposite.

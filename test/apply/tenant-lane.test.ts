@@ -436,6 +436,86 @@ describe('TenantLane: quota reported on success', () => {
   });
 });
 
+describe('TenantLane: read tokens', () => {
+  const READ: LaneRequest = { kind: 'read', contractId: 'C-1', resendable: true };
+
+  function namedTokens(name: string): CountingTokens {
+    const tokens = countingTokens();
+    return {
+      ...tokens,
+      get: async (tenant) => `${name}-${await tokens.get(tenant)}`,
+      invalidate: (tenant, token) => tokens.invalidate(tenant, token.slice(name.length + 1)),
+    };
+  }
+
+  it('reads with readTokens and patches with tokens; a refused read token is dropped from readTokens', async () => {
+    const clock = manualClock();
+    const tokens = namedTokens('write');
+    const readTokens = namedTokens('read');
+    const lane = new TenantLane(laneOptions(clock, { tokens, readTokens }));
+    const { send, sent } = scripted(clock, [{}, apiError(401), {}]);
+
+    await lane.call(PATCH, send);
+    await lane.call(READ, send);
+
+    expect(sent.map((entry) => entry.token)).toEqual(['write-acme-token-1', 'read-acme-token-1', 'read-acme-token-2']);
+    expect(readTokens.invalidated).toEqual([['acme', 'acme-token-1']]);
+    expect(tokens.invalidated).toEqual([]);
+  });
+
+  it('reads with tokens when no readTokens are given', async () => {
+    const clock = manualClock();
+    const lane = new TenantLane(laneOptions(clock));
+    const { send, sent } = scripted(clock, [{}]);
+
+    await lane.call(READ, send);
+
+    expect(sent.map((entry) => entry.token)).toEqual(['acme-token-1']);
+  });
+});
+
+describe('TenantLane: close', () => {
+  /** A clock whose sleeps never end by themselves, recording the signal each was given. */
+  function signalClock(): Clock & { readonly signals: (AbortSignal | undefined)[] } {
+    const signals: (AbortSignal | undefined)[] = [];
+    return {
+      signals,
+      now: () => 0,
+      sleep(_ms, signal) {
+        signals.push(signal);
+        return new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason)));
+      },
+    };
+  }
+
+  it('ends the wait of a pause the last answer asked for, so that no timer outlives the run', async () => {
+    const clock = signalClock();
+    const lane = new TenantLane(laneOptions(clock));
+    const { send } = scripted(clock, [{ rateLimit: { remaining: 0, resetMs: 300_000 } }]);
+    await lane.call(PATCH, send);
+    await flush();
+    const [signal] = clock.signals;
+
+    lane.close();
+    await flush();
+
+    expect(clock.signals).toHaveLength(1);
+    expect(signal?.aborted).toBe(true);
+  });
+
+  it('starts no pause after it', async () => {
+    const clock = signalClock();
+    const lane = new TenantLane(laneOptions(clock));
+
+    lane.close();
+    const paused = lane.pause(5000);
+    await flush();
+
+    expect(paused).toBe(false);
+    expect(clock.signals).toEqual([]);
+  });
+});
+
 describe('TenantLane: counters', () => {
   it('counts every send, every repeat and every wait the service asked for', async () => {
     const clock = manualClock();
