@@ -1,7 +1,5 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly (no build step): tsx registers its loader, then the CLI runs.
-import { register } from 'tsx/esm/api';
+// Runs the compiled CLI (dist/, built by `npm run build`, which `npm install` and `npm pack` run).
+import { runCli } from '../dist/engine/cli/main.js';
 
-register();
-const { runCli } = await import('../engine/cli/main.ts');
 await runCli();
