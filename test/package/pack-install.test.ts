@@ -11,6 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.ts';
 
 const exec = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -28,7 +29,8 @@ beforeAll(async () => {
   await mkdir(consumer);
 
   const packed = await exec(NPM, ['pack', '--json', '--pack-destination', work], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
-  const [tarball] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
+  // Lifecycle scripts (prepare: the build) may print before npm's JSON.
+  const [tarball] = JSON.parse(packed.stdout.slice(packed.stdout.search(/^\[/m))) as { filename: string; files: { path: string }[] }[];
   tarballFiles = tarball!.files.map((file) => file.path);
 
   await writeFile(path.join(consumer, 'package.json'), `${JSON.stringify({ name: 'consumer', private: true, type: 'module' })}\n`);
@@ -66,6 +68,7 @@ describe('the packed package', () => {
         'dist/engine/index.js',
         'dist/engine/index.d.ts',
         'dist/engine/cli/main.js',
+        'dist/engine/model/precompiled-schemas.cjs',
         'dist/emulator/index.js',
         'emulator/seed.example.yaml',
         'specs/contracts.schema.json',
@@ -139,6 +142,42 @@ describe('the packed package', () => {
       process.kill(-child.pid!, 'SIGTERM');
       await exited;
     }
+  });
+
+  it('reports the same problems with the build\'s precompiled schemas as the sources do with Ajv, without loading Ajv\'s compiler', { timeout: 60_000 }, async () => {
+    const repo = path.join(work, 'mistakes');
+    await mkdir(path.join(repo, 'contracts/acme'), { recursive: true });
+    const config = ['api: { baseUrl: not a url, timeoutMs: 0 }', 'auth: { url: https://login.example.com, realm: "" }', 'tenants:', '  acme: { clientId: cs-acme, clientSecret: { env: ACME_SECRET }, colour: red }', ''];
+    const contracts = [
+      'tenant: acme',
+      'contracts:',
+      '  "1": { Name: 2027, Nmae: x, Area: "12a", ValidFrom: 2027-01-01, SupplierNoticePeriod: { Weeks: 2 } }',
+      '  "2": { Name: "", Company: [{ RelationType: Supplier }], Type: [{ Lookup: Service, IsDora: "yes" }], ValidTo: "2027-01-01T00:00:00+02:00" }',
+      '',
+    ];
+    const check = "const { main } = await import(process.argv[1]); const { createRequire } = await import('node:module');"
+      + " const io = { stdout: process.stdout, stderr: process.stderr, env: {}, cwd: process.cwd() };"
+      + " process.exitCode = await main(process.argv.slice(2), io);"
+      + " const compiler = Object.keys(createRequire(import.meta.url).cache).filter((file) => /[\\/]ajv[\\/]dist[\\/](core|compile)/.test(file));"
+      + " process.stderr.write(`ajv compiler modules: ${compiler.length}`);";
+    const main = pathToFileURL(path.join(consumer, 'node_modules/contract-sync/dist/engine/cli/main.js')).href;
+    const outputs: { built: string; sources: string; compilerLoaded: string }[] = [];
+
+    for (const [name, content] of [['contract-sync.yaml', config], ['contracts/acme/mistakes.yaml', contracts]] as const) {
+      if (name === 'contracts/acme/mistakes.yaml') await writeFile(path.join(repo, 'contract-sync.yaml'), 'api: { baseUrl: https://cms.example.com }\nauth: { url: https://login.example.com, realm: cms }\ntenants:\n  acme: { clientId: cs-acme, clientSecret: { env: ACME_SECRET } }\n');
+      await writeFile(path.join(repo, name), content.join('\n'));
+      const args = ['validate', '--repo', repo, '--format', 'json'];
+      const built = await run(process.execPath, ['--input-type=module', '-e', check, main, ...args], { cwd: consumer });
+      const sources = await runCli(args, consumer);
+      outputs.push({ built: built.stdout, sources: sources.stdout, compilerLoaded: built.stderr });
+    }
+
+    for (const { built, sources, compilerLoaded } of outputs) {
+      expect(JSON.parse(built)).toEqual(JSON.parse(sources));
+      expect(compilerLoaded).toBe('ajv compiler modules: 0');
+    }
+    expect(outputs.map(({ built }) => (JSON.parse(built) as unknown[]).length)).toEqual([expect.any(Number), expect.any(Number)]);
+    expect(outputs.every(({ built }) => (JSON.parse(built) as unknown[]).length >= 4)).toBe(true);
   });
 
   it('exports the library, with type declarations, from `import ... from "contract-sync"`', { timeout: 30_000 }, async () => {
