@@ -1,7 +1,13 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly (no build step): tsx registers its loader, then the CLI runs.
-import { register } from 'tsx/esm/api';
-
-register();
-const { runCli } = await import('../engine/cli/main.ts');
-await runCli();
+// Runs the compiled CLI (dist/, built by `npm run build`, which `npm install` and `npm pack` run).
+const entry = new URL('../dist/engine/cli/main.js', import.meta.url);
+let cli;
+try {
+  cli = await import(entry.href);
+} catch (error) {
+  // Only a missing build gets this hint; a module missing inside the build is a real error.
+  if (error?.code !== 'ERR_MODULE_NOT_FOUND' || error.url !== entry.href) throw error;
+  process.stderr.write('contract-sync: no build in dist/: run `npm run build` (npm install runs it through prepare)\n');
+  process.exit(1);
+}
+await cli.runCli();

@@ -43,6 +43,11 @@ export interface RunInputOptions {
   readonly incremental?: boolean;
   /** Apply: find out whether the working tree's desired-state files differ from HEAD. */
   readonly checkUncommitted?: boolean;
+  /**
+   * Validate: without a ref or a base, git is not asked anything (source.commit is null), which
+   * spares start-up the git adapter and a git process or two.
+   */
+  readonly withoutHead?: boolean;
 }
 
 export interface RunInput {
@@ -97,7 +102,8 @@ async function resolveRef(repository: GitRepository, ref: string): Promise<strin
 async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult> {
   const repoDir = path.resolve(io.cwd, options.repo);
   const { ref, base } = options;
-  const repository = await openGitRepository(repoDir);
+  const needsGit = ref !== undefined || base !== undefined || options.incremental === true || options.checkUncommitted === true || options.withoutHead !== true;
+  const repository = needsGit ? await openGitRepository(repoDir) : undefined;
   let at: ConfigAtRef | undefined;
   if (ref !== undefined) {
     const atRepository = requireRepository(repository, options.repo, '--ref');

@@ -3,14 +3,14 @@
  * state store, built once per command from the config. Shared by every command that sends requests.
  */
 import { randomUUID } from 'node:crypto';
-import packageJson from '../../package.json' with { type: 'json' };
 import { createApiClient, type ApiClient } from '../api/client.ts';
 import { createTenantTokens, type Scope, type TenantTokens } from '../auth/index.ts';
 import type { Config } from '../config/types.ts';
 import { createLogger, Redactor, type Logger } from '../log/logger.ts';
 import type { CliIo } from './io.ts';
+import { packageVersion } from './version.ts';
 
-const USER_AGENT = `contract-sync/${packageJson.version}`;
+const USER_AGENT = `contract-sync/${packageVersion()}`;
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 type LogLevel = (typeof LOG_LEVELS)[number];

@@ -1,25 +1,46 @@
 /** The CLI entry point: the only place that reads process.* and sets the exit code. */
-import packageJson from '../../package.json' with { type: 'json' };
-import { applyCommand } from './apply.ts';
-import { driftCommand } from './drift.ts';
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
-import { emulatorCommand } from './emulator.ts';
-import { importCommand } from './import.ts';
-import { planCommand } from './plan.ts';
-import { validateCommand } from './validate.ts';
+import { packageVersion } from './version.ts';
 
 type Command = (args: readonly string[], io: CliIo) => Promise<ExitCode>;
 
-const COMMANDS: Readonly<Record<string, { summary: string; run: Command }>> = {
-  validate: { summary: 'check the config and desired-state files (no network)', run: validateCommand },
-  plan: { summary: 'show the ops that would make the service match the desired state (no network unless --refresh)', run: planCommand },
-  apply: { summary: 'plan, then send the ops to the service and record what was applied', run: applyCommand },
-  drift: { summary: 'read every managed contract live and report (or --fix) what differs from git', run: driftCommand },
-  import: { summary: 'write a desired-state file from live contracts, to bring them under management', run: importCommand },
-  emulator: { summary: 'serve a reference CMS and identity provider for tests and demos', run: emulatorCommand },
+/**
+ * Each command's module is imported only when that command runs: --version, --help and validate
+ * must not pay for the emulator, the OpenID provider, pg or the HTTP client (a test checks it).
+ */
+const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<Command> }>> = {
+  validate: {
+    summary: 'check the config and desired-state files (no network)',
+    load: async () => (await import('./validate.ts')).validateCommand,
+  },
+  plan: {
+    summary: 'show the ops that would make the service match the desired state (no network unless --refresh)',
+    load: async () => (await import('./plan.ts')).planCommand,
+  },
+  apply: {
+    summary: 'plan, then send the ops to the service and record what was applied',
+    load: async () => (await import('./apply.ts')).applyCommand,
+  },
+  drift: {
+    summary: 'read every managed contract live and report (or --fix) what differs from git',
+    load: async () => (await import('./drift.ts')).driftCommand,
+  },
+  import: {
+    summary: 'write a desired-state file from live contracts, to bring them under management',
+    load: async () => (await import('./import.ts')).importCommand,
+  },
+  emulator: {
+    summary: 'serve a reference CMS and identity provider for tests and demos',
+    load: async () => (await import('./emulator.ts')).emulatorCommand,
+  },
+  init: {
+    summary: 'scaffold a config, a first desired-state file and a CI workflow',
+    load: async () => (await import('./init.ts')).initCommand,
+  },
 };
 
-const HELP = `contract-sync ${packageJson.version}: keep Contract Management Service contracts equal to git
+function help(): string {
+  return `contract-sync ${packageVersion()}: keep Contract Management Service contracts equal to git
 
 Usage: contract-sync <command> [options]
 
@@ -34,24 +55,26 @@ Options:
 
 Exit codes: 0 success, 1 error, 2 changes present (with --detailed-exitcode).
 `;
+}
 
 export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const [name, ...args] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    io.stdout.write(HELP);
+    io.stdout.write(help());
     return name === undefined ? EXIT.error : EXIT.ok;
   }
   if (name === '--version' || name === '-V') {
-    io.stdout.write(`${packageJson.version}\n`);
+    io.stdout.write(`${packageVersion()}\n`);
     return EXIT.ok;
   }
-  const command = COMMANDS[name];
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
     io.stderr.write(`contract-sync: unknown command "${name}"; see contract-sync --help\n`);
     return EXIT.error;
   }
   try {
-    return await command.run(args, io);
+    const run = await command.load();
+    return await run(args, io);
   } catch (error) {
     // parseArgs throws TypeErrors with codes like ERR_PARSE_ARGS_UNKNOWN_OPTION.
     const code = (error as { code?: string }).code ?? '';

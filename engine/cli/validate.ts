@@ -42,7 +42,7 @@ export async function validateCommand(args: readonly string[], io: CliIo): Promi
     return EXIT.ok;
   }
   const format = parseFormat<DiagnosticFormat>(values.format, DIAGNOSTIC_FORMATS, 'text');
-  const loaded = await loadRunInput(io, { repo: values.repo, config: values.config, ref: values.ref });
+  const loaded = await loadRunInput(io, { repo: values.repo, config: values.config, ref: values.ref, withoutHead: true });
   if (loaded.kind === 'git-error') {
     io.stderr.write(`contract-sync validate: ${loaded.message}\n`);
     return EXIT.error;

@@ -1,6 +1,6 @@
 /** Adapter: one git repository, run through simple-git. Commands run in `dir`, so paths are relative to it. */
 import { stat } from 'node:fs/promises';
-import { simpleGit, type SimpleGit } from 'simple-git';
+import type { SimpleGit } from 'simple-git';
 import { GitError, redactUrls } from './errors.ts';
 
 export interface GitRepository {
@@ -26,6 +26,8 @@ export async function openGitRepository(dir: string, options: OpenGitOptions = {
   );
   if (!isDirectory) return undefined;
   const binary = options.binary ?? 'git';
+  // Loaded on use: a command that reads only the working tree (validate) never pays for it.
+  const { simpleGit } = await import('simple-git');
   const git = simpleGit({ baseDir: dir, binary, trimmed: false });
   try {
     const inside = await git.raw(['rev-parse', '--is-inside-work-tree']);

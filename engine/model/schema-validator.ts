@@ -2,9 +2,15 @@
  * Ajv, compiled once per schema, with its errors turned into messages a person understands:
  * `expected an integer, got "12a"` rather than `must be integer`.
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import type * as AjvModule from 'ajv/dist/2020.js';
+import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import type { JsonSchema } from './json-schema-type.ts';
-import { isUtcTimestamp, timestampProblem } from './normalise.ts';
+import { timestampProblem } from './normalise.ts';
+import { SCHEMA_FORMATS } from './schema-formats.ts';
 
 export type PathSegment = string | number;
 
@@ -24,25 +30,48 @@ export interface ValidateOptions {
 
 export type SchemaCheck = (value: unknown, options?: ValidateOptions) => SchemaIssue[];
 
-function createAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: true, strict: true, strictNumbers: true, allowUnionTypes: true, verbose: true });
-  // Timestamps of the service are ISO 8601 in UTC; offsets and date-only values are refused.
-  ajv.addFormat('date-time', { type: 'string', validate: isUtcTimestamp });
-  ajv.addFormat('date', { type: 'string', validate: (text) => isUtcTimestamp(`${text}T00:00:00Z`) });
-  ajv.addFormat('uri', { type: 'string', validate: (text) => URL.canParse(text) });
+/** The one Ajv setup; `extra` adds the build's code-generation options (scripts/precompile-schemas.ts). */
+export function createAjv(extra: Options = {}): Ajv2020 {
+  // Loaded on first use: Ajv and compiling a schema dominate start-up, and a build's validate needs neither.
+  const { Ajv2020: AjvClass } = createRequire(import.meta.url)('ajv/dist/2020.js') as typeof AjvModule;
+  const ajv = new AjvClass({ allErrors: true, strict: true, strictNumbers: true, allowUnionTypes: true, verbose: true, ...extra });
+  for (const [name, format] of Object.entries(SCHEMA_FORMATS)) ajv.addFormat(name, format);
   // Editor hints in the specs; meaningless to validation.
   ajv.addKeyword('markdownDescription');
   return ajv;
 }
 
+/** What identifies a schema among the precompiled validators. */
+export function schemaKey(schema: JsonSchema): string {
+  return createHash('sha256').update(JSON.stringify(schema)).digest('hex');
+}
+
+/**
+ * Validators compiled at build time (dist/engine/model/precompiled-schemas.cjs, written by
+ * scripts/precompile-schemas.ts), by schemaKey. The sources have none and compile on use; a
+ * schema missing there (or changed since the build) is compiled too.
+ */
+function loadPrecompiled(): ReadonlyMap<string, ValidateFunction> {
+  const file = fileURLToPath(new URL('./precompiled-schemas.cjs', import.meta.url));
+  if (!existsSync(file)) return new Map();
+  const factory = createRequire(import.meta.url)(file) as (formats: typeof SCHEMA_FORMATS) => Record<string, ValidateFunction>;
+  return new Map(Object.entries(factory(SCHEMA_FORMATS)));
+}
+
+let precompiled: ReadonlyMap<string, ValidateFunction> | undefined;
 let shared: Ajv2020 | undefined;
 
 export function compileSchema(schema: JsonSchema): SchemaCheck {
-  shared ??= createAjv();
-  const validate: ValidateFunction = shared.compile(schema as object);
+  precompiled ??= loadPrecompiled();
+  let validate = precompiled.get(schemaKey(schema));
+  if (!validate) {
+    shared ??= createAjv();
+    validate = shared.compile(schema as object);
+  }
+  const check = validate;
   return (value, options = {}) => {
-    if (validate(value)) return [];
-    return toIssues(validate.errors ?? [], value, options);
+    if (check(value)) return [];
+    return toIssues(check.errors ?? [], value, options);
   };
 }
 

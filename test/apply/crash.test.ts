@@ -15,7 +15,7 @@ import { runCli } from '../helpers/cli.ts';
 import { writeTree } from '../helpers/files.ts';
 import { createFleet, fleetRepoFiles, fleetSeed, liveContract, requestLog } from '../helpers/fleet.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/contract-sync.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/contract-sync-dev.js', import.meta.url));
 
 let emulator: Emulator | undefined;
 const cleanups: (() => Promise<void>)[] = [];

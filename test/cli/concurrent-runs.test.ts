@@ -1,5 +1,5 @@
 /**
- * Two runs on the same state at once, as two real processes of bin/contract-sync.js
+ * Two runs on the same state at once, as two real processes of bin/contract-sync-dev.js (the sources)
  * against the emulator: both must finish without waiting out a lock timeout, and no contract may
  * be patched twice.
  */
@@ -16,7 +16,7 @@ import { startEmulator, type Emulator } from '../../emulator/index.ts';
 import { writeTree } from '../helpers/files.ts';
 import { createFleet, fleetRepoFiles, fleetSeed, liveContract, requestLog, type Fleet } from '../helpers/fleet.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/contract-sync.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/contract-sync-dev.js', import.meta.url));
 const REPORT_LOCK_LOOKS = fileURLToPath(new URL('fixtures/report-lock-looks.mjs', import.meta.url));
 // Short, so that a deadlock shows as a failed run within seconds instead of after the default minute.
 const LOCK_TIMEOUT_SECONDS = '10';

@@ -11,7 +11,7 @@ import { startEmulator, type Emulator } from '../../emulator/index.ts';
 import { writeTree } from '../helpers/files.ts';
 import { createFleet, fleetRepoFiles, fleetSeed } from '../helpers/fleet.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/contract-sync.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/contract-sync-dev.js', import.meta.url));
 /** How long after its last output the process may take to exit. */
 const EXIT_BOUND_MS = 3000;
 /** Beyond this the process is taken to hang and is killed: far below the 300 s the service asks to wait. */

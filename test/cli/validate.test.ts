@@ -199,7 +199,7 @@ describe('contract-sync validate --ref', () => {
 
 describe('the contract-sync binary', () => {
   const exec = promisify(execFile);
-  const bin = path.join(ROOT, 'bin/contract-sync.js');
+  const bin = path.join(ROOT, 'bin/contract-sync-dev.js');
 
   it('prints its version and help without a build step', async () => {
     const version = await exec(process.execPath, [bin, '--version']);

@@ -8,7 +8,7 @@ import { main } from '../../engine/cli/main.ts';
 import type { CliIo } from '../../engine/cli/io.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = path.join(ROOT, 'bin/contract-sync.js');
+const BIN = path.join(ROOT, 'bin/contract-sync-dev.js');
 
 function captureIo(): CliIo & { out: () => string; err: () => string } {
   let out = '';

@@ -1,0 +1,212 @@
+/**
+ * The package as users get it: `npm pack` (which builds dist/ through `prepare`), the tarball
+ * installed with npm into an empty directory (dependencies come from the registry), and the
+ * installed CLI run there: --version, validate on a generated repository, the emulator, and the
+ * library import.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.ts';
+
+const exec = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const NPX = process.platform === 'win32' ? 'npx.cmd' : 'npx';
+const packageJson = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+
+let work: string;
+let consumer: string;
+let tarballFiles: string[];
+
+beforeAll(async () => {
+  work = await mkdtemp(path.join(tmpdir(), 'contract-sync-pack-'));
+  consumer = path.join(work, 'consumer');
+  await mkdir(consumer);
+
+  const packed = await exec(NPM, ['pack', '--json', '--pack-destination', work], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+  // Lifecycle scripts (prepare: the build) may print before npm's JSON.
+  const [tarball] = JSON.parse(packed.stdout.slice(packed.stdout.search(/^\[/m))) as { filename: string; files: { path: string }[] }[];
+  tarballFiles = tarball!.files.map((file) => file.path);
+
+  await writeFile(path.join(consumer, 'package.json'), `${JSON.stringify({ name: 'consumer', private: true, type: 'module' })}\n`);
+  await exec(NPM, ['install', '--no-audit', '--no-fund', path.join(work, tarball!.filename)], { cwd: consumer, maxBuffer: 16 * 1024 * 1024 });
+}, 240_000);
+
+afterAll(async () => {
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+async function run(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<{ code: number; stdout: string; stderr: string }> {
+  return exec(command, [...args], { ...options, env: { ...process.env, ...options.env } }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+  );
+}
+
+describe('the packed package', () => {
+  it('holds the compiled code, specs, README, LICENSE and the example config, and no sources, tests or project files', () => {
+    const unwanted = tarballFiles.filter(
+      (file) =>
+        /^(test|bench|\.ci|scripts|examples|engine|emulator\/.*\.ts$|node_modules)\b/.test(file) ||
+        (/\.ts$/.test(file) && !/\.d\.ts$/.test(file)) ||
+        /^(tsconfig.*|eslint\.config\.js|vitest\.config\.ts|package-lock\.json|bin\/contract-sync-dev\.js)$/.test(file),
+    );
+
+    expect(unwanted).toEqual([]);
+    expect(tarballFiles).toEqual(
+      expect.arrayContaining([
+        'LICENSE',
+        'README.md',
+        'package.json',
+        'bin/contract-sync.js',
+        'contracts.example.yaml',
+        'dist/engine/index.js',
+        'dist/engine/index.d.ts',
+        'dist/engine/cli/main.js',
+        'dist/engine/model/precompiled-schemas.cjs',
+        'dist/emulator/index.js',
+        'emulator/seed.example.yaml',
+        'specs/contracts.schema.json',
+        'specs/config.schema.json',
+      ]),
+    );
+  });
+
+  it('runs `npx contract-sync --version` after npm install', { timeout: 30_000 }, async () => {
+    const result = await run(NPX, ['--no', '--', 'contract-sync', '--version'], { cwd: consumer });
+
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(`${packageJson.version}\n`);
+  });
+
+  it('validates a generated repository, whose $schema line resolves inside node_modules', { timeout: 30_000 }, async () => {
+    const repo = path.join(work, 'repo');
+    await mkdir(path.join(repo, 'contracts/acme'), { recursive: true });
+    await writeFile(
+      path.join(repo, 'contract-sync.yaml'),
+      [
+        'api: { baseUrl: https://cms.example.com }',
+        'auth: { url: https://login.example.com, realm: cms }',
+        'tenants:',
+        '  acme: { clientId: contract-sync-acme, clientSecret: { env: ACME_CLIENT_SECRET } }',
+        '',
+      ].join('\n'),
+    );
+    const schemaLine = '# yaml-language-server: $schema=../../node_modules/contract-sync/specs/contracts.schema.json';
+    await writeFile(path.join(repo, 'contracts/acme/cleaning.yaml'), `${schemaLine}\ntenant: acme\ncontracts:\n  "4711": { Name: Facility cleaning }\n`);
+    const broken = path.join(repo, 'contracts/acme/broken.yaml');
+
+    const valid = await run(NPX, ['--no', '--', 'contract-sync', 'validate', '--repo', repo], { cwd: consumer });
+    await writeFile(broken, 'tenant: acme\ncontracts:\n  "4712": { Nmae: Typo }\n');
+    const invalid = await run(NPX, ['--no', '--', 'contract-sync', 'validate', '--repo', repo], { cwd: consumer });
+    await rm(broken);
+
+    expect(valid.code, valid.stdout + valid.stderr).toBe(0);
+    expect(valid.stdout).toContain('1 valid contract(s) in 1 file(s)');
+    expect(invalid.code).toBe(1);
+    expect(invalid.stdout).toContain('Nmae');
+    await expect(access(path.join(consumer, 'node_modules/contract-sync/specs/contracts.schema.json'))).resolves.toBeUndefined();
+  });
+
+  it('starts the emulator with the shipped example seed and serves discovery', { timeout: 60_000 }, async () => {
+    // detached: its own process group, so that npx and the CLI under it stop together.
+    const child = spawn(NPX, ['--no', '--', 'contract-sync', 'emulator', '--seed', 'node_modules/contract-sync/emulator/seed.example.yaml', '--port', '0'], {
+      cwd: consumer,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      const ready = await new Promise<string>((resolve, reject) => {
+        let stdout = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+          if (stdout.includes('\n')) resolve(stdout.split('\n')[0]!);
+        });
+        child.once('exit', (code) => reject(new Error(`emulator exited with ${code} before its ready line: ${stderr}`)));
+      });
+      const urls = JSON.parse(ready) as { baseUrl: string; authUrl: string; realm: string };
+      const discovery = await fetch(`${urls.authUrl}/realms/${urls.realm}/.well-known/openid-configuration`);
+
+      expect(urls.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(discovery.status).toBe(200);
+      expect(((await discovery.json()) as { token_endpoint: string }).token_endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+    } finally {
+      process.kill(-child.pid!, 'SIGTERM');
+      await exited;
+    }
+  });
+
+  it('reports the same problems with the build\'s precompiled schemas as the sources do with Ajv, without loading Ajv\'s compiler', { timeout: 60_000 }, async () => {
+    const repo = path.join(work, 'mistakes');
+    await mkdir(path.join(repo, 'contracts/acme'), { recursive: true });
+    const config = ['api: { baseUrl: not a url, timeoutMs: 0 }', 'auth: { url: https://login.example.com, realm: "" }', 'tenants:', '  acme: { clientId: cs-acme, clientSecret: { env: ACME_SECRET }, colour: red }', ''];
+    const contracts = [
+      'tenant: acme',
+      'contracts:',
+      '  "1": { Name: 2027, Nmae: x, Area: "12a", ValidFrom: 2027-01-01, SupplierNoticePeriod: { Weeks: 2 } }',
+      '  "2": { Name: "", Company: [{ RelationType: Supplier }], Type: [{ Lookup: Service, IsDora: "yes" }], ValidTo: "2027-01-01T00:00:00+02:00" }',
+      '',
+    ];
+    const check = "const { main } = await import(process.argv[1]); const { createRequire } = await import('node:module');"
+      + " const io = { stdout: process.stdout, stderr: process.stderr, env: {}, cwd: process.cwd() };"
+      + " process.exitCode = await main(process.argv.slice(2), io);"
+      + " const compiler = Object.keys(createRequire(import.meta.url).cache).filter((file) => /[\\/]ajv[\\/]dist[\\/](core|compile)/.test(file));"
+      + " process.stderr.write(`ajv compiler modules: ${compiler.length}`);";
+    const main = pathToFileURL(path.join(consumer, 'node_modules/contract-sync/dist/engine/cli/main.js')).href;
+    const outputs: { built: string; sources: string; compilerLoaded: string }[] = [];
+
+    for (const [name, content] of [['contract-sync.yaml', config], ['contracts/acme/mistakes.yaml', contracts]] as const) {
+      if (name === 'contracts/acme/mistakes.yaml') await writeFile(path.join(repo, 'contract-sync.yaml'), 'api: { baseUrl: https://cms.example.com }\nauth: { url: https://login.example.com, realm: cms }\ntenants:\n  acme: { clientId: cs-acme, clientSecret: { env: ACME_SECRET } }\n');
+      await writeFile(path.join(repo, name), content.join('\n'));
+      const args = ['validate', '--repo', repo, '--format', 'json'];
+      const built = await run(process.execPath, ['--input-type=module', '-e', check, main, ...args], { cwd: consumer });
+      const sources = await runCli(args, consumer);
+      outputs.push({ built: built.stdout, sources: sources.stdout, compilerLoaded: built.stderr });
+    }
+
+    for (const { built, sources, compilerLoaded } of outputs) {
+      expect(JSON.parse(built)).toEqual(JSON.parse(sources));
+      expect(compilerLoaded).toBe('ajv compiler modules: 0');
+    }
+    expect(outputs.map(({ built }) => (JSON.parse(built) as unknown[]).length)).toEqual([expect.any(Number), expect.any(Number)]);
+    expect(outputs.every(({ built }) => (JSON.parse(built) as unknown[]).length >= 4)).toBe(true);
+  });
+
+  it('exports the library, with type declarations, from `import ... from "contract-sync"`', { timeout: 30_000 }, async () => {
+    const script = "const m = await import('contract-sync'); console.log(JSON.stringify({ fields: m.FIELDS.length, validate: typeof m.validateDesiredState }));";
+
+    const result = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: consumer });
+    const manifest = JSON.parse(await readFile(path.join(consumer, 'node_modules/contract-sync/package.json'), 'utf8')) as {
+      exports: { '.': { types: string } };
+    };
+
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ fields: 19, validate: 'function' });
+    await expect(access(path.join(consumer, 'node_modules/contract-sync', manifest.exports['.'].types))).resolves.toBeUndefined();
+  });
+
+  it('loads neither the emulator, the OpenID provider, pg nor the HTTP client for --version and validate (compiled code)', { timeout: 30_000 }, async () => {
+    const recorder = pathToFileURL(path.join(ROOT, 'test/package/record-module-loads.mjs')).href;
+    const bin = path.join(consumer, 'node_modules/contract-sync/bin/contract-sync.js');
+    const heavy = /\/node_modules\/(oidc-provider|openid-client|pg)\/|\/contract-sync\/dist\/(emulator|engine\/api)\//;
+    const loaded: string[][] = [];
+
+    for (const args of [['--version'], ['validate', '--repo', path.join(ROOT, 'examples/demo-repo')]]) {
+      const out = path.join(work, `loads-${loaded.length}.txt`);
+      const result = await run(process.execPath, ['--import', recorder, bin, ...args], { cwd: consumer, env: { RECORD_MODULE_LOADS: out } });
+      expect(result.code, result.stderr).toBe(0);
+      loaded.push((await readFile(out, 'utf8')).split('\n').filter(Boolean));
+    }
+
+    expect(loaded[0]!.some((url) => url.includes('/contract-sync/dist/engine/cli/main.js'))).toBe(true);
+    expect(loaded.flat().filter((url) => heavy.test(url))).toEqual([]);
+  });
+});
