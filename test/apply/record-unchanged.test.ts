@@ -63,7 +63,9 @@ function deps(config: Config, fleet: Fleet, store: StateStore, scopes: Scope[], 
   const redactor = new Redactor();
   for (const secret of Object.values(fleet.env)) redactor.add(secret);
   const logger = createLogger({ redactor, destination: { write: () => true }, level: 'silent' });
-  const tokensFor = (asked: Scope[]) => createTenantTokens({ auth: config.auth, tenants: config.tenants, scopes: asked, env: fleet.env, logger, redactor });
+  function tokensFor(asked: Scope[]) {
+    return createTenantTokens({ auth: config.auth, tenants: config.tenants, scopes: asked, env: fleet.env, logger, redactor });
+  }
   return {
     store,
     tokens: tokensFor(scopes),
@@ -170,8 +172,8 @@ describe.each(BACKENDS)('apply settles uncertain contracts that plan as no chang
     const fleet = createFleet(1, 3);
     const id = 'tenant-a-0000';
     const seed = fleetSeed(fleet);
-    if (liveOverride) seed.tenants['tenant-a']!.contracts![id] = liveOverride;
-    emulator = await startEmulator(seed);
+    const tenant = seed.tenants['tenant-a']!;
+    emulator = await startEmulator(liveOverride ? { ...seed, tenants: { 'tenant-a': { ...tenant, contracts: { ...tenant.contracts, [id]: liveOverride } } } } : seed);
     const config = fleetConfig(fleet, emulator, { read: true });
     const store = backend.open(stateDir);
     // An earlier run recorded everything as desired, then stopped with 0000 in flight.
