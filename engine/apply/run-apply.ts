@@ -28,8 +28,9 @@ import type { ContractSet } from '../desired/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ContractFields } from '../model/types.ts';
 import { createPlan } from '../plan/create-plan.ts';
+import { fingerprint } from '../plan/fingerprint.ts';
 import type { PlanContract, PlanDocument, PlanSource, PlanTouched } from '../plan/types.ts';
-import type { KnownContract, KnownContracts, PendingContract, StateStore, TenantLock, TenantRunRecord } from '../state/types.ts';
+import type { AppliedContract, KnownContract, KnownContracts, PendingContract, StateStore, TenantLock, TenantRunRecord } from '../state/types.ts';
 import { applyContract, type ContractOutcome } from './apply-contract.ts';
 import { messageOf, statusOf } from './failure.ts';
 import { planningFingerprint } from './incremental.ts';
@@ -111,6 +112,11 @@ interface PreparedTenant {
   readonly lane: TenantLane;
   readonly lock?: TenantLock;
   readonly known: KnownContracts;
+  /**
+   * The state store's records of the planned contracts, when `known` was read live (not read in a
+   * dry run): a contract read live and found unchanged is recorded only when its record differs.
+   */
+  readonly stored?: KnownContracts;
   /** Contracts that could not be read: not planned, reported as failed. */
   readonly unreadable: Map<string, ContractResult>;
   readonly uncertain: ReadonlyMap<string, string>;
@@ -124,7 +130,15 @@ interface PreparedTenant {
 interface TenantWork {
   readonly items: readonly WorkItem[];
   readonly send: readonly PlanContract[];
+  /**
+   * Contracts an earlier run left uncertain that plan as no change from the state store: read (and
+   * re-planned from what is live) so that they settle instead of staying pending for ever.
+   */
+  readonly settle: readonly PlanContract[];
 }
+
+/** State records written at once when recording contracts found unchanged. */
+const RECORD_CONCURRENCY = 16;
 
 /** A contract to send (from the fresh plan), or one of a saved plan refused as stale (as reviewed). */
 type WorkItem = { readonly contract: PlanContract; readonly stale?: undefined } | { readonly contract: PlanContract; readonly stale: string };
@@ -171,6 +185,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       // Only the records of the contracts planned: an incremental run of a large tenant reads a few.
       const planned = new Set(desiredById.get(tenant)?.keys() ?? []);
       if (!refresh) return { tenant, lane, lock, known: await store.readTenant(tenant, planned), unreadable, uncertain, previousRun };
+      const stored = dryRun ? undefined : await store.readTenant(tenant, planned);
       // The token is checked (tenant_id, scopes) before the first request is queued.
       await tokens.get(tenant);
       const known = new Map<string, KnownContract>();
@@ -185,7 +200,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
           }
         }),
       );
-      return { tenant, lane, lock, known, unreadable, uncertain, previousRun };
+      return { tenant, lane, lock, known, ...(stored ? { stored } : {}), unreadable, uncertain, previousRun };
     } catch (error) {
       // Released now: another run may be waiting for this tenant while this run plans the others.
       await lock?.release().catch((failure: unknown) => logger.warn({ tenant, code: (failure as { code?: unknown }).code }, 'lock not released'));
@@ -225,7 +240,8 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
   function selectWork(tenant: PreparedTenant, contracts: readonly PlanContract[]): TenantWork {
     if (reviewed === undefined) {
       const send = contracts.filter((contract) => contract.action === 'update');
-      return { items: send.map((contract) => ({ contract })), send };
+      const settle = api.canRead ? contracts.filter((contract) => contract.action === 'noop' && contract.knownFrom !== 'live' && tenant.uncertain.has(contract.id)) : [];
+      return { items: send.map((contract) => ({ contract })), send, settle };
     }
     const fresh = new Map(contracts.map((contract) => [contract.id, contract]));
     const items: WorkItem[] = [];
@@ -246,7 +262,8 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
         logger.warn({ tenant: tenant.tenant, contractId: contract.id }, 'contract changes that the saved plan does not: not sent');
       }
     }
-    return { items, send: items.flatMap((item) => (item.stale === undefined ? [item.contract] : [])) };
+    // A saved plan sends only what was reviewed: its uncertain unchanged contracts stay pending.
+    return { items, send: items.flatMap((item) => (item.stale === undefined ? [item.contract] : [])), settle: [] };
   }
 
   const work = new Map(prepared.map((tenant) => [tenant.tenant, selectWork(tenant, plannedByTenant.get(tenant.tenant) ?? [])]));
@@ -267,9 +284,34 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     };
   }
 
-  async function execute(tenant: PreparedTenant, contracts: readonly PlanContract[], { items, send }: TenantWork): Promise<Map<string, ContractOutcome>> {
+  /**
+   * Records the contracts read live and found unchanged whose record differs from what was read
+   * (or that have none), so that a plan from the state store on any machine shows what a live read
+   * would (docs/architecture.md section 7). Identical records are not rewritten. Written before the
+   * first PATCH: a state store that cannot take a record stops the tenant before anything is sent.
+   */
+  async function recordUnchanged(tenant: PreparedTenant, contracts: readonly PlanContract[]): Promise<void> {
+    const appliedAt = new Date(clock.now()).toISOString();
+    const writes: AppliedContract[] = [];
+    for (const contract of contracts) {
+      if (contract.action !== 'noop' || contract.knownFrom !== 'live') continue;
+      const live = tenant.known.get(contract.id)?.fields;
+      if (live === undefined) continue;
+      const liveFingerprint = fingerprint(live);
+      const stored = tenant.stored?.get(contract.id)?.fields;
+      if (stored !== undefined && fingerprint(stored) === liveFingerprint) continue;
+      writes.push({ contractId: contract.id, fields: live, fingerprint: liveFingerprint, appliedAt, commit: options.source.commit });
+    }
+    for (let start = 0; start < writes.length; start += RECORD_CONCURRENCY) {
+      await Promise.all(writes.slice(start, start + RECORD_CONCURRENCY).map((applied) => store.writeContract(tenant.tenant, applied)));
+    }
+    if (writes.length > 0) logger.debug({ tenant: tenant.tenant, records: writes.length }, 'unchanged contracts recorded as read');
+  }
+
+  async function execute(tenant: PreparedTenant, contracts: readonly PlanContract[], { items, send, settle }: TenantWork): Promise<Map<string, ContractOutcome>> {
     const outcomes = new Map<string, ContractOutcome>();
     if (dryRun || tenant.error !== undefined) return outcomes;
+    await recordUnchanged(tenant, contracts);
     const desired = desiredById.get(tenant.tenant) ?? new Map<string, DesiredContract>();
     const previousPending = tenant.previousRun?.pending ?? [];
     const pendingSince = startedAt;
@@ -295,8 +337,8 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       now: () => clock.now(),
       maxReconciles: config.retry.maxAttempts,
     };
-    await Promise.all(
-      send.map(async (contract) => {
+    await Promise.all([
+      ...send.map(async (contract) => {
         const outcome = await applyContract(
           {
             contractId: contract.id,
@@ -313,7 +355,18 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
         if (outcome.outcome !== 'applied') logger.warn({ tenant: tenant.tenant, contractId: contract.id, status: outcome.status, outcome: outcome.outcome }, 'contract not applied');
         deps.onProgress?.({ tenant: tenant.tenant, contractId: contract.id, outcome: outcome.outcome, done, total });
       }),
-    );
+      // Read first (the contract is uncertain), re-planned from what is live: recorded when it
+      // needs nothing, sent when the service turns out to be behind the desired state.
+      ...settle.map(async (contract) => {
+        const outcome = await applyContract(
+          { contractId: contract.id, ops: [], known: undefined, knownIsLive: false, desired: desired.get(contract.id)!.fields, uncertain: tenant.uncertain.get(contract.id) },
+          context,
+        ).catch((error: unknown): ContractOutcome => ({ outcome: 'failed', status: statusOf(error), reason: messageOf(error) }));
+        outcomes.set(contract.id, outcome);
+        if (outcome.outcome !== 'applied') logger.warn({ tenant: tenant.tenant, contractId: contract.id, status: outcome.status, outcome: outcome.outcome }, 'uncertain contract not settled');
+        else logger.info({ tenant: tenant.tenant, contractId: contract.id }, 'uncertain contract settled by a read');
+      }),
+    ]);
     const notSent = new Map<string, { file: string; reason: string }>();
     for (const failure of tenant.unreadable.values()) notSent.set(failure.contractId, { file: failure.file, reason: failure.reason ?? 'could not read the contract' });
     for (const item of items) if (item.stale !== undefined) notSent.set(item.contract.id, { file: item.contract.file, reason: item.stale });
@@ -331,7 +384,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     let error = tenant.error;
     try {
       // No PATCH is queued before the token has been checked; a tenant with nothing to send needs none.
-      if (!dryRun && error === undefined && tenantWork.send.length > 0) await tokens.get(tenant.tenant);
+      if (!dryRun && error === undefined && tenantWork.send.length + tenantWork.settle.length > 0) await tokens.get(tenant.tenant);
       outcomes = await execute(tenant, contracts, tenantWork);
     } catch (failure) {
       error = messageOf(failure);
@@ -353,6 +406,13 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       else if (outcome === undefined) failures.push({ ...base, outcome: 'skipped', status: null, reason: error === undefined ? 'not sent' : `not sent: tenant ${tenant.tenant} could not start` });
       else if (outcome.outcome === 'applied') applied += 1;
       else failures.push({ ...base, outcome: outcome.outcome, status: outcome.status, reason: outcome.reason });
+    }
+    // A settled contract is no change of this run's plan; one that did not settle is reported.
+    for (const contract of tenantWork.settle) {
+      const outcome = outcomes.get(contract.id);
+      if (outcome !== undefined && outcome.outcome !== 'applied') {
+        failures.push({ contractId: contract.id, file: contract.file, line: contract.line, ops: 0, outcome: outcome.outcome, status: outcome.status, reason: outcome.reason });
+      }
     }
     const { requests, retries, throttles } = tenant.lane.counters;
     return {

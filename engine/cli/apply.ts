@@ -20,9 +20,10 @@ import { parseLockTimeout } from './lock-timeout.ts';
 import { createEngineSetup } from './engine-setup.ts';
 import { clockOf, EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { createProgress } from './progress.ts';
+import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-args.ts';
 import { openStateStore } from './state-store.ts';
 
-export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--refresh | --no-refresh]
+export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--refresh | --no-refresh]
                            [--full] [--dry-run] [--lock-timeout SECONDS] [--report FILE]
        contract-sync apply PLAN.json [--config FILE] [--repo DIR] [--dry-run] [--lock-timeout SECONDS] [--report FILE]
 
@@ -60,6 +61,7 @@ Options:
   --repo DIR             repository holding the desired-state files (default: .)
   --ref REF              read the desired state (and, without --config, the config) at this git ref
   --tenant T             apply only tenant T (repeatable; default: every tenant)
+${shardHelp(25)}
   --refresh              take the known state from live reads (default when api.read is configured)
   --no-refresh           take the known state from the state store
   --full                 plan every contract, not only those changed since the last applied commit
@@ -85,6 +87,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       repo: { type: 'string', default: '.' },
       ref: { type: 'string' },
       tenant: { type: 'string', multiple: true },
+      ...SHARD_OPTION,
       refresh: { type: 'boolean' },
       'no-refresh': { type: 'boolean' },
       full: { type: 'boolean', default: false },
@@ -105,6 +108,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   if (values.refresh && values['no-refresh']) throw new UsageError('--refresh and --no-refresh exclude each other');
   if (planFile !== undefined) {
     if (values.tenant !== undefined) throw new UsageError('--tenant cannot be used with a plan file: the plan names its tenants');
+    if (values.shard !== undefined) throw new UsageError('--shard cannot be used with a plan file: the plan names its tenants');
     if (values.ref !== undefined) throw new UsageError("--ref cannot be used with a plan file: the desired state is read at the plan's commit");
     if (values.full) throw new UsageError('--full cannot be used with a plan file: the plan names the contracts to apply');
     if (values.refresh || values['no-refresh']) {
@@ -112,6 +116,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
     }
   }
   const lockTimeoutMs = parseLockTimeout(values['lock-timeout']);
+  const shard = parseShardArg(values.shard);
 
   const reviewed = planFile === undefined ? undefined : await readSavedPlan(io, planFile, values.repo);
   if (typeof reviewed === 'number') return reviewed;
@@ -124,11 +129,14 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       config: values.config,
       ref: reviewed ? (reviewed.source.commit ?? undefined) : values.ref,
       tenants: values.tenant,
+      ...(shard ? { shard } : {}),
       ...(reviewed ? {} : { incremental: !values.full, checkUncommitted: true }),
     },
     'nothing applied',
   );
   if (typeof input === 'number') return input;
+  // A shard without tenants has nothing to lock, read or send.
+  if (reportShard(io, input.shard, 'stdout')) return EXIT.ok;
   const { repoDir, config } = input;
   let { contractSets, source } = input;
   const canRead = config.api.read !== undefined;

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { narrowToScopes, type TenantScope } from '../apply/incremental.ts';
 import type { Config } from '../config/types.ts';
 import { loadDesiredState } from '../desired/load.ts';
+import { selectShard, type Shard, type ShardSelection } from '../desired/shard.ts';
 import { desiredPathMatcher, workingTreeSource } from '../desired/read-files.ts';
 import type { ContractSet, DesiredStateResult } from '../desired/types.ts';
 import type { Diagnostic } from '../diagnostic.ts';
@@ -36,6 +37,8 @@ export interface RunInputOptions {
   readonly base?: string;
   /** `--tenant`: keep only these tenants (default: all); each must be configured. */
   readonly tenants?: readonly string[];
+  /** `--shard`: keep only the tenants (of the configured ones, or of `tenants`) on this shard. */
+  readonly shard?: Shard;
   /**
    * Apply: plan only what changed since each tenant's last applied commit (see
    * engine/apply/incremental.ts); tenants without a usable record are planned in full.
@@ -72,6 +75,8 @@ export interface RunInput {
    * HEAD as applied: a later incremental run would not see those edits undone.
    */
   readonly committed?: boolean;
+  /** With `shard`: the tenants it selected, of how many. */
+  readonly shard?: ShardSelection;
 }
 
 export type RunInputResult =
@@ -79,8 +84,8 @@ export type RunInputResult =
   | { readonly kind: 'invalid-config'; readonly repoDir: string; readonly configFile: string; readonly diagnostics: readonly Diagnostic[] }
   | { readonly kind: 'git-error'; readonly code: GitErrorCode; readonly message: string };
 
-function selectTouched(touched: PlanTouched, tenants: readonly string[]): PlanTouched {
-  if (tenants.length === 0) return touched;
+function selectTouched(touched: PlanTouched, tenants: readonly string[] | undefined): PlanTouched {
+  if (tenants === undefined) return touched;
   return {
     contracts: new Map([...touched.contracts].filter(([tenant]) => tenants.includes(tenant))),
     noLongerManaged: touched.noLongerManaged.filter((contract) => tenants.includes(contract.tenant)),
@@ -114,8 +119,8 @@ async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult
 
   const { configFile, config, diagnostics } = await readRepoConfig(io, options, at);
   if (!config) return { kind: 'invalid-config', repoDir, configFile, diagnostics };
-  const selected = options.tenants ?? [];
-  for (const tenant of selected) {
+  const named = options.tenants ?? [];
+  for (const tenant of named) {
     if (!Object.hasOwn(config.tenants, tenant)) {
       throw new UsageError(`--tenant "${tenant}" is not configured (known: ${Object.keys(config.tenants).join(', ') || 'none'})`);
     }
@@ -124,10 +129,13 @@ async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult
   const source = at ? gitCommitSource(at.repository, at.commit) : workingTreeSource(repoDir);
   // Without --ref the desired state may hold uncommitted edits; HEAD is still the best name for it.
   const head = at?.commit ?? (repository ? ((await resolveCommit(repository, 'HEAD')) ?? null) : null);
-  const tenants = selected.length === 0 ? Object.keys(config.tenants).sort() : selected;
+  const sharded = options.shard === undefined ? undefined : selectShard(named.length === 0 ? Object.keys(config.tenants).sort() : [...new Set(named)], options.shard);
+  // Undefined: every tenant.
+  const selected = sharded?.tenants ?? (named.length === 0 ? undefined : named);
+  const tenants = selected ?? Object.keys(config.tenants).sort();
   const scopes = options.incremental && repository && head !== null ? await incrementalScopes(repository, config, repoDir, tenants, { commit: head, workingTree: !at }) : undefined;
   const desired = await loadDesiredState(repoDir, config, { source, ...(scopes ? { only: scopeFiles(scopes) } : {}) });
-  const chosen = selected.length === 0 ? desired.contractSets : desired.contractSets.filter((set) => selected.includes(set.tenant));
+  const chosen = selected === undefined ? desired.contractSets : desired.contractSets.filter((set) => selected.includes(set.tenant));
   const contractSets = scopes ? narrowToScopes(chosen, scopes) : chosen;
   const planSource: PlanSource = { repo: options.repo, ref: ref ?? null, commit: head };
   const committed = options.checkUncommitted ? at !== undefined || (repository !== undefined && head !== null && !(await hasUncommittedDesiredFiles(repository, head, config))) : undefined;
@@ -140,6 +148,7 @@ async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult
     contractSets,
     ...(scopes ? { scopes } : {}),
     ...(committed === undefined ? {} : { committed }),
+    ...(sharded ? { shard: sharded } : {}),
   };
   if (base === undefined || !baseRepository || desired.errors.length > 0) return { kind: 'ready', input: { ...input, source: planSource } };
 

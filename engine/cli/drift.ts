@@ -16,9 +16,10 @@ import { parseLockTimeout } from './lock-timeout.ts';
 import { createEngineSetup } from './engine-setup.ts';
 import { clockOf, EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { createProgress } from './progress.ts';
+import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-args.ts';
 import { openStateStore } from './state-store.ts';
 
-export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--fix]
+export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--fix]
                            [--format text|markdown|json] [--detailed-exitcode] [--lock-timeout SECONDS] [--report FILE]
 
 Reads every managed contract (every contract of the desired state) live, compares it with the
@@ -35,6 +36,7 @@ Options:
   --repo DIR             repository holding the desired-state files (default: .)
   --ref REF              read the desired state (and, without --config, the config) at this git ref
   --tenant T             check only tenant T (repeatable; default: every tenant)
+${shardHelp(25)}
   --fix                  send the corrections and record them in the state store
   --format F             text (default), markdown (for an issue or a job summary) or json
   --detailed-exitcode    exit 2 when drift is found and not fixed (without --fix; with --fix,
@@ -61,6 +63,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
       repo: { type: 'string', default: '.' },
       ref: { type: 'string' },
       tenant: { type: 'string', multiple: true },
+      ...SHARD_OPTION,
       fix: { type: 'boolean', default: false },
       format: { type: 'string' },
       'detailed-exitcode': { type: 'boolean', default: false },
@@ -79,10 +82,18 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   const format = parseFormat(values.format, FORMATS, 'text');
   const lockTimeoutMs = parseLockTimeout(values['lock-timeout']);
   const fix = values.fix;
+  const shard = parseShardArg(values.shard);
 
   const outcome = fix ? 'nothing read or fixed' : 'nothing read';
-  const input = await loadRunInputOrReport(io, 'drift', { repo: values.repo, config: values.config, ref: values.ref, tenants: values.tenant, checkUncommitted: fix }, outcome);
+  const input = await loadRunInputOrReport(
+    io,
+    'drift',
+    { repo: values.repo, config: values.config, ref: values.ref, tenants: values.tenant, ...(shard ? { shard } : {}), checkUncommitted: fix },
+    outcome,
+  );
   if (typeof input === 'number') return input;
+  // An empty shard still reports (no drift), so that a job reading --report finds one.
+  reportShard(io, input.shard, format === 'text' ? 'stdout' : 'stderr');
   const { repoDir, config, contractSets, source } = input;
   if (config.api.read === undefined) {
     io.stderr.write(

@@ -18,11 +18,12 @@ import { StateFormatError } from '../state/file-format.ts';
 import { emptyStateStore, readKnownState } from '../state/memory-store.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { createEngineSetup } from './engine-setup.ts';
+import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-args.ts';
 import { openStateStore } from './state-store.ts';
 import { clockOf, EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { renderPlanAnnotations } from './plan-github.ts';
 
-export const PLAN_HELP = `Usage: contract-sync plan [--config FILE] [--repo DIR] [--ref REF] [--base REF] [--tenant T]...
+export const PLAN_HELP = `Usage: contract-sync plan [--config FILE] [--repo DIR] [--ref REF] [--base REF] [--tenant T]... [--shard I/N]
                           [--refresh | --no-refresh] [--out PLAN.json] [--format text|markdown|json|github]
                           [--detailed-exitcode]
 
@@ -62,6 +63,7 @@ Options:
   --ref REF             read the desired state at this git ref (see above)
   --base REF            mark what the change since REF touches (see above)
   --tenant T            plan only tenant T (repeatable; default: every tenant)
+${shardHelp(24)}
   --refresh             read the known state live (see above)
   --no-refresh          read the known state from the state store (the default)
   --out PLAN.json       also write the plan document (JSON) to this file, for contract-sync apply
@@ -175,6 +177,7 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
       ref: { type: 'string' },
       base: { type: 'string' },
       tenant: { type: 'string', multiple: true },
+      ...SHARD_OPTION,
       refresh: { type: 'boolean' },
       'no-refresh': { type: 'boolean' },
       out: { type: 'string' },
@@ -191,9 +194,17 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   }
   const format = parseFormat<PlanFormat>(values.format, PLAN_FORMATS, 'text');
   if (values.refresh && values['no-refresh']) throw new UsageError('--refresh and --no-refresh exclude each other');
+  const shard = parseShardArg(values.shard);
 
-  const input = await loadRunInputOrReport(io, 'plan', { repo: values.repo, config: values.config, ref: values.ref, base: values.base, tenants: values.tenant }, 'no plan written');
+  const input = await loadRunInputOrReport(
+    io,
+    'plan',
+    { repo: values.repo, config: values.config, ref: values.ref, base: values.base, tenants: values.tenant, ...(shard ? { shard } : {}) },
+    'no plan written',
+  );
   if (typeof input === 'number') return input;
+  // An empty shard still plans (and writes --out): nothing, so that the steps after it find a plan.
+  reportShard(io, input.shard, format === 'text' ? 'stdout' : 'stderr');
   const { repoDir, config, contractSets, source, touched } = input;
   if (values.refresh && config.api.read === undefined) {
     io.stderr.write('contract-sync plan: --refresh needs reads; configure api.read (e.g. read: { path: "/contract/{id}" }); no plan written\n');

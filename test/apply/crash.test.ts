@@ -56,7 +56,9 @@ describe('apply killed mid-run', () => {
     const readable = await Promise.all(fleet.tenants.map((tenant) => store.readTenant(tenant)));
     const next = await runCli(['apply', '--lock-timeout', '10'], dir, fleet.env);
 
-    expect(readable.reduce((sum, known) => sum + known.size, 0)).toBeLessThan(changed);
+    // Killed mid-run: not every changed contract recorded (the unchanged ones are recorded before the first PATCH).
+    const recordedChanged = fleet.tenants.reduce((sum, tenant, index) => sum + [...fleet.changed.get(tenant)!].filter((id) => readable[index]!.has(id)).length, 0);
+    expect(recordedChanged).toBeLessThan(changed);
     expect(next.code, next.stdout + next.stderr).toBe(0);
     const log = await requestLog(emulator);
     const byPath = new Map<string, number>();

@@ -60,15 +60,17 @@ function earlier(contractId: string, outcome: PendingContract['outcome']): Pendi
 
 describe('the run record runApply writes', () => {
   it.each([
-    ['from the state store', false, ['tenant-a-0001']],
-    ['from live reads', true, []],
-  ])('advances the commit with nothing to change (known state %s), and keeps only the entries left unsettled', async (_name, refresh, kept) => {
+    // Without a read nothing can settle the unknown entry; with one, the run reads it (see test/apply/record-unchanged.test.ts).
+    ['from the state store, no reads', false, false, ['tenant-a-0001']],
+    ['from the state store, reads', false, true, []],
+    ['from live reads', true, true, []],
+  ])('advances the commit with nothing to change (known state %s), and keeps only the entries left unsettled', async (_name, refresh, read, kept) => {
     // The service already holds the desired state, and so does the state store.
     const base = createFleet(1, 3);
     const desired = new Map(base.desired[0]!.contracts.map((contract) => [contract.id, contract.fields]));
     const fleet: Fleet = { ...base, live: new Map([['tenant-a', desired]]) };
     emulator = await startEmulator(fleetSeed(fleet));
-    const config = fleetConfig(fleet, emulator, { read: true });
+    const config = fleetConfig(fleet, emulator, { read });
     const store = fileStateStore(stateDir);
     await record(store, 'tenant-a', desired);
     await store.writeRun('tenant-a', {

@@ -132,6 +132,15 @@ interface FoundInvocation extends Invocation {
   readonly where: string;
 }
 
+/**
+ * A matrix or parallel job's `--shard ${{ matrix.shard }}/4` or `"$CI_NODE_INDEX/$CI_NODE_TOTAL"`:
+ * CI puts numbers there, so the check runs it with 1 in place of each variable.
+ */
+function withShardNumbers(invocation: FoundInvocation): FoundInvocation {
+  const argv = invocation.argv.map((arg, index) => (invocation.argv[index - 1] === '--shard' ? arg.replaceAll(PLACEHOLDER, '1') : arg));
+  return { ...invocation, argv };
+}
+
 function invocationsOf(scripts: readonly Script[]): FoundInvocation[] {
   return scripts.flatMap((script) => extractInvocations(script.text).map((invocation) => ({ ...invocation, where: script.where })));
 }
@@ -162,7 +171,7 @@ const gitlab = await parseExample(GITLAB_FILE);
 const githubActionSteps = githubActionInvocations(github.value);
 const githubInvocations = [...invocationsOf(githubScripts(github.value)), ...githubActionSteps];
 const gitlabInvocations = invocationsOf(gitlabScripts(gitlab.value));
-const allInvocations = [...githubInvocations, ...gitlabInvocations];
+const allInvocations = [...githubInvocations, ...gitlabInvocations].map(withShardNumbers);
 
 describe(GITHUB_FILE, () => {
   const workflow = github.value;
@@ -197,6 +206,26 @@ describe(GITHUB_FILE, () => {
     expect(at(checkout, 'with', 'fetch-depth')).toBe(0);
   });
 
+  it('recommends the PostgreSQL state store with the URL from a secret, and keeps the file store as the default', async () => {
+    const text = await readFile(path.join(ROOT, GITHUB_FILE), 'utf8');
+
+    expect(text).toContain('state: { backend: postgres, url: { env: CONTRACT_SYNC_DATABASE_URL } }');
+    expect(at(workflow, 'jobs', 'apply', 'env', 'CONTRACT_SYNC_DATABASE_URL')).toBe('${{ secrets.CONTRACT_SYNC_DATABASE_URL }}');
+    expect(at(workflow, 'jobs', 'apply', 'if')).toContain("vars.CONTRACT_SYNC_STATE != 'postgres'");
+  });
+
+  it('applies in shards as a matrix, each job passing its shard to the action, when the state is in PostgreSQL', () => {
+    const job = at(workflow, 'jobs', 'apply-sharded');
+    const shards = at(job, 'strategy', 'matrix', 'shard') as number[];
+    const step = list(at(job, 'steps')).find((candidate) => ACTION.test(String(at(candidate, 'uses'))));
+
+    expect(at(job, 'if')).toContain("vars.CONTRACT_SYNC_STATE == 'postgres'");
+    expect(shards).toEqual([1, 2, 3, 4]);
+    expect(String(at(step, 'with', 'args'))).toContain(`--shard \${{ matrix.shard }}/${shards.length}`);
+    expect(at(job, 'env', 'CONTRACT_SYNC_DATABASE_URL')).toBe('${{ secrets.CONTRACT_SYNC_DATABASE_URL }}');
+    expect(list(at(job, 'steps')).filter((candidate) => String(at(candidate, 'uses')).startsWith('actions/cache'))).toEqual([]);
+  });
+
   it('lets the pull-request job comment, and runs it on pull requests only', () => {
     const plan = at(workflow, 'jobs', 'plan');
 
@@ -223,6 +252,23 @@ describe(GITLAB_FILE, () => {
 
     expect([...groups]).toEqual([expect.stringMatching(/^contract-sync-/)]);
     for (const job of jobs) expect(job.interruptible).toBe(false);
+  });
+
+  it('recommends the PostgreSQL state store with the URL from a CI/CD variable, and keeps the file store as the default', async () => {
+    const text = await readFile(path.join(ROOT, GITLAB_FILE), 'utf8');
+
+    expect(text).toContain('state: { backend: postgres, url: { env: CONTRACT_SYNC_DATABASE_URL } }');
+    expect(at(file, 'variables', 'CONTRACT_SYNC_STATE')).toBe('file');
+  });
+
+  it('applies in shards with parallel: N, each job passing CI_NODE_INDEX/CI_NODE_TOTAL, when the state is in PostgreSQL', () => {
+    const job = gitlabJob(file, 'apply:sharded');
+    const [apply] = extractInvocations(scriptLines(job.script).join('\n'));
+
+    expect(job.parallel).toBe(4);
+    expect(list(job.rules)).toEqual([expect.objectContaining({ if: expect.stringContaining('$CONTRACT_SYNC_STATE == "postgres"') })]);
+    expect(apply?.line).toContain('--shard "$CI_NODE_INDEX/$CI_NODE_TOTAL"');
+    expect(job.interruptible).toBe(false);
   });
 
   it('runs drift from a pipeline schedule', () => {
