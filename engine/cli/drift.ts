@@ -16,6 +16,7 @@ import { parseLockTimeout } from './lock-timeout.ts';
 import { createEngineSetup } from './engine-setup.ts';
 import { clockOf, EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { createProgress } from './progress.ts';
+import { PostgresStateError } from '../state/postgres/errors.ts';
 import { openStateStore } from './state-store.ts';
 
 export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--fix]
@@ -92,7 +93,10 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
     return EXIT.error;
   }
 
-  const store = openStateStore(config, repoDir);
+  const scopes: Scope[] = fix ? ['core:read', 'core:write'] : ['core:read'];
+  // Builds objects only: nothing is sent before the store is open.
+  const engine = createEngineSetup(io, config, scopes);
+  const store = await openStateStore(config, repoDir, io, engine.redactor);
   if (typeof store === 'string') {
     io.stderr.write(`contract-sync drift: ${store}\n`);
     return EXIT.error;
@@ -107,14 +111,13 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
     try {
       lastApplied.set(tenant, await store.readTenant(tenant, managed));
     } catch (error) {
-      if (!(error instanceof StateFormatError)) throw error;
+      await store.close();
+      if (!(error instanceof StateFormatError) && !(error instanceof PostgresStateError)) throw error;
       io.stderr.write(`contract-sync drift: cannot read the state store: ${error.message}; nothing read\n`);
       return EXIT.error;
     }
   }
 
-  const scopes: Scope[] = fix ? ['core:read', 'core:write'] : ['core:read'];
-  const engine = createEngineSetup(io, config, scopes);
   const clock = clockOf(io);
   const progress = createProgress({ stream: io.stderr, logger: engine.logger, now: clock.now });
 
@@ -123,7 +126,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   const { plan, report: run } = await runApply(
     { config, contractSets, source, refresh: true, dryRun: !fix, lockTimeoutMs, runId: engine.runId, uncommitted: input.committed === false },
     { store, tokens: engine.tokens, api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
-  );
+  ).finally(() => store.close());
   progress.finish();
 
   const drift = createDriftReport({ plan, run, lastApplied, fix });

@@ -18,6 +18,7 @@ import { StateFormatError } from '../state/file-format.ts';
 import { emptyStateStore, readKnownState } from '../state/memory-store.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { createEngineSetup } from './engine-setup.ts';
+import { PostgresStateError } from '../state/postgres/errors.ts';
 import { openStateStore } from './state-store.ts';
 import { clockOf, EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { renderPlanAnnotations } from './plan-github.ts';
@@ -117,7 +118,7 @@ interface PlanInput {
 
 /** Against the state store: no network, no credentials. */
 async function storePlan(io: CliIo, { config, repoDir, contractSets, source, touched }: PlanInput & { readonly repoDir: string }): Promise<PlanDocument | ExitCode> {
-  const store = openStateStore(config, repoDir);
+  const store = await openStateStore(config, repoDir, io);
   if (typeof store === 'string') {
     io.stderr.write(`contract-sync plan: ${store}\n`);
     return EXIT.error;
@@ -126,9 +127,11 @@ async function storePlan(io: CliIo, { config, repoDir, contractSets, source, tou
   try {
     known = await readKnownState(store, [...new Set(contractSets.map((set) => set.tenant))].sort());
   } catch (error) {
-    if (!(error instanceof StateFormatError)) throw error;
+    if (!(error instanceof StateFormatError) && !(error instanceof PostgresStateError)) throw error;
     io.stderr.write(`contract-sync plan: cannot read the state store: ${error.message}\n`);
     return EXIT.error;
+  } finally {
+    await store.close();
   }
   return createPlan(contractSets, known, {
     createdAt: (io.now ?? (() => new Date()))().toISOString(),
