@@ -119,7 +119,9 @@ export async function startPostgres(): Promise<PostgresServer> {
     superuserUrl,
     query,
     async createDatabase(name = `test_${process.pid}_${++databases}`): Promise<string> {
-      await query(`CREATE DATABASE ${name}`);
+      // FILE_COPY (PostgreSQL 15+; the only way before) is several times faster than WAL_LOG for a small template.
+      const version = Number((await query('SHOW server_version_num')).rows[0].server_version_num);
+      await query(`CREATE DATABASE ${name}${version >= 150000 ? ' STRATEGY FILE_COPY' : ''}`);
       return superuserUrl(name);
     },
     async stop(): Promise<void> {

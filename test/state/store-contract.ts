@@ -16,7 +16,7 @@ export interface StoreHarness {
    * How a child process opens the same location (fixtures/store-child.ts); absent for a backend that
    * lives in one process (memory), whose locks and records die with it.
    */
-  readonly child?: { readonly backend: 'file' | 'postgres'; readonly location: string };
+  readonly child?: { readonly backend: 'file' | 'postgres'; readonly location: string; readonly schema?: string };
   cleanup?(): Promise<void>;
 }
 
@@ -37,7 +37,7 @@ const RUN: TenantRunRecord = {
 
 /** Starts a child holding the tenant's lock; resolves once it holds it. */
 async function startHolder(child: NonNullable<StoreHarness['child']>, tenant: string): Promise<{ kill(): Promise<void> }> {
-  const process = spawnFixture('store-child.ts', [child.backend, child.location, 'hold', tenant]);
+  const process = spawnFixture('store-child.ts', [child.backend, child.location, 'hold', tenant, ...(child.schema === undefined ? [] : [child.schema])]);
   const exited = once(process, 'exit');
   await new Promise<void>((resolve, reject) => {
     const output = readLines(process, (line) => {
@@ -185,7 +185,8 @@ export function describeStateStore(name: string, makeHarness: () => Promise<Stor
     });
 
     it.runIf(acrossProcesses).each([60])('keeps every write acknowledged before a SIGKILL after %i writes', { timeout: 20_000 }, async (killAfter) => {
-      const child = spawnFixture('store-child.ts', [harness.child!.backend, harness.child!.location, 'write', 'acme']);
+      const { backend, location, schema } = harness.child!;
+      const child = spawnFixture('store-child.ts', [backend, location, 'write', 'acme', ...(schema === undefined ? [] : [schema])]);
       const exited = once(child, 'exit');
       const { lines, stderr } = await readLines(child, (line) => {
         if (Number(line) + 1 === killAfter) child.kill('SIGKILL');
