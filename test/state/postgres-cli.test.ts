@@ -9,6 +9,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator, type RequestLogEntry } from '../../emulator/index.ts';
+import { openStateStore } from '../../engine/cli/state-store.ts';
+import { parseConfig } from '../../engine/config/parse.ts';
+import { Redactor } from '../../engine/log/logger.ts';
 import { diffContract } from '../../engine/plan/diff.ts';
 import { openPostgresStateStore } from '../../engine/state/postgres/index.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -97,6 +100,22 @@ describe('commands on the PostgreSQL state store', () => {
     expect(run.stdout).toBe('');
     // Not even a token was asked for.
     expect(await requestLog(emulator)).toEqual([]);
+  });
+});
+
+describe('openStateStore', () => {
+  it('teaches the run\'s redactor the URL and its password', async () => {
+    const url = (await server.createDatabase()).replace('postgres@', `app_user:${PASSWORD}@`);
+    await server.query(`GRANT CREATE ON DATABASE ${new URL(url).pathname.slice(1)} TO app_user`);
+    const { config } = parseConfig('contract-sync.yaml', 'api: { baseUrl: "http://127.0.0.1:1" }\nauth: { url: "http://127.0.0.1:1", realm: r }\ntenants: { acme: { clientId: c, clientSecret: { env: S } } }\nstate: { backend: postgres, url: { env: STATE_DB_URL } }\n');
+    const redactor = new Redactor();
+
+    const store = await openStateStore(config!, '.', { env: { STATE_DB_URL: url }, cwd: '.' }, redactor);
+
+    expect(typeof store).toBe('object');
+    await (store as { close(): Promise<void> }).close();
+    expect(redactor.redact(`failed: ${url}`)).toBe('failed: [REDACTED]');
+    expect(redactor.redact(`password=${PASSWORD}`)).toBe('password=[REDACTED]');
   });
 });
 
