@@ -10,13 +10,13 @@ import { renderDriftJson } from '../drift/render-json.ts';
 import { renderDriftMarkdown } from '../drift/render-markdown.ts';
 import { renderDriftText } from '../drift/render-text.ts';
 import { StateFormatError } from '../state/file-format.ts';
+import { PostgresStateError } from '../state/postgres/errors.ts';
 import type { KnownContracts } from '../state/types.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { parseLockTimeout } from './lock-timeout.ts';
 import { createEngineSetup } from './engine-setup.ts';
 import { clockOf, EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { createProgress } from './progress.ts';
-import { PostgresStateError } from '../state/postgres/errors.ts';
 import { openStateStore } from './state-store.ts';
 
 export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--fix]
