@@ -159,13 +159,14 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
     return EXIT.error;
   }
 
-  const store = openStateStore(config, repoDir);
+  const scopes = applyScopes({ dryRun: values['dry-run'], refresh, canRead });
+  // Builds objects only: nothing is sent before the store is open.
+  const engine = createEngineSetup(io, config, scopes.tokens);
+  const store = await openStateStore(config, repoDir, io, engine.redactor);
   if (typeof store === 'string') {
     io.stderr.write(`contract-sync apply: ${store}\n`);
     return EXIT.error;
   }
-  const scopes = applyScopes({ dryRun: values['dry-run'], refresh, canRead });
-  const engine = createEngineSetup(io, config, scopes.tokens);
   const readTokens = scopes.reads === undefined ? undefined : engine.tokensFor(scopes.reads);
   const clock = clockOf(io);
   const progress = createProgress({ stream: io.stderr, logger: engine.logger, now: clock.now });
@@ -184,7 +185,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       ...(input.scopes ? { filesRead: filesReadByTenant(input.scopes) } : {}),
     },
     { store, tokens: engine.tokens, ...(readTokens ? { readTokens } : {}), api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
-  );
+  ).finally(() => store.close());
   progress.finish();
 
   for (const scope of input.scopes?.values() ?? []) {

@@ -133,7 +133,7 @@ async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult
   // Undefined: every tenant.
   const selected = sharded?.tenants ?? (named.length === 0 ? undefined : named);
   const tenants = selected ?? Object.keys(config.tenants).sort();
-  const scopes = options.incremental && repository && head !== null ? await incrementalScopes(repository, config, repoDir, tenants, { commit: head, workingTree: !at }) : undefined;
+  const scopes = options.incremental && repository && head !== null ? await incrementalScopes(io, repository, config, repoDir, tenants, { commit: head, workingTree: !at }) : undefined;
   const desired = await loadDesiredState(repoDir, config, { source, ...(scopes ? { only: scopeFiles(scopes) } : {}) });
   const chosen = selected === undefined ? desired.contractSets : desired.contractSets.filter((set) => selected.includes(set.tenant));
   const contractSets = scopes ? narrowToScopes(chosen, scopes) : chosen;
@@ -158,11 +158,15 @@ async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult
 }
 
 /** Every tenant's scope, or undefined (plan everything) when the state store cannot be opened here. */
-async function incrementalScopes(repository: GitRepository, config: Config, repoDir: string, tenants: readonly string[], head: ScopeHead): Promise<Map<string, TenantScope> | undefined> {
-  const store = openStateStore(config, repoDir);
+async function incrementalScopes(io: CliIo, repository: GitRepository, config: Config, repoDir: string, tenants: readonly string[], head: ScopeHead): Promise<Map<string, TenantScope> | undefined> {
+  const store = await openStateStore(config, repoDir, io);
   // The command opens the store again and reports why it cannot.
   if (typeof store === 'string') return undefined;
-  return readTenantScopes(repository, store, config, tenants, head);
+  try {
+    return await readTenantScopes(repository, store, config, tenants, head);
+  } finally {
+    await store.close();
+  }
 }
 
 /** The files to read: undefined (all) as soon as one tenant is planned in full. */

@@ -10,6 +10,7 @@ import { renderDriftJson } from '../drift/render-json.ts';
 import { renderDriftMarkdown } from '../drift/render-markdown.ts';
 import { renderDriftText } from '../drift/render-text.ts';
 import { StateFormatError } from '../state/file-format.ts';
+import { PostgresStateError } from '../state/postgres/errors.ts';
 import type { KnownContracts } from '../state/types.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { parseLockTimeout } from './lock-timeout.ts';
@@ -103,7 +104,10 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
     return EXIT.error;
   }
 
-  const store = openStateStore(config, repoDir);
+  const scopes: Scope[] = fix ? ['core:read', 'core:write'] : ['core:read'];
+  // Builds objects only: nothing is sent before the store is open.
+  const engine = createEngineSetup(io, config, scopes);
+  const store = await openStateStore(config, repoDir, io, engine.redactor);
   if (typeof store === 'string') {
     io.stderr.write(`contract-sync drift: ${store}\n`);
     return EXIT.error;
@@ -118,14 +122,13 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
     try {
       lastApplied.set(tenant, await store.readTenant(tenant, managed));
     } catch (error) {
-      if (!(error instanceof StateFormatError)) throw error;
+      await store.close();
+      if (!(error instanceof StateFormatError) && !(error instanceof PostgresStateError)) throw error;
       io.stderr.write(`contract-sync drift: cannot read the state store: ${error.message}; nothing read\n`);
       return EXIT.error;
     }
   }
 
-  const scopes: Scope[] = fix ? ['core:read', 'core:write'] : ['core:read'];
-  const engine = createEngineSetup(io, config, scopes);
   const clock = clockOf(io);
   const progress = createProgress({ stream: io.stderr, logger: engine.logger, now: clock.now });
 
@@ -134,7 +137,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   const { plan, report: run } = await runApply(
     { config, contractSets, source, refresh: true, dryRun: !fix, lockTimeoutMs, runId: engine.runId, uncommitted: input.committed === false },
     { store, tokens: engine.tokens, api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
-  );
+  ).finally(() => store.close());
   progress.finish();
 
   const drift = createDriftReport({ plan, run, lastApplied, fix });

@@ -16,6 +16,7 @@ import { renderPlanText } from '../plan/render-text.ts';
 import type { PlanDocument, PlanSource, PlanTouched } from '../plan/types.ts';
 import { StateFormatError } from '../state/file-format.ts';
 import { emptyStateStore, readKnownState } from '../state/memory-store.ts';
+import { PostgresStateError } from '../state/postgres/errors.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { createEngineSetup } from './engine-setup.ts';
 import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-args.ts';
@@ -119,7 +120,7 @@ interface PlanInput {
 
 /** Against the state store: no network, no credentials. */
 async function storePlan(io: CliIo, { config, repoDir, contractSets, source, touched }: PlanInput & { readonly repoDir: string }): Promise<PlanDocument | ExitCode> {
-  const store = openStateStore(config, repoDir);
+  const store = await openStateStore(config, repoDir, io);
   if (typeof store === 'string') {
     io.stderr.write(`contract-sync plan: ${store}\n`);
     return EXIT.error;
@@ -128,9 +129,11 @@ async function storePlan(io: CliIo, { config, repoDir, contractSets, source, tou
   try {
     known = await readKnownState(store, [...new Set(contractSets.map((set) => set.tenant))].sort());
   } catch (error) {
-    if (!(error instanceof StateFormatError)) throw error;
+    if (!(error instanceof StateFormatError) && !(error instanceof PostgresStateError)) throw error;
     io.stderr.write(`contract-sync plan: cannot read the state store: ${error.message}\n`);
     return EXIT.error;
+  } finally {
+    await store.close();
   }
   return createPlan(contractSets, known, {
     createdAt: (io.now ?? (() => new Date()))().toISOString(),

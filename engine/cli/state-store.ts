@@ -1,11 +1,45 @@
 /** The state store a config names, opened for a command. */
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { describeSecretRef, resolveSecret, SecretError } from '../config/secrets.ts';
 import type { Config } from '../config/types.ts';
+import type { Redactor } from '../log/logger.ts';
 import { fileStateStore } from '../state/file-store.ts';
 import type { StateStore } from '../state/types.ts';
+import type { CliIo } from './io.ts';
 
-/** The configured state store, or a message saying why there is none. */
-export function openStateStore(config: Config, repoDir: string): StateStore | string {
-  if (config.state.backend === 'postgres') return 'the postgres state backend is not available yet; use state: { backend: file }';
-  return fileStateStore(path.resolve(repoDir, config.state.path));
+/**
+ * The configured state store, or a one-line message saying why there is none. The PostgreSQL store
+ * is connected (and its tables migrated) here, before the command sends anything. The caller calls
+ * close() on the store when done. `redactor` learns the database URL and its password.
+ */
+export async function openStateStore(config: Config, repoDir: string, io: Pick<CliIo, 'env' | 'cwd'>, redactor?: Redactor): Promise<StateStore | string> {
+  const state = config.state;
+  if (state.backend === 'file') return fileStateStore(path.resolve(repoDir, state.path));
+  let url: string;
+  try {
+    url = await resolveSecret(state.url, { env: io.env, readFile: (file) => readFile(path.resolve(io.cwd, file), 'utf8') });
+  } catch (error) {
+    const reason = error instanceof SecretError ? error.message : `${describeSecretRef(state.url)} cannot be read`;
+    return `state.url cannot be resolved: ${reason}`;
+  }
+  redactor?.add(url);
+  redactor?.add(passwordOf(url));
+  // Loaded here only: validate, --help and the file backend never load the driver.
+  const { openPostgresStateStore, PostgresStateError } = await import('../state/postgres/index.ts');
+  try {
+    return await openPostgresStateStore({ url, ...(state.schema === undefined ? {} : { schema: state.schema }) });
+  } catch (error) {
+    if (error instanceof PostgresStateError) return error.message;
+    throw error;
+  }
+}
+
+function passwordOf(url: string): string | undefined {
+  try {
+    const password = new URL(url).password;
+    return password === '' ? undefined : decodeURIComponent(password);
+  } catch {
+    return undefined;
+  }
 }

@@ -99,7 +99,7 @@ interface RawConfig {
   collections?: CollectionMode | Partial<Record<CollectionFieldName, CollectionMode>>;
   rate?: Partial<Config['rate']>;
   retry?: Partial<Config['retry']>;
-  state?: { backend: 'file'; path?: string } | { backend: 'postgres'; url: SecretRef };
+  state?: { backend: 'file'; path?: string } | { backend: 'postgres'; url: SecretRef; schema?: string };
 }
 
 // tenant_id is compared as text: a numeric id written without quotes means the same id.
@@ -112,7 +112,7 @@ function tenantOf(raw: RawTenant): TenantConfig {
 function withDefaults(raw: RawConfig): Config {
   const state: StateConfig =
     raw.state?.backend === 'postgres'
-      ? { backend: 'postgres', url: raw.state.url }
+      ? { backend: 'postgres', url: raw.state.url, ...(raw.state.schema === undefined ? {} : { schema: raw.state.schema }) }
       : { backend: 'file', path: raw.state?.path ?? DEFAULTS.state.path };
   return {
     api: {

@@ -130,7 +130,15 @@ export function configSchema(): JsonSchema {
           },
           {
             type: 'object',
-            properties: { backend: { const: 'postgres' }, url: secretRef },
+            properties: {
+              backend: { const: 'postgres' },
+              url: { ...secretRef, description: 'postgresql://USER:PASSWORD@HOST:PORT/DATABASE, as a secret reference: it holds a password.' },
+              schema: {
+                type: 'string',
+                pattern: '^[a-z_][a-z0-9_]{0,62}$',
+                description: 'The PostgreSQL schema holding the tables, created at first use (default contract_sync).',
+              },
+            },
             required: ['backend', 'url'],
             additionalProperties: false,
           },

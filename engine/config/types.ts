@@ -28,7 +28,13 @@ export interface AuthConfig {
 
 export type StateConfig =
   | { readonly backend: 'file'; readonly path: string }
-  | { readonly backend: 'postgres'; readonly url: SecretRef };
+  | {
+      readonly backend: 'postgres';
+      /** postgresql://USER:PASSWORD@HOST:PORT/DATABASE: a secret, as it holds the password. */
+      readonly url: SecretRef;
+      /** The PostgreSQL schema holding contract-sync's tables (default contract_sync). */
+      readonly schema?: string;
+    };
 
 /** The engine config with every default applied. */
 export interface Config {

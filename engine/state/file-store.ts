@@ -102,5 +102,7 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
       checkLockOptions(lockOptions);
       return acquireFileLock(tenant, tenantDir, lockOptions, settings);
     },
+
+    async close(): Promise<void> {},
   };
 }

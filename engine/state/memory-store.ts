@@ -7,7 +7,7 @@
 import { systemClock } from '../clock.ts';
 import { checkLockOptions } from './lock-options.ts';
 import { lockTimeoutMessage } from './lock-timeout-message.ts';
-import { checkApplied, checkRunRecord, checkTenant } from './store-input.ts';
+import { checkApplied, checkContractId, checkRunRecord, checkTenant } from './store-input.ts';
 import {
   LockTimeoutError,
   type AppliedContract,
@@ -99,6 +99,7 @@ export function memoryStateStore(state: KnownState = new Map(), options: MemoryS
   return {
     async readTenant(tenant: string, only?: ReadonlySet<string>): Promise<KnownContracts> {
       checkTenant(tenant);
+      if (only !== undefined) for (const id of only) checkContractId(id);
       const contracts = written.get(tenant) ?? state.get(tenant) ?? new Map<string, KnownContract>();
       return new Map([...contracts].filter(([id]) => only === undefined || only.has(id)));
     },
@@ -157,6 +158,8 @@ export function memoryStateStore(state: KnownState = new Map(), options: MemoryS
         }, timeoutMs);
       });
     },
+
+    async close(): Promise<void> {},
 
     applied(tenant: string): ReadonlyMap<string, AppliedContract> {
       return new Map(applied.get(tenant));

@@ -107,4 +107,9 @@ export interface StateStore {
   writeRun(tenant: string, record: TenantRunRecord): Promise<void>;
   /** Waits for and takes the tenant's lock; stale locks of crashed runs are recovered. */
   lock(tenant: string, options: LockOptions): Promise<TenantLock>;
+  /**
+   * Lets go of what the store holds open (connections; locks still held are released). Every
+   * command that opens a store calls it when done; idempotent. Nothing to do for memory and files.
+   */
+  close(): Promise<void>;
 }

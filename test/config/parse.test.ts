@@ -51,6 +51,15 @@ describe('parseConfig', () => {
     expect(config?.state).toEqual({ backend: 'postgres', url: { file: '/run/secrets/pg' } });
   });
 
+  it('reads the postgres state schema, and refuses one that is not a plain lower-case name', () => {
+    const good = parseConfig('contract-sync.yaml', configYaml(['acme'], 'state: { backend: postgres, url: { env: DATABASE_URL }, schema: cs_state }'));
+    const bad = parseConfig('contract-sync.yaml', configYaml(['acme'], 'state: { backend: postgres, url: { env: DATABASE_URL }, schema: "x; DROP" }'));
+
+    expect(good.config?.state).toEqual({ backend: 'postgres', url: { env: 'DATABASE_URL' }, schema: 'cs_state' });
+    expect(bad.config).toBeUndefined();
+    expect(bad.diagnostics.map((d) => d.field)).toContain('state.schema');
+  });
+
   it('refuses a literal secret without ever quoting it', () => {
     const content = configYaml(['acme']).replace('{ env: ACME_SECRET }', 'hunter2-very-secret');
 

@@ -1,0 +1,150 @@
+/**
+ * Per-tenant locks across machines: PostgreSQL session-level advisory locks
+ * (`pg_try_advisory_lock(hashtextextended('<schema>:<tenant>', 0))`), held on one dedicated
+ * connection of the store for as long as any lock is held.
+ *
+ * Why advisory locks rather than lease rows: the server frees a session's advisory locks the moment
+ * the session ends, so a holder that is killed, loses its runner or its connection releases its
+ * locks within seconds (at once for a closed socket; within the TCP keepalive set below for a
+ * machine that vanished), with no lease length to choose and no heartbeat to keep. The `locks`
+ * table only says who holds a tenant, for a waiter's message; it never decides anything.
+ *
+ * Session advisory locks are reentrant within a session, so two lock() calls of one store for one
+ * tenant are kept apart here (`held`). Behind a transaction-mode pooler (PgBouncer
+ * pool_mode=transaction) a session is not kept between transactions and these locks do not work:
+ * the state URL must reach PostgreSQL directly or through a session-mode pool.
+ */
+import { hostname } from 'node:os';
+import type pg from 'pg';
+import { lockTimeoutMessage } from '../lock-timeout-message.ts';
+import { LockTimeoutError, type LockOptions, type TenantLock } from '../types.ts';
+
+export interface LockSessionDeps {
+  /** A new connection, used only for locks. */
+  connect(): Promise<pg.Client>;
+  /** Runs a query on the store's pool (reading a holder). */
+  query<R extends pg.QueryResultRow>(sql: string, values: unknown[]): Promise<pg.QueryResult<R>>;
+  readonly schema: string;
+  /** The quoted schema name. */
+  readonly s: string;
+  readonly now: () => number;
+  readonly sleep: (ms: number) => Promise<void>;
+}
+
+export interface LockManager {
+  lock(tenant: string, options: LockOptions): Promise<TenantLock>;
+  /** Ends the lock session: every lock still held is released by the server. */
+  close(): Promise<void>;
+}
+
+// Polling a held lock: quickly at first, then at most once a second.
+const FIRST_POLL_MS = 25;
+const MAX_POLL_MS = 1000;
+
+interface HolderRow {
+  owner: string;
+  pid: number;
+  host: string;
+  since: Date;
+}
+
+export function createLockManager(deps: LockSessionDeps): LockManager {
+  const { s, schema, now, sleep } = deps;
+  let session: Promise<pg.Client> | undefined;
+  // Tenants this store holds or is taking; the server cannot tell them apart within one session.
+  const held = new Set<string>();
+
+  function lockSession(): Promise<pg.Client> {
+    session ??= (async () => {
+      const client = await deps.connect();
+      client.on('error', () => {
+        // The connection broke: its locks are gone with it. The next lock() opens a new one.
+        session = undefined;
+        held.clear();
+      });
+      // A holder whose machine vanishes (no FIN) is noticed by the server within ~25 s.
+      await client.query('SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3');
+      return client;
+    })().catch((error: unknown) => {
+      session = undefined;
+      throw error;
+    });
+    return session;
+  }
+
+  function keyOf(tenant: string): string {
+    return `${schema}:${tenant}`;
+  }
+
+  async function tryTake(tenant: string, owner: string): Promise<boolean> {
+    if (held.has(tenant)) return false;
+    held.add(tenant);
+    try {
+      const client = await lockSession();
+      const result = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [keyOf(tenant)]);
+      if (result.rows[0]?.ok !== true) {
+        held.delete(tenant);
+        return false;
+      }
+      await client.query(
+        `INSERT INTO ${s}.locks (tenant, owner, pid, host, since, backend_pid) VALUES ($1, $2, $3, $4, now(), pg_backend_pid())
+         ON CONFLICT (tenant) DO UPDATE SET owner = EXCLUDED.owner, pid = EXCLUDED.pid, host = EXCLUDED.host, since = EXCLUDED.since, backend_pid = EXCLUDED.backend_pid`,
+        [tenant, owner, process.pid, hostname()],
+      );
+      return true;
+    } catch (error) {
+      held.delete(tenant);
+      throw error;
+    }
+  }
+
+  async function holderOf(tenant: string): Promise<{ owner?: string; pid?: number; hostname?: string; acquiredAt?: string }> {
+    const result = await deps.query<HolderRow>(`SELECT owner, pid, host, since FROM ${s}.locks WHERE tenant = $1`, [tenant]);
+    const row = result.rows[0];
+    return row === undefined ? {} : { owner: row.owner, pid: row.pid, hostname: row.host, acquiredAt: row.since.toISOString() };
+  }
+
+  function handle(tenant: string, client: Promise<pg.Client>): TenantLock {
+    let released: Promise<void> | undefined;
+    return {
+      tenant,
+      release(): Promise<void> {
+        released ??= (async () => {
+          // A lock whose session broke is already free: nothing left to release.
+          if (session !== client) return;
+          const connection = await client;
+          try {
+            await connection.query(`DELETE FROM ${s}.locks WHERE tenant = $1 AND backend_pid = pg_backend_pid()`, [tenant]);
+            await connection.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [keyOf(tenant)]);
+          } finally {
+            held.delete(tenant);
+          }
+        })();
+        return released;
+      },
+    };
+  }
+
+  return {
+    async lock(tenant: string, options: LockOptions): Promise<TenantLock> {
+      const started = now();
+      let pause = FIRST_POLL_MS;
+      for (;;) {
+        if (await tryTake(tenant, options.owner)) return handle(tenant, session!);
+        const waited = now() - started;
+        if (waited >= options.timeoutMs) throw new LockTimeoutError(tenant, lockTimeoutMessage(tenant, await holderOf(tenant), waited));
+        await sleep(Math.min(pause, options.timeoutMs - waited));
+        pause = Math.min(pause * 2, MAX_POLL_MS);
+      }
+    },
+
+    async close(): Promise<void> {
+      const current = session;
+      session = undefined;
+      held.clear();
+      if (current === undefined) return;
+      const client = await current.catch(() => undefined);
+      await client?.end().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * The PostgreSQL backend's tables, versioned: contract-sync creates and migrates them itself at
+ * first use. Every table lives in one schema (default `contract_sync`), named by the config.
+ *
+ *   schema_version  one row: the version of the tables below
+ *   contracts       one row per contract: the known state after its last successful PATCH
+ *   tenant_runs     one row per tenant: TenantRunRecord (last applied commit, pending contracts)
+ *   locks           one row per tenant lock held: who holds it (the lock itself is an advisory lock)
+ *   run_history     one row per run: its report (reserved for the run history)
+ *
+ * Timestamps the engine hands over as ISO strings are stored as text, so that a record reads back
+ * exactly as it was written, as in the file backend.
+ */
+import type { PoolClient } from 'pg';
+
+/** The version of the tables this binary creates and reads. */
+export const SCHEMA_VERSION = 1;
+
+/** Migration N takes the tables from version N - 1 to N. `s` is the quoted schema name. */
+const MIGRATIONS: readonly ((s: string) => string)[] = [
+  (s) => `
+    CREATE TABLE ${s}.contracts (
+      tenant text NOT NULL,
+      contract_id text NOT NULL,
+      fields json NOT NULL,
+      fingerprint text NOT NULL,
+      applied_at text NOT NULL,
+      commit text,
+      PRIMARY KEY (tenant, contract_id)
+    );
+    CREATE TABLE ${s}.tenant_runs (
+      tenant text PRIMARY KEY,
+      last_applied_commit text,
+      planning_fingerprint text,
+      pending json NOT NULL,
+      updated_at text NOT NULL
+    );
+    CREATE TABLE ${s}.locks (
+      tenant text PRIMARY KEY,
+      owner text NOT NULL,
+      pid integer NOT NULL,
+      host text NOT NULL,
+      since timestamptz NOT NULL,
+      backend_pid integer NOT NULL
+    );
+    CREATE TABLE ${s}.run_history (
+      run_id text PRIMARY KEY,
+      started_at timestamptz,
+      finished_at timestamptz,
+      command text,
+      commit text,
+      started_by jsonb,
+      report jsonb
+    );`,
+];
+
+// One key for every migration of every schema: migrations are rare and short.
+const MIGRATION_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtextextended('contract-sync:migration', 0))";
+
+/** Schema names are checked by the config; quoted all the same. */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** Thrown when the database holds tables of a newer contract-sync. */
+export class SchemaVersionError extends Error {
+  readonly code = 'state-schema-version';
+}
+
+function tooNew(schema: string, version: number): SchemaVersionError {
+  return new SchemaVersionError(
+    `the state schema "${schema}" is at version ${version}, newer than this contract-sync knows (${SCHEMA_VERSION}); upgrade contract-sync (a newer one has written this state)`,
+  );
+}
+
+/** The tables' version, or 0 when there are none yet. */
+async function currentVersion(client: PoolClient, s: string): Promise<number> {
+  try {
+    const result = await client.query<{ version: number }>(`SELECT version FROM ${s}.schema_version`);
+    return result.rows[0]?.version ?? 0;
+  } catch (error) {
+    // 3F000: no such schema; 42P01: no such table.
+    const code = (error as { code?: string }).code;
+    if (code === '3F000' || code === '42P01') return 0;
+    throw error;
+  }
+}
+
+/**
+ * Brings the schema to SCHEMA_VERSION. A database already there costs one query and needs no
+ * CREATE privilege; otherwise the migration runs in one transaction under a transaction-level
+ * advisory lock, so that concurrent first runs wait for each other and only one migrates.
+ */
+export async function migrate(client: PoolClient, schema: string): Promise<void> {
+  const s = quoteIdentifier(schema);
+  const seen = await currentVersion(client, s);
+  if (seen === SCHEMA_VERSION) return;
+  if (seen > SCHEMA_VERSION) throw tooNew(schema, seen);
+  await client.query('BEGIN');
+  try {
+    await client.query(MIGRATION_LOCK_SQL);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_version (version integer NOT NULL)`);
+    // Read again under the lock: another run may have migrated while this one waited.
+    const version = await currentVersion(client, s);
+    if (version > SCHEMA_VERSION) throw tooNew(schema, version);
+    for (let next = version + 1; next <= SCHEMA_VERSION; next++) await client.query(MIGRATIONS[next - 1]!(s));
+    if (version === 0) await client.query(`INSERT INTO ${s}.schema_version (version) VALUES ($1)`, [SCHEMA_VERSION]);
+    else await client.query(`UPDATE ${s}.schema_version SET version = $1`, [SCHEMA_VERSION]);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}

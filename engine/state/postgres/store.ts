@@ -1,0 +1,196 @@
+/**
+ * Adapter: the PostgreSQL backend (`state: { backend: postgres, url: { env: NAME } }`), for state
+ * shared by every machine that runs contract-sync (docs/architecture.md section 7). Tables:
+ * schema.ts; locks: advisory-lock.ts.
+ *
+ * - Opening connects and brings the tables to this binary's version before anything else runs, so
+ *   a command fails on a bad URL, credentials or permission before it sends anything to the CMS.
+ * - Each write is one statement in its own transaction: writeContract resolves after COMMIT, so a
+ *   record acknowledged to the engine survives a SIGKILL of the run at any moment.
+ * - readTenant is one query per tenant.
+ */
+import pg from 'pg';
+import { systemClock } from '../../clock.ts';
+import { checkLockOptions } from '../lock-options.ts';
+import { checkApplied, checkContractId, checkRunRecord, checkTenant } from '../store-input.ts';
+import type { AppliedContract, KnownContract, KnownContracts, LockOptions, PendingContract, StateStore, TenantLock, TenantRunRecord } from '../types.ts';
+import { createLockManager } from './advisory-lock.ts';
+import { describePostgresError, PostgresStateError, type PostgresTarget } from './errors.ts';
+import { migrate, quoteIdentifier } from './schema.ts';
+
+export const DEFAULT_SCHEMA = 'contract_sync';
+
+export interface PostgresStateStoreOptions {
+  /** A postgres:// or postgresql:// URL naming a database. A secret: never in a message. */
+  readonly url: string;
+  readonly schema?: string;
+  /** The clock, in epoch milliseconds: how long a lock was waited for. */
+  readonly now?: () => number;
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** How long to wait for a connection (default 10 s). */
+  readonly connectTimeoutMs?: number;
+}
+
+export interface PostgresStateStore extends StateStore {
+  readonly schema: string;
+}
+
+/** Host, port and database of `url`, checked; the message names no part of the URL. */
+export function postgresTargetOf(url: string, schema: string): PostgresTarget {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new PostgresStateError('the state URL is not a valid URL (expected postgresql://USER:PASSWORD@HOST:PORT/DATABASE)');
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    throw new PostgresStateError(`the state URL must start with postgresql:// (or postgres://), not ${parsed.protocol}//`);
+  }
+  const database = decodeURIComponent(parsed.pathname.replace(/^\//, ''));
+  if (database === '') throw new PostgresStateError('the state URL names no database (expected postgresql://USER:PASSWORD@HOST:PORT/DATABASE)');
+  const socketHost = parsed.searchParams.get('host');
+  return { host: parsed.hostname === '' ? (socketHost ?? 'localhost') : parsed.hostname, port: parsed.port === '' ? '5432' : parsed.port, database, schema };
+}
+
+interface ContractRow {
+  contract_id: string;
+  fields: KnownContract['fields'];
+}
+
+interface RunRow {
+  last_applied_commit: string | null;
+  planning_fingerprint: string | null;
+  pending: PendingContract[];
+  updated_at: string;
+}
+
+function sleepFor(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Connects, migrates the tables and returns the store; rejects with a one-line PostgresStateError. */
+export async function openPostgresStateStore(options: PostgresStateStoreOptions): Promise<PostgresStateStore> {
+  const schema = options.schema ?? DEFAULT_SCHEMA;
+  const target = postgresTargetOf(options.url, schema);
+  const s = quoteIdentifier(schema);
+  const config: pg.ClientConfig = {
+    connectionString: options.url,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    keepAlive: true,
+    application_name: 'contract-sync',
+  };
+  // allowExitOnIdle: a command that forgot close() still ends.
+  const pool = new pg.Pool({ ...config, max: 4, allowExitOnIdle: true });
+  // An idle connection the server closed: the next query opens another one.
+  pool.on('error', () => undefined);
+
+  async function guard<T>(doing: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      throw describePostgresError(error, target, doing);
+    }
+  }
+
+  try {
+    const client = await pool.connect();
+    try {
+      await migrate(client, schema);
+    } finally {
+      client.release();
+    }
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw describePostgresError(error, target, 'open');
+  }
+
+  const locks = createLockManager({
+    async connect() {
+      const client = new pg.Client(config);
+      await client.connect();
+      return client;
+    },
+    query: (sql, values) => pool.query(sql, values),
+    schema,
+    s,
+    now: options.now ?? systemClock.now,
+    sleep: options.sleep ?? sleepFor,
+  });
+  let closed: Promise<void> | undefined;
+
+  return {
+    schema,
+
+    async readTenant(tenant: string, only?: ReadonlySet<string>): Promise<KnownContracts> {
+      checkTenant(tenant);
+      if (only !== undefined) for (const id of only) checkContractId(id);
+      return guard('read', async () => {
+        const result =
+          only === undefined
+            ? await pool.query<ContractRow>(`SELECT contract_id, fields FROM ${s}.contracts WHERE tenant = $1 ORDER BY contract_id`, [tenant])
+            : await pool.query<ContractRow>(`SELECT contract_id, fields FROM ${s}.contracts WHERE tenant = $1 AND contract_id = ANY($2) ORDER BY contract_id`, [tenant, [...only]]);
+        return new Map(result.rows.map((row) => [row.contract_id, { fields: row.fields, from: 'state' as const }]));
+      });
+    },
+
+    async writeContract(tenant: string, applied: AppliedContract): Promise<void> {
+      checkTenant(tenant);
+      checkApplied(applied);
+      return guard('write to', async () => {
+        await pool.query(
+          `INSERT INTO ${s}.contracts (tenant, contract_id, fields, fingerprint, applied_at, commit) VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (tenant, contract_id) DO UPDATE SET fields = EXCLUDED.fields, fingerprint = EXCLUDED.fingerprint, applied_at = EXCLUDED.applied_at, commit = EXCLUDED.commit`,
+          [tenant, applied.contractId, JSON.stringify(applied.fields), applied.fingerprint, applied.appliedAt, applied.commit],
+        );
+      });
+    },
+
+    async readRun(tenant: string): Promise<TenantRunRecord | undefined> {
+      checkTenant(tenant);
+      return guard('read', async () => {
+        const result = await pool.query<RunRow>(`SELECT last_applied_commit, planning_fingerprint, pending, updated_at FROM ${s}.tenant_runs WHERE tenant = $1`, [tenant]);
+        const row = result.rows[0];
+        if (row === undefined) return undefined;
+        return {
+          lastAppliedCommit: row.last_applied_commit,
+          ...(row.planning_fingerprint === null ? {} : { planningFingerprint: row.planning_fingerprint }),
+          pending: row.pending,
+          updatedAt: row.updated_at,
+        };
+      });
+    },
+
+    async writeRun(tenant: string, record: TenantRunRecord): Promise<void> {
+      checkTenant(tenant);
+      checkRunRecord(record);
+      const pending = record.pending.map(({ contractId, outcome, reason, since, file }) => ({ contractId, outcome, reason, since, ...(file === undefined ? {} : { file }) }));
+      return guard('write to', async () => {
+        await pool.query(
+          `INSERT INTO ${s}.tenant_runs (tenant, last_applied_commit, planning_fingerprint, pending, updated_at) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (tenant) DO UPDATE SET last_applied_commit = EXCLUDED.last_applied_commit, planning_fingerprint = EXCLUDED.planning_fingerprint,
+             pending = EXCLUDED.pending, updated_at = EXCLUDED.updated_at`,
+          [tenant, record.lastAppliedCommit, record.planningFingerprint ?? null, JSON.stringify(pending), record.updatedAt],
+        );
+      });
+    },
+
+    async lock(tenant: string, lockOptions: LockOptions): Promise<TenantLock> {
+      checkTenant(tenant);
+      checkLockOptions(lockOptions);
+      try {
+        return await locks.lock(tenant, lockOptions);
+      } catch (error) {
+        if (error instanceof Error && 'code' in error && error.code === 'lock-timeout') throw error;
+        throw describePostgresError(error, target, 'lock a tenant in');
+      }
+    },
+
+    close(): Promise<void> {
+      closed ??= (async () => {
+        await locks.close();
+        await pool.end();
+      })();
+      return closed;
+    },
+  };
+}

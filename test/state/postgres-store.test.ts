@@ -1,0 +1,159 @@
+/**
+ * What only the PostgreSQL backend has: its versioned tables, migrated at first use and safely by
+ * concurrent first runs; refusing a newer schema; a one-line error for each way the database can
+ * be out of reach; and a lock freed when its holder's connection is dropped. Against a real server.
+ */
+import { createServer } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { openPostgresStateStore, PostgresStateError, SCHEMA_VERSION, type PostgresStateStore } from '../../engine/state/postgres/index.ts';
+import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
+
+let server: PostgresServer;
+const opened: PostgresStateStore[] = [];
+
+beforeAll(async () => {
+  server = await startPostgres();
+  await server.query("CREATE ROLE app_user LOGIN PASSWORD 'right-pass-4f9c'");
+}, 60_000);
+
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close();
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+async function open(url: string, schema?: string): Promise<PostgresStateStore> {
+  const store = await openPostgresStateStore({ url, ...(schema === undefined ? {} : { schema }) });
+  opened.push(store);
+  return store;
+}
+
+function databaseOf(url: string): string {
+  return new URL(url).pathname.slice(1);
+}
+
+describe('postgres state store: its tables', () => {
+  it('creates its schema and tables at first use, at the version this binary knows', async () => {
+    const url = await server.createDatabase();
+
+    await open(url);
+    const tables = await server.query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'contract_sync' ORDER BY table_name", databaseOf(url));
+    const version = await server.query('SELECT version FROM contract_sync.schema_version', databaseOf(url));
+
+    expect(tables.rows.map((row) => row.table_name)).toEqual(['contracts', 'locks', 'run_history', 'schema_version', 'tenant_runs']);
+    expect(version.rows).toEqual([{ version: SCHEMA_VERSION }]);
+  });
+
+  it('lets concurrent first runs create the tables once, each of them then working', async () => {
+    const url = await server.createDatabase();
+
+    const stores = await Promise.all(Array.from({ length: 6 }, () => open(url)));
+    await Promise.all(stores.map((store, index) => store.writeContract('acme', { contractId: `C-${index}`, fields: { Name: `n${index}` }, fingerprint: 'sha256:x', appliedAt: '2027-01-01T00:00:00.000Z', commit: null })));
+
+    expect((await server.query('SELECT version FROM contract_sync.schema_version', databaseOf(url))).rows).toEqual([{ version: SCHEMA_VERSION }]);
+    expect((await stores[0]!.readTenant('acme')).size).toBe(6);
+  });
+
+  it('keeps its tables in the schema the config names', async () => {
+    const url = await server.createDatabase();
+
+    const store = await open(url, 'cs_state');
+    await store.writeRun('acme', { lastAppliedCommit: null, pending: [], updatedAt: '2027-01-01T00:00:00.000Z' });
+
+    expect((await server.query('SELECT tenant FROM cs_state.tenant_runs', databaseOf(url))).rows).toEqual([{ tenant: 'acme' }]);
+    expect((await server.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = 'contract_sync'", databaseOf(url))).rows).toEqual([]);
+  });
+
+  it('refuses a database whose tables a newer contract-sync wrote', async () => {
+    const url = await server.createDatabase();
+    await (await openPostgresStateStore({ url })).close();
+    await server.query(`UPDATE contract_sync.schema_version SET version = ${SCHEMA_VERSION + 1}`, databaseOf(url));
+
+    const error = await openPostgresStateStore({ url }).catch((failure: unknown) => failure);
+
+    expect(error).toBeInstanceOf(PostgresStateError);
+    expect((error as Error).message).toBe(
+      `the state schema "contract_sync" is at version ${SCHEMA_VERSION + 1}, newer than this contract-sync knows (${SCHEMA_VERSION}); upgrade contract-sync (a newer one has written this state)`,
+    );
+  });
+});
+
+async function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+describe('postgres state store: a database out of reach, in one line without the URL', () => {
+  it.each([
+    ['an unreachable server', async () => `postgresql://app_user:right-pass-4f9c@127.0.0.1:${await closedPort()}/postgres`, /^cannot open the PostgreSQL state store \(127\.0\.0\.1:\d+, database "postgres"\): connection refused \(is the server running and listening there\?\)$/],
+    ['a wrong password', async () => `postgresql://app_user:wrong-pass-7b1e@127.0.0.1:${server.port}/postgres`, /^cannot open the PostgreSQL state store \(127\.0\.0\.1:\d+, database "postgres"\): authentication failed \(check the user and password in the state URL\)$/],
+    ['a database that does not exist', async () => `postgresql://postgres@127.0.0.1:${server.port}/no_such_db`, /: the database does not exist$/],
+    ['a URL without a database', async () => `postgresql://app_user:right-pass-4f9c@127.0.0.1:${server.port}`, /^the state URL names no database \(expected postgresql:\/\/USER:PASSWORD@HOST:PORT\/DATABASE\)$/],
+    ['a URL of another scheme', async () => `mysql://app_user:right-pass-4f9c@127.0.0.1:${server.port}/db`, /^the state URL must start with postgresql:\/\/ \(or postgres:\/\/\), not mysql:\/\/$/],
+    ['no URL at all', async () => 'right-pass-4f9c', /^the state URL is not a valid URL/],
+    [
+      'a user who may not create the schema',
+      async () => {
+        const url = await server.createDatabase();
+        return url.replace('postgres@', 'app_user:right-pass-4f9c@');
+      },
+      /: permission denied for schema "contract_sync" \(the user needs CREATE on the database/,
+    ],
+  ])('%s', async (_, urlOf, expected) => {
+    const url = await urlOf();
+
+    const error = await openPostgresStateStore({ url, connectTimeoutMs: 5000 }).catch((failure: unknown) => failure);
+
+    expect(error).toBeInstanceOf(PostgresStateError);
+    const message = (error as Error).message;
+    expect(message).toMatch(expected);
+    expect(message).not.toContain('pass-');
+    expect(message).not.toContain('\n');
+  });
+});
+
+describe('postgres state store: locks', () => {
+  it("frees a tenant at once when its holder's connection is dropped", async () => {
+    const url = await server.createDatabase();
+    const holder = await open(url);
+    const waiter = await open(url);
+    await holder.lock('acme', { timeoutMs: 0, owner: 'run-1' });
+    const { rows } = await server.query("SELECT backend_pid FROM contract_sync.locks WHERE tenant = 'acme'", databaseOf(url));
+
+    await server.query(`SELECT pg_terminate_backend(${Number(rows[0].backend_pid)})`);
+    const lock = await waiter.lock('acme', { timeoutMs: 3000, owner: 'run-2' });
+
+    expect(lock.tenant).toBe('acme');
+    await lock.release();
+  });
+
+  it('records who holds a tenant while it is held, and forgets it on release', async () => {
+    const url = await server.createDatabase();
+    const store = await open(url);
+
+    const lock = await store.lock('acme', { timeoutMs: 0, owner: 'run-1' });
+    const held = await server.query('SELECT tenant, owner, pid FROM contract_sync.locks', databaseOf(url));
+    await lock.release();
+    const after = await server.query('SELECT tenant FROM contract_sync.locks', databaseOf(url));
+
+    expect(held.rows).toEqual([{ tenant: 'acme', owner: 'run-1', pid: process.pid }]);
+    expect(after.rows).toEqual([]);
+  });
+
+  it('releases every lock still held when the store is closed', async () => {
+    const url = await server.createDatabase();
+    const first = await openPostgresStateStore({ url });
+    const second = await open(url);
+    await first.lock('acme', { timeoutMs: 0, owner: 'run-1' });
+
+    await first.close();
+
+    await (await second.lock('acme', { timeoutMs: 3000, owner: 'run-2' })).release();
+  });
+});

@@ -1,0 +1,207 @@
+/**
+ * The StateStore contract, one suite for every backend (memory, file, PostgreSQL), so that the
+ * backends cannot drift apart: records, `only`, run records and their pending entries, locks with
+ * contention, recovery of a dead holder's lock, and no acknowledged write lost to a SIGKILL.
+ */
+import { once } from 'node:events';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LockTimeoutError, type AppliedContract, type StateStore, type TenantRunRecord } from '../../engine/state/index.ts';
+import { CRASH_CONTRACTS, crashContractId, crashWrite, writeNumberOf } from './fixtures/crash-records.ts';
+import { readLines, spawnFixture } from './fixtures/spawn-fixture.ts';
+
+export interface StoreHarness {
+  /** A store on this test's location; each call is another instance, as another run would open. */
+  open(): Promise<StateStore>;
+  /**
+   * How a child process opens the same location (fixtures/store-child.ts); absent for a backend that
+   * lives in one process (memory), whose locks and records die with it.
+   */
+  readonly child?: { readonly backend: 'file' | 'postgres'; readonly location: string; readonly schema?: string };
+  cleanup?(): Promise<void>;
+}
+
+function applied(contractId: string, name: string, extra: Partial<AppliedContract> = {}): AppliedContract {
+  return { contractId, fields: { Name: name, Company: [{ Id: 12, RelationType: 'Supplier' }] }, fingerprint: `sha256:${name}`, appliedAt: '2027-01-01T00:00:00.000Z', commit: null, ...extra };
+}
+
+const RUN: TenantRunRecord = {
+  lastAppliedCommit: 'a'.repeat(40),
+  planningFingerprint: 'sha256:planning',
+  pending: [
+    { contractId: '4711', outcome: 'failed', reason: 'HTTP 400: Name too long', since: '2027-01-01T00:00:00.000Z', file: 'contracts/acme.yaml' },
+    { contractId: '4712', outcome: 'unknown', reason: 'connection reset after sending', since: '2027-01-01T00:00:00.000Z' },
+    { contractId: '4713', outcome: 'interrupted', reason: 'the run stopped', since: '2027-01-01T00:00:00.000Z', file: 'contracts/acme.yaml' },
+  ],
+  updatedAt: '2027-01-01T00:01:00.000Z',
+};
+
+/** Starts a child holding the tenant's lock; resolves once it holds it. */
+async function startHolder(child: NonNullable<StoreHarness['child']>, tenant: string): Promise<{ kill(): Promise<void> }> {
+  const process = spawnFixture('store-child.ts', [child.backend, child.location, 'hold', tenant, ...(child.schema === undefined ? [] : [child.schema])]);
+  const exited = once(process, 'exit');
+  await new Promise<void>((resolve, reject) => {
+    const output = readLines(process, (line) => {
+      if (line === 'locked') resolve();
+    });
+    void output.then(({ stderr }) => reject(new Error(`the lock holder ended before it held the lock: ${stderr}`)));
+  });
+  return {
+    async kill() {
+      process.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/**
+ * `acrossProcesses`: the backend's records and locks outlive a process (file, PostgreSQL), so the
+ * cases with a child process killed apply.
+ */
+export function describeStateStore(name: string, makeHarness: () => Promise<StoreHarness>, { acrossProcesses }: { readonly acrossProcesses: boolean }): void {
+  describe(`StateStore contract: ${name}`, () => {
+    let harness: StoreHarness;
+    const opened: StateStore[] = [];
+
+    async function open(): Promise<StateStore> {
+      const store = await harness.open();
+      opened.push(store);
+      return store;
+    }
+
+    beforeEach(async () => {
+      harness = await makeHarness();
+    });
+
+    afterEach(async () => {
+      for (const store of opened.splice(0)) await store.close();
+      await harness.cleanup?.();
+    });
+
+    it('reads nothing for a tenant never applied, then every record written, as another instance sees them', async () => {
+      const writer = await open();
+      const empty = await writer.readTenant('acme');
+
+      await writer.writeContract('acme', applied('4711', 'first'));
+      await writer.writeContract('acme', applied('4712', 'other', { commit: 'b'.repeat(40) }));
+      await writer.writeContract('acme', applied('4711', 'second'));
+      await writer.writeContract('globex', applied('4711', 'globex'));
+      const known = await (await open()).readTenant('acme');
+
+      expect(empty.size).toBe(0);
+      expect([...known].sort(([a], [b]) => a.localeCompare(b))).toEqual([
+        ['4711', { fields: applied('4711', 'second').fields, from: 'state' }],
+        ['4712', { fields: applied('4712', 'other').fields, from: 'state' }],
+      ]);
+      // Field order is kept, as written.
+      expect(Object.keys(known.get('4711')!.fields)).toEqual(['Name', 'Company']);
+    });
+
+    it('reads only the contracts asked for, skipping those without a record', async () => {
+      const store = await open();
+      for (const id of ['4711', '4712', '4713']) await store.writeContract('acme', applied(id, id));
+
+      const known = await store.readTenant('acme', new Set(['4713', '4711', '9999']));
+      const none = await store.readTenant('acme', new Set());
+
+      expect([...known.keys()].sort()).toEqual(['4711', '4713']);
+      expect(none.size).toBe(0);
+    });
+
+    it('refuses a tenant or contract id no record may have (TypeError)', async () => {
+      const store = await open();
+
+      await expect(store.readTenant('../etc')).rejects.toThrow(TypeError);
+      await expect(store.writeContract('acme', applied('../4711', 'x'))).rejects.toThrow(TypeError);
+      await expect(store.readTenant('acme', new Set(['a/b']))).rejects.toThrow(TypeError);
+    });
+
+    it('keeps run records with their pending entries, and replaces them', async () => {
+      const store = await open();
+      const before = await store.readRun('acme');
+
+      await store.writeRun('acme', RUN);
+      const first = await (await open()).readRun('acme');
+      const next: TenantRunRecord = { lastAppliedCommit: null, pending: [], updatedAt: '2027-01-02T00:00:00.000Z' };
+      await store.writeRun('acme', next);
+
+      expect(before).toBeUndefined();
+      expect(first).toStrictEqual(RUN);
+      expect(await store.readRun('acme')).toStrictEqual(next);
+      expect(await store.readRun('globex')).toBeUndefined();
+    });
+
+    it('makes a second run wait for a held tenant, names the holder when it gives up, and lets it in after release', async () => {
+      const first = await open();
+      const second = await open();
+      const held = await first.lock('acme', { timeoutMs: 0, owner: 'run-1' });
+
+      const refused = await second.lock('acme', { timeoutMs: 150, owner: 'run-2' }).catch((error: unknown) => error);
+      const other = await second.lock('globex', { timeoutMs: 0, owner: 'run-2' });
+      const waiting = second.lock('acme', { timeoutMs: 10_000, owner: 'run-2' });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await held.release();
+      await held.release();
+      const taken = await waiting;
+
+      expect(refused).toBeInstanceOf(LockTimeoutError);
+      expect((refused as LockTimeoutError).tenant).toBe('acme');
+      expect((refused as Error).message).toMatch(/^tenant "acme" is locked by another run \(owner "run-1"/);
+      expect((refused as Error).message).toMatch(/gave up after waiting \d+ ms/);
+      expect(taken.tenant).toBe('acme');
+      await expect(first.lock('acme', { timeoutMs: 0, owner: 'run-1' })).rejects.toThrow(/owner "run-2"/);
+      await taken.release();
+      await other.release();
+    });
+
+    it('never lets two lockers of one instance hold one tenant', async () => {
+      const store = await open();
+      const held = await store.lock('acme', { timeoutMs: 0, owner: 'run-1' });
+
+      await expect(store.lock('acme', { timeoutMs: 0, owner: 'run-2' })).rejects.toBeInstanceOf(LockTimeoutError);
+      await held.release();
+      await (await store.lock('acme', { timeoutMs: 0, owner: 'run-2' })).release();
+    });
+
+    it('closes idempotently', async () => {
+      const store = await harness.open();
+
+      await store.close();
+
+      await expect(store.close()).resolves.toBeUndefined();
+    });
+
+    it.runIf(acrossProcesses)('frees the lock of a holder whose process was killed, within seconds', { timeout: 20_000 }, async () => {
+      const store = await open();
+      const holder = await startHolder(harness.child!, 'acme');
+
+      const whileHeld = await store.lock('acme', { timeoutMs: 0, owner: 'run-2' }).catch((error: unknown) => error);
+      await holder.kill();
+      const started = Date.now();
+      const lock = await store.lock('acme', { timeoutMs: 5000, owner: 'run-2' });
+
+      expect((whileHeld as Error).message).toMatch(/owner "child-run", pid \d+ on host /);
+      expect(Date.now() - started).toBeLessThan(5000);
+      await lock.release();
+    });
+
+    it.runIf(acrossProcesses).each([60])('keeps every write acknowledged before a SIGKILL after %i writes', { timeout: 20_000 }, async (killAfter) => {
+      const { backend, location, schema } = harness.child!;
+      const child = spawnFixture('store-child.ts', [backend, location, 'write', 'acme', ...(schema === undefined ? [] : [schema])]);
+      const exited = once(child, 'exit');
+      const { lines, stderr } = await readLines(child, (line) => {
+        if (Number(line) + 1 === killAfter) child.kill('SIGKILL');
+      });
+      await exited;
+
+      const acknowledged = lines.map(Number);
+      expect(acknowledged.length, stderr).toBeGreaterThanOrEqual(killAfter);
+      const known = await (await open()).readTenant('acme');
+      for (const n of acknowledged.slice(-CRASH_CONTRACTS)) {
+        const held = writeNumberOf(known.get(crashContractId(n))?.fields.Name);
+        // The acknowledged write, or a later one the kill interrupted after its commit.
+        expect([n, n + CRASH_CONTRACTS], crashContractId(n)).toContain(held);
+        expect(known.get(crashContractId(n))?.fields).toEqual(crashWrite(held).fields);
+      }
+    });
+  });
+}
