@@ -9,7 +9,7 @@ import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { RunReport } from '../../engine/apply/run-report.ts';
 import type { ContractSet } from '../../engine/desired/types.ts';
 import { applyAcceptedOps } from '../../engine/model/apply-ops.ts';
@@ -20,6 +20,7 @@ import { startEmulator, type Emulator } from '../../emulator/index.ts';
 import { createRepo, shallowClone, type TestRepo } from '../git/helpers.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createFleet, fleetConfigYaml, fleetSeed, liveContract, requestLog, type Fleet } from '../helpers/fleet.ts';
+import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
 
 /** A state store both clones' configs point to. */
 interface SharedState {
@@ -30,7 +31,14 @@ interface SharedState {
   stop(): Promise<void>;
 }
 
-/** The state backends shared by the two clones; the PostgreSQL backend is one more row. */
+/** A throwaway PostgreSQL server, started by the first test that needs it. */
+let postgres: Promise<PostgresServer> | undefined;
+
+afterAll(async () => {
+  await (await postgres)?.stop();
+});
+
+/** The state backends shared by the two clones. */
 const BACKENDS: readonly { readonly name: string; start(): Promise<SharedState> }[] = [
   {
     name: 'file',
@@ -38,6 +46,15 @@ const BACKENDS: readonly { readonly name: string; start(): Promise<SharedState> 
       // One absolute directory, outside both clones: what a shared volume would be.
       const dir = await mkdtemp(path.join(tmpdir(), 'contract-sync-shared-state-'));
       return { yaml: `state: { backend: file, path: ${JSON.stringify(dir)} }\n`, env: {}, stop: () => rm(dir, { recursive: true, force: true }) };
+    },
+  },
+  {
+    name: 'postgres',
+    async start() {
+      // One database both machines reach, as a team's CI runners would.
+      postgres ??= startPostgres();
+      const url = await (await postgres).createDatabase();
+      return { yaml: 'state: { backend: postgres, url: { env: CONTRACT_SYNC_DATABASE_URL } }\n', env: { CONTRACT_SYNC_DATABASE_URL: url }, stop: async () => {} };
     },
   },
 ];
