@@ -22,6 +22,9 @@ Options:
   --ref REF       check the files at this git ref (branch, tag or commit) instead of the working
                   tree, without checking it out; positions are those of the files at REF
   --format F      text (default), json, or github (workflow annotations)
+
+Exit codes: 0 valid (warnings allowed), 1 any error (an invalid config or desired-state file, or a
+ref this clone does not have).
 `;
 
 export async function validateCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
