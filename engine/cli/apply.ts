@@ -136,7 +136,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   if (reviewed && planTenants) {
     const unknown = planTenants.filter((tenant) => !Object.hasOwn(config.tenants, tenant));
     if (unknown.length > 0) {
-      io.stderr.write(`contract-sync apply: ${planFile}: the plan names tenant(s) ${unknown.join(', ')}, which the config does not know; nothing applied\n`);
+      io.stderr.write(`contract-sync apply: ${planFile}: the plan names ${unknown.length === 1 ? 'tenant' : 'tenants'} ${unknown.join(', ')}, which the config does not know; nothing applied\n`);
       return EXIT.error;
     }
     contractSets = contractSets.filter((set) => planTenants.includes(set.tenant));
