@@ -1,5 +1,5 @@
 /**
- * Log lines for people at a terminal: `warn  contract not applied  tenant=acme contractId=4711 status=409`.
+ * Log lines for people at a terminal: `warn   contract not applied  tenant=acme contractId=4711 status=409`.
  * A pino destination that rewrites each JSON line as it is written. It receives lines after the
  * logger's redaction (by path and by value), so a text line carries no more than the JSON line did.
  */
