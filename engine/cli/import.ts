@@ -47,7 +47,8 @@ Fields the service holds as null are left out (unmanaged), and say so on stderr.
 
 Credentials: the tenant's client secret, from the env variable or file the config names.
 Scopes asked for: core:read.
-Logs: JSON lines on stderr (CONTRACT_SYNC_LOG_LEVEL=debug|info|warn|error|silent).
+Logs: on stderr: text lines at a terminal (warnings and errors only), else JSON lines at info;
+see the global options --log-format and CONTRACT_SYNC_LOG_LEVEL below.
 
 Exit codes: 0 written, 1 any error (nothing is written then).
 `;
