@@ -25,8 +25,8 @@ export interface EngineSetup {
 
 /** Logs go to stderr, as text at a terminal and JSON lines otherwise (logSettings: --log-format, CONTRACT_SYNC_LOG_*). */
 function createRunLogger(io: CliIo, redactor: Redactor, runId: string): Logger {
-  const { format, level, color } = logSettings(io);
-  return createLogger({ redactor, destination: io.stderr, level, format, color, base: { runId } });
+  const { format, level, color, terminal } = logSettings(io);
+  return createLogger({ redactor, destination: io.stderr, level, format, color, clearLine: terminal, base: { runId } });
 }
 
 export function createEngineSetup(io: CliIo, config: Config, scopes: readonly Scope[]): EngineSetup {

@@ -25,6 +25,8 @@ export interface LogSettings {
   readonly level: LogLevel;
   /** Colour in text lines: stderr is a terminal, and neither --no-color nor NO_COLOR. */
   readonly color: boolean;
+  /** stderr is a terminal: text lines clear the line first (the progress bar is drawn there). */
+  readonly terminal: boolean;
 }
 
 /**
@@ -39,7 +41,7 @@ export function logSettings(io: CliIo): LogSettings {
   const format = io.logFormat ?? (isOneOf(envFormat, LOG_FORMATS) ? envFormat : terminal ? 'text' : 'json');
   const envLevel = io.env.CONTRACT_SYNC_LOG_LEVEL;
   const level = isOneOf(envLevel, LOG_LEVELS) ? envLevel : terminal ? 'warn' : 'info';
-  return { format, level, color: terminal && io.noColor !== true && !io.env.NO_COLOR };
+  return { format, level, color: terminal && io.noColor !== true && !io.env.NO_COLOR, terminal };
 }
 
 function isOneOf<T extends string>(value: string | undefined, allowed: readonly T[]): value is T {

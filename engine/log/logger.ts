@@ -55,6 +55,8 @@ export interface LoggerOptions {
   readonly format?: 'json' | 'text';
   /** Text lines only: colour the level. */
   readonly color?: boolean;
+  /** Text lines only: clear the terminal line before each (a progress bar may be drawn on it). */
+  readonly clearLine?: boolean;
   readonly level?: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** Bound to every line, e.g. the run's correlation id. */
   readonly base?: Record<string, unknown>;
@@ -70,7 +72,7 @@ export function createLogger(options: LoggerOptions): Logger {
       hooks: { streamWrite: (line: string) => redactor.redact(line) },
     },
     // Text is made from the JSON line after streamWrite has redacted it: one redaction for both formats.
-    (options.format === 'text' ? textDestination(options.destination, { color: options.color === true }) : options.destination) as DestinationStream,
+    (options.format === 'text' ? textDestination(options.destination, { color: options.color === true, clearLine: options.clearLine === true }) : options.destination) as DestinationStream,
   );
 }
 

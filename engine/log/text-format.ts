@@ -7,6 +7,8 @@
 export interface TextDestinationOptions {
   /** Colour the level (a terminal that wants colour). */
   readonly color?: boolean;
+  /** Clear the terminal line first (ESC [ K): a progress bar redrawn in place on it would run into the log line. */
+  readonly clearLine?: boolean;
 }
 
 const LEVEL_NAMES: Readonly<Record<number, string>> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
@@ -48,7 +50,8 @@ export function textDestination(stream: { write(text: string): unknown }, option
   return {
     write(line: string) {
       // pino writes one line per call, newline-terminated.
-      return stream.write(formatLogLine(line.endsWith('\n') ? line.slice(0, -1) : line, options));
+      const text = formatLogLine(line.endsWith('\n') ? line.slice(0, -1) : line, options);
+      return stream.write(options.clearLine ? `\r\u001b[K${text}` : text);
     },
   };
 }

@@ -106,17 +106,17 @@ describe('global options', () => {
 
 describe('log settings', () => {
   it.each<[string, Parameters<typeof io>[0], ReturnType<typeof logSettings>]>([
-    ['a terminal: text, warnings and errors, coloured', { stderrTTY: true }, { format: 'text', level: 'warn', color: true }],
-    ['CI (no terminal): JSON at info', { stderrTTY: false }, { format: 'json', level: 'info', color: false }],
-    ['a terminal with --log-format json', { stderrTTY: true, logFormat: 'json' }, { format: 'json', level: 'warn', color: true }],
-    ['CI with --log-format text', { logFormat: 'text' }, { format: 'text', level: 'info', color: false }],
-    ['CI with CONTRACT_SYNC_LOG_FORMAT=text', { env: { CONTRACT_SYNC_LOG_FORMAT: 'text' } }, { format: 'text', level: 'info', color: false }],
-    ['a terminal with CONTRACT_SYNC_LOG_FORMAT=json', { stderrTTY: true, env: { CONTRACT_SYNC_LOG_FORMAT: 'json' } }, { format: 'json', level: 'warn', color: true }],
-    ['--log-format over the env variable', { logFormat: 'json', env: { CONTRACT_SYNC_LOG_FORMAT: 'text' } }, { format: 'json', level: 'info', color: false }],
-    ['an unknown CONTRACT_SYNC_LOG_FORMAT: the default', { env: { CONTRACT_SYNC_LOG_FORMAT: 'xml' } }, { format: 'json', level: 'info', color: false }],
-    ['a terminal with CONTRACT_SYNC_LOG_LEVEL=debug', { stderrTTY: true, env: { CONTRACT_SYNC_LOG_LEVEL: 'debug' } }, { format: 'text', level: 'debug', color: true }],
-    ['a terminal with --no-color', { stderrTTY: true, noColor: true }, { format: 'text', level: 'warn', color: false }],
-    ['a terminal with NO_COLOR', { stderrTTY: true, env: { NO_COLOR: 'yes' } }, { format: 'text', level: 'warn', color: false }],
+    ['a terminal: text, warnings and errors, coloured', { stderrTTY: true }, { format: 'text', level: 'warn', color: true, terminal: true }],
+    ['CI (no terminal): JSON at info', { stderrTTY: false }, { format: 'json', level: 'info', color: false, terminal: false }],
+    ['a terminal with --log-format json', { stderrTTY: true, logFormat: 'json' }, { format: 'json', level: 'warn', color: true, terminal: true }],
+    ['CI with --log-format text', { logFormat: 'text' }, { format: 'text', level: 'info', color: false, terminal: false }],
+    ['CI with CONTRACT_SYNC_LOG_FORMAT=text', { env: { CONTRACT_SYNC_LOG_FORMAT: 'text' } }, { format: 'text', level: 'info', color: false, terminal: false }],
+    ['a terminal with CONTRACT_SYNC_LOG_FORMAT=json', { stderrTTY: true, env: { CONTRACT_SYNC_LOG_FORMAT: 'json' } }, { format: 'json', level: 'warn', color: true, terminal: true }],
+    ['--log-format over the env variable', { logFormat: 'json', env: { CONTRACT_SYNC_LOG_FORMAT: 'text' } }, { format: 'json', level: 'info', color: false, terminal: false }],
+    ['an unknown CONTRACT_SYNC_LOG_FORMAT: the default', { env: { CONTRACT_SYNC_LOG_FORMAT: 'xml' } }, { format: 'json', level: 'info', color: false, terminal: false }],
+    ['a terminal with CONTRACT_SYNC_LOG_LEVEL=debug', { stderrTTY: true, env: { CONTRACT_SYNC_LOG_LEVEL: 'debug' } }, { format: 'text', level: 'debug', color: true, terminal: true }],
+    ['a terminal with --no-color', { stderrTTY: true, noColor: true }, { format: 'text', level: 'warn', color: false, terminal: true }],
+    ['a terminal with NO_COLOR', { stderrTTY: true, env: { NO_COLOR: 'yes' } }, { format: 'text', level: 'warn', color: false, terminal: true }],
   ])('%s', (_name, options, expected) => {
     expect(logSettings(io(options))).toEqual(expected);
   });
@@ -153,9 +153,12 @@ describe('logs of a real run', () => {
     return { stdout, stderr };
   }
 
-  /** Log lines only (a terminal also gets the progress bar on stderr, redrawn with \r). */
+  /** Log lines only (a terminal also gets the progress bar on stderr, redrawn after \r, and each log line clears the line first: ESC [ K). */
   function logLines(stderr: string): string[] {
-    return stderr.split(/[\r\n]/).filter((line) => line !== '' && !line.startsWith('['));
+    return stderr
+      .split(/[\r\n]/)
+      .map((line) => (line.startsWith('\u001b[K') ? line.slice(3) : line))
+      .filter((line) => line !== '' && !line.startsWith('['));
   }
 
   it('at a terminal: no log line repeats the failure the summary lists', async () => {
@@ -169,6 +172,7 @@ describe('logs of a real run', () => {
     const run = await dryRun([], true, { CONTRACT_SYNC_LOG_LEVEL: 'info', NO_COLOR: '1' });
 
     const lines = logLines(run.stderr);
+    expect(run.stderr).toContain('\r\u001b[Kinfo   read failed');
     expect(lines).toContainEqual(expect.stringMatching(/^info {3}read failed; contract not planned {2}tenant=tenant-a contractId=tenant-a-0001 status=404$/));
     expect(lines.filter((line) => line.startsWith('{'))).toEqual([]);
   });

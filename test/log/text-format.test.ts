@@ -56,6 +56,15 @@ describe('text log lines', () => {
     expect(formatLogLine(line)).toBe('error  tenant not applied  tenant=acme\n');
   });
 
+  it('clears the terminal line first when asked (a progress bar may be on it)', () => {
+    const lines: string[] = [];
+    const logger = createLogger({ redactor: new Redactor(), destination: { write: (text: string) => lines.push(text) }, format: 'text', clearLine: true });
+
+    logger.warn({ tenant: 'acme' }, 'lock not released');
+
+    expect(lines).toEqual(['\r\u001b[Kwarn   lock not released  tenant=acme\n']);
+  });
+
   it('shows an error by its message, and passes a line that is not a JSON object on unchanged', () => {
     const line = JSON.stringify({ level: 40, msg: 'lock not released', err: { type: 'Error', message: 'gone', stack: 'Error: gone\n    at x' } });
 
