@@ -26,7 +26,7 @@ function io(options: { stdoutTTY?: boolean; stderrTTY?: boolean; env?: Record<st
 }
 
 describe('help and version', () => {
-  it.each(COMMANDS)('`help %s` prints what `%s --help` prints, with the exit codes and the global options', async (command) => {
+  it.each(COMMANDS)('`help %s` prints what the command prints for --help, with the exit codes and the global options', async (command) => {
     const viaHelp = await runCli(['help', command], process.cwd());
     const viaFlag = await runCli([command, '--help'], process.cwd());
 
