@@ -6,6 +6,7 @@
 import { Composer, isAlias, isCollection, isMap, isPair, isScalar, isSeq, LineCounter, Parser, visit, type CST, type Document, type Node } from 'yaml';
 import type { Diagnostic } from './diagnostic.ts';
 import type { PathSegment } from './model/schema-validator.ts';
+import { plural } from './plural.ts';
 
 export interface YamlLimits {
   /** Larger files are refused unread. */
@@ -132,7 +133,7 @@ export function parseYamlSource(
   const syntax = doc.errors.filter((error) => error.code !== 'DUPLICATE_KEY');
   if (syntax.length > 0) {
     const [first] = syntax;
-    const more = syntax.length > 1 ? ` (and ${syntax.length - 1} more error(s) after it)` : '';
+    const more = syntax.length > 1 ? ` (and ${plural(syntax.length - 1, 'more error')} after it)` : '';
     diagnostics.push(fileDiagnostic(file, 'yaml-syntax', `invalid YAML: ${first!.message}${more}`, 'error', at(first!.pos[0])));
   }
   for (const warning of doc.warnings) {

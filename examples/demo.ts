@@ -23,8 +23,8 @@ const io: CliIo = {
   stdout: { write: (text: string) => process.stdout.write(indent(text)), isTTY: false },
   stderr: { write: (text: string) => process.stderr.write(indent(text)) },
   // Throwaway secrets from the emulator's example seed; never real ones.
-  // Warnings and errors only: the structured logs would drown the demo's output.
-  env: { ...process.env, ACME_CLIENT_SECRET: 'dev-secret-acme', GLOBEX_CLIENT_SECRET: 'dev-secret-globex', CONTRACT_SYNC_LOG_LEVEL: 'warn' },
+  // Warnings and errors only, as text lines, as at a terminal: the info lines would drown the demo's output.
+  env: { ...process.env, ACME_CLIENT_SECRET: 'dev-secret-acme', GLOBEX_CLIENT_SECRET: 'dev-secret-globex', CONTRACT_SYNC_LOG_LEVEL: 'warn', CONTRACT_SYNC_LOG_FORMAT: 'text' },
   cwd: ROOT,
 };
 

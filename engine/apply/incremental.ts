@@ -8,6 +8,7 @@
 import type { Config } from '../config/types.ts';
 import type { ContractSet } from '../desired/types.ts';
 import { fingerprint } from '../plan/fingerprint.ts';
+import { plural } from '../plural.ts';
 import type { TenantRunRecord } from '../state/types.ts';
 
 /**
@@ -101,7 +102,7 @@ export function describeScope(scope: TenantScope, contracts: number): string {
     return `${scope.tenant}: not applied: it was last applied at ${scope.since.slice(0, 12)}, which is newer than this commit (an older pipeline run?); to go back, commit a revert, or pass --full to apply this commit anyway`;
   }
   const since = `${scope.tenant}: incremental since ${scope.since.slice(0, 12)}`;
-  const pending = scope.pending === 0 ? '' : ` (with the files of ${scope.pending} contract(s) an earlier run did not finish)`;
+  const pending = scope.pending === 0 ? '' : ` (with the files of ${plural(scope.pending, 'contract')} an earlier run did not finish)`;
   if (contracts === 0) return `${since}: no contract changed in git${pending}`;
-  return `${since}: ${contracts} contract(s) in changed files${pending}`;
+  return `${since}: ${plural(contracts, 'contract')} in changed files${pending}`;
 }

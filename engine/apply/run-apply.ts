@@ -172,7 +172,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
 
   /** A tenant that cannot be applied: nothing is sent for it, and it holds no lock. */
   function failedTenant(tenant: string, lane: TenantLane, unreadable: Map<string, ContractResult>, error: unknown): PreparedTenant {
-    logger.error({ tenant, code: (error as { code?: unknown }).code }, 'tenant not applied');
+    logger.info({ tenant, code: (error as { code?: unknown }).code }, 'tenant not applied');
     return { tenant, lane, known: new Map(), unreadable, uncertain: new Map(), error: messageOf(error) };
   }
 
@@ -195,7 +195,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
             const { fields } = await lane.call({ kind: 'read', contractId, resendable: true }, (token) => api.read(contractId, token));
             known.set(contractId, { fields, from: 'live' });
           } catch (error) {
-            logger.warn({ tenant, contractId, status: statusOf(error) }, 'read failed; contract not planned');
+            logger.info({ tenant, contractId, status: statusOf(error) }, 'read failed; contract not planned');
             unreadable.set(contractId, { contractId, file, line, outcome: 'failed', ops: 0, status: statusOf(error), reason: `could not read the contract: ${messageOf(error)}` });
           }
         }),
@@ -352,7 +352,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
         ).catch((error: unknown): ContractOutcome => ({ outcome: 'failed', status: statusOf(error), reason: messageOf(error) }));
         outcomes.set(contract.id, outcome);
         done += 1;
-        if (outcome.outcome !== 'applied') logger.warn({ tenant: tenant.tenant, contractId: contract.id, status: outcome.status, outcome: outcome.outcome }, 'contract not applied');
+        if (outcome.outcome !== 'applied') logger.info({ tenant: tenant.tenant, contractId: contract.id, status: outcome.status, outcome: outcome.outcome }, 'contract not applied');
         deps.onProgress?.({ tenant: tenant.tenant, contractId: contract.id, outcome: outcome.outcome, done, total });
       }),
       // Read first (the contract is uncertain), re-planned from what is live: recorded when it
@@ -388,7 +388,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       outcomes = await execute(tenant, contracts, tenantWork);
     } catch (failure) {
       error = messageOf(failure);
-      logger.error({ tenant: tenant.tenant, code: (failure as { code?: unknown }).code }, 'tenant not applied');
+      logger.info({ tenant: tenant.tenant, code: (failure as { code?: unknown }).code }, 'tenant not applied');
     } finally {
       // Every request of the tenant has finished: no pause of its lane may outlive the run.
       tenant.lane.close();

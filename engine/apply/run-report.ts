@@ -1,5 +1,6 @@
 /** The JSON run report (`apply --report FILE`) and the summary printed after a run. */
 import type { PlanSource } from '../plan/types.ts';
+import { plural } from '../plural.ts';
 
 export const RUN_REPORT_VERSION = 1;
 
@@ -76,15 +77,29 @@ export function summarise(tenants: readonly TenantReport[]): RunReport['summary'
   return { tenants: tenants.length, changed, applied, failed, ops, requests, retries };
 }
 
+/** `2 contracts changed`, `1 of 2 contracts changed`; never `0 of 0`. */
+function countChanged(applied: number, changed: number, verb: string): string {
+  if (changed === 0) return `no contract ${verb}`;
+  return applied === changed ? `${plural(changed, 'contract')} ${verb}` : `${applied} of ${plural(changed, 'contract')} ${verb}`;
+}
+
+/** `3 ops, 2 requests, 1 retry`. */
+function traffic(counts: { readonly ops: number; readonly requests: number; readonly retries: number }): string {
+  return `${plural(counts.ops, 'op')}, ${plural(counts.requests, 'request')}, ${plural(counts.retries, 'retry', 'retries')}`;
+}
+
 /** The human summary: one line per tenant, then one line per failure. */
 export function renderRunSummary(report: RunReport): string {
   const lines: string[] = [];
   const verb = report.dryRun ? 'would change' : 'changed';
   for (const tenant of report.tenants) {
-    const problems = tenant.failures.length > 0 ? `, ${tenant.failures.length} failed` : '';
-    lines.push(
-      `${tenant.tenant}: ${tenant.applied} of ${tenant.changed} contract(s) ${verb} (${tenant.ops} op(s)), ${tenant.requests} request(s), ${tenant.retries} retr${tenant.retries === 1 ? 'y' : 'ies'}${problems}`,
-    );
+    const failed = tenant.failures.length;
+    if (tenant.changed === 0 && failed === 0 && tenant.error === undefined) {
+      lines.push(`${tenant.tenant}: no changes${tenant.requests > 0 ? ` (${plural(tenant.requests, 'request')})` : ''}`);
+      continue;
+    }
+    const problems = failed > 0 ? `, ${failed} failed` : '';
+    lines.push(`${tenant.tenant}: ${countChanged(tenant.applied, tenant.changed, verb)}, ${traffic(tenant)}${problems}`);
     if (tenant.error !== undefined) lines.push(`  ${tenant.error}`);
   }
   const failures = report.tenants.flatMap((tenant) => tenant.failures.map((failure) => ({ tenant: tenant.tenant, failure })));
@@ -97,15 +112,17 @@ export function renderRunSummary(report: RunReport): string {
     }
   }
   const { summary } = report;
-  if (summary.changed === 0 && summary.failed === 0) {
-    lines.push('', `${report.dryRun ? 'Dry run' : 'Apply'}: nothing to do; every contract planned already matches its desired state (${summary.requests} request(s)).`);
+  const run = report.dryRun ? 'Dry run' : 'Apply';
+  const tenantFailed = report.tenants.some((tenant) => tenant.error !== undefined);
+  if (summary.changed === 0 && summary.failed === 0 && !tenantFailed) {
+    const requests = summary.requests > 0 ? ` (${plural(summary.requests, 'request')})` : '';
+    const planned = report.tenants.length === 0 ? 'no contract was planned' : 'every contract planned already matches its desired state';
+    lines.push('', `${run}: nothing to do; ${planned}${requests}.`);
     return `${lines.join('\n')}\n`;
   }
   const staleCount = failures.filter(({ failure }) => failure.outcome === 'stale').length;
   const stale = staleCount > 0 ? ` (${staleCount} refused as stale: run contract-sync plan again)` : '';
-  lines.push(
-    '',
-    `${report.dryRun ? 'Dry run' : 'Apply'}: ${summary.applied} of ${summary.changed} contract(s) ${verb}, ${summary.ops} op(s), ${summary.requests} request(s), ${summary.retries} retr${summary.retries === 1 ? 'y' : 'ies'}, ${summary.failed} failed${stale}.`,
-  );
+  const failedText = summary.failed > 0 ? `, ${summary.failed} failed${stale}` : '';
+  lines.push('', `${run}: ${countChanged(summary.applied, summary.changed, verb)}, ${traffic(summary)}${failedText}.`);
   return `${lines.join('\n')}\n`;
 }

@@ -74,7 +74,8 @@ Credentials: each tenant's client secret, from the env variable or file the conf
 Scopes asked for: core:write, plus core:read with --refresh; core:read only with --dry-run. Without
 --refresh, a core:read token is asked for only when the run reads (api.read configured): to settle
 a contract an earlier run left interrupted or unknown, or a 409.
-Logs: JSON lines on stderr (CONTRACT_SYNC_LOG_LEVEL=debug|info|warn|error|silent).
+Logs: on stderr: text lines at a terminal (warnings and errors only), else JSON lines at info;
+see the global options --log-format and CONTRACT_SYNC_LOG_LEVEL below.
 
 Exit codes: 0 everything applied (or nothing to do), 1 any error or any contract not applied.
 `;
@@ -144,7 +145,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   if (reviewed && planTenants) {
     const unknown = planTenants.filter((tenant) => !Object.hasOwn(config.tenants, tenant));
     if (unknown.length > 0) {
-      io.stderr.write(`contract-sync apply: ${planFile}: the plan names tenant(s) ${unknown.join(', ')}, which the config does not know; nothing applied\n`);
+      io.stderr.write(`contract-sync apply: ${planFile}: the plan names ${unknown.length === 1 ? 'tenant' : 'tenants'} ${unknown.join(', ')}, which the config does not know; nothing applied\n`);
       return EXIT.error;
     }
     contractSets = contractSets.filter((set) => planTenants.includes(set.tenant));

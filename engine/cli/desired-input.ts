@@ -20,6 +20,7 @@ import { openGitRepository, type GitRepository } from '../git/repository.ts';
 import { checkRefSyntax, isShallow, remoteNames, resolveCommit } from '../git/resolve-ref.ts';
 import { findTouchedContracts } from '../git/touched-contracts.ts';
 import type { PlanSource, PlanTouched } from '../plan/types.ts';
+import { plural } from '../plural.ts';
 import { readRepoConfig, type ConfigAtRef } from './config-args.ts';
 import { formatDiagnostics } from './diagnostics-output.ts';
 import { readTenantScopes, type ScopeHead } from './incremental-scopes.ts';
@@ -217,7 +218,7 @@ export async function loadRunInputOrReport(io: CliIo, command: string, options: 
   const { configDiagnostics, desired } = loaded.input;
   if (desired.errors.length > 0) {
     io.stderr.write(formatDiagnostics([...configDiagnostics, ...desired.errors, ...desired.warnings], 'text'));
-    io.stderr.write(`${desired.errors.length} error(s) in the desired state: ${outcome}\n`);
+    io.stderr.write(`${plural(desired.errors.length, 'error')} in the desired state: ${outcome}\n`);
     return EXIT.error;
   }
   if (configDiagnostics.length + desired.warnings.length > 0) io.stderr.write(formatDiagnostics([...configDiagnostics, ...desired.warnings], 'text'));

@@ -47,7 +47,8 @@ ${shardHelp(25)}
 
 Credentials: each tenant's client secret, from the env variable or file the config names.
 Scopes asked for: core:read, plus core:write with --fix.
-Logs: JSON lines on stderr (CONTRACT_SYNC_LOG_LEVEL=debug|info|warn|error|silent).
+Logs: on stderr: text lines at a terminal (warnings and errors only), else JSON lines at info;
+see the global options --log-format and CONTRACT_SYNC_LOG_LEVEL below.
 
 Exit codes: 0 no drift, or all of it fixed (without --detailed-exitcode: also drift found);
 1 any error (config, credentials, a contract that could not be read, a fix that failed);

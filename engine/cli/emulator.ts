@@ -14,6 +14,8 @@ Options:
   --seed FILE   realm, tenants, clients and contracts (YAML or JSON)
   --host HOST   interface to listen on (default 127.0.0.1)
   --port PORT   port to listen on (default 0: any free port)
+
+Exit codes: 0 stopped by SIGINT or SIGTERM, 1 error (no --seed, an invalid seed file or port).
 `;
 
 function parsePort(value: string): number {

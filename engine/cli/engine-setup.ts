@@ -7,13 +7,10 @@ import { createApiClient, type ApiClient } from '../api/client.ts';
 import { createTenantTokens, type Scope, type TenantTokens } from '../auth/index.ts';
 import type { Config } from '../config/types.ts';
 import { createLogger, Redactor, type Logger } from '../log/logger.ts';
-import type { CliIo } from './io.ts';
+import { logSettings, type CliIo } from './io.ts';
 import { packageVersion } from './version.ts';
 
 const USER_AGENT = `contract-sync/${packageVersion()}`;
-
-const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
-type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface EngineSetup {
   /** A fresh id per run: X-Correlation-Id of every request, and the run report's runId. */
@@ -26,11 +23,10 @@ export interface EngineSetup {
   readonly api: ApiClient;
 }
 
-/** Structured logs go to stderr; CONTRACT_SYNC_LOG_LEVEL picks the level (default info). */
+/** Logs go to stderr, as text at a terminal and JSON lines otherwise (logSettings: --log-format, CONTRACT_SYNC_LOG_*). */
 function createRunLogger(io: CliIo, redactor: Redactor, runId: string): Logger {
-  const wanted = io.env.CONTRACT_SYNC_LOG_LEVEL;
-  const level: LogLevel = (LOG_LEVELS as readonly string[]).includes(wanted ?? '') ? (wanted as LogLevel) : 'info';
-  return createLogger({ redactor, destination: io.stderr, level, base: { runId } });
+  const { format, level, color, terminal } = logSettings(io);
+  return createLogger({ redactor, destination: io.stderr, level, format, color, clearLine: terminal, base: { runId } });
 }
 
 export function createEngineSetup(io: CliIo, config: Config, scopes: readonly Scope[]): EngineSetup {

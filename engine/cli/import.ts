@@ -18,6 +18,7 @@ import { validateDesiredState } from '../desired/validate.ts';
 import { CONTRACT_ID_PATTERN, SPEC_BASE_URL } from '../model/json-schemas.ts';
 import type { ContractFields } from '../model/types.ts';
 import { diffContract } from '../plan/diff.ts';
+import { plural } from '../plural.ts';
 import { loadRunInput, type RunInput } from './desired-input.ts';
 import { formatDiagnostics } from './diagnostics-output.ts';
 import { createEngineSetup, type EngineSetup } from './engine-setup.ts';
@@ -46,7 +47,8 @@ Fields the service holds as null are left out (unmanaged), and say so on stderr.
 
 Credentials: the tenant's client secret, from the env variable or file the config names.
 Scopes asked for: core:read.
-Logs: JSON lines on stderr (CONTRACT_SYNC_LOG_LEVEL=debug|info|warn|error|silent).
+Logs: on stderr: text lines at a terminal (warnings and errors only), else JSON lines at info;
+see the global options --log-format and CONTRACT_SYNC_LOG_LEVEL below.
 
 Exit codes: 0 written, 1 any error (nothing is written then).
 `;
@@ -156,7 +158,7 @@ async function readContracts(config: Config, tenant: string, ids: readonly strin
         const { fields } = await lane.call({ kind: 'read', contractId: id, resendable: true }, (token) => engine.api.read(id, token));
         return { id, fields };
       } catch (error) {
-        engine.logger.warn({ tenant, contractId: id, status: statusOf(error) }, 'read failed; nothing written');
+        engine.logger.info({ tenant, contractId: id, status: statusOf(error) }, 'read failed; nothing written');
         return { id, error };
       }
     }),
@@ -174,7 +176,7 @@ function checkRendered(text: string, config: Config, tenant: string, target: Tar
   if (result.errors.length > 0) return formatDiagnostics(result.errors, 'text');
   for (const contract of result.contractSets.flatMap((set) => set.contracts)) {
     const ops = diffContract(live.get(contract.id), contract.fields, { collections: config.collections });
-    if (ops.length > 0) return `contract ${contract.id} would plan ${ops.length} op(s) (${[...new Set(ops.map((op) => op.path))].join(', ')})\n`;
+    if (ops.length > 0) return `contract ${contract.id} would plan ${plural(ops.length, 'op')} (${[...new Set(ops.map((op) => op.path))].join(', ')})\n`;
   }
   return undefined;
 }
@@ -236,7 +238,7 @@ export async function importCommand(args: readonly string[], io: CliIo): Promise
     return fail(`import reads contracts live and needs reads: configure api.read in ${input.configFile} (e.g. read: { path: "/contract/{id}" })`);
   }
   if (input.desired.errors.length > 0) {
-    io.stderr.write(`contract-sync import: warning: the desired state has ${input.desired.errors.length} error(s) (see contract-sync validate); contracts in files with errors are not checked for duplicates\n`);
+    io.stderr.write(`contract-sync import: warning: the desired state has ${plural(input.desired.errors.length, 'error')} (see contract-sync validate); contracts in files with errors are not checked for duplicates\n`);
   }
 
   const target = targetOf(io, repoDir, values.out);
@@ -265,7 +267,7 @@ export async function importCommand(args: readonly string[], io: CliIo): Promise
   const failed = results.filter((result) => 'error' in result);
   if (failed.length > 0) {
     const lines = failed.map((result) => `  ${result.id}: ${statusOf(result.error) ?? 'no answer'}: ${messageOf(result.error)}`);
-    return fail(redacted(`could not read ${failed.length} of ${ids.length} contract(s) of tenant "${tenant}":\n${lines.join('\n')}\nnothing written`));
+    return fail(redacted(`could not read ${failed.length === ids.length ? (ids.length === 1 ? 'the contract' : `any of the ${ids.length} contracts`) : `${failed.length} of ${plural(ids.length, 'contract')}`} of tenant "${tenant}":\n${lines.join('\n')}\nnothing written`));
   }
   const live = new Map(results.map((result) => [result.id, 'fields' in result ? result.fields : {}]));
 
@@ -283,6 +285,6 @@ export async function importCommand(args: readonly string[], io: CliIo): Promise
   }
   const writeProblem = await writeTarget({ ...target, file: target.file }, rendered.text, force);
   if (writeProblem !== undefined) return fail(writeProblem);
-  io.stdout.write(`Imported ${ids.length} contract(s) of tenant ${tenant} into ${target.shown}.\n`);
+  io.stdout.write(`Imported ${plural(ids.length, 'contract')} of tenant ${tenant} into ${target.shown}.\n`);
   return EXIT.ok;
 }

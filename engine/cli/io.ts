@@ -8,6 +8,44 @@ export interface CliIo {
   readonly cwd: string;
   /** The clock (plan's createdAt); the system clock when left out. */
   readonly now?: () => Date;
+  /** `--no-color` (a global option, taken out of the arguments by main). */
+  readonly noColor?: boolean;
+  /** `--log-format` (a global option); else CONTRACT_SYNC_LOG_FORMAT, else decided by whether stderr is a terminal. */
+  readonly logFormat?: LogFormat;
+}
+
+export const LOG_FORMATS = ['json', 'text'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface LogSettings {
+  readonly format: LogFormat;
+  readonly level: LogLevel;
+  /** Colour in text lines: stderr is a terminal, and neither --no-color nor NO_COLOR. */
+  readonly color: boolean;
+  /** stderr is a terminal: text lines clear the line first (the progress bar is drawn there). */
+  readonly terminal: boolean;
+}
+
+/**
+ * How the run logs. A person at a terminal reads text and wants only warnings and errors (the
+ * human output on stdout says the rest); CI (no terminal) keeps JSON lines at info, for search.
+ * `--log-format` over CONTRACT_SYNC_LOG_FORMAT over that default; CONTRACT_SYNC_LOG_LEVEL over the
+ * level's default. An unknown value in an env variable is ignored (the default applies).
+ */
+export function logSettings(io: CliIo): LogSettings {
+  const terminal = io.stderr.isTTY === true;
+  const envFormat = io.env.CONTRACT_SYNC_LOG_FORMAT;
+  const format = io.logFormat ?? (isOneOf(envFormat, LOG_FORMATS) ? envFormat : terminal ? 'text' : 'json');
+  const envLevel = io.env.CONTRACT_SYNC_LOG_LEVEL;
+  const level = isOneOf(envLevel, LOG_LEVELS) ? envLevel : terminal ? 'warn' : 'info';
+  return { format, level, color: terminal && io.noColor !== true && !io.env.NO_COLOR, terminal };
+}
+
+function isOneOf<T extends string>(value: string | undefined, allowed: readonly T[]): value is T {
+  return value !== undefined && (allowed as readonly string[]).includes(value);
 }
 
 /** Exit codes of DESIGN.md section 5. */
@@ -26,9 +64,9 @@ export function parseFormat<F extends string>(value: string | undefined, allowed
   throw new UsageError(`--format must be one of ${allowed.join(', ')}; got "${value}"`);
 }
 
-/** Colour on stdout: only on a terminal, and NO_COLOR (https://no-color.org) with any non-empty value turns it off. */
+/** Colour on stdout: only on a terminal; --no-color, and NO_COLOR (https://no-color.org) with any non-empty value, turn it off. */
 export function wantsColor(io: CliIo): boolean {
-  return io.stdout.isTTY === true && !io.env.NO_COLOR;
+  return io.stdout.isTTY === true && io.noColor !== true && !io.env.NO_COLOR;
 }
 
 /** The clock a command runs on: the system clock, with `io.now` (tests) for the time of day. */

@@ -1,41 +1,77 @@
 /** The CLI entry point: the only place that reads process.* and sets the exit code. */
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { closest } from '../desired/suggest.ts';
+import { GLOBAL_OPTIONS_HELP, takeGlobalOptions } from './global-options.ts';
 import { packageVersion } from './version.ts';
 
 type Command = (args: readonly string[], io: CliIo) => Promise<ExitCode>;
+
+/** A loaded command: what runs, and its --help text (also where "did you mean --flag?" finds its options). */
+interface LoadedCommand {
+  readonly run: Command;
+  readonly help: string;
+}
 
 /**
  * Each command's module is imported only when that command runs: --version, --help and validate
  * must not pay for the emulator, the OpenID provider, pg or the HTTP client (a test checks it).
  */
-const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<Command> }>> = {
+const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<LoadedCommand> }>> = {
   validate: {
     summary: 'check the config and desired-state files (no network)',
-    load: async () => (await import('./validate.ts')).validateCommand,
+    load: async () => {
+      const module = await import('./validate.ts');
+      return { run: module.validateCommand, help: module.VALIDATE_HELP };
+    },
   },
   plan: {
     summary: 'show the ops that would make the service match the desired state (no network unless --refresh)',
-    load: async () => (await import('./plan.ts')).planCommand,
+    load: async () => {
+      const module = await import('./plan.ts');
+      return { run: module.planCommand, help: module.PLAN_HELP };
+    },
   },
   apply: {
     summary: 'plan, then send the ops to the service and record what was applied',
-    load: async () => (await import('./apply.ts')).applyCommand,
+    load: async () => {
+      const module = await import('./apply.ts');
+      return { run: module.applyCommand, help: module.APPLY_HELP };
+    },
   },
   drift: {
     summary: 'read every managed contract live and report (or --fix) what differs from git',
-    load: async () => (await import('./drift.ts')).driftCommand,
+    load: async () => {
+      const module = await import('./drift.ts');
+      return { run: module.driftCommand, help: module.DRIFT_HELP };
+    },
   },
   import: {
     summary: 'write a desired-state file from live contracts, to bring them under management',
-    load: async () => (await import('./import.ts')).importCommand,
+    load: async () => {
+      const module = await import('./import.ts');
+      return { run: module.importCommand, help: module.IMPORT_HELP };
+    },
+  },
+  show: {
+    summary: 'print a saved plan (plan --out) for review (no config, credentials or network)',
+    load: async () => {
+      const module = await import('./show.ts');
+      return { run: module.showCommand, help: module.SHOW_HELP };
+    },
   },
   emulator: {
     summary: 'serve a reference CMS and identity provider for tests and demos',
-    load: async () => (await import('./emulator.ts')).emulatorCommand,
+    load: async () => {
+      const module = await import('./emulator.ts');
+      return { run: module.emulatorCommand, help: module.EMULATOR_HELP };
+    },
   },
   init: {
     summary: 'scaffold a config, a first desired-state file and a CI workflow',
-    load: async () => (await import('./init.ts')).initCommand,
+    load: async () => {
+      const module = await import('./init.ts');
+      return { run: module.initCommand, help: module.INIT_HELP };
+    },
   },
 };
 
@@ -48,38 +84,80 @@ Commands:
 ${Object.entries(COMMANDS)
   .map(([name, { summary }]) => `  ${name.padEnd(10)} ${summary}`)
   .join('\n')}
+  ${'help'.padEnd(10)} show help, or a command's help: contract-sync help <command>
+  ${'version'.padEnd(10)} print the version
 
 Options:
   -h, --help      show help (also: contract-sync <command> --help)
   -V, --version   print the version
 
+${GLOBAL_OPTIONS_HELP}
 Exit codes: 0 success, 1 error, 2 changes present (with --detailed-exitcode).
 `;
 }
 
-export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
-  const [name, ...args] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    io.stdout.write(help());
-    return name === undefined ? EXIT.error : EXIT.ok;
+/** `unknown command "plna" (did you mean plan?)` */
+function unknownCommand(name: string): string {
+  const suggestion = closest(name, [...Object.keys(COMMANDS), 'help', 'version']);
+  return `contract-sync: unknown command "${name}"${suggestion === undefined ? '' : ` (did you mean ${suggestion}?)`}; see contract-sync --help\n`;
+}
+
+/** The long options a command's help names, global options included: the candidates for "did you mean". */
+function optionsIn(helpText: string): string[] {
+  return [...new Set([...`${helpText}\n${GLOBAL_OPTIONS_HELP}--help`.matchAll(/--[a-z][a-z-]*/g)].map((match) => match[0]))];
+}
+
+/** A usage error as one line. Node's own unknown-option text quotes unevenly and suggests nothing: ours names the closest option. */
+function usageMessage(error: Error & { code?: string }, helpText: string | undefined): string {
+  const unknown = error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '([^']*)'/.exec(error.message)?.[1] : undefined;
+  if (unknown !== undefined) {
+    const suggestion = helpText === undefined ? undefined : closest(unknown.replace(/=.*$/, ''), optionsIn(helpText));
+    return `unknown option ${unknown}${suggestion === undefined ? '' : ` (did you mean ${suggestion}?)`}`;
   }
-  if (name === '--version' || name === '-V') {
+  return error.message;
+}
+
+function wantsHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
+}
+
+export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode> {
+  const [first, ...afterFirst] = argv;
+  if (first === undefined || first === '--help' || first === '-h') {
+    io.stdout.write(help());
+    return first === undefined ? EXIT.error : EXIT.ok;
+  }
+  if (first === '--version' || first === '-V' || first === 'version') {
     io.stdout.write(`${packageVersion()}\n`);
+    return EXIT.ok;
+  }
+  // `help COMMAND` is `COMMAND --help`; `help` alone is --help.
+  const helpOnly = first === 'help';
+  const name = helpOnly ? afterFirst[0] : first;
+  if (name === undefined || (helpOnly && (name === 'help' || name === 'version'))) {
+    io.stdout.write(help());
     return EXIT.ok;
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
-    io.stderr.write(`contract-sync: unknown command "${name}"; see contract-sync --help\n`);
+    io.stderr.write(unknownCommand(name));
     return EXIT.error;
   }
+  let loaded: LoadedCommand | undefined;
   try {
-    const run = await command.load();
-    return await run(args, io);
+    loaded = await command.load();
+    if (helpOnly || wantsHelp(afterFirst)) {
+      io.stdout.write(`${loaded.help}\n${GLOBAL_OPTIONS_HELP}`);
+      return EXIT.ok;
+    }
+    const { options, rest } = takeGlobalOptions(afterFirst);
+    return await loaded.run(rest, { ...io, ...options });
   } catch (error) {
     // parseArgs throws TypeErrors with codes like ERR_PARSE_ARGS_UNKNOWN_OPTION.
     const code = (error as { code?: string }).code ?? '';
     if (error instanceof UsageError || code.startsWith('ERR_PARSE_ARGS')) {
-      io.stderr.write(`contract-sync ${name}: ${(error as Error).message}; see contract-sync ${name} --help\n`);
+      io.stderr.write(`contract-sync ${name}: ${usageMessage(error as Error, loaded?.help)}; see contract-sync ${name} --help\n`);
       return EXIT.error;
     }
     throw error;

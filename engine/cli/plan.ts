@@ -14,6 +14,7 @@ import { renderPlanJson } from '../plan/render-json.ts';
 import { renderPlanMarkdown } from '../plan/render-markdown.ts';
 import { renderPlanText } from '../plan/render-text.ts';
 import type { PlanDocument, PlanSource, PlanTouched } from '../plan/types.ts';
+import { plural } from '../plural.ts';
 import { StateFormatError } from '../state/file-format.ts';
 import { emptyStateStore, readKnownState } from '../state/memory-store.ts';
 import { PostgresStateError } from '../state/postgres/errors.ts';
@@ -167,7 +168,7 @@ async function livePlan(io: CliIo, { config, contractSets, source, touched }: Pl
   const problems = readProblems(report);
   if (problems.length === 0) return plan;
   for (const problem of problems) io.stderr.write(`contract-sync plan: ${problem}\n`);
-  io.stderr.write(`${problems.length} problem(s) reading the known state live: no plan written\n`);
+  io.stderr.write(`${plural(problems.length, 'problem')} reading the known state live: no plan written\n`);
   return EXIT.error;
 }
 

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { compareDiagnostics, isError, type Diagnostic } from '../diagnostic.ts';
 import { GitError } from '../git/errors.ts';
 import { shortCommit } from '../plan/render-common.ts';
+import { plural } from '../plural.ts';
 import { loadRunInput } from './desired-input.ts';
 import { DIAGNOSTIC_FORMATS, formatDiagnostics, type DiagnosticFormat } from './diagnostics-output.ts';
 import { EXIT, parseFormat, type CliIo, type ExitCode } from './io.ts';
@@ -22,6 +23,9 @@ Options:
   --ref REF       check the files at this git ref (branch, tag or commit) instead of the working
                   tree, without checking it out; positions are those of the files at REF
   --format F      text (default), json, or github (workflow annotations)
+
+Exit codes: 0 valid (warnings allowed), 1 any error (an invalid config or desired-state file, or a
+ref this clone does not have).
 `;
 
 export async function validateCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
@@ -71,13 +75,9 @@ export async function validateCommand(args: readonly string[], io: CliIo): Promi
     const files = new Set([...desired.contractSets.map((set) => set.file), ...desired.errors.map((d) => d.file), ...desired.warnings.map((d) => d.file)]).size;
     const counts = summary(desired.errors.length, desired.warnings.length + configWarnings.length);
     const at = source.ref !== null && source.commit !== null ? ` at ${source.ref} (${shortCommit(source.commit)})` : '';
-    io.stdout.write(`${diagnostics.length > 0 ? '\n' : ''}${counts}; ${contracts} valid contract(s) in ${files} file(s)${at}\n`);
+    io.stdout.write(`${diagnostics.length > 0 ? '\n' : ''}${counts}; ${plural(contracts, 'valid contract')} in ${plural(files, 'file')}${at}\n`);
   }
   return desired.errors.length > 0 ? EXIT.error : EXIT.ok;
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 function summary(errors: number, warnings: number): string {

@@ -51,12 +51,14 @@ export function fixText(contract: DriftContract): string | undefined {
 export function driftSummaryLine(report: DriftReport): string {
   const { summary } = report;
   if (summary.drifted === 0) {
+    if (summary.errors === 0 && summary.contracts === 0) return 'No drift: no contract to check.';
     if (summary.errors === 0) return `No drift: ${summary.contracts === 1 ? 'the contract matches' : `all ${summary.contracts} contracts match`} the desired state.`;
     return `No drift found, but ${plural(summary.errors, 'error')} kept contracts from being checked (listed under "Not checked").`;
   }
   const errors = summary.errors === 0 ? '' : ` ${plural(summary.errors, 'error')} (listed under "Not checked").`;
   const never = summary.neverApplied > 0 ? `, ${summary.neverApplied} never applied` : '';
   const drifted = `${plural(summary.drifted, 'contract')} drifted (${plural(summary.changes, 'difference')})`;
-  const fixed = summary.fixed === undefined ? '' : ` Fixed ${summary.fixed} of ${summary.drifted}.`;
+  const fixed =
+    summary.fixed === undefined ? '' : summary.fixed === summary.drifted ? (summary.drifted === 1 ? ' Fixed.' : ` All ${summary.drifted} fixed.`) : ` Fixed ${summary.fixed} of ${summary.drifted}.`;
   return `${drifted}: ${summary.changedOutsideGit} changed outside git, ${summary.notYetApplied} not yet applied${never}.${fixed}${errors}`;
 }

@@ -19,8 +19,9 @@ export function renderDriftText(report: DriftReport, options: DriftTextOptions =
   const lines: string[] = [];
   for (const tenant of report.tenants) {
     const name = paint('bold', `tenant ${tenant.tenant}`);
-    if (tenant.error !== undefined) lines.push(`${name}: ${paint('red', `not checked: ${tenant.error}`)}`);
+    if (tenant.error !== undefined) lines.push(`${name}: ${paint('red', 'not checked')}`);
     else if (tenant.contracts.length === 0) lines.push(`${name}: no drift (${plural(tenant.managed, 'contract')})`);
+    else if (tenant.contracts.length === tenant.managed) lines.push(`${name}: ${tenant.managed === 1 ? 'its contract' : `all ${tenant.managed} contracts`} drifted`);
     else lines.push(`${name}: ${tenant.contracts.length} of ${plural(tenant.managed, 'contract')} drifted`);
     for (const contract of tenant.contracts) {
       const fix = fixText(contract);
@@ -34,14 +35,12 @@ export function renderDriftText(report: DriftReport, options: DriftTextOptions =
     }
     lines.push('');
   }
-  const errors = report.tenants.flatMap((tenant) => tenant.errors.map((error) => ({ tenant: tenant.tenant, error })));
-  if (errors.length > 0) {
-    lines.push(paint('red', 'Not checked:'));
-    for (const { tenant, error } of errors) {
-      lines.push(`  ${tenant} ${error.id} (${error.file}:${error.line}) ${error.status ?? 'no answer'}: ${error.reason}`);
-    }
-    lines.push('');
-  }
+  // Every error the summary line counts is listed here: it points to this heading.
+  const problems = report.tenants.flatMap((tenant) => [
+    ...(tenant.error === undefined ? [] : [`  ${tenant.tenant}: ${tenant.error}`]),
+    ...tenant.errors.map((error) => `  ${tenant.tenant} ${error.id} (${error.file}:${error.line}) ${error.status ?? 'no answer'}: ${error.reason}`),
+  ]);
+  if (problems.length > 0) lines.push(paint('red', 'Not checked:'), ...problems, '');
   lines.push(paint('bold', driftSummaryLine(report)));
   return `${lines.join('\n')}\n`;
 }

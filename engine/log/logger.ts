@@ -1,5 +1,5 @@
 /**
- * Structured logs (pino, JSON lines on stderr) that never carry a secret.
+ * Structured logs (pino, JSON lines on stderr, or text lines for a terminal) that never carry a secret.
  *
  * Two layers, because a secret can hide anywhere:
  * - by path: pino's `redact` censors the well-known keys wherever they sit in the log object;
@@ -7,6 +7,7 @@
  *   when they are resolved, access tokens when they are received) just before it is written.
  */
 import { pino, type DestinationStream } from 'pino';
+import { textDestination } from './text-format.ts';
 
 /** The logging surface the engine uses; a pino logger satisfies it. */
 export interface Logger {
@@ -48,8 +49,14 @@ export class Redactor {
 
 export interface LoggerOptions {
   readonly redactor: Redactor;
-  /** Where the JSON lines go (stderr in the CLI). */
+  /** Where the lines go (stderr in the CLI). */
   readonly destination: DestinationStream | { write(text: string): unknown };
+  /** JSON lines (default), or text lines for people (`warn  message  key=value ...`), redacted alike. */
+  readonly format?: 'json' | 'text';
+  /** Text lines only: colour the level. */
+  readonly color?: boolean;
+  /** Text lines only: clear the terminal line before each (a progress bar may be drawn on it). */
+  readonly clearLine?: boolean;
   readonly level?: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** Bound to every line, e.g. the run's correlation id. */
   readonly base?: Record<string, unknown>;
@@ -64,7 +71,8 @@ export function createLogger(options: LoggerOptions): Logger {
       redact: { paths: REDACT_PATHS, censor: REDACTED },
       hooks: { streamWrite: (line: string) => redactor.redact(line) },
     },
-    options.destination as DestinationStream,
+    // Text is made from the JSON line after streamWrite has redacted it: one redaction for both formats.
+    (options.format === 'text' ? textDestination(options.destination, { color: options.color === true, clearLine: options.clearLine === true }) : options.destination) as DestinationStream,
   );
 }
 

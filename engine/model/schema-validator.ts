@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type * as AjvModule from 'ajv/dist/2020.js';
 import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import type { JsonSchema } from './json-schema-type.ts';
+import { plural } from '../plural.ts';
 import { timestampProblem } from './normalise.ts';
 import { SCHEMA_FORMATS } from './schema-formats.ts';
 
@@ -170,11 +171,11 @@ function messageFor(error: ErrorObject, value: unknown, sensitive: boolean): str
     case 'enum':
       return `expected one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, got ${got}`;
     case 'minItems':
-      return `expected at least ${String(params.limit)} item(s)`;
+      return `expected at least ${plural(Number(params.limit), 'item')}`;
     case 'minLength':
       return params.limit === 1 ? 'expected a non-empty string' : `expected at least ${String(params.limit)} characters`;
     case 'minProperties':
-      return `expected at least ${String(params.limit)} key(s)`;
+      return `expected at least ${plural(Number(params.limit), 'key')}`;
     case 'oneOf':
     case 'anyOf':
       return `does not match any allowed form, got ${got}`;

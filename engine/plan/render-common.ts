@@ -1,11 +1,10 @@
 /** What the text and markdown renderings share: values and counts as people read them. Pure. */
 import { getField, isCollectionField, type FieldSpec } from '../model/fields.ts';
 import { describeIdentity } from '../model/normalise.ts';
+import { plural } from '../plural.ts';
 import type { KnownFrom, PlanChange, PlanContract, PlanDocument, PlanTenant } from './types.ts';
 
-export function plural(n: number, word: string, many = `${word}s`): string {
-  return `${n} ${n === 1 ? word : many}`;
-}
+export { plural } from '../plural.ts';
 
 /**
  * A value on one line, YAML-flow-like: `{ Id: 12, RelationType: "Supplier" }`. Strings are JSON
@@ -102,8 +101,11 @@ export function changedContracts(tenant: PlanTenant): PlanContract[] {
 
 export function headline(plan: PlanDocument): string {
   const { tenants, contracts, changed, ops } = plan.summary;
-  if (changed === 0) return `No changes: ${plural(contracts, 'contract')} in ${plural(tenants, 'tenant')} match the desired state.`;
-  return `${changed} of ${plural(contracts, 'contract')} in ${plural(tenants, 'tenant')} to update, ${plural(ops, 'op')}.`;
+  if (contracts === 0) return 'No changes: no contract to plan.';
+  const inTenants = `in ${plural(tenants, 'tenant')}`;
+  if (changed === 0) return `No changes: ${plural(contracts, 'contract')} ${inTenants} ${contracts === 1 ? 'matches' : 'match'} the desired state.`;
+  const counted = changed === contracts ? plural(changed, 'contract') : `${changed} of ${plural(contracts, 'contract')}`;
+  return `${counted} ${inTenants} to update, ${plural(ops, 'op')}.`;
 }
 
 export interface TenantContract {

@@ -100,12 +100,12 @@ describe('narrowToScopes', () => {
 describe('describeScope', () => {
   it.each<[string, TenantScope, number, string]>([
     ['a full run', { tenant: 'acme', kind: 'full', reason: 'no earlier run recorded a commit' }, 9, 'acme: every contract planned (no earlier run recorded a commit)'],
-    ['an incremental run', { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a.yaml']), pending: 0 }, 3, 'acme: incremental since aaaaaaaaaaaa: 3 contract(s) in changed files'],
+    ['an incremental run', { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a.yaml']), pending: 0 }, 3, 'acme: incremental since aaaaaaaaaaaa: 3 contracts in changed files'],
     [
       'an incremental run with unfinished contracts',
       { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a.yaml']), pending: 1 },
       4,
-      'acme: incremental since aaaaaaaaaaaa: 4 contract(s) in changed files (with the files of 1 contract(s) an earlier run did not finish)',
+      'acme: incremental since aaaaaaaaaaaa: 4 contracts in changed files (with the files of 1 contract an earlier run did not finish)',
     ],
     [
       'a tenant behind',

@@ -76,7 +76,7 @@ describe('apply: the scopes asked for', () => {
     const run = await runCli(['apply', '--dry-run'], dir, fleet.env);
 
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(run.stdout).toContain('Dry run: 8 of 8 contract(s) would change');
+    expect(run.stdout).toContain('Dry run: 8 contracts would change');
     expect(await apiRequests(emulator!, 'GET')).toHaveLength(12);
     expect(await apiRequests(emulator!, 'PATCH')).toEqual([]);
   });

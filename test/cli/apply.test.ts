@@ -38,7 +38,7 @@ describe('contract-sync apply', () => {
     const second = await runCli(['apply'], dir, fleet.env);
 
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toMatch(/Apply: 8 of 8 contract\(s\) changed, \d+ op\(s\), 20 request\(s\), 0 retries, 0 failed\./);
+    expect(first.stdout).toMatch(/Apply: 8 contracts changed, \d+ ops, 20 requests, 0 retries\./);
     const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8'));
     expect(report).toMatchObject({ version: 1, dryRun: false, summary: { tenants: 2, changed: 8, applied: 8, failed: 0 } });
     expect(second.code).toBe(0);
@@ -70,7 +70,7 @@ describe('contract-sync apply', () => {
     const run = await runCli(['apply', '--dry-run'], dir, fleet.env);
 
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('Dry run: 8 of 8 contract(s) would change');
+    expect(run.stdout).toContain('Dry run: 8 contracts would change');
     expect(patches(await requestLog(emulator!))).toEqual([]);
     expect((await fileStateStore(path.join(dir, '.contract-sync/state')).readTenant('tenant-a')).size).toBe(0);
   });
@@ -90,7 +90,7 @@ describe('contract-sync apply', () => {
 
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/Failures:\n {2}tenant-b tenant-b-0001 \(contracts\/tenant-b\.yaml:\d+\) 404: could not read the contract: GET \/contract\/tenant-b-0001: 404 Not Found: .*no contract tenant-b-0001/);
-    expect(run.stdout).toContain('tenant-a: 4 of 4 contract(s) changed');
+    expect(run.stdout).toContain('tenant-a: 4 contracts changed');
     const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8'));
     expect(report.tenants[1].failures).toEqual([expect.objectContaining({ contractId: 'tenant-b-0001', outcome: 'failed', status: 404 })]);
   });
@@ -102,8 +102,8 @@ describe('contract-sync apply', () => {
     const run = await runCli(['apply', '--report', 'report.json'], dir, env);
 
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/\ntenant-a: 0 of \d+ contract\(s\) changed.*\n {2}.*invalid_client/);
-    expect(run.stdout).toContain('tenant-b: 4 of 4 contract(s) changed');
+    expect(run.stdout).toMatch(/\ntenant-a: 0 of \d+ contracts changed.*\n {2}.*invalid_client/);
+    expect(run.stdout).toContain('tenant-b: 4 contracts changed');
     const log = await requestLog(emulator!);
     expect(log.filter((entry) => entry.kind === 'api' && entry.tenant === 'tenant-a')).toEqual([]);
     const everything = run.stdout + run.stderr + (await readFile(path.join(dir, 'report.json'), 'utf8'));
@@ -122,7 +122,7 @@ describe('contract-sync apply', () => {
     const run = await runCli(['apply'], dir, fleet.env);
 
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/\ntenant-a: 0 of \d+ contract\(s\) changed.*\n.*core:write/);
+    expect(run.stdout).toMatch(/\ntenant-a: 0 of \d+ contracts changed.*\n.*core:write/);
     expect((await requestLog(emulator!)).filter((entry) => entry.kind === 'api' && entry.tenant === 'tenant-a')).toEqual([]);
   });
 
@@ -135,8 +135,8 @@ describe('contract-sync apply', () => {
     await held.release();
 
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/tenant-a: 0 of \d+ contract\(s\) changed.*\n {2}.*tenant-a.*other-run/);
-    expect(run.stdout).toContain('tenant-b: 4 of 4 contract(s) changed');
+    expect(run.stdout).toMatch(/tenant-a: 0 of \d+ contracts changed.*\n {2}.*tenant-a.*other-run/);
+    expect(run.stdout).toContain('tenant-b: 4 contracts changed');
     expect((await requestLog(emulator!)).filter((entry) => entry.kind === 'api' && entry.tenant === 'tenant-a')).toEqual([]);
   });
 

@@ -129,12 +129,12 @@ describe('contract-sync import', () => {
     const apply = await runCli(['apply', '--ref', 'HEAD'], repo.dir, env);
 
     expect(imported.code, imported.stderr).toBe(0);
-    expect(imported.stdout).toBe('Imported 3 contract(s) of tenant acme into contracts/acme/imported.yaml.\n');
+    expect(imported.stdout).toBe('Imported 3 contracts of tenant acme into contracts/acme/imported.yaml.\n');
     const text = await readFile(path.join(repo.dir, 'contracts/acme/imported.yaml'), 'utf8');
     expect(text.split('\n').slice(0, 4)).toEqual(['# yaml-language-server: $schema=https://contract-sync.dev/specs/contracts.schema.json', 'tenant: acme', 'contracts:', '  "4711":']);
     expect(Object.keys(parse(text).contracts)).toEqual(['4711', '0815', 'G-100']);
     expect(validate.code, validate.stdout).toBe(0);
-    expect(validate.stdout).toContain('0 errors, 0 warnings; 4 valid contract(s) in 2 file(s)');
+    expect(validate.stdout).toContain('0 errors, 0 warnings; 4 valid contracts in 2 files');
     expect(dryRun.code, dryRun.stderr).toBe(0);
     const report = JSON.parse(await readFile(path.join(repo.dir, 'dry-run.json'), 'utf8'));
     // Four live reads (the three imported contracts and 5001), no op.
@@ -162,7 +162,7 @@ describe('contract-sync import', () => {
     const run = await runCli(['import', '--tenant', 'acme', '--id', '4711', '--id', 'nope-404', '--out', 'contracts/acme/imported.yaml'], repo.dir, SECRETS);
 
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/could not read 1 of 2 contract\(s\) of tenant "acme":\n {2}nope-404: 404: GET \/contract\/nope-404: 404 Not Found/);
+    expect(run.stderr).toMatch(/could not read 1 of 2 contracts of tenant "acme":\n {2}nope-404: 404: GET \/contract\/nope-404: 404 Not Found/);
     expect(run.stderr).toContain('nothing written');
     expect(await exists(path.join(repo.dir, 'contracts/acme/imported.yaml'))).toBe(false);
     expect(run.stdout).toBe('');

@@ -63,7 +63,7 @@ describe('contract-sync init', () => {
     expect(written).toMatchObject({ code: 0, stderr: '' });
     expect(written.stdout).toContain('created  contract-sync.yaml\ncreated  contracts/example/example.yaml\ncreated  .gitignore\n');
     expect(validated.stderr).toBe('');
-    expect(validated.stdout).toBe('0 errors, 0 warnings; 0 valid contract(s) in 1 file(s)\n');
+    expect(validated.stdout).toBe('0 errors, 0 warnings; 0 valid contracts in 1 file\n');
     expect(validated.code).toBe(0);
   });
 
@@ -75,7 +75,7 @@ describe('contract-sync init', () => {
     await writeFile(file, uncommentExample(await readFile(file, 'utf8')));
     const validated = await runCli(['validate'], dir);
 
-    expect(validated.stdout).toBe('0 errors, 0 warnings; 1 valid contract(s) in 1 file(s)\n');
+    expect(validated.stdout).toBe('0 errors, 0 warnings; 1 valid contract in 1 file\n');
     expect(validated.code).toBe(0);
   });
 
@@ -121,7 +121,7 @@ describe('contract-sync init', () => {
     for (const tenant of ['acme', 'globex', '2024']) {
       expect(parse(await read(dir, `contracts/${tenant}/example.yaml`))).toEqual({ tenant, contracts: {} });
     }
-    expect(validated.stdout).toBe('0 errors, 0 warnings; 0 valid contract(s) in 3 file(s)\n');
+    expect(validated.stdout).toBe('0 errors, 0 warnings; 0 valid contracts in 3 files\n');
     expect(validated.code).toBe(0);
   });
 

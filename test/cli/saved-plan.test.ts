@@ -93,7 +93,7 @@ describe('apply PLAN.json', () => {
     expect(planned.code, planned.stderr).toBe(0);
     expect(plan.tenants.flatMap((tenant) => tenant.contracts.map((contract) => contract.knownFrom))).toEqual(Array(6).fill(knownFrom));
     expect(applied.code, applied.stderr).toBe(0);
-    expect(applied.stdout).toContain('Apply: 4 of 4 contract(s) changed');
+    expect(applied.stdout).toContain('Apply: 4 contracts changed');
     expect(await patchPaths(emulator)).toEqual([...fleet.changed.values()].flatMap((ids) => [...ids]).map((id) => `/contract/${id}`).sort());
     for (const { tenant, id, ops } of updates(plan)) {
       expect(diffContract(await liveContract(emulator, tenant, id), applyOps(before.get(id), ops)), id).toEqual([]);
@@ -124,7 +124,7 @@ describe('apply PLAN.json', () => {
     expect(firstPatches).not.toContain(`/contract/${stale}`);
     expect(firstPatches).toHaveLength(3);
     expect(first.stdout).toMatch(new RegExp(`tenant-a ${stale} \\(contracts/tenant-a\\.yaml:\\d+\\) refused: stale plan: the known state \\(read live\\) changed since the plan was made; run contract-sync plan again`));
-    expect(first.stdout).toContain('Apply: 3 of 4 contract(s) changed');
+    expect(first.stdout).toContain('Apply: 3 of 4 contracts changed');
     expect(first.stdout).toContain('1 failed (1 refused as stale: run contract-sync plan again).');
     expect(record?.pending).toEqual([expect.objectContaining({ contractId: stale, outcome: 'failed', file: 'contracts/tenant-a.yaml', reason: expect.stringContaining('stale plan') })]);
     expect(replanned.code, replanned.stderr).toBe(0);
@@ -143,7 +143,7 @@ describe('apply PLAN.json', () => {
     const run = await runCli(['apply', 'plan.json'], repo.dir, fleet.env);
 
     expect(dryRun.code).toBe(1);
-    expect(dryRun.stdout).toContain('Dry run: 2 of 4 contract(s) would change');
+    expect(dryRun.stdout).toContain('Dry run: 2 of 4 contracts would change');
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/tenant-b tenant-b-\d+ \(contracts\/tenant-b\.yaml:\d+\) refused: stale plan: the known state \(in the state store\) changed/);
     expect(await patchPaths(emulator, seen)).toEqual([...fleet.changed.get('tenant-a')!].map((id) => `/contract/${id}`).sort());

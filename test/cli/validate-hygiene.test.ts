@@ -57,7 +57,7 @@ describe('contract-sync validate: secrets hygiene', () => {
         `contract-sync.yaml:13:27  tenants.acme.previousClientSecret  warning: ${OVERLAP}`,
         `contract-sync.yaml:14:22  tenants.acme.secretRotatedAt  warning: ${AGE}`,
         '',
-        '0 errors, 3 warnings; 4 valid contract(s) in 3 file(s)',
+        '0 errors, 3 warnings; 4 valid contracts in 3 files',
         '',
       ].join('\n'),
       stderr: '',

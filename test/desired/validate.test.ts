@@ -104,7 +104,7 @@ describe('validateDesiredState: file shape', () => {
     ['invalid ContractId', 'tenant: acme\ncontracts:\n  "a/b": {}\n', '3:3  contracts["a/b"]  invalid name "a/b": expected to match ^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$'],
     ['ContractId read as a number', 'tenant: acme\ncontracts:\n  0815: {}\n', '3:3  contracts.815  ContractId 0815 is read by YAML as 815; quote it: "0815"'],
     ['duplicate ContractId in a file', 'tenant: acme\ncontracts:\n  "1": {}\n  "1": {}\n', '4:3    duplicate key "1": each key may appear once in a map'],
-    ['YAML syntax error', 'tenant: acme\ncontracts:\n  "1": { Name: [ }\n', '3:18    invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] (and 1 more error(s) after it)'],
+    ['YAML syntax error', 'tenant: acme\ncontracts:\n  "1": { Name: [ }\n', '3:18    invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] (and 1 more error after it)'],
     ['a second document', 'tenant: acme\ncontracts: {}\n---\ntenant: acme\n', '3:1    a file holds one YAML document; found another'],
   ])('%s', (_, content, expected) => {
     expect(problems([{ path: 'contracts/acme/a.yaml', content }])).toEqual([`contracts/acme/a.yaml:${expected}`]);

@@ -198,7 +198,8 @@ describe('renderDriftText', () => {
 
     expect(text).toContain('Not checked:');
     expect(text).toContain('  acme 4713 (contracts/acme.yaml:10) 404: could not read the contract: 404 Not Found\n');
-    expect(text).toContain('not checked: token refused');
+    expect(text).toContain('tenant globex\u001b[0m: \u001b[31mnot checked\u001b[0m\n');
+    expect(text).toContain('  globex: token refused\n');
     expect(text).toContain('\u001b[31m(changed outside git)\u001b[0m');
     expect(text).toContain('2 errors (listed under "Not checked").');
   });
@@ -209,7 +210,7 @@ describe('renderDriftText', () => {
 
     const text = renderDriftText(report);
 
-    expect(text).toBe('tenant globex: not checked: token refused\n\nNo drift found, but 1 error kept contracts from being checked (listed under "Not checked").\n');
+    expect(text).toBe('tenant globex: not checked\n\nNot checked:\n  globex: token refused\n\nNo drift found, but 1 error kept contracts from being checked (listed under "Not checked").\n');
   });
 });
 

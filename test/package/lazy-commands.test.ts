@@ -1,10 +1,10 @@
 /**
- * Start-up cost: `--version`, `--help` and `validate` must not load the emulator, the OpenID
+ * Start-up cost: `--version`, `--help`, `validate` and `show` must not load the emulator, the OpenID
  * provider, pg or the HTTP client. The CLI runs in a child process (its sources, through tsx)
  * with a resolve hook that records the URL of every module it loads.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -61,7 +61,7 @@ describe('commands are loaded lazily', () => {
 
     expect(code).toBe(0);
     expect(modules.filter((module) => /(^|\/)node_modules\//.test(module))).toEqual([]);
-    expect(modules.filter((module) => /^engine\/cli\/(validate|plan|apply|drift|import|emulator)\.ts$/.test(module))).toEqual([]);
+    expect(modules.filter((module) => /^engine\/cli\/(validate|plan|apply|drift|import|emulator|show)\.ts$/.test(module))).toEqual([]);
   });
 
   it.each(['validate --repo examples/demo-repo', 'validate --help'])(
@@ -84,6 +84,19 @@ describe('commands are loaded lazily', () => {
     expect(code).toBe(1);
     expect(modules.filter((module) => GIT.test(module))).not.toEqual([]);
     expect(heavyIn(modules)).toEqual([]);
+  });
+
+  it('`contract-sync show PLAN.json` loads neither the HTTP client, the OpenID client, pg, the emulator nor the git adapter', { timeout: 30_000 }, async () => {
+    const plan = path.join(dir, 'plan.json');
+    const document = { version: 1, createdAt: '2026-01-01T00:00:00.000Z', source: { repo: '.', ref: null, commit: null }, tenants: [], summary: { tenants: 0, contracts: 0, changed: 0, ops: 0 } };
+    await writeFile(plan, JSON.stringify(document));
+
+    const { code, modules } = await loadedBy(['show', plan]);
+
+    expect(code).toBe(0);
+    expect(modules).toContain('engine/cli/show.ts');
+    expect(heavyIn(modules)).toEqual([]);
+    expect(modules.filter((module) => GIT.test(module))).toEqual([]);
   });
 
   it('sees the heavy modules when a command does load them (the recorder works)', { timeout: 30_000 }, async () => {

@@ -107,7 +107,7 @@ describe('the packed package', () => {
     await rm(broken);
 
     expect(valid.code, valid.stdout + valid.stderr).toBe(0);
-    expect(valid.stdout).toContain('1 valid contract(s) in 1 file(s)');
+    expect(valid.stdout).toContain('1 valid contract in 1 file');
     expect(invalid.code).toBe(1);
     expect(invalid.stdout).toContain('Nmae');
     await expect(access(path.join(consumer, 'node_modules/contract-sync/specs/contracts.schema.json'))).resolves.toBeUndefined();

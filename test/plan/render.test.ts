@@ -74,7 +74,7 @@ describe('renderPlanText', () => {
   it('says when there is nothing to do', () => {
     const plan = createPlan([{ tenant: 'acme', file: 'a.yaml', contracts: [] }], new Map(), { createdAt: CREATED_AT, source: SOURCE });
 
-    expect(renderPlanText(plan)).toBe('No changes: 0 contracts in 1 tenant match the desired state.\n\ntenant acme: no changes (0 contracts)\n');
+    expect(renderPlanText(plan)).toBe('No changes: no contract to plan.\n\ntenant acme: no changes (0 contracts)\n');
   });
 });
 

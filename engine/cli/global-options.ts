@@ -1,0 +1,44 @@
+/**
+ * Options every command accepts (`--no-color`, `--log-format json|text`), taken out of a command's
+ * arguments before the command parses its own. Pure.
+ */
+import { LOG_FORMATS, UsageError, type LogFormat } from './io.ts';
+
+export interface GlobalOptions {
+  readonly noColor?: boolean;
+  readonly logFormat?: LogFormat;
+}
+
+export const GLOBAL_OPTIONS_HELP = `Global options (every command):
+  --no-color            no colour (also: NO_COLOR set to any value)
+  --log-format F        json or text log lines on stderr (also: CONTRACT_SYNC_LOG_FORMAT); default:
+                        text at a terminal, showing warnings and errors only, else JSON lines at info
+                        (CONTRACT_SYNC_LOG_LEVEL=debug|info|warn|error|silent overrides the level)
+`;
+
+/** The global options and the arguments left for the command; arguments after `--` are left alone. */
+export function takeGlobalOptions(args: readonly string[]): { options: GlobalOptions; rest: string[] } {
+  const rest: string[] = [];
+  let noColor: boolean | undefined;
+  let logFormat: LogFormat | undefined;
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index]!;
+    if (arg === '--') {
+      rest.push(...args.slice(index));
+      break;
+    }
+    if (arg === '--no-color') {
+      noColor = true;
+      continue;
+    }
+    if (arg === '--log-format' || arg.startsWith('--log-format=')) {
+      const value = arg === '--log-format' ? args[(index += 1)] : arg.slice('--log-format='.length);
+      if (value === undefined) throw new UsageError('--log-format needs a value: json or text');
+      if (!(LOG_FORMATS as readonly string[]).includes(value)) throw new UsageError(`--log-format must be one of ${LOG_FORMATS.join(', ')}; got "${value}"`);
+      logFormat = value as LogFormat;
+      continue;
+    }
+    rest.push(arg);
+  }
+  return { options: { ...(noColor ? { noColor } : {}), ...(logFormat ? { logFormat } : {}) }, rest };
+}
