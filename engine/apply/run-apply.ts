@@ -72,6 +72,13 @@ export interface ApplyRunOptions {
    * absent from the map was planned from every file.
    */
   readonly filesRead?: ReadonlyMap<string, ReadonlySet<string>>;
+  /**
+   * Targeted runs (`--target`, `--exclude`): tenants planned with some of their contracts left
+   * out. Their run record keeps the commit (and planning fingerprint) it had: the contracts left
+   * out were not applied at this commit. The pending entries of the planned contracts are updated;
+   * those of the others are kept.
+   */
+  readonly narrowed?: ReadonlySet<string>;
 }
 
 export interface ApplyProgress {
@@ -257,6 +264,14 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
   function finishedRecord(tenant: PreparedTenant, pending: readonly PendingContract[]): TenantRunRecord {
     const { commit } = options.source;
     const previous = tenant.previousRun;
+    if (options.narrowed?.has(tenant.tenant)) {
+      return {
+        lastAppliedCommit: previous?.lastAppliedCommit ?? null,
+        ...(previous?.planningFingerprint === undefined ? {} : { planningFingerprint: previous.planningFingerprint }),
+        pending,
+        updatedAt: new Date(clock.now()).toISOString(),
+      };
+    }
     // A run from a working tree outside git has no commit: the earlier one (and how it was planned) stays.
     const planning = commit === null ? previous?.planningFingerprint : planningFingerprint(config, tenant.tenant);
     return {
@@ -318,7 +333,8 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     for (const failure of tenant.unreadable.values()) notSent.set(failure.contractId, { file: failure.file, reason: failure.reason ?? 'could not read the contract' });
     for (const item of items) if (item.stale !== undefined) notSent.set(item.contract.id, { file: item.contract.file, reason: item.stale });
     // Written even when nothing was sent: the commit advances, and contracts now settled leave `pending`.
-    const filesRead = options.filesRead?.get(tenant.tenant);
+    // A narrowed tenant read no file for the contracts left out: their earlier entries stay.
+    const filesRead = options.narrowed?.has(tenant.tenant) ? new Set<string>() : options.filesRead?.get(tenant.tenant);
     const pending = pendingAfterRun({ since: pendingSince, previous: previousPending, planned: contracts, sent: outcomes, notSent, ...(filesRead ? { filesRead } : {}) });
     await store.writeRun(tenant.tenant, finishedRecord(tenant, pending));
     return outcomes;

@@ -15,6 +15,7 @@ import { isObjectId, isShallow, remoteNames, resolveCommit } from '../git/resolv
 import { parsePlan, PlanFormatError } from '../plan/read-plan.ts';
 import { renderPlanText } from '../plan/render-text.ts';
 import type { PlanDocument } from '../plan/types.ts';
+import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './config-args.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { parseLockTimeout } from './lock-timeout.ts';
 import { createEngineSetup } from './engine-setup.ts';
@@ -23,6 +24,7 @@ import { createProgress } from './progress.ts';
 import { openStateStore } from './state-store.ts';
 
 export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--refresh | --no-refresh]
+                           [--target TENANT/ID]... [--exclude TENANT/ID]...
                            [--full] [--dry-run] [--lock-timeout SECONDS] [--report FILE]
        contract-sync apply PLAN.json [--config FILE] [--repo DIR] [--dry-run] [--lock-timeout SECONDS] [--report FILE]
 
@@ -44,6 +46,12 @@ Incremental runs (the default in a git repository):
   an old pipeline run re-run by hand) is not applied, exit 1; go back with a revert commit, or
   pass --full to apply the older commit anyway.
 
+Targeted runs (--target, --exclude):
+  Only the contracts selected are planned, read and sent, from every desired-state file (not
+  incrementally). The run record of a tenant with contracts left out keeps its last applied commit
+  (the others were not applied at this one); its pending entries for the targeted contracts are
+  updated. Use it for exceptions: the next untargeted run applies everything.
+
 Saved plans (PLAN.json, written by contract-sync plan --out):
   Applies exactly the reviewed ops, for the plan's tenants. The desired state (and, without
   --config, the config) is read at the plan's commit, and the known state is obtained as the plan
@@ -60,7 +68,7 @@ Options:
   --repo DIR             repository holding the desired-state files (default: .)
   --ref REF              read the desired state (and, without --config, the config) at this git ref
   --tenant T             apply only tenant T (repeatable; default: every tenant)
-  --refresh              take the known state from live reads (default when api.read is configured)
+${targetHelp(25)}  --refresh              take the known state from live reads (default when api.read is configured)
   --no-refresh           take the known state from the state store
   --full                 plan every contract, not only those changed since the last applied commit
                          (and apply even a commit older than the last applied one)
@@ -85,6 +93,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       repo: { type: 'string', default: '.' },
       ref: { type: 'string' },
       tenant: { type: 'string', multiple: true },
+      ...TARGET_OPTIONS,
       refresh: { type: 'boolean' },
       'no-refresh': { type: 'boolean' },
       full: { type: 'boolean', default: false },
@@ -105,6 +114,9 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   if (values.refresh && values['no-refresh']) throw new UsageError('--refresh and --no-refresh exclude each other');
   if (planFile !== undefined) {
     if (values.tenant !== undefined) throw new UsageError('--tenant cannot be used with a plan file: the plan names its tenants');
+    if (values.target !== undefined || values.exclude !== undefined) {
+      throw new UsageError('--target and --exclude cannot be used with a plan file: the plan names the contracts to apply (plan with --target, then apply that plan)');
+    }
     if (values.ref !== undefined) throw new UsageError("--ref cannot be used with a plan file: the desired state is read at the plan's commit");
     if (values.full) throw new UsageError('--full cannot be used with a plan file: the plan names the contracts to apply');
     if (values.refresh || values['no-refresh']) {
@@ -112,6 +124,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
     }
   }
   const lockTimeoutMs = parseLockTimeout(values['lock-timeout']);
+  const selection = parseTargetFlags(values);
 
   const reviewed = planFile === undefined ? undefined : await readSavedPlan(io, planFile, values.repo);
   if (typeof reviewed === 'number') return reviewed;
@@ -124,6 +137,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       config: values.config,
       ref: reviewed ? (reviewed.source.commit ?? undefined) : values.ref,
       tenants: values.tenant,
+      ...selection,
       ...(reviewed ? {} : { incremental: !values.full, checkUncommitted: true }),
     },
     'nothing applied',
@@ -174,11 +188,13 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       ...(reviewed ? { reviewed } : {}),
       uncommitted: input.committed === false,
       ...(input.scopes ? { filesRead: filesReadByTenant(input.scopes) } : {}),
+      ...(input.targeting ? { narrowed: input.targeting.narrowed } : {}),
     },
     { store, tokens: engine.tokens, ...(readTokens ? { readTokens } : {}), api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
   );
   progress.finish();
 
+  if (input.targeting) io.stdout.write(`${input.targeting.description} The run record keeps each tenant's last applied commit where contracts were left out.\n`);
   for (const scope of input.scopes?.values() ?? []) {
     const contracts = contractSets.filter((set) => set.tenant === scope.tenant).reduce((sum, set) => sum + set.contracts.length, 0);
     io.stdout.write(`${describeScope(scope, contracts)}\n`);

@@ -16,6 +16,7 @@ import { renderPlanText } from '../plan/render-text.ts';
 import type { PlanDocument, PlanSource, PlanTouched } from '../plan/types.ts';
 import { StateFormatError } from '../state/file-format.ts';
 import { emptyStateStore, readKnownState } from '../state/memory-store.ts';
+import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './config-args.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { createEngineSetup } from './engine-setup.ts';
 import { openStateStore } from './state-store.ts';
@@ -23,6 +24,7 @@ import { clockOf, EXIT, parseFormat, UsageError, wantsColor, type CliIo, type Ex
 import { renderPlanAnnotations } from './plan-github.ts';
 
 export const PLAN_HELP = `Usage: contract-sync plan [--config FILE] [--repo DIR] [--ref REF] [--base REF] [--tenant T]...
+                          [--target TENANT/ID]... [--exclude TENANT/ID]...
                           [--refresh | --no-refresh] [--out PLAN.json] [--format text|markdown|json|github]
                           [--detailed-exitcode]
 
@@ -62,7 +64,7 @@ Options:
   --ref REF             read the desired state at this git ref (see above)
   --base REF            mark what the change since REF touches (see above)
   --tenant T            plan only tenant T (repeatable; default: every tenant)
-  --refresh             read the known state live (see above)
+${targetHelp(24)}  --refresh             read the known state live (see above)
   --no-refresh          read the known state from the state store (the default)
   --out PLAN.json       also write the plan document (JSON) to this file, for contract-sync apply
                         PLAN.json, which applies exactly its ops and refuses what went stale
@@ -175,6 +177,7 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
       ref: { type: 'string' },
       base: { type: 'string' },
       tenant: { type: 'string', multiple: true },
+      ...TARGET_OPTIONS,
       refresh: { type: 'boolean' },
       'no-refresh': { type: 'boolean' },
       out: { type: 'string' },
@@ -192,7 +195,8 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   const format = parseFormat<PlanFormat>(values.format, PLAN_FORMATS, 'text');
   if (values.refresh && values['no-refresh']) throw new UsageError('--refresh and --no-refresh exclude each other');
 
-  const input = await loadRunInputOrReport(io, 'plan', { repo: values.repo, config: values.config, ref: values.ref, base: values.base, tenants: values.tenant }, 'no plan written');
+  const selection = parseTargetFlags(values);
+  const input = await loadRunInputOrReport(io, 'plan', { repo: values.repo, config: values.config, ref: values.ref, base: values.base, tenants: values.tenant, ...selection }, 'no plan written');
   if (typeof input === 'number') return input;
   const { repoDir, config, contractSets, source, touched } = input;
   if (values.refresh && config.api.read === undefined) {
@@ -204,6 +208,12 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   if (typeof plan === 'number') return plan;
 
   if (values.out !== undefined) await writeFile(path.resolve(io.cwd, values.out), renderPlanJson(plan));
+  // Said before the plan, like Terraform's targeting warning; json stays one document on stdout.
+  const targeted = input.targeting?.description;
+  if (targeted !== undefined) {
+    if (format === 'json') io.stderr.write(`contract-sync plan: ${targeted}\n`);
+    else io.stdout.write(format === 'markdown' ? `> **${targeted}** Contracts not targeted were not planned.\n\n` : `${targeted} Contracts not targeted were not planned.\n\n`);
+  }
   io.stdout.write(render(plan, format, io));
   if (format === 'github') {
     const problem = await writeStepSummary(plan, io);
