@@ -182,7 +182,9 @@ async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult
  * Each must be configured; with `--tenant`, a target of another tenant is a usage error.
  */
 function selectTenants(config: Config, options: RunInputOptions): string[] {
-  const known = () => Object.keys(config.tenants).join(', ') || 'none';
+  function known(): string {
+    return Object.keys(config.tenants).join(', ') || 'none';
+  }
   const selected = options.tenants ?? [];
   for (const tenant of selected) {
     if (!Object.hasOwn(config.tenants, tenant)) throw new UsageError(`--tenant "${tenant}" is not configured (known: ${known()})`);

@@ -24,7 +24,9 @@ async function setup(options: { seed?: (fleet: Fleet) => Seed; git?: boolean } =
   cleanups.push(cleanup);
   let head = '';
   if (options.git) {
-    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: dir, encoding: 'utf8' }).trim();
+    function git(...args: string[]): string {
+      return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: dir, encoding: 'utf8' }).trim();
+    }
     git('init', '-q', '-b', 'main');
     git('add', '.');
     git('commit', '-qm', 'desired state');

@@ -96,7 +96,9 @@ describe('selectTargets', () => {
           const full = createPlan(sets, known, { createdAt: CREATED_AT, source: SOURCE });
           const targeted = createPlan(selection.contractSets, known, { createdAt: CREATED_AT, source: SOURCE });
           const wanted = new Set(targets.map((entry) => `${entry.tenant}/${entry.id}`));
-          const keep = (tenant: string, contractId: string) => (wanted.size === 0 || wanted.has(`${tenant}/${contractId}`)) && !excluded(excludes, tenant, contractId);
+          function keep(tenant: string, contractId: string): boolean {
+            return (wanted.size === 0 || wanted.has(`${tenant}/${contractId}`)) && !excluded(excludes, tenant, contractId);
+          }
           const expected = restrict(full, keep);
           expect({ tenants: targeted.tenants, summary: targeted.summary }).toEqual(expected);
           expect(selection.selected).toBe(expected.summary.contracts);
