@@ -9,6 +9,7 @@ import { runApply } from '../apply/run-apply.ts';
 import type { Scope } from '../auth/index.ts';
 import { GitError } from '../git/errors.ts';
 import { fetchCommand } from '../git/fetch-hint.ts';
+import { restrictToContracts } from '../desired/target.ts';
 import { checkAncestor } from '../git/is-ancestor.ts';
 import { openGitRepository } from '../git/repository.ts';
 import { isObjectId, isShallow, remoteNames, resolveCommit } from '../git/resolve-ref.ts';
@@ -145,6 +146,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   if (typeof input === 'number') return input;
   const { repoDir, config } = input;
   let { contractSets, source } = input;
+  let narrowed = input.targeting?.narrowed;
   const canRead = config.api.read !== undefined;
   let refresh = values['no-refresh'] ? false : canRead;
   if (reviewed && planTenants) {
@@ -153,7 +155,10 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       io.stderr.write(`contract-sync apply: ${planFile}: the plan names tenant(s) ${unknown.join(', ')}, which the config does not know; nothing applied\n`);
       return EXIT.error;
     }
-    contractSets = contractSets.filter((set) => planTenants.includes(set.tenant));
+    // A plan made with --target lists only its targets: the others are not planned, and the run record keeps its commit.
+    const restricted = restrictToContracts(contractSets, new Map(reviewed.tenants.map((tenant) => [tenant.tenant, new Set(tenant.contracts.map((contract) => contract.id))])));
+    contractSets = restricted.contractSets;
+    narrowed = restricted.narrowed;
     source = { repo: values.repo, ref: reviewed.source.ref, commit: reviewed.source.commit };
     refresh = planReadLive(reviewed);
     if (refresh && !canRead) {
@@ -188,7 +193,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       ...(reviewed ? { reviewed } : {}),
       uncommitted: input.committed === false,
       ...(input.scopes ? { filesRead: filesReadByTenant(input.scopes) } : {}),
-      ...(input.targeting ? { narrowed: input.targeting.narrowed } : {}),
+      ...(narrowed ? { narrowed } : {}),
     },
     { store, tokens: engine.tokens, ...(readTokens ? { readTokens } : {}), api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
   );

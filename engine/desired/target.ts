@@ -107,3 +107,22 @@ export function selectTargets(contractSets: readonly ContractSet[], options: Tar
     description: `Targeted run: ${selected} of ${plural(total, 'contract')} (${flags}).`,
   };
 }
+
+/**
+ * A saved plan's selection: `contractSets` narrowed to the contracts the plan lists, per tenant.
+ * A plan made with `--target` lists only its targets; applying it is a targeted run too.
+ */
+export function restrictToContracts(
+  contractSets: readonly ContractSet[],
+  listed: ReadonlyMap<string, ReadonlySet<string>>,
+): { readonly contractSets: readonly ContractSet[]; readonly narrowed: ReadonlySet<string> } {
+  const narrowed = new Set<string>();
+  const sets: ContractSet[] = [];
+  for (const set of contractSets) {
+    const ids = listed.get(set.tenant);
+    const contracts = ids === undefined ? [] : set.contracts.filter((contract) => ids.has(contract.id));
+    if (contracts.length < set.contracts.length) narrowed.add(set.tenant);
+    if (contracts.length > 0) sets.push(contracts.length === set.contracts.length ? set : { ...set, contracts });
+  }
+  return { contractSets: sets, narrowed: new Set([...narrowed].filter((tenant) => listed.has(tenant))) };
+}

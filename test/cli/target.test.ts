@@ -157,4 +157,19 @@ describe('--target and --exclude', () => {
     // Excluding only another tenant leaves tenant-a whole: its record advances.
     expect((await store.readRun('tenant-a'))?.lastAppliedCommit).toBe(head);
   });
+
+  it('applying a plan made with --target sends only its targets and keeps the last applied commit', async () => {
+    const { dir, env } = await setup({ git: true });
+    const store = fileStateStore(path.join(dir, '.contract-sync/state'));
+    const earlier = 'e'.repeat(40);
+    await store.writeRun('tenant-a', { lastAppliedCommit: earlier, pending: [], updatedAt: '2027-01-01T00:00:00.000Z' });
+    const plan = await runCli(['plan', '--ref', 'HEAD', '--refresh', '--target', 'tenant-a/tenant-a-0001', '--out', 'plan.json'], dir, env);
+    expect(plan.code, plan.stderr).toBe(0);
+
+    const run = await runCli(['apply', 'plan.json'], dir, env);
+
+    expect(run.code, run.stderr).toBe(0);
+    expect((await apiRequests()).filter((request) => request.startsWith('PATCH'))).toEqual(['PATCH tenant-a-0001']);
+    expect((await store.readRun('tenant-a'))?.lastAppliedCommit).toBe(earlier);
+  });
 });
