@@ -36,7 +36,7 @@ import { planningFingerprint } from './incremental.ts';
 import { pendingAfterRun } from './pending-after-run.ts';
 import { retryBudget } from './retry-policy.ts';
 import { indexPlan, judgeReviewed } from './reviewed-plan.ts';
-import { RUN_REPORT_VERSION, summarise, type ContractResult, type RunReport, type TenantReport } from './run-report.ts';
+import { notOnServiceReason, RUN_REPORT_VERSION, summarise, type ContractResult, type RunReport, type TenantReport } from './run-report.ts';
 import { TenantLane } from './tenant-lane.ts';
 
 export interface ApplyRunOptions {
@@ -187,8 +187,14 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
             const { fields } = await lane.call({ kind: 'read', contractId, resendable: true }, (token) => api.read(contractId, token));
             known.set(contractId, { fields, from: 'live' });
           } catch (error) {
-            logger.warn({ tenant, contractId, status: statusOf(error) }, 'read failed; contract not planned');
-            unreadable.set(contractId, { contractId, file, line, outcome: 'failed', ops: 0, status: statusOf(error), reason: `could not read the contract: ${messageOf(error)}` });
+            const status = statusOf(error);
+            logger.warn({ tenant, contractId, status }, 'read failed; contract not planned');
+            unreadable.set(
+              contractId,
+              status === 404
+                ? { contractId, file, line, outcome: 'not-on-service', ops: 0, status, reason: notOnServiceReason(contractId, 'read') }
+                : { contractId, file, line, outcome: 'failed', ops: 0, status, reason: `could not read the contract: ${messageOf(error)}` },
+            );
           }
         }),
       );
@@ -368,6 +374,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       else if (dryRun && error === undefined) applied += 1;
       else if (outcome === undefined) failures.push({ ...base, outcome: 'skipped', status: null, reason: error === undefined ? 'not sent' : `not sent: tenant ${tenant.tenant} could not start` });
       else if (outcome.outcome === 'applied') applied += 1;
+      else if (outcome.outcome === 'failed' && outcome.status === 404) failures.push({ ...base, outcome: 'not-on-service', status: 404, reason: notOnServiceReason(contract.id, 'patch') });
       else failures.push({ ...base, outcome: outcome.outcome, status: outcome.status, reason: outcome.reason });
     }
     const { requests, retries, throttles } = tenant.lane.counters;

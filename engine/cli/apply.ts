@@ -205,7 +205,12 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
     io.stdout.write(`${describeScope(scope, contracts)}\n`);
   }
   // With a saved plan, what was reviewed is what was asked for; the summary says what of it went through.
-  io.stdout.write(renderPlanText(reviewed ?? plan, { color: wantsColor(io) }));
+  // Contracts whose read failed are not in the plan: its headline must not say "No changes" then.
+  const shown = reviewed ?? plan;
+  const listed = new Set(shown.tenants.flatMap((tenant) => tenant.contracts.map((contract) => `${tenant.tenant}/${contract.id}`)));
+  const notPlanned = report.tenants.flatMap((tenant) => tenant.failures.filter((failure) => !listed.has(`${tenant.tenant}/${failure.contractId}`)));
+  const notOnService = notPlanned.filter((failure) => failure.outcome === 'not-on-service').length;
+  io.stdout.write(renderPlanText(shown, { color: wantsColor(io), notPlanned: { count: notPlanned.length, notOnService } }));
   io.stdout.write(`\n${renderRunSummary(report)}`);
   if ([...(input.scopes?.values() ?? [])].some((scope) => scope.kind === 'incremental')) {
     io.stdout.write('Incremental run: contracts in files unchanged since the last applied commit were not planned; contract-sync drift (or apply --full) checks them against the service.\n');

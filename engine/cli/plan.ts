@@ -5,7 +5,7 @@
 import { appendFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { RunReport } from '../apply/run-report.ts';
+import { countNotOnService, notOnServiceText, type RunReport } from '../apply/run-report.ts';
 import { runApply } from '../apply/run-apply.ts';
 import type { Config } from '../config/types.ts';
 import type { ContractSet } from '../desired/types.ts';
@@ -37,7 +37,8 @@ Known state:
   --no-refresh    (default) the state store: what contract-sync last applied; no network
   --refresh       read every planned contract live (needs api.read in the config, and each
                   tenant's client secret; asks for the scope core:read only). A contract or
-                  tenant that cannot be read is an error: no plan is written
+                  tenant that cannot be read is an error: no plan is written. A read answered
+                  404 says the contract is not on the service: contract-sync cannot create one
 
 Where the desired state comes from:
   without --ref   the files of DIR as they are: uncommitted and untracked edits included
@@ -144,7 +145,10 @@ async function storePlan(io: CliIo, { config, repoDir, contractSets, source, tou
 function readProblems(report: RunReport): string[] {
   return report.tenants.flatMap((tenant) => [
     ...(tenant.error === undefined ? [] : [`${tenant.tenant}: ${tenant.error}`]),
-    ...tenant.failures.map((failure) => `${tenant.tenant} ${failure.contractId} (${failure.file}:${failure.line}): ${failure.reason ?? failure.outcome}`),
+    ...tenant.failures.map((failure) => {
+      const what = failure.outcome === 'not-on-service' ? 'not on the service: ' : '';
+      return `${tenant.tenant} ${failure.contractId} (${failure.file}:${failure.line}): ${what}${failure.reason ?? failure.outcome}`;
+    }),
   ]);
 }
 
@@ -164,7 +168,10 @@ async function livePlan(io: CliIo, { config, contractSets, source, touched }: Pl
   const problems = readProblems(report);
   if (problems.length === 0) return plan;
   for (const problem of problems) io.stderr.write(`contract-sync plan: ${problem}\n`);
-  io.stderr.write(`${problems.length} problem(s) reading the known state live: no plan written\n`);
+  const missing = countNotOnService(report);
+  const others = problems.length - missing;
+  const summary = [...(missing > 0 ? [notOnServiceText(missing)] : []), ...(others > 0 ? [`${others} problem(s) reading the known state live`] : [])];
+  io.stderr.write(`${summary.join(', ')}: no plan written\n`);
   return EXIT.error;
 }
 
