@@ -199,7 +199,10 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   );
   progress.finish();
 
-  if (input.targeting) io.stdout.write(`${input.targeting.description} The run record keeps each tenant's last applied commit where contracts were left out.\n`);
+  if (input.targeting) {
+    const keeps = !values['dry-run'] && input.targeting.narrowed.size > 0 ? ' Contracts not targeted were not planned; the run record keeps its last applied commit.' : ' Contracts not targeted were not planned.';
+    io.stdout.write(`${input.targeting.description}${keeps}\n`);
+  }
   for (const scope of input.scopes?.values() ?? []) {
     const contracts = contractSets.filter((set) => set.tenant === scope.tenant).reduce((sum, set) => sum + set.contracts.length, 0);
     io.stdout.write(`${describeScope(scope, contracts)}\n`);
