@@ -37,7 +37,7 @@ import { planningFingerprint } from './incremental.ts';
 import { pendingAfterRun } from './pending-after-run.ts';
 import { retryBudget } from './retry-policy.ts';
 import { indexPlan, judgeReviewed } from './reviewed-plan.ts';
-import { RUN_REPORT_VERSION, summarise, type ContractResult, type RunReport, type TenantReport } from './run-report.ts';
+import { notOnServiceReason, RUN_REPORT_VERSION, summarise, type ContractResult, type RunReport, type TenantReport } from './run-report.ts';
 import { TenantLane } from './tenant-lane.ts';
 
 export interface ApplyRunOptions {
@@ -73,6 +73,13 @@ export interface ApplyRunOptions {
    * absent from the map was planned from every file.
    */
   readonly filesRead?: ReadonlyMap<string, ReadonlySet<string>>;
+  /**
+   * Targeted runs (`--target`, `--exclude`): tenants planned with some of their contracts left
+   * out. Their run record keeps the commit (and planning fingerprint) it had: the contracts left
+   * out were not applied at this commit. The pending entries of the planned contracts are updated;
+   * those of the others are kept.
+   */
+  readonly narrowed?: ReadonlySet<string>;
 }
 
 export interface ApplyProgress {
@@ -195,8 +202,14 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
             const { fields } = await lane.call({ kind: 'read', contractId, resendable: true }, (token) => api.read(contractId, token));
             known.set(contractId, { fields, from: 'live' });
           } catch (error) {
-            logger.info({ tenant, contractId, status: statusOf(error) }, 'read failed; contract not planned');
-            unreadable.set(contractId, { contractId, file, line, outcome: 'failed', ops: 0, status: statusOf(error), reason: `could not read the contract: ${messageOf(error)}` });
+            const status = statusOf(error);
+            logger.info({ tenant, contractId, status }, 'read failed; contract not planned');
+            unreadable.set(
+              contractId,
+              status === 404
+                ? { contractId, file, line, outcome: 'not-on-service', ops: 0, status, reason: notOnServiceReason(contractId, 'read') }
+                : { contractId, file, line, outcome: 'failed', ops: 0, status, reason: `could not read the contract: ${messageOf(error)}` },
+            );
           }
         }),
       );
@@ -274,6 +287,14 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
   function finishedRecord(tenant: PreparedTenant, pending: readonly PendingContract[]): TenantRunRecord {
     const { commit } = options.source;
     const previous = tenant.previousRun;
+    if (options.narrowed?.has(tenant.tenant)) {
+      return {
+        lastAppliedCommit: previous?.lastAppliedCommit ?? null,
+        ...(previous?.planningFingerprint === undefined ? {} : { planningFingerprint: previous.planningFingerprint }),
+        pending,
+        updatedAt: new Date(clock.now()).toISOString(),
+      };
+    }
     // A run from a working tree outside git has no commit: the earlier one (and how it was planned) stays.
     const planning = commit === null ? previous?.planningFingerprint : planningFingerprint(config, tenant.tenant);
     return {
@@ -371,7 +392,8 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     for (const failure of tenant.unreadable.values()) notSent.set(failure.contractId, { file: failure.file, reason: failure.reason ?? 'could not read the contract' });
     for (const item of items) if (item.stale !== undefined) notSent.set(item.contract.id, { file: item.contract.file, reason: item.stale });
     // Written even when nothing was sent: the commit advances, and contracts now settled leave `pending`.
-    const filesRead = options.filesRead?.get(tenant.tenant);
+    // A narrowed tenant read no file for the contracts left out: their earlier entries stay.
+    const filesRead = options.narrowed?.has(tenant.tenant) ? new Set<string>() : options.filesRead?.get(tenant.tenant);
     const pending = pendingAfterRun({ since: pendingSince, previous: previousPending, planned: contracts, sent: outcomes, notSent, ...(filesRead ? { filesRead } : {}) });
     await store.writeRun(tenant.tenant, finishedRecord(tenant, pending));
     return outcomes;
@@ -405,6 +427,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       else if (dryRun && error === undefined) applied += 1;
       else if (outcome === undefined) failures.push({ ...base, outcome: 'skipped', status: null, reason: error === undefined ? 'not sent' : `not sent: tenant ${tenant.tenant} could not start` });
       else if (outcome.outcome === 'applied') applied += 1;
+      else if (outcome.outcome === 'failed' && outcome.status === 404) failures.push({ ...base, outcome: 'not-on-service', status: 404, reason: notOnServiceReason(contract.id, 'patch') });
       else failures.push({ ...base, outcome: outcome.outcome, status: outcome.status, reason: outcome.reason });
     }
     // A settled contract is no change of this run's plan; one that did not settle is reported.

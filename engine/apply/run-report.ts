@@ -7,8 +7,24 @@ export const RUN_REPORT_VERSION = 1;
 /**
  * `stale`: a contract of a saved plan (`apply PLAN.json`) that was not sent because planning it
  * again no longer gives the reviewed ops from the reviewed known state.
+ * `not-on-service`: its read or its PATCH was answered 404. The service publishes no create
+ * endpoint: contract-sync manages contracts that exist (docs/architecture.md section 2).
  */
-export type ContractResultOutcome = 'applied' | 'failed' | 'unknown' | 'skipped' | 'stale';
+export type ContractResultOutcome = 'applied' | 'failed' | 'unknown' | 'skipped' | 'stale' | 'not-on-service';
+
+/** Why a contract is `not-on-service`, for its line in every report. */
+export function notOnServiceReason(contractId: string, request: 'read' | 'patch'): string {
+  return `the service has no contract ${contractId} (its ${request} was answered 404); contract-sync manages contracts that exist and cannot create one: create it in the service, or remove it from the desired state`;
+}
+
+/** `1 contract not on the service`, `2 contracts not on the service`. */
+export function notOnServiceText(count: number): string {
+  return `${count} contract${count === 1 ? '' : 's'} not on the service`;
+}
+
+export function countNotOnService(report: RunReport): number {
+  return report.tenants.reduce((sum, tenant) => sum + tenant.failures.filter((failure) => failure.outcome === 'not-on-service').length, 0);
+}
 
 export interface ContractResult {
   readonly contractId: string;
@@ -98,7 +114,8 @@ export function renderRunSummary(report: RunReport): string {
       lines.push(`${tenant.tenant}: no changes${tenant.requests > 0 ? ` (${plural(tenant.requests, 'request')})` : ''}`);
       continue;
     }
-    const problems = failed > 0 ? `, ${failed} failed` : '';
+    const missing = tenant.failures.filter((failure) => failure.outcome === 'not-on-service').length;
+    const problems = failed > 0 ? `, ${failed} failed${missing > 0 ? ` (${notOnServiceText(missing)})` : ''}` : '';
     lines.push(`${tenant.tenant}: ${countChanged(tenant.applied, tenant.changed, verb)}, ${traffic(tenant)}${problems}`);
     if (tenant.error !== undefined) lines.push(`  ${tenant.error}`);
   }
@@ -107,7 +124,7 @@ export function renderRunSummary(report: RunReport): string {
     lines.push('', 'Failures:');
     for (const { tenant, failure } of failures) {
       // A stale contract's reason starts with "stale plan:" already.
-      const status = failure.status !== null ? String(failure.status) : failure.outcome === 'stale' ? 'refused' : failure.outcome;
+      const status = failure.outcome === 'not-on-service' ? 'not on the service' : failure.status !== null ? String(failure.status) : failure.outcome === 'stale' ? 'refused' : failure.outcome;
       lines.push(`  ${tenant} ${failure.contractId} (${failure.file}:${failure.line}) ${status}: ${failure.reason ?? failure.outcome}`);
     }
   }
@@ -121,8 +138,13 @@ export function renderRunSummary(report: RunReport): string {
     return `${lines.join('\n')}\n`;
   }
   const staleCount = failures.filter(({ failure }) => failure.outcome === 'stale').length;
-  const stale = staleCount > 0 ? ` (${staleCount} refused as stale: run contract-sync plan again)` : '';
-  const failedText = summary.failed > 0 ? `, ${summary.failed} failed${stale}` : '';
+  const missingCount = countNotOnService(report);
+  const notes = [
+    ...(staleCount > 0 ? [`${staleCount} refused as stale: run contract-sync plan again`] : []),
+    ...(missingCount > 0 ? [notOnServiceText(missingCount)] : []),
+  ];
+  const noted = notes.length > 0 ? ` (${notes.join('; ')})` : '';
+  const failedText = summary.failed > 0 ? `, ${summary.failed} failed${noted}` : '';
   lines.push('', `${run}: ${countChanged(summary.applied, summary.changed, verb)}, ${traffic(summary)}${failedText}.`);
   return `${lines.join('\n')}\n`;
 }

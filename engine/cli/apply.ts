@@ -9,12 +9,14 @@ import { runApply } from '../apply/run-apply.ts';
 import type { Scope } from '../auth/index.ts';
 import { GitError } from '../git/errors.ts';
 import { fetchCommand } from '../git/fetch-hint.ts';
+import { restrictToContracts } from '../desired/target.ts';
 import { checkAncestor } from '../git/is-ancestor.ts';
 import { openGitRepository } from '../git/repository.ts';
 import { isObjectId, isShallow, remoteNames, resolveCommit } from '../git/resolve-ref.ts';
 import { parsePlan, PlanFormatError } from '../plan/read-plan.ts';
 import { renderPlanText } from '../plan/render-text.ts';
 import type { PlanDocument } from '../plan/types.ts';
+import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './config-args.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { parseLockTimeout } from './lock-timeout.ts';
 import { createEngineSetup } from './engine-setup.ts';
@@ -24,6 +26,7 @@ import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-arg
 import { openStateStore } from './state-store.ts';
 
 export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--refresh | --no-refresh]
+                           [--target TENANT/ID]... [--exclude TENANT/ID]...
                            [--full] [--dry-run] [--lock-timeout SECONDS] [--report FILE]
        contract-sync apply PLAN.json [--config FILE] [--repo DIR] [--dry-run] [--lock-timeout SECONDS] [--report FILE]
 
@@ -45,6 +48,12 @@ Incremental runs (the default in a git repository):
   an old pipeline run re-run by hand) is not applied, exit 1; go back with a revert commit, or
   pass --full to apply the older commit anyway.
 
+Targeted runs (--target, --exclude):
+  Only the contracts selected are planned, read and sent, from every desired-state file (not
+  incrementally). The run record of a tenant with contracts left out keeps its last applied commit
+  (the others were not applied at this one); its pending entries for the targeted contracts are
+  updated. Use it for exceptions: the next untargeted run applies everything.
+
 Saved plans (PLAN.json, written by contract-sync plan --out):
   Applies exactly the reviewed ops, for the plan's tenants. The desired state (and, without
   --config, the config) is read at the plan's commit, and the known state is obtained as the plan
@@ -62,7 +71,7 @@ Options:
   --ref REF              read the desired state (and, without --config, the config) at this git ref
   --tenant T             apply only tenant T (repeatable; default: every tenant)
 ${shardHelp(25)}
-  --refresh              take the known state from live reads (default when api.read is configured)
+${targetHelp(25)}  --refresh              take the known state from live reads (default when api.read is configured)
   --no-refresh           take the known state from the state store
   --full                 plan every contract, not only those changed since the last applied commit
                          (and apply even a commit older than the last applied one)
@@ -89,6 +98,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       ref: { type: 'string' },
       tenant: { type: 'string', multiple: true },
       ...SHARD_OPTION,
+      ...TARGET_OPTIONS,
       refresh: { type: 'boolean' },
       'no-refresh': { type: 'boolean' },
       full: { type: 'boolean', default: false },
@@ -110,6 +120,9 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   if (planFile !== undefined) {
     if (values.tenant !== undefined) throw new UsageError('--tenant cannot be used with a plan file: the plan names its tenants');
     if (values.shard !== undefined) throw new UsageError('--shard cannot be used with a plan file: the plan names its tenants');
+    if (values.target !== undefined || values.exclude !== undefined) {
+      throw new UsageError('--target and --exclude cannot be used with a plan file: the plan names the contracts to apply (plan with --target, then apply that plan)');
+    }
     if (values.ref !== undefined) throw new UsageError("--ref cannot be used with a plan file: the desired state is read at the plan's commit");
     if (values.full) throw new UsageError('--full cannot be used with a plan file: the plan names the contracts to apply');
     if (values.refresh || values['no-refresh']) {
@@ -118,6 +131,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   }
   const lockTimeoutMs = parseLockTimeout(values['lock-timeout']);
   const shard = parseShardArg(values.shard);
+  const selection = parseTargetFlags(values);
 
   const reviewed = planFile === undefined ? undefined : await readSavedPlan(io, planFile, values.repo);
   if (typeof reviewed === 'number') return reviewed;
@@ -131,6 +145,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       ref: reviewed ? (reviewed.source.commit ?? undefined) : values.ref,
       tenants: values.tenant,
       ...(shard ? { shard } : {}),
+      ...selection,
       ...(reviewed ? {} : { incremental: !values.full, checkUncommitted: true }),
     },
     'nothing applied',
@@ -140,6 +155,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   if (reportShard(io, input.shard, 'stdout')) return EXIT.ok;
   const { repoDir, config } = input;
   let { contractSets, source } = input;
+  let narrowed = input.targeting?.narrowed;
   const canRead = config.api.read !== undefined;
   let refresh = values['no-refresh'] ? false : canRead;
   if (reviewed && planTenants) {
@@ -148,7 +164,10 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       io.stderr.write(`contract-sync apply: ${planFile}: the plan names ${unknown.length === 1 ? 'tenant' : 'tenants'} ${unknown.join(', ')}, which the config does not know; nothing applied\n`);
       return EXIT.error;
     }
-    contractSets = contractSets.filter((set) => planTenants.includes(set.tenant));
+    // A plan made with --target lists only its targets: the others are not planned, and the run record keeps its commit.
+    const restricted = restrictToContracts(contractSets, new Map(reviewed.tenants.map((tenant) => [tenant.tenant, new Set(tenant.contracts.map((contract) => contract.id))])));
+    contractSets = restricted.contractSets;
+    narrowed = restricted.narrowed;
     source = { repo: values.repo, ref: reviewed.source.ref, commit: reviewed.source.commit };
     refresh = planReadLive(reviewed);
     if (refresh && !canRead) {
@@ -184,17 +203,27 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       ...(reviewed ? { reviewed } : {}),
       uncommitted: input.committed === false,
       ...(input.scopes ? { filesRead: filesReadByTenant(input.scopes) } : {}),
+      ...(narrowed ? { narrowed } : {}),
     },
     { store, tokens: engine.tokens, ...(readTokens ? { readTokens } : {}), api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
   ).finally(() => store.close());
   progress.finish();
 
+  if (input.targeting) {
+    const keeps = !values['dry-run'] && input.targeting.narrowed.size > 0 ? ' Contracts not targeted were not planned; the run record keeps its last applied commit.' : ' Contracts not targeted were not planned.';
+    io.stdout.write(`${input.targeting.description}${keeps}\n`);
+  }
   for (const scope of input.scopes?.values() ?? []) {
     const contracts = contractSets.filter((set) => set.tenant === scope.tenant).reduce((sum, set) => sum + set.contracts.length, 0);
     io.stdout.write(`${describeScope(scope, contracts)}\n`);
   }
   // With a saved plan, what was reviewed is what was asked for; the summary says what of it went through.
-  io.stdout.write(renderPlanText(reviewed ?? plan, { color: wantsColor(io) }));
+  // Contracts whose read failed are not in the plan: its headline must not say "No changes" then.
+  const shown = reviewed ?? plan;
+  const listed = new Set(shown.tenants.flatMap((tenant) => tenant.contracts.map((contract) => `${tenant.tenant}/${contract.id}`)));
+  const notPlanned = report.tenants.flatMap((tenant) => tenant.failures.filter((failure) => !listed.has(`${tenant.tenant}/${failure.contractId}`)));
+  const notOnService = notPlanned.filter((failure) => failure.outcome === 'not-on-service').length;
+  io.stdout.write(renderPlanText(shown, { color: wantsColor(io), notPlanned: { count: notPlanned.length, notOnService } }));
   io.stdout.write(`\n${renderRunSummary(report)}`);
   if ([...(input.scopes?.values() ?? [])].some((scope) => scope.kind === 'incremental')) {
     io.stdout.write('Incremental run: contracts in files unchanged since the last applied commit were not planned; contract-sync drift (or apply --full) checks them against the service.\n');

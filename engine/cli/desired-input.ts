@@ -9,6 +9,7 @@ import type { Config } from '../config/types.ts';
 import { loadDesiredState } from '../desired/load.ts';
 import { selectShard, type Shard, type ShardSelection } from '../desired/shard.ts';
 import { desiredPathMatcher, workingTreeSource } from '../desired/read-files.ts';
+import { isTargeted, selectTargets, type TargetPattern } from '../desired/target.ts';
 import type { ContractSet, DesiredStateResult } from '../desired/types.ts';
 import type { Diagnostic } from '../diagnostic.ts';
 import { readBaseChanges } from '../git/base-changes.ts';
@@ -40,6 +41,13 @@ export interface RunInputOptions {
   readonly tenants?: readonly string[];
   /** `--shard`: keep only the tenants (of the configured ones, or of `tenants`) on this shard. */
   readonly shard?: Shard;
+  /**
+   * `--target` / `--exclude` (engine/desired/target.ts): only these contracts are planned. A
+   * target's tenant is selected without `--tenant`. A targeted run is planned from every file,
+   * never incrementally: the targets are the scope.
+   */
+  readonly targets?: readonly TargetPattern[];
+  readonly excludes?: readonly TargetPattern[];
   /**
    * Apply: plan only what changed since each tenant's last applied commit (see
    * engine/apply/incremental.ts); tenants without a usable record are planned in full.
@@ -78,6 +86,18 @@ export interface RunInput {
   readonly committed?: boolean;
   /** With `shard`: the tenants it selected, of how many. */
   readonly shard?: ShardSelection;
+  /** With `targets` or `excludes`: what was selected. */
+  readonly targeting?: RunTargeting;
+}
+
+export interface RunTargeting {
+  /** `Targeted run: 2 of 180 contracts (--target acme/4711 ...).` */
+  readonly description: string;
+  /** Tenants planned with some of their contracts left out: their run record keeps its commit. */
+  readonly narrowed: ReadonlySet<string>;
+  /** Targets that match no declared contract: the run is refused. */
+  readonly unmatchedTargets: readonly string[];
+  readonly unmatchedExcludes: readonly string[];
 }
 
 export type RunInputResult =
@@ -120,12 +140,7 @@ async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult
 
   const { configFile, config, diagnostics } = await readRepoConfig(io, options, at);
   if (!config) return { kind: 'invalid-config', repoDir, configFile, diagnostics };
-  const named = options.tenants ?? [];
-  for (const tenant of named) {
-    if (!Object.hasOwn(config.tenants, tenant)) {
-      throw new UsageError(`--tenant "${tenant}" is not configured (known: ${Object.keys(config.tenants).join(', ') || 'none'})`);
-    }
-  }
+  const named = selectTenants(config, options);
 
   const source = at ? gitCommitSource(at.repository, at.commit) : workingTreeSource(repoDir);
   // Without --ref the desired state may hold uncommitted edits; HEAD is still the best name for it.
@@ -134,10 +149,23 @@ async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult
   // Undefined: every tenant.
   const selected = sharded?.tenants ?? (named.length === 0 ? undefined : named);
   const tenants = selected ?? Object.keys(config.tenants).sort();
-  const scopes = options.incremental && repository && head !== null ? await incrementalScopes(io, repository, config, repoDir, tenants, { commit: head, workingTree: !at }) : undefined;
+  const targetOptions = { targets: options.targets ?? [], excludes: options.excludes ?? [] };
+  const targeted = isTargeted(targetOptions);
+  const scopes = options.incremental && !targeted && repository && head !== null ? await incrementalScopes(io, repository, config, repoDir, tenants, { commit: head, workingTree: !at }) : undefined;
   const desired = await loadDesiredState(repoDir, config, { source, ...(scopes ? { only: scopeFiles(scopes) } : {}) });
   const chosen = selected === undefined ? desired.contractSets : desired.contractSets.filter((set) => selected.includes(set.tenant));
-  const contractSets = scopes ? narrowToScopes(chosen, scopes) : chosen;
+  let contractSets = scopes ? narrowToScopes(chosen, scopes) : chosen;
+  let targeting: RunTargeting | undefined;
+  // With errors nothing is planned, and a target may be the very contract left out for its error.
+  if (targeted && desired.errors.length === 0) {
+    const selection = selectTargets(contractSets, targetOptions);
+    if (selection.kind === 'unmatched') {
+      targeting = { description: '', narrowed: new Set(), unmatchedTargets: selection.unmatched, unmatchedExcludes: [] };
+    } else {
+      contractSets = [...selection.contractSets];
+      targeting = { description: selection.description, narrowed: selection.narrowed, unmatchedTargets: [], unmatchedExcludes: selection.unmatchedExcludes };
+    }
+  }
   const planSource: PlanSource = { repo: options.repo, ref: ref ?? null, commit: head };
   const committed = options.checkUncommitted ? at !== undefined || (repository !== undefined && head !== null && !(await hasUncommittedDesiredFiles(repository, head, config))) : undefined;
   const input = {
@@ -150,12 +178,39 @@ async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult
     ...(scopes ? { scopes } : {}),
     ...(committed === undefined ? {} : { committed }),
     ...(sharded ? { shard: sharded } : {}),
+    ...(targeting ? { targeting } : {}),
   };
   if (base === undefined || !baseRepository || desired.errors.length > 0) return { kind: 'ready', input: { ...input, source: planSource } };
 
   const changes = await readBaseChanges(baseRepository, { base, head: at?.commit ?? null, headName: ref ?? 'HEAD', patterns: config.desired.paths });
   const touched = findTouchedContracts(desired.contractSets, changes.baseContractSets, changes.changedPaths);
   return { kind: 'ready', input: { ...input, source: { ...planSource, base: changes.base }, touched: selectTouched(touched, selected) } };
+}
+
+/**
+ * The tenants a run selects: `--tenant` (default: all), or without it the tenants of the targets.
+ * Each must be configured; with `--tenant`, a target of another tenant is a usage error.
+ */
+function selectTenants(config: Config, options: RunInputOptions): string[] {
+  function known(): string {
+    return Object.keys(config.tenants).join(', ') || 'none';
+  }
+  const selected = options.tenants ?? [];
+  for (const tenant of selected) {
+    if (!Object.hasOwn(config.tenants, tenant)) throw new UsageError(`--tenant "${tenant}" is not configured (known: ${known()})`);
+  }
+  for (const [flag, patterns] of [['--target', options.targets ?? []], ['--exclude', options.excludes ?? []]] as const) {
+    for (const pattern of patterns) {
+      if (!Object.hasOwn(config.tenants, pattern.tenant)) throw new UsageError(`${flag} ${pattern.raw}: tenant "${pattern.tenant}" is not configured (known: ${known()})`);
+    }
+  }
+  const targets = options.targets ?? [];
+  if (selected.length > 0) {
+    const outside = targets.find((target) => !selected.includes(target.tenant));
+    if (outside) throw new UsageError(`--target ${outside.raw} names tenant "${outside.tenant}", which --tenant does not select (a target selects its tenant: --tenant is not needed)`);
+    return [...selected];
+  }
+  return [...new Set(targets.map((target) => target.tenant))];
 }
 
 /** Every tenant's scope, or undefined (plan everything) when the state store cannot be opened here. */
@@ -222,5 +277,12 @@ export async function loadRunInputOrReport(io: CliIo, command: string, options: 
     return EXIT.error;
   }
   if (configDiagnostics.length + desired.warnings.length > 0) io.stderr.write(formatDiagnostics([...configDiagnostics, ...desired.warnings], 'text'));
+  const targeting = loaded.input.targeting;
+  if (targeting && targeting.unmatchedTargets.length > 0) {
+    for (const target of targeting.unmatchedTargets) io.stderr.write(`contract-sync ${command}: --target ${target} matches no contract declared in the desired state\n`);
+    io.stderr.write(`${targeting.unmatchedTargets.length === 1 ? '1 target matches' : `${targeting.unmatchedTargets.length} targets match`} no contract: ${outcome}\n`);
+    return EXIT.error;
+  }
+  for (const exclude of targeting?.unmatchedExcludes ?? []) io.stderr.write(`contract-sync ${command}: warning: --exclude ${exclude} matches no contract\n`);
   return loaded.input;
 }

@@ -12,6 +12,7 @@ import { renderDriftText } from '../drift/render-text.ts';
 import { StateFormatError } from '../state/file-format.ts';
 import { PostgresStateError } from '../state/postgres/errors.ts';
 import type { KnownContracts } from '../state/types.ts';
+import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './config-args.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { parseLockTimeout } from './lock-timeout.ts';
 import { createEngineSetup } from './engine-setup.ts';
@@ -21,6 +22,7 @@ import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-arg
 import { openStateStore } from './state-store.ts';
 
 export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--fix]
+                           [--target TENANT/ID]... [--exclude TENANT/ID]...
                            [--format text|markdown|json] [--detailed-exitcode] [--lock-timeout SECONDS] [--report FILE]
 
 Reads every managed contract (every contract of the desired state) live, compares it with the
@@ -38,7 +40,7 @@ Options:
   --ref REF              read the desired state (and, without --config, the config) at this git ref
   --tenant T             check only tenant T (repeatable; default: every tenant)
 ${shardHelp(25)}
-  --fix                  send the corrections and record them in the state store
+${targetHelp(25)}  --fix                  send the corrections and record them in the state store
   --format F             text (default), markdown (for an issue or a job summary) or json
   --detailed-exitcode    exit 2 when drift is found and not fixed (without --fix; with --fix,
                          drift left over means a correction failed, which exits 1)
@@ -66,6 +68,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
       ref: { type: 'string' },
       tenant: { type: 'string', multiple: true },
       ...SHARD_OPTION,
+      ...TARGET_OPTIONS,
       fix: { type: 'boolean', default: false },
       format: { type: 'string' },
       'detailed-exitcode': { type: 'boolean', default: false },
@@ -87,10 +90,11 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   const shard = parseShardArg(values.shard);
 
   const outcome = fix ? 'nothing read or fixed' : 'nothing read';
+  const selection = parseTargetFlags(values);
   const input = await loadRunInputOrReport(
     io,
     'drift',
-    { repo: values.repo, config: values.config, ref: values.ref, tenants: values.tenant, ...(shard ? { shard } : {}), checkUncommitted: fix },
+    { repo: values.repo, config: values.config, ref: values.ref, tenants: values.tenant, ...(shard ? { shard } : {}), ...selection, checkUncommitted: fix },
     outcome,
   );
   if (typeof input === 'number') return input;
@@ -136,12 +140,28 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   // One run: without --fix a dry run (reads only, no lock, nothing written); with it the same
   // plan is sent, so the drift reported is exactly what was corrected.
   const { plan, report: run } = await runApply(
-    { config, contractSets, source, refresh: true, dryRun: !fix, lockTimeoutMs, runId: engine.runId, uncommitted: input.committed === false },
+    {
+      config,
+      contractSets,
+      source,
+      refresh: true,
+      dryRun: !fix,
+      lockTimeoutMs,
+      runId: engine.runId,
+      uncommitted: input.committed === false,
+      ...(input.targeting ? { narrowed: input.targeting.narrowed } : {}),
+    },
     { store, tokens: engine.tokens, api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
   ).finally(() => store.close());
   progress.finish();
 
   const drift = createDriftReport({ plan, run, lastApplied, fix });
+  // Said first, like Terraform's targeting warning; json stays one document on stdout.
+  const targeted = input.targeting?.description;
+  if (targeted !== undefined) {
+    if (format === 'json') io.stderr.write(`contract-sync drift: ${targeted}\n`);
+    else io.stdout.write(format === 'markdown' ? `> **${targeted}** Contracts not targeted were not checked.\n\n` : `${targeted} Contracts not targeted were not checked.\n\n`);
+  }
   if (format === 'json') io.stdout.write(renderDriftJson(drift));
   else if (format === 'markdown') io.stdout.write(renderDriftMarkdown(drift));
   else io.stdout.write(renderDriftText(drift, { color: wantsColor(io) }));

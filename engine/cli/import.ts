@@ -9,6 +9,7 @@ import PQueue from 'p-queue';
 import picomatch from 'picomatch';
 import { messageOf, statusOf } from '../apply/failure.ts';
 import { retryBudget } from '../apply/retry-policy.ts';
+import { notOnServiceText } from '../apply/run-report.ts';
 import { TenantLane } from '../apply/tenant-lane.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config/types.ts';
@@ -41,7 +42,9 @@ Options:
   --config FILE   engine config (default: DIR/contract-sync.yaml)
   --repo DIR      repository holding the desired-state files (default: .)
 
-Needs api.read in the config. Contracts the repository already declares for the tenant are refused,
+Needs api.read in the config. A ContractId the service does not know (its read is answered 404)
+is reported as not on the service: import reads contracts that exist, and cannot create one.
+Contracts the repository already declares for the tenant are refused,
 naming where (importing them again would declare them twice).
 Fields the service holds as null are left out (unmanaged), and say so on stderr.
 
@@ -266,8 +269,13 @@ export async function importCommand(args: readonly string[], io: CliIo): Promise
   const results = await readContracts(config, tenant, ids, engine, clock);
   const failed = results.filter((result) => 'error' in result);
   if (failed.length > 0) {
-    const lines = failed.map((result) => `  ${result.id}: ${statusOf(result.error) ?? 'no answer'}: ${messageOf(result.error)}`);
-    return fail(redacted(`could not read ${failed.length === ids.length ? (ids.length === 1 ? 'the contract' : `any of the ${ids.length} contracts`) : `${failed.length} of ${plural(ids.length, 'contract')}`} of tenant "${tenant}":\n${lines.join('\n')}\nnothing written`));
+    const lines = failed.map((result) =>
+      statusOf(result.error) === 404 ? `  ${result.id}: not on the service (its read was answered 404): check the ContractId; contract-sync manages contracts that exist and cannot create one` : `  ${result.id}: ${statusOf(result.error) ?? 'no answer'}: ${messageOf(result.error)}`,
+    );
+    const missing = failed.filter((result) => statusOf(result.error) === 404).length;
+    const why = missing === 0 ? '' : missing === failed.length ? ` (${notOnServiceText(missing)})` : ` (${notOnServiceText(missing)}, ${plural(failed.length - missing, 'other failure')})`;
+    const which = failed.length === ids.length ? (ids.length === 1 ? 'the contract' : `any of the ${ids.length} contracts`) : `${failed.length} of ${plural(ids.length, 'contract')}`;
+    return fail(redacted(`could not read ${which} of tenant "${tenant}"${why}:\n${lines.join('\n')}\nnothing written`));
   }
   const live = new Map(results.map((result) => [result.id, 'fields' in result ? result.fields : {}]));
 

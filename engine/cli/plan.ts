@@ -5,7 +5,7 @@
 import { appendFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { RunReport } from '../apply/run-report.ts';
+import { countNotOnService, notOnServiceText, type RunReport } from '../apply/run-report.ts';
 import { runApply } from '../apply/run-apply.ts';
 import type { Config } from '../config/types.ts';
 import type { ContractSet } from '../desired/types.ts';
@@ -18,6 +18,7 @@ import { plural } from '../plural.ts';
 import { StateFormatError } from '../state/file-format.ts';
 import { emptyStateStore, readKnownState } from '../state/memory-store.ts';
 import { PostgresStateError } from '../state/postgres/errors.ts';
+import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './config-args.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { createEngineSetup } from './engine-setup.ts';
 import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-args.ts';
@@ -26,6 +27,7 @@ import { clockOf, EXIT, parseFormat, UsageError, wantsColor, type CliIo, type Ex
 import { renderPlanAnnotations } from './plan-github.ts';
 
 export const PLAN_HELP = `Usage: contract-sync plan [--config FILE] [--repo DIR] [--ref REF] [--base REF] [--tenant T]... [--shard I/N]
+                          [--target TENANT/ID]... [--exclude TENANT/ID]...
                           [--refresh | --no-refresh] [--out PLAN.json] [--format text|markdown|json|github]
                           [--detailed-exitcode]
 
@@ -38,7 +40,8 @@ Known state:
   --no-refresh    (default) the state store: what contract-sync last applied; no network
   --refresh       read every planned contract live (needs api.read in the config, and each
                   tenant's client secret; asks for the scope core:read only). A contract or
-                  tenant that cannot be read is an error: no plan is written
+                  tenant that cannot be read is an error: no plan is written. A read answered
+                  404 says the contract is not on the service: contract-sync cannot create one
 
 Where the desired state comes from:
   without --ref   the files of DIR as they are: uncommitted and untracked edits included
@@ -66,7 +69,7 @@ Options:
   --base REF            mark what the change since REF touches (see above)
   --tenant T            plan only tenant T (repeatable; default: every tenant)
 ${shardHelp(24)}
-  --refresh             read the known state live (see above)
+${targetHelp(24)}  --refresh             read the known state live (see above)
   --no-refresh          read the known state from the state store (the default)
   --out PLAN.json       also write the plan document (JSON) to this file, for contract-sync apply
                         PLAN.json, which applies exactly its ops and refuses what went stale
@@ -148,7 +151,10 @@ async function storePlan(io: CliIo, { config, repoDir, contractSets, source, tou
 function readProblems(report: RunReport): string[] {
   return report.tenants.flatMap((tenant) => [
     ...(tenant.error === undefined ? [] : [`${tenant.tenant}: ${tenant.error}`]),
-    ...tenant.failures.map((failure) => `${tenant.tenant} ${failure.contractId} (${failure.file}:${failure.line}): ${failure.reason ?? failure.outcome}`),
+    ...tenant.failures.map((failure) => {
+      const what = failure.outcome === 'not-on-service' ? 'not on the service: ' : '';
+      return `${tenant.tenant} ${failure.contractId} (${failure.file}:${failure.line}): ${what}${failure.reason ?? failure.outcome}`;
+    }),
   ]);
 }
 
@@ -168,7 +174,10 @@ async function livePlan(io: CliIo, { config, contractSets, source, touched }: Pl
   const problems = readProblems(report);
   if (problems.length === 0) return plan;
   for (const problem of problems) io.stderr.write(`contract-sync plan: ${problem}\n`);
-  io.stderr.write(`${plural(problems.length, 'problem')} reading the known state live: no plan written\n`);
+  const missing = countNotOnService(report);
+  const others = problems.length - missing;
+  const summary = [...(missing > 0 ? [notOnServiceText(missing)] : []), ...(others > 0 ? [`${plural(others, 'problem')} reading the known state live`] : [])];
+  io.stderr.write(`${summary.join(', ')}: no plan written\n`);
   return EXIT.error;
 }
 
@@ -182,6 +191,7 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
       base: { type: 'string' },
       tenant: { type: 'string', multiple: true },
       ...SHARD_OPTION,
+      ...TARGET_OPTIONS,
       refresh: { type: 'boolean' },
       'no-refresh': { type: 'boolean' },
       out: { type: 'string' },
@@ -200,10 +210,11 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   if (values.refresh && values['no-refresh']) throw new UsageError('--refresh and --no-refresh exclude each other');
   const shard = parseShardArg(values.shard);
 
+  const selection = parseTargetFlags(values);
   const input = await loadRunInputOrReport(
     io,
     'plan',
-    { repo: values.repo, config: values.config, ref: values.ref, base: values.base, tenants: values.tenant, ...(shard ? { shard } : {}) },
+    { repo: values.repo, config: values.config, ref: values.ref, base: values.base, tenants: values.tenant, ...(shard ? { shard } : {}), ...selection },
     'no plan written',
   );
   if (typeof input === 'number') return input;
@@ -219,6 +230,12 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   if (typeof plan === 'number') return plan;
 
   if (values.out !== undefined) await writeFile(path.resolve(io.cwd, values.out), renderPlanJson(plan));
+  // Said before the plan, like Terraform's targeting warning; json stays one document on stdout.
+  const targeted = input.targeting?.description;
+  if (targeted !== undefined) {
+    if (format === 'json') io.stderr.write(`contract-sync plan: ${targeted}\n`);
+    else io.stdout.write(format === 'markdown' ? `> **${targeted}** Contracts not targeted were not planned.\n\n` : `${targeted} Contracts not targeted were not planned.\n\n`);
+  }
   io.stdout.write(render(plan, format, io));
   if (format === 'github') {
     const problem = await writeStepSummary(plan, io);

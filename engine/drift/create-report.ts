@@ -32,7 +32,14 @@ function driftTenant(planTenant: PlanTenant, run: TenantReport | undefined, inpu
   // A failure of a contract the plan left out is a failed read: runApply plans only what it could read.
   for (const failure of run?.failures ?? []) {
     if (planned.has(failure.contractId)) continue;
-    errors.push({ id: failure.contractId, file: failure.file, line: failure.line, status: failure.status, reason: failure.reason ?? failure.outcome });
+    errors.push({
+      id: failure.contractId,
+      file: failure.file,
+      line: failure.line,
+      status: failure.status,
+      reason: failure.reason ?? failure.outcome,
+      ...(failure.outcome === 'not-on-service' ? { notOnService: true as const } : {}),
+    });
   }
   const applied = input.lastApplied.get(planTenant.tenant);
   const contracts: DriftContract[] = [];

@@ -1,7 +1,7 @@
 /** What the text and markdown renderings of a drift report share: causes, values and the summary line. Pure. */
 import { getField, type FieldSpec } from '../model/fields.ts';
 import { formatFieldValue, plural } from '../plan/render-common.ts';
-import type { DriftCause, DriftContract, DriftItem, DriftReport } from './types.ts';
+import type { DriftCause, DriftContract, DriftError, DriftItem, DriftReport } from './types.ts';
 
 export const CAUSE_TEXT: Readonly<Record<DriftCause, string>> = {
   'changed-outside-git': 'changed outside git',
@@ -50,15 +50,25 @@ export function fixText(contract: DriftContract): string | undefined {
  */
 export function driftSummaryLine(report: DriftReport): string {
   const { summary } = report;
+  const missing = report.tenants.reduce((sum, tenant) => sum + tenant.errors.filter((error) => error.notOnService === true).length, 0);
+  const others = summary.errors - missing;
+  const problems = [...(missing > 0 ? [`${plural(missing, 'contract')} not on the service`] : []), ...(others > 0 ? [plural(others, 'error')] : [])].join(' and ');
   if (summary.drifted === 0) {
     if (summary.errors === 0 && summary.contracts === 0) return 'No drift: no contract to check.';
     if (summary.errors === 0) return `No drift: ${summary.contracts === 1 ? 'the contract matches' : `all ${summary.contracts} contracts match`} the desired state.`;
-    return `No drift found, but ${plural(summary.errors, 'error')} kept contracts from being checked (listed under "Not checked").`;
+    if (missing === 0) return `No drift found, but ${plural(summary.errors, 'error')} kept contracts from being checked (listed under "Not checked").`;
+    return `No drift found in the contracts checked, but ${problems} (listed under "Not checked").`;
   }
-  const errors = summary.errors === 0 ? '' : ` ${plural(summary.errors, 'error')} (listed under "Not checked").`;
+  const errors = summary.errors === 0 ? '' : ` ${problems} (listed under "Not checked").`;
   const never = summary.neverApplied > 0 ? `, ${summary.neverApplied} never applied` : '';
   const drifted = `${plural(summary.drifted, 'contract')} drifted (${plural(summary.changes, 'difference')})`;
   const fixed =
     summary.fixed === undefined ? '' : summary.fixed === summary.drifted ? (summary.drifted === 1 ? ' Fixed.' : ` All ${summary.drifted} fixed.`) : ` Fixed ${summary.fixed} of ${summary.drifted}.`;
   return `${drifted}: ${summary.changedOutsideGit} changed outside git, ${summary.notYetApplied} not yet applied${never}.${fixed}${errors}`;
+}
+
+/** How a contract that could not be checked is listed: `not on the service`, the status, or `no answer`. */
+export function errorStatusText(error: DriftError): string {
+  if (error.notOnService === true) return 'not on the service';
+  return error.status === null ? 'no answer' : String(error.status);
 }

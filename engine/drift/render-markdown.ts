@@ -6,7 +6,7 @@
  */
 import { escapeHtml, escapeInline } from '../markdown-escape.ts';
 import { plural } from '../plan/render-common.ts';
-import { ABSENT, driftSummaryLine, fixText, viewDriftItem } from './render-common.ts';
+import { ABSENT, driftSummaryLine, errorStatusText, fixText, viewDriftItem } from './render-common.ts';
 import type { DriftContract, DriftReport } from './types.ts';
 
 export const DRIFT_MARKDOWN_MAX_LENGTH = 60_000;
@@ -84,7 +84,7 @@ export function renderDriftMarkdown(report: DriftReport, options: DriftMarkdownO
     ...tenant.errors.map(
       (error) =>
         `- **\`${error.id}\`** · ${escapeInline(tenant.tenant)} · ${escapeInline(`${error.file}:${error.line}`)} · ` +
-        `${error.status ?? 'no answer'}: ${escapeInline(error.reason)}\n`,
+        `${errorStatusText(error)}: ${escapeInline(error.reason)}\n`,
     ),
   ]);
   let omittedErrors = 0;

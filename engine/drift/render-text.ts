@@ -1,6 +1,6 @@
 /** The drift report for a terminal or a job log: per tenant and contract, each drifted field with its cause. Pure. */
 import { plural } from '../plan/render-common.ts';
-import { driftSummaryLine, fixText, viewDriftItem } from './render-common.ts';
+import { driftSummaryLine, errorStatusText, fixText, viewDriftItem } from './render-common.ts';
 import type { DriftReport } from './types.ts';
 
 export interface DriftTextOptions {
@@ -20,6 +20,7 @@ export function renderDriftText(report: DriftReport, options: DriftTextOptions =
   for (const tenant of report.tenants) {
     const name = paint('bold', `tenant ${tenant.tenant}`);
     if (tenant.error !== undefined) lines.push(`${name}: ${paint('red', 'not checked')}`);
+    else if (tenant.contracts.length === 0 && tenant.errors.length > 0) lines.push(`${name}: no drift in ${tenant.managed - tenant.errors.length} of ${plural(tenant.managed, 'contract')}, ${tenant.errors.length} not checked`);
     else if (tenant.contracts.length === 0) lines.push(`${name}: no drift (${plural(tenant.managed, 'contract')})`);
     else if (tenant.contracts.length === tenant.managed) lines.push(`${name}: ${tenant.managed === 1 ? 'its contract' : `all ${tenant.managed} contracts`} drifted`);
     else lines.push(`${name}: ${tenant.contracts.length} of ${plural(tenant.managed, 'contract')} drifted`);
@@ -38,7 +39,7 @@ export function renderDriftText(report: DriftReport, options: DriftTextOptions =
   // Every error the summary line counts is listed here: it points to this heading.
   const problems = report.tenants.flatMap((tenant) => [
     ...(tenant.error === undefined ? [] : [`  ${tenant.tenant}: ${tenant.error}`]),
-    ...tenant.errors.map((error) => `  ${tenant.tenant} ${error.id} (${error.file}:${error.line}) ${error.status ?? 'no answer'}: ${error.reason}`),
+    ...tenant.errors.map((error) => `  ${tenant.tenant} ${error.id} (${error.file}:${error.line}) ${errorStatusText(error)}: ${error.reason}`),
   ]);
   if (problems.length > 0) lines.push(paint('red', 'Not checked:'), ...problems, '');
   lines.push(paint('bold', driftSummaryLine(report)));

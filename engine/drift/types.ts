@@ -57,6 +57,8 @@ export interface DriftError {
   readonly line: number;
   readonly status: number | null;
   readonly reason: string;
+  /** The read was answered 404: the service has no such contract (contract-sync cannot create one). */
+  readonly notOnService?: true;
 }
 
 export interface DriftTenant {

@@ -99,8 +99,25 @@ export function changedContracts(tenant: PlanTenant): PlanContract[] {
   return tenant.contracts.filter((contract) => contract.action === 'update');
 }
 
-export function headline(plan: PlanDocument): string {
+/**
+ * Contracts a run could not plan (apply's failed reads), which the plan document does not list:
+ * with any, the headline never says "No changes".
+ */
+export interface NotPlanned {
+  readonly count: number;
+  /** Of `count`, the contracts whose read was answered 404. */
+  readonly notOnService: number;
+}
+
+export function headline(plan: PlanDocument, notPlanned?: NotPlanned): string {
   const { tenants, contracts, changed, ops } = plan.summary;
+  if (notPlanned !== undefined && notPlanned.count > 0) {
+    const why = notPlanned.notOnService === 0 ? '' : notPlanned.notOnService === notPlanned.count ? ': not on the service' : ` (${notPlanned.notOnService} not on the service)`;
+    const missing = `${plural(notPlanned.count, 'contract')} could not be planned${why}`;
+    if (contracts === 0) return `Nothing to send: ${missing} (see Failures).`;
+    if (changed === 0) return `Nothing to send for ${plural(contracts, 'planned contract')} in ${plural(tenants, 'tenant')}, but ${missing} (see Failures).`;
+    return `${changed} of ${plural(contracts, 'planned contract')} in ${plural(tenants, 'tenant')} to update, ${plural(ops, 'op')}; ${missing} (see Failures).`;
+  }
   if (contracts === 0) return 'No changes: no contract to plan.';
   const inTenants = `in ${plural(tenants, 'tenant')}`;
   if (changed === 0) return `No changes: ${plural(contracts, 'contract')} ${inTenants} ${contracts === 1 ? 'matches' : 'match'} the desired state.`;

@@ -11,11 +11,14 @@ import {
   unknownNote,
   viewChange,
   type ChangeKind,
+  type NotPlanned,
 } from './render-common.ts';
 import type { PlanDocument } from './types.ts';
 
 export interface TextRenderOptions {
   readonly color?: boolean;
+  /** Contracts the run could not plan (apply): the headline says so instead of "No changes". */
+  readonly notPlanned?: NotPlanned;
 }
 
 type Style = 'green' | 'red' | 'yellow' | 'bold' | 'dim';
@@ -35,7 +38,7 @@ export function renderPlanText(plan: PlanDocument, options: TextRenderOptions = 
     return options.color ? `\u001b[${SGR[style]}m${text}\u001b[0m` : text;
   }
 
-  const lines: string[] = [paint('bold', headline(plan))];
+  const lines: string[] = [paint('bold', headline(plan, options.notPlanned))];
   const changeLine = changeSummary(plan);
   if (changeLine !== undefined) lines.push(changeLine);
   for (const tenant of plan.tenants) {

@@ -89,10 +89,10 @@ describe('contract-sync apply', () => {
     const run = await runCli(['apply', '--report', 'report.json'], dir, fleet.env);
 
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/Failures:\n {2}tenant-b tenant-b-0001 \(contracts\/tenant-b\.yaml:\d+\) 404: could not read the contract: GET \/contract\/tenant-b-0001: 404 Not Found: .*no contract tenant-b-0001/);
+    expect(run.stdout).toMatch(/Failures:\n {2}tenant-b tenant-b-0001 \(contracts\/tenant-b\.yaml:\d+\) not on the service: the service has no contract tenant-b-0001 \(its read was answered 404\)/);
     expect(run.stdout).toContain('tenant-a: 4 contracts changed');
     const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8'));
-    expect(report.tenants[1].failures).toEqual([expect.objectContaining({ contractId: 'tenant-b-0001', outcome: 'failed', status: 404 })]);
+    expect(report.tenants[1].failures).toEqual([expect.objectContaining({ contractId: 'tenant-b-0001', outcome: 'not-on-service', status: 404 })]);
   });
 
   it('stops a tenant before any request when its secret is refused, without printing the secret', async () => {

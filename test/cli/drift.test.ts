@@ -263,7 +263,7 @@ describe('contract-sync drift', () => {
     const run = await runCli(['drift', '--detailed-exitcode'], repo.dir, ENV);
 
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/Not checked:\n {2}acme 4712 \(contracts\/acme\.yaml:8\) 404: could not read the contract: GET \/contract\/4712: 404/);
+    expect(run.stdout).toMatch(/Not checked:\n {2}acme 4712 \(contracts\/acme\.yaml:8\) not on the service: the service has no contract 4712 \(its read was answered 404\)/);
     expect(run.stdout).toContain('tenant acme: 1 of 2 contracts drifted');
     expect(run.stdout).toContain('(never applied)');
   });

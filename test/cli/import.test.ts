@@ -162,7 +162,7 @@ describe('contract-sync import', () => {
     const run = await runCli(['import', '--tenant', 'acme', '--id', '4711', '--id', 'nope-404', '--out', 'contracts/acme/imported.yaml'], repo.dir, SECRETS);
 
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/could not read 1 of 2 contracts of tenant "acme":\n {2}nope-404: 404: GET \/contract\/nope-404: 404 Not Found/);
+    expect(run.stderr).toMatch(/could not read 1 of 2 contracts of tenant "acme" \(1 contract not on the service\):\n {2}nope-404: not on the service \(its read was answered 404\)/);
     expect(run.stderr).toContain('nothing written');
     expect(await exists(path.join(repo.dir, 'contracts/acme/imported.yaml'))).toBe(false);
     expect(run.stdout).toBe('');

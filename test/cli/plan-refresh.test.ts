@@ -92,8 +92,8 @@ describe('plan --refresh', () => {
     const run = await runCli(['plan', '--refresh', '--out', 'plan.json'], repo.dir, fleet.env);
 
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/contract-sync plan: tenant-b tenant-b-0001 \(contracts\/tenant-b\.yaml:\d+\): could not read the contract: GET \/contract\/tenant-b-0001: 404/);
-    expect(run.stderr).toContain('1 problem reading the known state live: no plan written');
+    expect(run.stderr).toMatch(/contract-sync plan: tenant-b tenant-b-0001 \(contracts\/tenant-b\.yaml:\d+\): not on the service: the service has no contract tenant-b-0001/);
+    expect(run.stderr).toContain('1 contract not on the service: no plan written');
     expect(run.stdout).toBe('');
     await expect(access(path.join(repo.dir, 'plan.json'))).rejects.toThrow(/ENOENT/);
     expect((await requestLog(emulator)).filter((entry) => entry.method === 'PATCH')).toEqual([]);
