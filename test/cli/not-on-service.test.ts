@@ -47,8 +47,8 @@ describe('a contract not on the service', () => {
     expect(run.stdout).not.toContain('No changes');
     expect(run.stdout).toContain('Nothing to send for 1 planned contract in 1 tenant, but 1 contract could not be planned: not on the service (see Failures).');
     expect(run.stdout).toMatch(/\n {2}tenant-a tenant-a-0000 \(contracts\/tenant-a\.yaml:\d+\) not on the service: the service has no contract tenant-a-0000 \(its read was answered 404\); contract-sync manages contracts that exist and cannot create one/);
-    expect(run.stdout).toContain('tenant-a: 0 of 0 contract(s) changed (0 op(s)), 2 request(s), 0 retries, 1 failed (1 contract not on the service)');
-    expect(run.stdout).toMatch(/Apply: 0 of 0 contract\(s\) changed, .*, 1 failed \(1 contract not on the service\)\./);
+    expect(run.stdout).toContain('tenant-a: no contract changed, 0 ops, 2 requests, 0 retries, 1 failed (1 contract not on the service)');
+    expect(run.stdout).toMatch(/Apply: no contract changed, .*, 1 failed \(1 contract not on the service\)\./);
     expect(await patches()).toEqual([]);
   });
 
@@ -59,7 +59,7 @@ describe('a contract not on the service', () => {
 
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/tenant-a tenant-a-0001 \(contracts\/tenant-a\.yaml:\d+\) not on the service: the service has no contract tenant-a-0001 \(its patch was answered 404\)/);
-    expect(run.stdout).toMatch(/Apply: 0 of 1 contract\(s\) changed, .*, 1 failed \(1 contract not on the service\)\./);
+    expect(run.stdout).toMatch(/Apply: 0 of 1 contract changed, .*, 1 failed \(1 contract not on the service\)\./);
     expect(await patches()).toEqual(['/contract/tenant-a-0001']);
   });
 
@@ -105,7 +105,7 @@ describe('a contract not on the service', () => {
     const run = await runCli(['import', '--tenant', 'tenant-a', '--id', 'tenant-a-0099', '--out', 'contracts/imported.yaml'], dir, env);
 
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('could not read 1 of 1 contract(s) of tenant "tenant-a" (1 contract not on the service):\n  tenant-a-0099: not on the service (its read was answered 404)');
+    expect(run.stderr).toContain('could not read the contract of tenant "tenant-a" (1 contract not on the service):\n  tenant-a-0099: not on the service (its read was answered 404)');
     await expect(access(path.join(dir, 'contracts/imported.yaml'))).rejects.toThrow();
   });
 });
