@@ -1,0 +1,223 @@
+/**
+ * Sharded apply: how the throughput of `contract-sync apply --shard I/N` grows with N worker
+ * processes sharing one PostgreSQL state store (docs/architecture.md section 7).
+ *
+ * 40 tenants x 50 contracts, every one of them changed (its Name), against the emulator, which
+ * makes every API request wait LATENCY ms first (fault injection `latencyMs`), so that a worker is
+ * bound by how many requests it may have in flight, not by CPU. Each worker is a real child
+ * process, `apply --shard i/N`, run by the built CLI (bin/contract-sync.js) when dist/ exists, else
+ * by bin/contract-sync-dev.js (tsx: a slower start); the JSON line says which (`cli`).
+ * The config reads live (api.read), so each contract is one GET, then one PATCH.
+ *
+ * The numbers, chosen so that the in-flight limit binds and nothing else does:
+ * - config `rate: { requestsPerSecond: 1000, concurrency: 4, maxInFlight: 16 }`: a worker has at
+ *   most 16 requests in flight, so it sends at most 16 / 50 ms = 320 requests/s, 160 contracts/s.
+ *   A tenant may have 4 in flight (at most 4 / 50 ms = 80 requests/s, far below its 1000/s), so a
+ *   shard of 4 or more tenants (a quarter of 40 holds about 10) fills the worker's 16.
+ * - the emulator's per-tenant rate limit is 10,000 requests/s with a burst of 10,000: never met,
+ *   no 429 (counted, expected 0).
+ * So N workers should apply N times as fast, less each process's start (Node, config, token, the
+ * schema check of the database) and the uneven split of 40 tenants by the shard hash (the run
+ * lasts as long as its largest shard; the JSON line lists the tenants per shard).
+ *
+ * Per round and worker count: emulator reset (contracts back to the seed, request log cleared),
+ * the latency set again, a fresh database; N workers started at once; wall time from the first
+ * start to the last exit. Every exit code must be 0, every contract PATCHed exactly once (PATCHes
+ * sent twice counted, must be 0). Rounds interleave the worker counts (1, 2, 4, 1, 2, 4, ...) so
+ * that a change of the machine's load falls on all of them alike; the figures are medians.
+ * Prints one JSON line, then a table.
+ *   npm run bench:shards -- [--tenants 40] [--contracts 50] [--latency 50] [--rounds 3] [--workers 1,2,4]
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { shardOf } from '../engine/desired/shard.ts';
+import type { ContractSet } from '../engine/desired/types.ts';
+import type { ContractFields } from '../engine/model/types.ts';
+import { startEmulator, type Emulator } from '../emulator/index.ts';
+import { writeTree } from '../test/helpers/files.ts';
+import { fleetRepoFiles, fleetSeed, requestLog, secretEnvOf, secretOf, setFaults, type Fleet } from '../test/helpers/fleet.ts';
+import { startPostgres } from '../test/helpers/postgres-server.ts';
+import { createRandom, generateContract } from './generate-contracts.ts';
+
+const { values } = parseArgs({
+  options: {
+    tenants: { type: 'string', default: '40' },
+    contracts: { type: 'string', default: '50' },
+    latency: { type: 'string', default: '50' },
+    rounds: { type: 'string', default: '3' },
+    workers: { type: 'string', default: '1,2,4' },
+  },
+});
+const TENANTS = Number(values.tenants);
+const PER_TENANT = Number(values.contracts);
+const LATENCY_MS = Number(values.latency);
+const ROUNDS = Number(values.rounds);
+const WORKER_COUNTS = values.workers.split(',').map(Number);
+const RATE = '{ requestsPerSecond: 1000, concurrency: 4, maxInFlight: 16 }';
+
+const built = fileURLToPath(new URL('../dist/engine/cli/main.js', import.meta.url));
+const cliKind = existsSync(built) ? 'dist' : 'tsx';
+const cli = fileURLToPath(new URL(cliKind === 'dist' ? '../bin/contract-sync.js' : '../bin/contract-sync-dev.js', import.meta.url));
+
+/** TENANTS tenants of PER_TENANT contracts each, every contract's desired Name differing from live. */
+function createBenchFleet(): Fleet {
+  const random = createRandom(12);
+  const tenants = Array.from({ length: TENANTS }, (_, index) => `tenant-${String(index).padStart(3, '0')}`);
+  const live = new Map<string, Map<string, ContractFields>>();
+  const changed = new Map<string, Set<string>>();
+  const desired: ContractSet[] = [];
+  for (const tenant of tenants) {
+    const contracts = new Map<string, ContractFields>();
+    for (let index = 0; index < PER_TENANT; index += 1) contracts.set(`${tenant}-${String(index).padStart(4, '0')}`, generateContract(random, index));
+    live.set(tenant, contracts);
+    changed.set(tenant, new Set(contracts.keys()));
+    desired.push({
+      tenant,
+      file: `contracts/${tenant}.yaml`,
+      contracts: [...contracts].map(([id, fields], index) => ({ id, line: index + 3, column: 3, fields: { ...fields, Name: `${String(fields.Name)} (sharded)` } })),
+    });
+  }
+  return { tenants, live, desired, changed, env: Object.fromEntries(tenants.map((tenant) => [secretEnvOf(tenant), secretOf(tenant)])) };
+}
+
+interface Worker {
+  readonly code: number | null;
+  readonly stderr: string;
+}
+
+function runWorker(dir: string, shard: string, env: Record<string, string>): Promise<Worker> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, 'apply', '--shard', shard], { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stderr }));
+  });
+}
+
+function median(numbers: readonly number[]): number {
+  const sorted = [...numbers].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+function round1(value: number): number {
+  return Math.round(value * 10) / 10;
+}
+
+interface Round {
+  readonly seconds: number;
+  /** Seconds from the first API request to the last one: the run without the processes' start. */
+  readonly apiSeconds: number;
+  readonly patches: number;
+  readonly doublePatches: number;
+  readonly unpatched: number;
+  readonly status429: number;
+  readonly failedExits: number;
+}
+
+async function round(emulator: Emulator, dir: string, env: Record<string, string>, workers: number, databaseUrl: string): Promise<Round> {
+  const reset = await fetch(`${emulator.urls.adminUrl}/reset`, { method: 'POST' });
+  if (!reset.ok) throw new Error(`emulator reset refused: ${reset.status}`);
+  await setFaults(emulator, { api: { latencyMs: [LATENCY_MS, LATENCY_MS] } });
+  const workerEnv = { ...env, CONTRACT_SYNC_DATABASE_URL: databaseUrl };
+  const started = performance.now();
+  const results = await Promise.all(Array.from({ length: workers }, (_, index) => runWorker(dir, `${index + 1}/${workers}`, workerEnv)));
+  const seconds = (performance.now() - started) / 1000;
+  for (const [index, result] of results.entries()) {
+    if (result.code !== 0) process.stderr.write(`worker ${index + 1}/${workers} exited ${result.code}:\n${result.stderr}\n`);
+  }
+  const api = (await requestLog(emulator)).filter((entry) => entry.kind === 'api');
+  const times = api.map((entry) => Date.parse(entry.time)).sort((a, b) => a - b);
+  const patches = api.filter((entry) => entry.method === 'PATCH');
+  const patched = new Set(patches.map((entry) => entry.path));
+  return {
+    seconds,
+    apiSeconds: times.length > 1 ? (times.at(-1)! - times[0]! + LATENCY_MS) / 1000 : 0,
+    patches: patches.length,
+    doublePatches: patches.length - patched.size,
+    unpatched: TENANTS * PER_TENANT - patched.size,
+    status429: api.filter((entry) => entry.status === 429).length,
+    failedExits: results.filter((result) => result.code !== 0).length,
+  };
+}
+
+const fleet = createBenchFleet();
+const contracts = TENANTS * PER_TENANT;
+const emulator = await startEmulator(fleetSeed(fleet, { requestsPerSecond: 10_000, burst: 10_000 }));
+const postgres = await startPostgres();
+const files = fleetRepoFiles(fleet, emulator, { read: true, rate: RATE });
+files['contract-sync.yaml'] += 'state: { backend: postgres, url: { env: CONTRACT_SYNC_DATABASE_URL } }\n';
+const repo = await writeTree(files);
+try {
+  const env = { PATH: process.env.PATH ?? '', ...fleet.env, CONTRACT_SYNC_LOG_LEVEL: 'warn' };
+  const rounds = new Map<number, Round[]>(WORKER_COUNTS.map((count) => [count, []]));
+  let database = 0;
+  for (let index = 0; index < ROUNDS; index += 1) {
+    for (const workers of WORKER_COUNTS) {
+      const result = await round(emulator, repo.dir, env, workers, await postgres.createDatabase(`bench_shards_${++database}`));
+      rounds.get(workers)!.push(result);
+      process.stderr.write(`round ${index + 1}/${ROUNDS}, ${workers} worker(s): ${result.seconds.toFixed(1)} s\n`);
+    }
+  }
+  const byCount = WORKER_COUNTS.map((workers) => {
+    const results = rounds.get(workers)!;
+    const seconds = median(results.map((result) => result.seconds));
+    const apiSeconds = median(results.map((result) => result.apiSeconds));
+    return {
+      workers,
+      tenantsPerShard: Array.from({ length: workers }, (_, shard) => fleet.tenants.filter((tenant) => shardOf(tenant, workers) === shard + 1).length),
+      seconds: round1(seconds),
+      contractsPerSecond: round1(contracts / seconds),
+      apiContractsPerSecond: round1(contracts / apiSeconds),
+      doublePatches: results.reduce((sum, result) => sum + result.doublePatches, 0),
+      unpatched: results.reduce((sum, result) => sum + result.unpatched, 0),
+      status429: results.reduce((sum, result) => sum + result.status429, 0),
+      failedExits: results.reduce((sum, result) => sum + result.failedExits, 0),
+    };
+  });
+  const base = byCount[0]!;
+  const rows = byCount.map((row) => ({
+    ...row,
+    ratio: Number((row.contractsPerSecond / base.contractsPerSecond).toFixed(2)),
+    apiRatio: Number((row.apiContractsPerSecond / base.apiContractsPerSecond).toFixed(2)),
+  }));
+  console.log(
+    JSON.stringify({
+      bench: 'shards',
+      cli: cliKind,
+      tenants: TENANTS,
+      contracts,
+      latencyMs: LATENCY_MS,
+      rate: RATE,
+      rounds: ROUNDS,
+      doublePatches: rows.reduce((sum, row) => sum + row.doublePatches, 0),
+      failedExits: rows.reduce((sum, row) => sum + row.failedExits, 0),
+      workers: rows,
+    }),
+  );
+  console.log('workers  tenants/shard  wall s  contracts/s  ratio  api-span contracts/s  ratio  double PATCH  unpatched  429  failed exits');
+  for (const row of rows) {
+    console.log(
+      [
+        String(row.workers).padStart(7),
+        row.tenantsPerShard.join('+').padStart(13),
+        row.seconds.toFixed(1).padStart(6),
+        row.contractsPerSecond.toFixed(1).padStart(11),
+        row.ratio.toFixed(2).padStart(5),
+        row.apiContractsPerSecond.toFixed(1).padStart(20),
+        row.apiRatio.toFixed(2).padStart(5),
+        String(row.doublePatches).padStart(12),
+        String(row.unpatched).padStart(9),
+        String(row.status429).padStart(3),
+        String(row.failedExits).padStart(12),
+      ].join('  '),
+    );
+  }
+  if (rows.some((row) => row.doublePatches > 0 || row.unpatched > 0 || row.failedExits > 0)) process.exitCode = 1;
+} finally {
+  await repo.cleanup();
+  await postgres.stop();
+  await emulator.close();
+}
