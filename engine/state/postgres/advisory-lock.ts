@@ -72,6 +72,15 @@ export function createLockManager(deps: LockSessionDeps): LockManager {
     return session;
   }
 
+  // One connection runs one query at a time: the tenants of a run take and release their locks
+  // concurrently, so their queries on the lock session are chained.
+  let chain: Promise<unknown> = Promise.resolve();
+  function serially<T>(work: () => Promise<T>): Promise<T> {
+    const run = chain.then(work);
+    chain = run.catch(() => undefined);
+    return run;
+  }
+
   function keyOf(tenant: string): string {
     return `${schema}:${tenant}`;
   }
@@ -80,18 +89,20 @@ export function createLockManager(deps: LockSessionDeps): LockManager {
     if (held.has(tenant)) return false;
     held.add(tenant);
     try {
-      const client = await lockSession();
-      const result = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [keyOf(tenant)]);
-      if (result.rows[0]?.ok !== true) {
-        held.delete(tenant);
-        return false;
-      }
-      await client.query(
-        `INSERT INTO ${s}.locks (tenant, owner, pid, host, since, backend_pid) VALUES ($1, $2, $3, $4, now(), pg_backend_pid())
-         ON CONFLICT (tenant) DO UPDATE SET owner = EXCLUDED.owner, pid = EXCLUDED.pid, host = EXCLUDED.host, since = EXCLUDED.since, backend_pid = EXCLUDED.backend_pid`,
-        [tenant, owner, process.pid, hostname()],
-      );
-      return true;
+      return await serially(async () => {
+        const client = await lockSession();
+        const result = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [keyOf(tenant)]);
+        if (result.rows[0]?.ok !== true) {
+          held.delete(tenant);
+          return false;
+        }
+        await client.query(
+          `INSERT INTO ${s}.locks (tenant, owner, pid, host, since, backend_pid) VALUES ($1, $2, $3, $4, now(), pg_backend_pid())
+           ON CONFLICT (tenant) DO UPDATE SET owner = EXCLUDED.owner, pid = EXCLUDED.pid, host = EXCLUDED.host, since = EXCLUDED.since, backend_pid = EXCLUDED.backend_pid`,
+          [tenant, owner, process.pid, hostname()],
+        );
+        return true;
+      });
     } catch (error) {
       held.delete(tenant);
       throw error;
@@ -112,10 +123,12 @@ export function createLockManager(deps: LockSessionDeps): LockManager {
         released ??= (async () => {
           // A lock whose session broke is already free: nothing left to release.
           if (session !== client) return;
-          const connection = await client;
           try {
-            await connection.query(`DELETE FROM ${s}.locks WHERE tenant = $1 AND backend_pid = pg_backend_pid()`, [tenant]);
-            await connection.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [keyOf(tenant)]);
+            await serially(async () => {
+              const connection = await client;
+              await connection.query(`DELETE FROM ${s}.locks WHERE tenant = $1 AND backend_pid = pg_backend_pid()`, [tenant]);
+              await connection.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [keyOf(tenant)]);
+            });
           } finally {
             held.delete(tenant);
           }
