@@ -48,6 +48,11 @@ interface HolderRow {
   since: Date;
 }
 
+/** The text whose hash is the tenant's advisory lock key. */
+export function lockKeyOf(schema: string, tenant: string): string {
+  return `${schema}:${tenant}`;
+}
+
 export function createLockManager(deps: LockSessionDeps): LockManager {
   const { s, schema, now, sleep } = deps;
   let session: Promise<pg.Client> | undefined;
@@ -73,7 +78,7 @@ export function createLockManager(deps: LockSessionDeps): LockManager {
   }
 
   function keyOf(tenant: string): string {
-    return `${schema}:${tenant}`;
+    return lockKeyOf(schema, tenant);
   }
 
   async function tryTake(tenant: string, owner: string): Promise<boolean> {
