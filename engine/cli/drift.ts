@@ -18,6 +18,7 @@ import { createEngineSetup } from './engine-setup.ts';
 import { clockOf, EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { createProgress } from './progress.ts';
 import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-args.ts';
+import { recordRunHistory } from '../state/record-history.ts';
 import { openStateStore } from './state-store.ts';
 
 export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--fix]
@@ -137,7 +138,12 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   const { plan, report: run } = await runApply(
     { config, contractSets, source, refresh: true, dryRun: !fix, lockTimeoutMs, runId: engine.runId, uncommitted: input.committed === false },
     { store, tokens: engine.tokens, api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
-  ).finally(() => store.close());
+  )
+    .then(async (run) => {
+      if (fix) await recordRunHistory(store, run.report, { command: 'drift --fix', env: io.env, logger: engine.logger, warn: (line) => io.stderr.write(`contract-sync drift: ${line}`) });
+      return run;
+    })
+    .finally(() => store.close());
   progress.finish();
 
   const drift = createDriftReport({ plan, run, lastApplied, fix });
