@@ -33,6 +33,10 @@ const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<C
     summary: 'serve a reference CMS and identity provider for tests and demos',
     load: async () => (await import('./emulator.ts')).emulatorCommand,
   },
+  state: {
+    summary: 'inspect and repair the state store: list, show, history, unlock, rm',
+    load: async () => (await import('./state.ts')).stateCommand,
+  },
   init: {
     summary: 'scaffold a config, a first desired-state file and a CI workflow',
     load: async () => (await import('./init.ts')).initCommand,

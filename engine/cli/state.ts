@@ -1,0 +1,179 @@
+/** `contract-sync state list|show|history|unlock|rm`: inspect and repair the configured state store. */
+import { parseArgs } from 'node:util';
+import { readRepoConfig } from './config-args.ts';
+import { formatDiagnostics } from './diagnostics-output.ts';
+import { EXIT, parseFormat, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { openStateStore } from './state-store.ts';
+import { describeLockHolder, readStateSummary, renderHistoryText, renderRecordText, renderSummaryText } from '../state/inspect.ts';
+import { checkContractId, checkTenant } from '../state/store-input.ts';
+import type { StateStore } from '../state/types.ts';
+
+export const STATE_HELP = `Usage: contract-sync state <subcommand> [--config FILE] [--repo DIR] [options]
+
+Inspect and repair the state store the config names (state: in contract-sync.yaml).
+
+Subcommands:
+  list [--tenant T] [--format text|json]      tenants, record counts, last applied commit,
+                                              pending contracts, lock holder
+  show TENANT ID [--format text|json]         one contract's record
+  history [--tenant T] [--limit N] [--format text|json]
+                                              apply and drift --fix runs, newest first
+  unlock TENANT [--force]                     force-unlock a tenant whose run is gone; without
+                                              --force, shows the holder and changes nothing
+  rm TENANT ID [--force]                      forget a contract's record (the next plan reads it
+                                              as never applied); without --force, shows it
+
+Options:
+  --config FILE   the engine config (default DIR/contract-sync.yaml)
+  --repo DIR      the repository (default .)
+  --tenant T      only this tenant (list, history)
+  --limit N       at most N runs (history; default 20)
+  --format F      text (default) or json (list, show, history)
+  --force         confirm unlock or rm
+  -h, --help      show this help
+
+Exit codes: 0 done; 1 error, nothing found (show, rm), or unlock/rm refused without --force.
+`;
+
+const SUBCOMMANDS = ['list', 'show', 'history', 'unlock', 'rm'] as const;
+type Subcommand = (typeof SUBCOMMANDS)[number];
+
+interface Options {
+  readonly tenant?: string;
+  readonly limit: number;
+  readonly format: 'text' | 'json';
+  readonly force: boolean;
+}
+
+function checked(check: (value: string) => void, value: string): string {
+  try {
+    check(value);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  return value;
+}
+
+function positionalsOf(sub: Subcommand, positionals: readonly string[], names: readonly string[]): string[] {
+  if (positionals.length !== names.length) throw new UsageError(`state ${sub} takes ${names.length === 0 ? 'no arguments' : names.join(' ')}; got ${positionals.length} argument(s)`);
+  return [...positionals];
+}
+
+function parseLimit(value: string | undefined): number {
+  if (value === undefined) return 20;
+  const limit = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(limit) || limit < 1) throw new UsageError(`--limit must be a whole number >= 1; got "${value}"`);
+  return limit;
+}
+
+/** One subcommand on an open store. */
+async function run(sub: Subcommand, args: readonly string[], options: Options, store: StateStore, io: CliIo): Promise<ExitCode> {
+  const json = options.format === 'json';
+  if (sub === 'list') {
+    const summary = await readStateSummary(store, options.tenant);
+    io.stdout.write(json ? `${JSON.stringify({ tenants: summary }, null, 2)}\n` : renderSummaryText(summary));
+    return EXIT.ok;
+  }
+  if (sub === 'history') {
+    const entries = await store.readHistory({ ...(options.tenant === undefined ? {} : { tenant: options.tenant }), limit: options.limit });
+    io.stdout.write(json ? `${JSON.stringify({ runs: entries }, null, 2)}\n` : renderHistoryText(entries));
+    return EXIT.ok;
+  }
+  const tenant = checked(checkTenant, args[0]!);
+  if (sub === 'show') {
+    const id = checked(checkContractId, args[1]!);
+    const record = await store.readRecord(tenant, id);
+    if (record === undefined) {
+      io.stderr.write(`contract-sync state show: no record of contract ${id} for tenant ${tenant}\n`);
+      return EXIT.error;
+    }
+    io.stdout.write(json ? `${JSON.stringify({ tenant, ...record }, null, 2)}\n` : renderRecordText(tenant, record));
+    return EXIT.ok;
+  }
+  if (sub === 'unlock') {
+    if (!options.force) {
+      const holder = await store.lockHolder(tenant);
+      if (holder === undefined) {
+        io.stdout.write(`tenant ${tenant} is not locked; nothing to do\n`);
+        return EXIT.ok;
+      }
+      io.stdout.write(`tenant ${tenant} is locked by ${describeLockHolder(holder)}\n`);
+      io.stderr.write(
+        `contract-sync state unlock: not unlocked. If that run is gone (crashed, runner lost), run again with --force; removing the lock of a live run lets a second run apply to ${tenant} beside it\n`,
+      );
+      return EXIT.error;
+    }
+    const holder = await store.forceUnlock(tenant);
+    io.stdout.write(holder === undefined ? `tenant ${tenant} was not locked; nothing to do\n` : `unlocked tenant ${tenant}: the lock was held by ${describeLockHolder(holder)}\n`);
+    return EXIT.ok;
+  }
+  const id = checked(checkContractId, args[1]!);
+  const record = await store.readRecord(tenant, id);
+  if (record === undefined) {
+    io.stderr.write(`contract-sync state rm: no record of contract ${id} for tenant ${tenant}; nothing removed\n`);
+    return EXIT.error;
+  }
+  if (!options.force) {
+    io.stdout.write(renderRecordText(tenant, record));
+    io.stderr.write(`contract-sync state rm: not removed; run again with --force to forget this record (the next plan reads contract ${id} as never applied)\n`);
+    return EXIT.error;
+  }
+  await store.removeRecord(tenant, id);
+  io.stdout.write(`removed the record of contract ${id} for tenant ${tenant}\n`);
+  return EXIT.ok;
+}
+
+export async function stateCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    options: {
+      config: { type: 'string' },
+      repo: { type: 'string', default: '.' },
+      tenant: { type: 'string' },
+      limit: { type: 'string' },
+      format: { type: 'string' },
+      force: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (values.help) {
+    io.stdout.write(STATE_HELP);
+    return EXIT.ok;
+  }
+  const [name, ...rest] = positionals;
+  if (name === undefined) throw new UsageError(`a subcommand is required (${SUBCOMMANDS.join(', ')})`);
+  if (!(SUBCOMMANDS as readonly string[]).includes(name)) throw new UsageError(`unknown subcommand "${name}" (expected ${SUBCOMMANDS.join(', ')})`);
+  const sub = name as Subcommand;
+  const names = sub === 'show' || sub === 'rm' ? ['TENANT', 'ID'] : sub === 'unlock' ? ['TENANT'] : [];
+  const subArgs = positionalsOf(sub, rest, names);
+  const options: Options = {
+    ...(values.tenant === undefined ? {} : { tenant: checked(checkTenant, values.tenant) }),
+    limit: parseLimit(values.limit),
+    format: parseFormat(values.format, ['text', 'json'] as const, 'text'),
+    force: values.force,
+  };
+
+  const { repoDir, config, diagnostics } = await readRepoConfig(io, { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }) });
+  if (config === undefined) {
+    io.stderr.write(formatDiagnostics(diagnostics, 'text'));
+    return EXIT.error;
+  }
+  const store = await openStateStore(config, repoDir, io);
+  if (typeof store === 'string') {
+    io.stderr.write(`contract-sync state ${sub}: ${store}\n`);
+    return EXIT.error;
+  }
+  try {
+    return await run(sub, subArgs, options, store, io);
+  } catch (error) {
+    // The store's own errors (an unreadable file, a database gone): one line, named by the store.
+    const code = (error as { code?: unknown }).code;
+    if (code !== 'state-format' && code !== 'state-postgres') throw error;
+    io.stderr.write(`contract-sync state ${sub}: ${(error as Error).message}\n`);
+    return EXIT.error;
+  } finally {
+    await store.close();
+  }
+}
