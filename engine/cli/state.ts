@@ -1,9 +1,12 @@
-/** `contract-sync state list|show|history|unlock|rm`: inspect and repair the configured state store. */
+/** `contract-sync state list|show|history|unlock|rm|push|pull`: inspect, repair and move the configured state store. */
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { readRepoConfig } from './config-args.ts';
 import { formatDiagnostics } from './diagnostics-output.ts';
 import { EXIT, parseFormat, UsageError, type CliIo, type ExitCode } from './io.ts';
 import { openStateStore } from './state-store.ts';
+import { copyState } from '../state/copy.ts';
+import { fileStateStore } from '../state/file-store.ts';
 import { describeLockHolder, readStateSummary, renderHistoryText, renderRecordText, renderSummaryText } from '../state/inspect.ts';
 import { checkContractId, checkTenant } from '../state/store-input.ts';
 import type { StateStore } from '../state/types.ts';
@@ -22,6 +25,12 @@ Subcommands:
                                               --force, shows the holder and changes nothing
   rm TENANT ID [--force]                      forget a contract's record (the next plan reads it
                                               as never applied); without --force, shows it
+  push --to postgres --url-env NAME [--schema S] | --to file --path DIR [--force]
+                                              copy every record, run record and history entry
+                                              of the configured store to another one, then read
+                                              the copy back and compare (exit 1 on a difference)
+  pull --from postgres --url-env NAME [--schema S] | --from file --path DIR [--force]
+                                              the same, from another store into the configured one
 
 Options:
   --config FILE   the engine config (default DIR/contract-sync.yaml)
@@ -29,13 +38,17 @@ Options:
   --tenant T      only this tenant (list, history)
   --limit N       at most N runs (history; default 20)
   --format F      text (default) or json (list, show, history)
-  --force         confirm unlock or rm
+  --url-env NAME  the variable holding the other store's postgresql:// URL (push, pull)
+  --schema S      the other PostgreSQL store's schema (default contract_sync)
+  --path DIR      the other file store's directory (push, pull)
+  --force         confirm unlock or rm; push/pull into a store that already holds state
   -h, --help      show this help
 
-Exit codes: 0 done; 1 error, nothing found (show, rm), or unlock/rm refused without --force.
+Exit codes: 0 done; 1 error, nothing found (show, rm), unlock/rm refused without --force, a
+push/pull into a store holding state without --force, or a copy that differs when read back.
 `;
 
-const SUBCOMMANDS = ['list', 'show', 'history', 'unlock', 'rm'] as const;
+const SUBCOMMANDS = ['list', 'show', 'history', 'unlock', 'rm', 'push', 'pull'] as const;
 type Subcommand = (typeof SUBCOMMANDS)[number];
 
 interface Options {
@@ -43,6 +56,62 @@ interface Options {
   readonly limit: number;
   readonly format: 'text' | 'json';
   readonly force: boolean;
+  /** push and pull: how to open the other store. */
+  readonly other?: () => Promise<StateStore | string>;
+}
+
+/** How push and pull open the other store: --to/--from postgres|file with --url-env/--schema or --path. */
+function otherStore(sub: 'push' | 'pull', values: { to?: string; from?: string; 'url-env'?: string; schema?: string; path?: string }, io: CliIo): () => Promise<StateStore | string> {
+  const flag = sub === 'push' ? '--to' : '--from';
+  const backend = sub === 'push' ? values.to : values.from;
+  if (backend === 'file') {
+    const directory = values.path;
+    if (directory === undefined) throw new UsageError(`${flag} file needs --path DIR`);
+    return async () => fileStateStore(path.resolve(io.cwd, directory));
+  }
+  if (backend !== 'postgres') throw new UsageError(`${flag} must be postgres or file; got ${backend === undefined ? 'nothing' : `"${backend}"`}`);
+  const name = values['url-env'];
+  if (name === undefined) throw new UsageError(`${flag} postgres needs --url-env NAME (the variable holding the URL)`);
+  const schema = values.schema;
+  return async () => {
+    const url = io.env[name];
+    if (url === undefined || url === '') return `--url-env ${name}: the variable is not set`;
+    // Loaded here only, as for the configured store.
+    const { openPostgresStateStore, PostgresStateError } = await import('../state/postgres/index.ts');
+    try {
+      return await openPostgresStateStore({ url, ...(schema === undefined ? {} : { schema }) });
+    } catch (error) {
+      if (error instanceof PostgresStateError) return error.message;
+      throw error;
+    }
+  };
+}
+
+/** push / pull: copies `from` into `to` unless `to` holds state already (without --force). */
+async function copy(sub: 'push' | 'pull', store: StateStore, options: Options, io: CliIo): Promise<ExitCode> {
+  const other = await options.other!();
+  if (typeof other === 'string') {
+    io.stderr.write(`contract-sync state ${sub}: ${other}\n`);
+    return EXIT.error;
+  }
+  try {
+    const [from, to] = sub === 'push' ? [store, other] : [other, store];
+    const held = (await to.listTenants()).length + (await to.readHistory({ limit: 1 })).length;
+    if (held > 0 && !options.force) {
+      io.stderr.write(`contract-sync state ${sub}: the ${sub === 'push' ? 'target' : 'configured'} store already holds state; nothing copied. Run again with --force to copy over it (records of the same contracts are replaced, others kept)\n`);
+      return EXIT.error;
+    }
+    const { copied, mismatches } = await copyState(from, to);
+    io.stdout.write(`copied ${copied.tenants} tenant(s): ${copied.records} record(s), ${copied.runs} run record(s), ${copied.history} history entr${copied.history === 1 ? 'y' : 'ies'}\n`);
+    if (mismatches.length > 0) {
+      io.stderr.write(`contract-sync state ${sub}: the copy differs from the source when read back:\n${mismatches.map((line) => `  ${line}\n`).join('')}`);
+      return EXIT.error;
+    }
+    io.stdout.write('verified: the copy read back holds the same records (fingerprints), run records and history\n');
+    return EXIT.ok;
+  } finally {
+    await other.close();
+  }
 }
 
 function checked(check: (value: string) => void, value: string): string {
@@ -69,6 +138,7 @@ function parseLimit(value: string | undefined): number {
 /** One subcommand on an open store. */
 async function run(sub: Subcommand, args: readonly string[], options: Options, store: StateStore, io: CliIo): Promise<ExitCode> {
   const json = options.format === 'json';
+  if (sub === 'push' || sub === 'pull') return copy(sub, store, options, io);
   if (sub === 'list') {
     const summary = await readStateSummary(store, options.tenant);
     io.stdout.write(json ? `${JSON.stringify({ tenants: summary }, null, 2)}\n` : renderSummaryText(summary));
@@ -133,6 +203,11 @@ export async function stateCommand(args: readonly string[], io: CliIo): Promise<
       limit: { type: 'string' },
       format: { type: 'string' },
       force: { type: 'boolean', default: false },
+      to: { type: 'string' },
+      from: { type: 'string' },
+      'url-env': { type: 'string' },
+      schema: { type: 'string' },
+      path: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -153,6 +228,7 @@ export async function stateCommand(args: readonly string[], io: CliIo): Promise<
     limit: parseLimit(values.limit),
     format: parseFormat(values.format, ['text', 'json'] as const, 'text'),
     force: values.force,
+    ...(sub === 'push' || sub === 'pull' ? { other: otherStore(sub, values, io) } : {}),
   };
 
   const { repoDir, config, diagnostics } = await readRepoConfig(io, { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }) });
@@ -170,7 +246,7 @@ export async function stateCommand(args: readonly string[], io: CliIo): Promise<
   } catch (error) {
     // The store's own errors (an unreadable file, a database gone): one line, named by the store.
     const code = (error as { code?: unknown }).code;
-    if (code !== 'state-format' && code !== 'state-postgres') throw error;
+    if (code !== 'state-format' && code !== 'state-postgres' && code !== 'lock-timeout') throw error;
     io.stderr.write(`contract-sync state ${sub}: ${(error as Error).message}\n`);
     return EXIT.error;
   } finally {
