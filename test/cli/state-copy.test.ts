@@ -127,7 +127,7 @@ it('fails while a run holds a tenant of the source, naming the holder', async ()
   expect(result.stderr).toMatch(/^contract-sync state push: tenant "acme" is locked by another run \(owner "apply-run"/);
 });
 
-it.each([
+it.each<{ args: string[]; env: Record<string, string>; message: RegExp }>([
   { args: ['--to', 'postgres'], env: {}, message: /--to postgres needs --url-env NAME/ },
   { args: ['--to', 's3'], env: {}, message: /--to must be postgres or file; got "s3"/ },
   { args: ['--to', 'file'], env: {}, message: /--to file needs --path DIR/ },
