@@ -154,7 +154,7 @@ describe.each(BACKENDS)('contract-sync state on the $name store', ({ repo: makeR
     const forced = await runCli(['state', 'unlock', 'acme', '--force'], repo.dir, repo.env);
     const taken = await (await repo.open()).lock('acme', { timeoutMs: 0, owner: 'next-run' });
     const free = await runCli(['state', 'unlock', 'globex'], repo.dir, repo.env);
-    await held.release().catch(() => undefined);
+    await held.release();
     await taken.release();
 
     expect(refused.code).toBe(1);

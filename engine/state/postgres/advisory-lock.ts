@@ -48,6 +48,12 @@ interface HolderRow {
   since: Date;
 }
 
+/** True for the error of a query on a session the server ended (57P01: terminated by an administrator) or that broke. */
+function isSessionGone(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === '57P01' || (typeof message === 'string' && /Connection terminated|not queryable/i.test(message));
+}
+
 /** The text whose hash is the tenant's advisory lock key. */
 export function lockKeyOf(schema: string, tenant: string): string {
   return `${schema}:${tenant}`;
@@ -121,6 +127,13 @@ export function createLockManager(deps: LockSessionDeps): LockManager {
           try {
             await connection.query(`DELETE FROM ${s}.locks WHERE tenant = $1 AND backend_pid = pg_backend_pid()`, [tenant]);
             await connection.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [keyOf(tenant)]);
+          } catch (error) {
+            // The session was ended (`state unlock --force` terminates it): its locks went with it.
+            if (!isSessionGone(error)) throw error;
+            if (session === client) {
+              session = undefined;
+              held.clear();
+            }
           } finally {
             held.delete(tenant);
           }
