@@ -23,6 +23,7 @@ import { createEngineSetup } from './engine-setup.ts';
 import { clockOf, EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { createProgress } from './progress.ts';
 import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-args.ts';
+import { recordRunHistory } from '../state/record-history.ts';
 import { openStateStore } from './state-store.ts';
 
 export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--refresh | --no-refresh]
@@ -206,7 +207,12 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       ...(narrowed ? { narrowed } : {}),
     },
     { store, tokens: engine.tokens, ...(readTokens ? { readTokens } : {}), api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
-  ).finally(() => store.close());
+  )
+    .then(async (run) => {
+      if (!values['dry-run']) await recordRunHistory(store, run.report, { command: 'apply', env: io.env, logger: engine.logger, warn: (line) => io.stderr.write(`contract-sync apply: ${line}`) });
+      return run;
+    })
+    .finally(() => store.close());
   progress.finish();
 
   if (input.targeting) {

@@ -19,6 +19,7 @@ import { createEngineSetup } from './engine-setup.ts';
 import { clockOf, EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { createProgress } from './progress.ts';
 import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-args.ts';
+import { recordRunHistory } from '../state/record-history.ts';
 import { openStateStore } from './state-store.ts';
 
 export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--fix]
@@ -152,7 +153,12 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
       ...(input.targeting ? { narrowed: input.targeting.narrowed } : {}),
     },
     { store, tokens: engine.tokens, api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
-  ).finally(() => store.close());
+  )
+    .then(async (run) => {
+      if (fix) await recordRunHistory(store, run.report, { command: 'drift --fix', env: io.env, logger: engine.logger, warn: (line) => io.stderr.write(`contract-sync drift: ${line}`) });
+      return run;
+    })
+    .finally(() => store.close());
   progress.finish();
 
   const drift = createDriftReport({ plan, run, lastApplied, fix });

@@ -66,6 +66,10 @@ const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<L
       return { run: module.emulatorCommand, help: module.EMULATOR_HELP };
     },
   },
+  state: {
+    summary: 'inspect and repair the state store: list, show, history, unlock, rm',
+    load: async () => (await import('./state.ts')).stateCommand,
+  },
   init: {
     summary: 'scaffold a config, a first desired-state file and a CI workflow',
     load: async () => {

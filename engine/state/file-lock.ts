@@ -254,3 +254,21 @@ export async function acquireFileLock(tenant: string, tenantDir: string, options
     await settings.sleep(Math.min(settings.pollMs, remaining));
   }
 }
+
+/** Who holds `tenantDir`'s lock, or undefined when nobody does. */
+export async function readFileLockHolder(tenantDir: string): Promise<LockHolder | undefined> {
+  const sighting = await inspectLock(path.join(tenantDir, LOCK_FILE_NAME));
+  return sighting === undefined ? undefined : holderOf(sighting);
+}
+
+/**
+ * Removes `tenantDir`'s lock whoever holds it (`state unlock --force`), the race-safe way stale
+ * locks go: only the very lock looked at is removed, never one another run took meanwhile. What
+ * was known of its holder, or undefined when there was no lock (or another run replaced it first).
+ */
+export async function forceRemoveFileLock(tenantDir: string, randomId: string): Promise<LockHolder | undefined> {
+  const file = path.join(tenantDir, LOCK_FILE_NAME);
+  const sighting = await inspectLock(file);
+  if (sighting === undefined) return undefined;
+  return (await removeLockIf(file, sighting, randomId)) ? holderOf(sighting) : undefined;
+}

@@ -5,8 +5,10 @@
  * within this process only.
  */
 import { systemClock } from '../clock.ts';
+import { fingerprint } from '../plan/fingerprint.ts';
+import { checkHistoryEntry, checkHistoryQuery, selectHistory, type RunHistoryEntry } from './history.ts';
 import { checkLockOptions } from './lock-options.ts';
-import { lockTimeoutMessage } from './lock-timeout-message.ts';
+import { lockTimeoutMessage, type LockHolder } from './lock-timeout-message.ts';
 import { checkApplied, checkContractId, checkRunRecord, checkTenant } from './store-input.ts';
 import {
   LockTimeoutError,
@@ -15,7 +17,9 @@ import {
   type KnownContracts,
   type KnownState,
   type LockOptions,
+  type HistoryQuery,
   type StateStore,
+  type StoredContract,
   type TenantLock,
   type TenantRunRecord,
 } from './types.ts';
@@ -70,6 +74,7 @@ export function memoryStateStore(state: KnownState = new Map(), options: MemoryS
   const applied = new Map<string, Map<string, AppliedContract>>();
   const runs = new Map<string, TenantRunRecord>();
   const holders = new Map<string, Holder>();
+  const history = new Map<string, RunHistoryEntry>();
   // FIFO per tenant; not empty only while the tenant is held (release hands the lock on at once).
   const waiters = new Map<string, (() => void)[]>();
 
@@ -90,6 +95,20 @@ export function memoryStateStore(state: KnownState = new Map(), options: MemoryS
         next?.();
       },
     };
+  }
+
+  function contractsOf(tenant: string): ReadonlyMap<string, KnownContract> {
+    return written.get(tenant) ?? state.get(tenant) ?? new Map<string, KnownContract>();
+  }
+
+  /** The record of a contract: as written, or, for the known state handed in, its fields. */
+  function recordOf(tenant: string, contractId: string, known: KnownContract): StoredContract {
+    const record = applied.get(tenant)?.get(contractId);
+    return structuredClone(record ?? { contractId, fields: known.fields, fingerprint: fingerprint(known.fields) });
+  }
+
+  function holderOf(holder: Holder): LockHolder {
+    return { owner: holder.owner, acquiredAt: holder.acquiredAt };
   }
 
   function timeout(tenant: string, waitedMs: number): LockTimeoutError {
@@ -157,6 +176,68 @@ export function memoryStateStore(state: KnownState = new Map(), options: MemoryS
           reject(timeout(tenant, now() - started));
         }, timeoutMs);
       });
+    },
+
+    async listTenants(): Promise<string[]> {
+      const tenants = new Set([...runs.keys()]);
+      for (const tenant of new Set([...state.keys(), ...written.keys()])) if (contractsOf(tenant).size > 0) tenants.add(tenant);
+      return [...tenants].sort();
+    },
+
+    async listRecords(tenant: string): Promise<StoredContract[]> {
+      checkTenant(tenant);
+      return [...contractsOf(tenant)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([id, known]) => recordOf(tenant, id, known));
+    },
+
+    async readRecord(tenant: string, contractId: string): Promise<StoredContract | undefined> {
+      checkTenant(tenant);
+      checkContractId(contractId);
+      const known = contractsOf(tenant).get(contractId);
+      return known === undefined ? undefined : recordOf(tenant, contractId, known);
+    },
+
+    async removeRecord(tenant: string, contractId: string): Promise<boolean> {
+      checkTenant(tenant);
+      checkContractId(contractId);
+      if (!contractsOf(tenant).has(contractId)) return false;
+      let contracts = written.get(tenant);
+      if (contracts === undefined) {
+        contracts = new Map(state.get(tenant));
+        written.set(tenant, contracts);
+      }
+      contracts.delete(contractId);
+      applied.get(tenant)?.delete(contractId);
+      return true;
+    },
+
+    async lockHolder(tenant: string): Promise<LockHolder | undefined> {
+      checkTenant(tenant);
+      const holder = holders.get(tenant);
+      return holder === undefined ? undefined : holderOf(holder);
+    },
+
+    async forceUnlock(tenant: string): Promise<LockHolder | undefined> {
+      checkTenant(tenant);
+      const holder = holders.get(tenant);
+      if (holder === undefined) return undefined;
+      holders.delete(tenant);
+      // The next waiter takes it, as after a release; the old handle's release() does nothing.
+      const queue = waiters.get(tenant);
+      const next = queue?.shift();
+      if (queue?.length === 0) waiters.delete(tenant);
+      next?.();
+      return holderOf(holder);
+    },
+
+    async appendHistory(entry: RunHistoryEntry): Promise<void> {
+      checkHistoryEntry(entry);
+      history.set(entry.runId, structuredClone(entry));
+    },
+
+    async readHistory(query: HistoryQuery = {}): Promise<RunHistoryEntry[]> {
+      if (query.tenant !== undefined) checkTenant(query.tenant);
+      checkHistoryQuery(query);
+      return structuredClone(selectHistory([...history.values()], query));
     },
 
     async close(): Promise<void> {},

@@ -1,4 +1,6 @@
 import type { ContractFields } from '../model/types.ts';
+import type { LockHolder } from './lock-timeout-message.ts';
+import type { RunHistoryEntry } from './history.ts';
 
 /** Where a contract's known state came from: the state store (what we last applied) or a live read. */
 export type KnownSource = 'state' | 'live';
@@ -26,6 +28,18 @@ export interface AppliedContract {
   readonly appliedAt: string;
   /** The git commit the desired state came from; null for a working tree that is not a repository. */
   readonly commit: string | null;
+}
+
+/**
+ * A contract's record as stored. Records written before apply recorded appliedAt and commit lack
+ * them (file backend); the fingerprint is then computed from the fields.
+ */
+export type StoredContract = Omit<AppliedContract, 'appliedAt' | 'commit'> & { readonly appliedAt?: string; readonly commit?: string | null };
+
+export interface HistoryQuery {
+  readonly tenant?: string;
+  /** At most this many entries (the newest). */
+  readonly limit?: number;
 }
 
 /**
@@ -107,6 +121,25 @@ export interface StateStore {
   writeRun(tenant: string, record: TenantRunRecord): Promise<void>;
   /** Waits for and takes the tenant's lock; stale locks of crashed runs are recovered. */
   lock(tenant: string, options: LockOptions): Promise<TenantLock>;
+  /** Every tenant with a contract record or a run record, sorted. */
+  listTenants(): Promise<string[]>;
+  /** The tenant's contract records, sorted by ContractId. */
+  listRecords(tenant: string): Promise<StoredContract[]>;
+  /** One contract's record; undefined when it has none. */
+  readRecord(tenant: string, contractId: string): Promise<StoredContract | undefined>;
+  /** Forgets one contract's record (the next plan reads it as never applied); false when it had none. */
+  removeRecord(tenant: string, contractId: string): Promise<boolean>;
+  /** Who holds the tenant's lock now; undefined when nobody does. */
+  lockHolder(tenant: string): Promise<LockHolder | undefined>;
+  /**
+   * Takes the tenant's lock away from whoever holds it (a run that is gone but whose lock was not
+   * recovered): what was known of the holder, or undefined when the tenant was not locked.
+   */
+  forceUnlock(tenant: string): Promise<LockHolder | undefined>;
+  /** Records one finished run (apply, drift --fix); an entry with the same runId is replaced. */
+  appendHistory(entry: RunHistoryEntry): Promise<void>;
+  /** Finished runs, newest first (by finishedAt); with `tenant`, those that ran for it. */
+  readHistory(query?: HistoryQuery): Promise<RunHistoryEntry[]>;
   /**
    * Lets go of what the store holds open (connections; locks still held are released). Every
    * command that opens a store calls it when done; idempotent. Nothing to do for memory and files.

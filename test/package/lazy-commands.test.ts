@@ -99,6 +99,14 @@ describe('commands are loaded lazily', () => {
     expect(modules.filter((module) => GIT.test(module))).toEqual([]);
   });
 
+  it('`contract-sync state list` on a file store loads neither pg, the HTTP client, the emulator nor the OpenID provider', { timeout: 30_000 }, async () => {
+    const { code, modules } = await loadedBy(['state', 'list', '--repo', 'examples/demo-repo']);
+
+    expect(code).toBe(0);
+    expect(modules).toContain('engine/cli/state.ts');
+    expect(heavyIn(modules)).toEqual([]);
+  });
+
   it('sees the heavy modules when a command does load them (the recorder works)', { timeout: 30_000 }, async () => {
     const { code, modules } = await loadedBy(['plan', '--help']);
 

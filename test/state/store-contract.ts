@@ -5,7 +5,7 @@
  */
 import { once } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LockTimeoutError, type AppliedContract, type StateStore, type TenantRunRecord } from '../../engine/state/index.ts';
+import { LockTimeoutError, type AppliedContract, type RunHistoryEntry, type StateStore, type TenantRunRecord } from '../../engine/state/index.ts';
 import { CRASH_CONTRACTS, crashContractId, crashWrite, writeNumberOf } from './fixtures/crash-records.ts';
 import { readLines, spawnFixture } from './fixtures/spawn-fixture.ts';
 
@@ -34,6 +34,18 @@ const RUN: TenantRunRecord = {
   ],
   updatedAt: '2027-01-01T00:01:00.000Z',
 };
+
+function entry(runId: string, finishedAt: string, tenants: readonly string[]): RunHistoryEntry {
+  return {
+    runId,
+    command: 'apply',
+    startedAt: '2027-01-01T00:00:00.000Z',
+    finishedAt,
+    commit: 'c'.repeat(40),
+    startedBy: { ci: 'github', actor: 'octocat', url: 'https://github.com/acme/contracts/actions/runs/1' },
+    tenants: tenants.map((tenant) => ({ tenant, changed: 2, applied: 1, failed: 1, error: tenant === 'globex' ? 'token refused' : undefined })).map(({ error, ...rest }) => (error === undefined ? rest : { ...rest, error })),
+  };
+}
 
 /** Starts a child holding the tenant's lock; resolves once it holds it. */
 async function startHolder(child: NonNullable<StoreHarness['child']>, tenant: string): Promise<{ kill(): Promise<void> }> {
@@ -162,6 +174,95 @@ export function describeStateStore(name: string, makeHarness: () => Promise<Stor
       await (await store.lock('acme', { timeoutMs: 0, owner: 'run-2' })).release();
     });
 
+    it('lists tenants with a record or a run record, and their full records sorted by id', async () => {
+      const store = await open();
+      const none = await store.listTenants();
+      await store.writeContract('globex', applied('4711', 'globex'));
+      await store.writeContract('acme', applied('4712', 'b', { commit: 'b'.repeat(40) }));
+      await store.writeContract('acme', applied('4711', 'a'));
+      await store.writeRun('initech', RUN);
+
+      const other = await open();
+      const tenants = await other.listTenants();
+      const records = await other.listRecords('acme');
+
+      expect(none).toEqual([]);
+      expect(tenants).toEqual(['acme', 'globex', 'initech']);
+      expect(records).toStrictEqual([applied('4711', 'a'), applied('4712', 'b', { commit: 'b'.repeat(40) })]);
+      expect(await other.listRecords('initech')).toEqual([]);
+    });
+
+    it('reads one record, and forgets it: removeRecord says whether there was one', async () => {
+      const store = await open();
+      await store.writeContract('acme', applied('4711', 'a'));
+      await store.writeContract('acme', applied('4712', 'b'));
+
+      const record = await store.readRecord('acme', '4711');
+      const removed = await store.removeRecord('acme', '4711');
+      const again = await store.removeRecord('acme', '4711');
+      const other = await open();
+
+      expect(record).toStrictEqual(applied('4711', 'a'));
+      expect([removed, again]).toEqual([true, false]);
+      expect(await other.readRecord('acme', '4711')).toBeUndefined();
+      expect([...(await other.readTenant('acme')).keys()]).toEqual(['4712']);
+      await expect(store.removeRecord('acme', '../x')).rejects.toThrow(TypeError);
+    });
+
+    it('names the holder of a tenant lock, and nobody once it is released', async () => {
+      const first = await open();
+      const second = await open();
+      const before = await second.lockHolder('acme');
+      const held = await first.lock('acme', { timeoutMs: 0, owner: 'run-1' });
+
+      const holder = await second.lockHolder('acme');
+      await held.release();
+
+      expect(before).toBeUndefined();
+      expect(holder).toMatchObject({ owner: 'run-1', acquiredAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+      expect(await second.lockHolder('acme')).toBeUndefined();
+      expect(await second.lockHolder('globex')).toBeUndefined();
+    });
+
+    it('force-unlocks a held tenant: says whose lock it was, and the tenant can be taken at once', async () => {
+      const first = await open();
+      const second = await open();
+      const held = await first.lock('acme', { timeoutMs: 0, owner: 'run-1' });
+
+      const none = await second.forceUnlock('globex');
+      const was = await second.forceUnlock('acme');
+      const taken = await second.lock('acme', { timeoutMs: 0, owner: 'run-2' });
+      // The old holder's release must not free the new holder's lock.
+      await held.release();
+
+      expect(none).toBeUndefined();
+      expect(was).toMatchObject({ owner: 'run-1' });
+      expect(await (await open()).lockHolder('acme')).toMatchObject({ owner: 'run-2' });
+      await taken.release();
+    });
+
+    it('keeps run history newest first, by tenant and limit, replacing an entry of the same run', async () => {
+      const store = await open();
+      const empty = await store.readHistory();
+      await store.appendHistory(entry('run-a', '2027-01-01T00:01:00.000Z', ['acme']));
+      await store.appendHistory(entry('run-c', '2027-01-03T00:01:00.000Z', ['globex']));
+      await store.appendHistory(entry('run-b', '2027-01-02T00:01:00.000Z', ['acme', 'globex']));
+      await store.appendHistory({ ...entry('run-a', '2027-01-01T00:02:00.000Z', ['acme']), command: 'drift --fix' });
+
+      const other = await open();
+      const all = await other.readHistory();
+
+      expect(empty).toEqual([]);
+      expect(all.map((e) => e.runId)).toEqual(['run-c', 'run-b', 'run-a']);
+      expect(all[0]).toStrictEqual(entry('run-c', '2027-01-03T00:01:00.000Z', ['globex']));
+      expect(all[2]).toMatchObject({ command: 'drift --fix', finishedAt: '2027-01-01T00:02:00.000Z' });
+      expect((await other.readHistory({ tenant: 'acme' })).map((e) => e.runId)).toEqual(['run-b', 'run-a']);
+      expect((await other.readHistory({ limit: 2 })).map((e) => e.runId)).toEqual(['run-c', 'run-b']);
+      expect((await other.readHistory({ tenant: 'acme', limit: 1 })).map((e) => e.runId)).toEqual(['run-b']);
+      expect(await other.readHistory({ tenant: 'initech' })).toEqual([]);
+      await expect(other.readHistory({ limit: 0 })).rejects.toThrow(TypeError);
+    });
+
     it('closes idempotently', async () => {
       const store = await harness.open();
 
@@ -182,6 +283,21 @@ export function describeStateStore(name: string, makeHarness: () => Promise<Stor
       expect((whileHeld as Error).message).toMatch(/owner "child-run", pid \d+ on host /);
       expect(Date.now() - started).toBeLessThan(5000);
       await lock.release();
+    });
+
+    it.runIf(acrossProcesses)('force-unlocks the lock of a live holder in another process', { timeout: 20_000 }, async () => {
+      const store = await open();
+      const holder = await startHolder(harness.child!, 'acme');
+
+      try {
+        const was = await store.forceUnlock('acme');
+        const lock = await store.lock('acme', { timeoutMs: 0, owner: 'run-2' });
+
+        expect(was).toMatchObject({ owner: 'child-run', pid: expect.any(Number) });
+        await lock.release();
+      } finally {
+        await holder.kill();
+      }
     });
 
     it.runIf(acrossProcesses).each([60])('keeps every write acknowledged before a SIGKILL after %i writes', { timeout: 20_000 }, async (killAfter) => {

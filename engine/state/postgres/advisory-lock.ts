@@ -48,6 +48,17 @@ interface HolderRow {
   since: Date;
 }
 
+/** True for the error of a query on a session the server ended (57P01: terminated by an administrator) or that broke. */
+function isSessionGone(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === '57P01' || (typeof message === 'string' && /Connection terminated|not queryable/i.test(message));
+}
+
+/** The text whose hash is the tenant's advisory lock key. */
+export function lockKeyOf(schema: string, tenant: string): string {
+  return `${schema}:${tenant}`;
+}
+
 export function createLockManager(deps: LockSessionDeps): LockManager {
   const { s, schema, now, sleep } = deps;
   let session: Promise<pg.Client> | undefined;
@@ -82,7 +93,7 @@ export function createLockManager(deps: LockSessionDeps): LockManager {
   }
 
   function keyOf(tenant: string): string {
-    return `${schema}:${tenant}`;
+    return lockKeyOf(schema, tenant);
   }
 
   async function tryTake(tenant: string, owner: string): Promise<boolean> {
@@ -129,6 +140,13 @@ export function createLockManager(deps: LockSessionDeps): LockManager {
               await connection.query(`DELETE FROM ${s}.locks WHERE tenant = $1 AND backend_pid = pg_backend_pid()`, [tenant]);
               await connection.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [keyOf(tenant)]);
             });
+          } catch (error) {
+            // The session was ended (`state unlock --force` terminates it): its locks went with it.
+            if (!isSessionGone(error)) throw error;
+            if (session === client) {
+              session = undefined;
+              held.clear();
+            }
           } finally {
             held.delete(tenant);
           }

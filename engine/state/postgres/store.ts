@@ -13,8 +13,21 @@ import pg from 'pg';
 import { systemClock } from '../../clock.ts';
 import { checkLockOptions } from '../lock-options.ts';
 import { checkApplied, checkContractId, checkRunRecord, checkTenant } from '../store-input.ts';
-import type { AppliedContract, KnownContract, KnownContracts, LockOptions, PendingContract, StateStore, TenantLock, TenantRunRecord } from '../types.ts';
-import { createLockManager } from './advisory-lock.ts';
+import type {
+  AppliedContract,
+  HistoryQuery,
+  KnownContract,
+  KnownContracts,
+  LockOptions,
+  PendingContract,
+  StateStore,
+  StoredContract,
+  TenantLock,
+  TenantRunRecord,
+} from '../types.ts';
+import { checkHistoryEntry, checkHistoryQuery, selectHistory, type RunHistoryEntry } from '../history.ts';
+import type { LockHolder } from '../lock-timeout-message.ts';
+import { createLockManager, lockKeyOf } from './advisory-lock.ts';
 import { describePostgresError, PostgresStateError, type PostgresTarget } from './errors.ts';
 import { migrate, quoteIdentifier } from './schema.ts';
 
@@ -56,6 +69,32 @@ interface ContractRow {
   contract_id: string;
   fields: KnownContract['fields'];
 }
+
+interface RecordRow extends ContractRow {
+  fingerprint: string;
+  applied_at: string;
+  commit: string | null;
+}
+
+interface HolderRow {
+  backend_pid: number;
+  owner: string | null;
+  pid: number | null;
+  host: string | null;
+  since: Date | null;
+}
+
+function storedOf(row: RecordRow): StoredContract {
+  return { contractId: row.contract_id, fields: row.fields, fingerprint: row.fingerprint, appliedAt: row.applied_at, commit: row.commit };
+}
+
+function holderOf(row: HolderRow): LockHolder {
+  if (row.owner === null) return {};
+  return { owner: row.owner, ...(row.pid === null ? {} : { pid: row.pid }), ...(row.host === null ? {} : { hostname: row.host }), ...(row.since === null ? {} : { acquiredAt: row.since.toISOString() }) };
+}
+
+// How long forceUnlock waits for a terminated session's locks to be freed.
+const TERMINATE_WAIT_MS = 5000;
 
 interface RunRow {
   last_applied_commit: string | null;
@@ -117,6 +156,26 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
     sleep: options.sleep ?? sleepFor,
   });
   let closed: Promise<void> | undefined;
+  const sleep = options.sleep ?? sleepFor;
+  const now = options.now ?? systemClock.now;
+
+  /**
+   * The session holding the tenant's advisory lock (pg_locks splits the 64-bit key into classid
+   * and objid), with what the `locks` row says of it; undefined when no session holds it. A row
+   * left by a session that is gone (killed) names nobody: the lock itself decides.
+   */
+  async function holderRow(tenant: string): Promise<HolderRow | undefined> {
+    const result = await pool.query<HolderRow>(
+      `SELECT l.pid AS backend_pid, r.owner, r.pid, r.host, r.since
+         FROM pg_locks l LEFT JOIN ${s}.locks r ON r.tenant = $1 AND r.backend_pid = l.pid
+        WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND l.classid = ((hashtextextended($2, 0) >> 32) & 4294967295)::oid
+          AND l.objid = (hashtextextended($2, 0) & 4294967295)::oid`,
+      [tenant, lockKeyOf(schema, tenant)],
+    );
+    return result.rows[0];
+  }
 
   return {
     schema,
@@ -183,6 +242,98 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
         if (error instanceof Error && 'code' in error && error.code === 'lock-timeout') throw error;
         throw describePostgresError(error, target, 'lock a tenant in');
       }
+    },
+
+    async listTenants(): Promise<string[]> {
+      return guard('read', async () => {
+        const result = await pool.query<{ tenant: string }>(
+          `SELECT tenant FROM (SELECT tenant FROM ${s}.contracts UNION SELECT tenant FROM ${s}.tenant_runs) AS t ORDER BY tenant COLLATE "C"`,
+        );
+        return result.rows.map((row) => row.tenant);
+      });
+    },
+
+    async listRecords(tenant: string): Promise<StoredContract[]> {
+      checkTenant(tenant);
+      return guard('read', async () => {
+        const result = await pool.query<RecordRow>(
+          `SELECT contract_id, fields, fingerprint, applied_at, commit FROM ${s}.contracts WHERE tenant = $1 ORDER BY contract_id COLLATE "C"`,
+          [tenant],
+        );
+        return result.rows.map(storedOf);
+      });
+    },
+
+    async readRecord(tenant: string, contractId: string): Promise<StoredContract | undefined> {
+      checkTenant(tenant);
+      checkContractId(contractId);
+      return guard('read', async () => {
+        const result = await pool.query<RecordRow>(`SELECT contract_id, fields, fingerprint, applied_at, commit FROM ${s}.contracts WHERE tenant = $1 AND contract_id = $2`, [
+          tenant,
+          contractId,
+        ]);
+        const row = result.rows[0];
+        return row === undefined ? undefined : storedOf(row);
+      });
+    },
+
+    async removeRecord(tenant: string, contractId: string): Promise<boolean> {
+      checkTenant(tenant);
+      checkContractId(contractId);
+      return guard('write to', async () => {
+        const result = await pool.query(`DELETE FROM ${s}.contracts WHERE tenant = $1 AND contract_id = $2`, [tenant, contractId]);
+        return (result.rowCount ?? 0) > 0;
+      });
+    },
+
+    async lockHolder(tenant: string): Promise<LockHolder | undefined> {
+      checkTenant(tenant);
+      return guard('read', async () => {
+        const row = await holderRow(tenant);
+        return row === undefined ? undefined : holderOf(row);
+      });
+    },
+
+    async forceUnlock(tenant: string): Promise<LockHolder | undefined> {
+      checkTenant(tenant);
+      return guard('write to', async () => {
+        const row = await holderRow(tenant);
+        if (row !== undefined) {
+          // Ending the holding session is the only way to free another session's advisory lock;
+          // the server frees its locks as the session ends.
+          await pool.query('SELECT pg_terminate_backend($1)', [row.backend_pid]);
+          const started = now();
+          while ((await holderRow(tenant))?.backend_pid === row.backend_pid && now() - started < TERMINATE_WAIT_MS) await sleep(50);
+        }
+        await pool.query(`DELETE FROM ${s}.locks WHERE tenant = $1`, [tenant]);
+        return row === undefined ? undefined : holderOf(row);
+      });
+    },
+
+    async appendHistory(entry: RunHistoryEntry): Promise<void> {
+      checkHistoryEntry(entry);
+      return guard('write to', async () => {
+        await pool.query(
+          `INSERT INTO ${s}.run_history (run_id, started_at, finished_at, command, commit, started_by, report) VALUES ($1, $2, $3, $4, $5, $6, $7)
+           ON CONFLICT (run_id) DO UPDATE SET started_at = EXCLUDED.started_at, finished_at = EXCLUDED.finished_at, command = EXCLUDED.command,
+             commit = EXCLUDED.commit, started_by = EXCLUDED.started_by, report = EXCLUDED.report`,
+          [entry.runId, entry.startedAt, entry.finishedAt, entry.command, entry.commit, JSON.stringify(entry.startedBy), JSON.stringify(entry)],
+        );
+      });
+    },
+
+    async readHistory(query: HistoryQuery = {}): Promise<RunHistoryEntry[]> {
+      if (query.tenant !== undefined) checkTenant(query.tenant);
+      checkHistoryQuery(query);
+      return guard('read', async () => {
+        const result = await pool.query<{ report: RunHistoryEntry }>(
+          `SELECT report FROM ${s}.run_history
+            WHERE $1::text IS NULL OR report->'tenants' @> jsonb_build_array(jsonb_build_object('tenant', $1::text))
+            ORDER BY finished_at DESC, run_id COLLATE "C" DESC LIMIT $2`,
+          [query.tenant ?? null, query.limit ?? null],
+        );
+        return selectHistory(result.rows.map((row) => row.report), query);
+      });
     },
 
     close(): Promise<void> {

@@ -1,0 +1,68 @@
+/** What `contract-sync state` shows of a state store: a summary per tenant, and its text renderings. */
+import type { RunHistoryEntry } from './history.ts';
+import type { LockHolder } from './lock-timeout-message.ts';
+import type { StateStore, StoredContract } from './types.ts';
+
+export interface TenantSummary {
+  readonly tenant: string;
+  readonly records: number;
+  readonly lastAppliedCommit: string | null;
+  readonly pending: number;
+  /** Absent when nobody holds the tenant's lock. */
+  readonly lock?: LockHolder;
+}
+
+/** Reads the summary of every tenant in the store, or of `tenant` alone. */
+export async function readStateSummary(store: StateStore, tenant?: string): Promise<TenantSummary[]> {
+  const tenants = tenant === undefined ? await store.listTenants() : [tenant];
+  const summary: TenantSummary[] = [];
+  for (const name of tenants) {
+    const [records, run, lock] = await Promise.all([store.listRecords(name), store.readRun(name), store.lockHolder(name)]);
+    summary.push({ tenant: name, records: records.length, lastAppliedCommit: run?.lastAppliedCommit ?? null, pending: run?.pending.length ?? 0, ...(lock === undefined ? {} : { lock }) });
+  }
+  return summary;
+}
+
+export function describeLockHolder(holder: LockHolder): string {
+  if (holder.owner === undefined) return holder.modifiedAt === undefined ? 'an unknown run' : `an unknown run (lock last modified ${holder.modifiedAt})`;
+  const parts = [`owner ${JSON.stringify(holder.owner)}`];
+  if (holder.pid !== undefined) parts.push(`pid ${holder.pid}${holder.hostname === undefined ? '' : ` on host ${holder.hostname}`}`);
+  if (holder.acquiredAt !== undefined) parts.push(`since ${holder.acquiredAt}`);
+  return parts.join(', ');
+}
+
+export function renderSummaryText(summary: readonly TenantSummary[]): string {
+  if (summary.length === 0) return 'The state store holds no tenant yet.\n';
+  const lines = summary.map((tenant) => {
+    const commit = tenant.lastAppliedCommit === null ? 'no applied commit' : `last applied commit ${tenant.lastAppliedCommit.slice(0, 12)}`;
+    const lock = tenant.lock === undefined ? 'unlocked' : `locked by ${describeLockHolder(tenant.lock)}`;
+    return `${tenant.tenant}: ${tenant.records} record(s), ${commit}, ${tenant.pending} pending, ${lock}`;
+  });
+  return `${lines.join('\n')}\n`;
+}
+
+export function renderRecordText(tenant: string, record: StoredContract): string {
+  return [
+    `tenant:      ${tenant}`,
+    `contract:    ${record.contractId}`,
+    `applied at:  ${record.appliedAt ?? 'not recorded'}`,
+    `commit:      ${record.commit ?? 'none'}`,
+    `fingerprint: ${record.fingerprint}`,
+    `fields:`,
+    JSON.stringify(record.fields, null, 2),
+    '',
+  ].join('\n');
+}
+
+export function renderHistoryText(entries: readonly RunHistoryEntry[]): string {
+  if (entries.length === 0) return 'No run recorded.\n';
+  const lines: string[] = [];
+  for (const entry of entries) {
+    const who = [entry.startedBy.actor, entry.startedBy.url].filter((part) => part !== undefined).join(' ');
+    lines.push(`${entry.finishedAt}  ${entry.command}  run ${entry.runId}  commit ${entry.commit?.slice(0, 12) ?? 'none'}${who === '' ? '' : `  by ${who}`}`);
+    for (const tenant of entry.tenants) {
+      lines.push(`  ${tenant.tenant}: ${tenant.changed} changed, ${tenant.applied} applied, ${tenant.failed} failed${tenant.error === undefined ? '' : `; ${tenant.error}`}`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}

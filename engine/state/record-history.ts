@@ -1,0 +1,23 @@
+/** Adapter: stores a finished run in the state store's run history (docs/architecture.md section 7). */
+import type { RunReport } from '../apply/run-report.ts';
+import type { Logger } from '../log/logger.ts';
+import { historyEntryOf, startedByFromEnv, type HistoryCommand } from './history.ts';
+import type { StateStore } from './types.ts';
+
+/**
+ * Appends the run to the history. The run is over and recorded contract by contract already: a
+ * failure here is a warning (logged, and said on `warn`) and never changes how the run ended.
+ */
+export async function recordRunHistory(
+  store: StateStore,
+  report: RunReport,
+  run: { readonly command: HistoryCommand; readonly env: Readonly<Record<string, string | undefined>>; readonly logger: Logger; readonly warn: (line: string) => void },
+): Promise<void> {
+  try {
+    await store.appendHistory(historyEntryOf(report, run.command, startedByFromEnv(run.env)));
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    run.logger.warn({ runId: report.runId, reason }, 'run history not written');
+    run.warn(`warning: the run history could not be written (${reason}); the run itself is recorded\n`);
+  }
+}
