@@ -67,8 +67,11 @@ const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<L
     },
   },
   state: {
-    summary: 'inspect and repair the state store: list, show, history, unlock, rm',
-    load: async () => (await import('./state.ts')).stateCommand,
+    summary: 'inspect and repair the state store: list, show, history, unlock, rm, push, pull',
+    load: async () => {
+      const module = await import('./state.ts');
+      return { run: module.stateCommand, help: module.STATE_HELP };
+    },
   },
   init: {
     summary: 'scaffold a config, a first desired-state file and a CI workflow',
