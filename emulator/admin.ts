@@ -1,4 +1,4 @@
-/** `/__admin`: inspect and steer the emulator (DESIGN.md section 6). Loopback callers only, no auth. */
+/** `/__admin`: inspect and steer the emulator (docs/architecture.md section 6). Loopback callers only, no auth. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CONTRACT_ID_PATTERN, readContract, TENANT_PATTERN, type ContractFields } from '../engine/model/index.ts';
 import type { ContractStore } from './contract-store.ts';

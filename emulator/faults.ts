@@ -1,5 +1,5 @@
 /**
- * Fault injection (DESIGN.md section 6): per request, by probability, per endpoint (api, token),
+ * Fault injection (docs/architecture.md section 6): per request, by probability, per endpoint (api, token),
  * reproducible from the fault body's `seed`.
  */
 import { compileSchema, type JsonSchema, type SchemaCheck } from '../engine/model/index.ts';

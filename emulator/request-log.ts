@@ -1,4 +1,4 @@
-/** The admin request log: one entry per token or API request (DESIGN.md section 6). */
+/** The admin request log: one entry per token or API request (docs/architecture.md section 6). */
 import type { InjectedFault } from './faults.ts';
 
 export interface RequestLogEntry {

@@ -1,5 +1,5 @@
 /**
- * The CMS client (DESIGN.md section 1): PATCH, and GET when `api.read` is configured. Each call
+ * The CMS client (docs/architecture.md section 1): PATCH, and GET when `api.read` is configured. Each call
  * is a request/response pair: a builder that makes the Fetch `Request` and a checker that turns
  * the `Response` into a result or an ApiError, so both are testable without a network.
  */

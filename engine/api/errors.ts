@@ -1,5 +1,5 @@
 /**
- * How a failed CMS request is classified (DESIGN.md sections 1 and 7). The service publishes only
+ * How a failed CMS request is classified (docs/architecture.md sections 1 and 7). The service publishes only
  * 204 for PATCH, so every status the engine does not know is permanent and reported verbatim.
  */
 
@@ -40,7 +40,7 @@ export interface ApiErrorDetails {
    * The request may have been applied: the connection broke or timed out after it was sent, a
    * PATCH was answered 500 or 504, or the answer was not the service's (an unexpected 2xx, an HTML
    * page: a proxy or gateway may sit in between). Only
-   * a re-read can tell; Add/Remove must never be resent blindly (DESIGN.md section 7).
+   * a re-read can tell; Add/Remove must never be resent blindly (docs/architecture.md section 7).
    */
   readonly ambiguous: boolean;
   /** The wait the service asked for (Retry-After, or a RateLimit header with nothing remaining), in ms. */

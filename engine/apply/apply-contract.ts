@@ -1,6 +1,6 @@
 /**
  * One contract's PATCH, from the planned ops to a durable state record, surviving the ambiguous
- * case: a connection that broke after the request was sent (DESIGN.md section 7).
+ * case: a connection that broke after the request was sent (docs/architecture.md section 7).
  */
 import type { ApiClient } from '../api/client.ts';
 import { ApiError } from '../api/errors.ts';

@@ -1,5 +1,5 @@
 /**
- * What to do after a failed request (DESIGN.md section 7). Pure: the caller owns counting and
+ * What to do after a failed request (docs/architecture.md section 7). Pure: the caller owns counting and
  * waiting, this decides.
  */
 import type { ApiError } from '../api/errors.ts';

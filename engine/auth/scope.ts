@@ -1,4 +1,4 @@
-/** The OAuth scopes the engine asks for (DESIGN.md section 1). */
+/** The OAuth scopes the engine asks for (docs/architecture.md section 1). */
 
 export const SCOPES = ['core:read', 'core:write'] as const;
 

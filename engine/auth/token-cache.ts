@@ -1,5 +1,5 @@
 /**
- * The access-token cache of one engine instance, per tenant (DESIGN.md section 7): single-flight,
+ * The access-token cache of one engine instance, per tenant (docs/architecture.md section 7): single-flight,
  * refreshed before expiry on the injected clock, and serving the current token while a refresh fails.
  * Pure apart from `fetchToken` and `now`: no HTTP, no timers.
  */

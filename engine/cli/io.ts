@@ -48,7 +48,7 @@ function isOneOf<T extends string>(value: string | undefined, allowed: readonly 
   return value !== undefined && (allowed as readonly string[]).includes(value);
 }
 
-/** Exit codes of DESIGN.md section 5. */
+/** Exit codes of docs/architecture.md section 5. */
 export const EXIT = { ok: 0, error: 1, changes: 2 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 

@@ -5,7 +5,7 @@
  * as quoted keys, fields in the field table's order, member fields in their schema's order, short
  * maps (durations, members) in flow style. What a desired-state file cannot say is left out and
  * reported as a note: a field the service holds as null stays unmanaged, a member field the model
- * does not know is not compared anyway (DESIGN.md section 3.3), so the file still plans to no op.
+ * does not know is not compared anyway (docs/architecture.md section 3.3), so the file still plans to no op.
  */
 import { Document, isMap, isScalar, isSeq, Pair, Scalar, stringify, YAMLMap, type Node } from 'yaml';
 import { DURATION_UNITS, FIELDS, type FieldSpec } from '../model/fields.ts';
@@ -84,7 +84,7 @@ function shapeObject(value: Record<string, unknown>, schema: JsonSchema, at: str
 
 function shapeDuration(value: Record<string, unknown>, at: string): Shaped {
   const shaped: Record<string, unknown> = {};
-  // Absent and null units mean the same (DESIGN.md section 3.2): only the set ones are written.
+  // Absent and null units mean the same (docs/architecture.md section 3.2): only the set ones are written.
   for (const unit of DURATION_UNITS) if (value[unit] !== null && value[unit] !== undefined) shaped[unit] = value[unit];
   const unknown = Object.keys(value).filter((key) => !(DURATION_UNITS as readonly string[]).includes(key));
   return { value: shaped, notes: unknown.map((key) => ({ field: `${at}.${key}`, message: 'is not a duration unit; left out' })) };
@@ -94,7 +94,7 @@ function shapeDuration(value: Record<string, unknown>, at: string): Shaped {
 function shapeField(field: FieldSpec, value: unknown): Shaped {
   if (value === null) return { value: undefined, notes: [{ field: field.name, message: 'is null in the service; left unmanaged (a desired-state file cannot say null here)' }] };
   if (field.kind === 'timestamp' && typeof value === 'string' && !isUtcTimestamp(value)) {
-    // Desired files take UTC only; the same instant in UTC compares equal (DESIGN.md section 3.2).
+    // Desired files take UTC only; the same instant in UTC compares equal (docs/architecture.md section 3.2).
     const utc = normaliseTimestamp(value);
     return { value: utc === undefined ? value : utc.replace(/\.000Z$/, 'Z'), notes: KEEP };
   }

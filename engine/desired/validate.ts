@@ -1,4 +1,4 @@
-/** Desired state across files: per-file parsing plus the cross-file checks of DESIGN.md section 5. Pure. */
+/** Desired state across files: per-file parsing plus the cross-file checks of docs/architecture.md section 5. Pure. */
 import picomatch from 'picomatch';
 import type { Config } from '../config/types.ts';
 import { compareDiagnostics, type Diagnostic } from '../diagnostic.ts';

@@ -1,6 +1,6 @@
 /**
  * Why a contract drifted: each live-vs-desired change of a plan made from a live read, judged
- * against the contract's last applied record (DESIGN.md section 5, `drift`). Pure.
+ * against the contract's last applied record (docs/architecture.md section 5, `drift`). Pure.
  *
  * The rule: live differs from the last applied value -> changed outside git; live equals it (so
  * desired is what moved) -> not yet applied; no record -> never applied. When both moved, live

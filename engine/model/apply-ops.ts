@@ -1,5 +1,5 @@
 /**
- * The one interpreter of service ops (DESIGN.md section 2), shared by the planner, the state store
+ * The one interpreter of service ops (docs/architecture.md section 2), shared by the planner, the state store
  * and the emulator: each op is checked against its shape, translated to RFC 6902 and applied with
  * fast-json-patch, all or nothing.
  */

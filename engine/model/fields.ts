@@ -3,7 +3,7 @@
  *
  * Everything that needs a field name — JSON Schemas in specs/, the desired-state validator, the
  * planner, the renderers, the emulator — derives it from FIELDS. Order matters: it is the order of
- * ops inside one PATCH (DESIGN.md section 3.5).
+ * ops inside one PATCH (docs/architecture.md section 3.5).
  */
 import type { JsonSchema } from './json-schema-type.ts';
 
@@ -38,7 +38,7 @@ const ADD_REMOVE = ['Add', 'Remove'] as const;
 // The service's integers are JSON numbers: only safe integers survive a round trip.
 const integer = { type: 'integer', minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER } as const;
 const string = { type: 'string' } as const;
-// Nullable where the service's own example owner has null (DESIGN.md section 2).
+// Nullable where the service's own example owner has null (docs/architecture.md section 2).
 const nullableInteger = { type: ['integer', 'null'], minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER } as const;
 const nullableString = { type: ['string', 'null'] } as const;
 

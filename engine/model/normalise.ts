@@ -1,5 +1,5 @@
 /**
- * Normalisation: the canonical form two values are compared in (DESIGN.md section 3.2).
+ * Normalisation: the canonical form two values are compared in (docs/architecture.md section 3.2).
  * Every function here is idempotent: normalising a normalised value returns it unchanged.
  */
 import { COLLECTION_FIELDS, DURATION_UNITS, type CollectionFieldSpec, type MemberPath } from './fields.ts';
@@ -131,7 +131,7 @@ function leafEqual(a: unknown, b: unknown): boolean {
 
 /**
  * True when members `a` and `b` agree on every value that `written` (a desired member) writes.
- * Keys it leaves out are unmanaged and not compared (DESIGN.md section 3.3); nested maps
+ * Keys it leaves out are unmanaged and not compared (docs/architecture.md section 3.3); nested maps
  * (Owner.User) are compared key by key. The planner asks it of (known, desired, desired); drift of
  * (live, last applied, desired).
  */

@@ -1,4 +1,4 @@
-/** createPlan: desired state + known state -> the versioned plan document (DESIGN.md section 5). Pure. */
+/** createPlan: desired state + known state -> the versioned plan document (docs/architecture.md section 5). Pure. */
 import type { ContractSet } from '../desired/types.ts';
 import { isUtcTimestamp } from '../model/normalise.ts';
 import type { KnownState } from '../state/types.ts';

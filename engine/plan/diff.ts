@@ -1,6 +1,6 @@
 /**
  * diffContract: the smallest list of service ops that makes a contract's managed fields equal to
- * its desired state (DESIGN.md section 3). Pure and synchronous.
+ * its desired state (docs/architecture.md section 3). Pure and synchronous.
  */
 import type { CollectionMode } from '../config/types.ts';
 import { COLLECTION_FIELDS, FIELDS, opPath, type CollectionFieldName, type CollectionFieldSpec, type FieldName, type FieldSpec } from '../model/fields.ts';
@@ -8,7 +8,7 @@ import { durationsEqual, equalWhereWritten, isJsonObject, memberIdentity, normal
 import type { ContractFields, Duration, Op } from '../model/types.ts';
 
 export interface DiffOptions {
-  /** Per collection field; a field left out is `authoritative` (DESIGN.md section 3.3). */
+  /** Per collection field; a field left out is `authoritative` (docs/architecture.md section 3.3). */
   readonly collections?: Partial<Readonly<Record<CollectionFieldName, CollectionMode>>>;
 }
 

@@ -38,7 +38,7 @@ export const KNOWN_FROM_TEXT: Readonly<Record<KnownFrom, string>> = {
   unknown: 'known state unknown',
 };
 
-/** What planning without known state means (DESIGN.md section 3.4); said wherever such contracts appear. */
+/** What planning without known state means (docs/architecture.md section 3.4); said wherever such contracts appear. */
 export function unknownNote(count: number): string {
   return (
     `Known state unknown for ${plural(count, 'contract')} (nothing in the state store, not read live): ` +

@@ -1,11 +1,11 @@
 import type { FieldName } from '../model/fields.ts';
 import type { Op } from '../model/types.ts';
 
-/** The plan document version this code writes and reads (DESIGN.md section 5). */
+/** The plan document version this code writes and reads (docs/architecture.md section 5). */
 export const PLAN_VERSION = 1;
 
 export type PlanAction = 'update' | 'noop';
-/** `unknown`: never applied and no read configured (DESIGN.md section 3.4). */
+/** `unknown`: never applied and no read configured (docs/architecture.md section 3.4). */
 export type KnownFrom = 'state' | 'live' | 'unknown';
 
 /**

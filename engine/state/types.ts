@@ -17,7 +17,7 @@ export type KnownContracts = ReadonlyMap<string, KnownContract>;
 /** Known state of every tenant, by tenant name. */
 export type KnownState = ReadonlyMap<string, KnownContracts>;
 
-/** What a successful PATCH leaves behind for one contract (DESIGN.md section 7). */
+/** What a successful PATCH leaves behind for one contract (docs/architecture.md section 7). */
 export interface AppliedContract {
   readonly contractId: string;
   /** The contract's known state after the PATCH: the known state before it with the ops applied. */
@@ -106,7 +106,7 @@ export class LockTimeoutError extends Error {
   }
 }
 
-/** Where the engine keeps what it last applied (DESIGN.md section 7). */
+/** Where the engine keeps what it last applied (docs/architecture.md section 7). */
 export interface StateStore {
   /**
    * The last known state of a tenant's contracts; an empty map when nothing was ever applied.

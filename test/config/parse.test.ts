@@ -7,7 +7,7 @@ function problems(content: string) {
 }
 
 describe('parseConfig', () => {
-  it('applies the defaults of DESIGN.md section 5', () => {
+  it('applies the defaults of docs/architecture.md section 5', () => {
     const { config, diagnostics } = parseConfig('contract-sync.yaml', configYaml(['acme']));
 
     expect(diagnostics).toEqual([]);

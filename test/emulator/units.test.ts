@@ -52,7 +52,7 @@ describe('FaultInjector', () => {
     expect(new Set(latencies)).toEqual(new Set([5, 6, 7, 8, 9]));
   });
 
-  it('accepts the fault body of DESIGN.md section 6', () => {
+  it('accepts the fault body of docs/architecture.md section 6', () => {
     const body = {
       seed: 42,
       api: { status: { '503': 0.2, '429': 0.1 }, retryAfterSeconds: 1, latencyMs: [0, 50], resetBefore: 0.02, resetAfter: 0.05 },

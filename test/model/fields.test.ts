@@ -25,7 +25,7 @@ describe('the field table', () => {
     ['timestamp', ['ValidFrom', 'ValidTo']],
     ['duration', ['OrderingPartyNoticePeriod', 'SupplierNoticePeriod']],
     ['collection', ['Company', 'OrganizationalUnit', 'Owner', 'Type']],
-  ])('kind %s: %j (DESIGN.md section 2)', (kind, names) => {
+  ])('kind %s: %j (docs/architecture.md section 2)', (kind, names) => {
     expect(FIELDS.filter((field) => field.kind === kind).map((field) => field.name)).toEqual(names);
   });
 
