@@ -10,6 +10,7 @@ import { fileStateStore } from '../state/file-store.ts';
 import { describeLockHolder, readStateSummary, renderHistoryText, renderRecordText, renderSummaryText } from '../state/inspect.ts';
 import { checkContractId, checkTenant } from '../state/store-input.ts';
 import type { StateStore } from '../state/types.ts';
+import { plural } from '../plural.ts';
 
 export const STATE_HELP = `Usage: contract-sync state <subcommand> [--config FILE] [--repo DIR] [options]
 
@@ -102,7 +103,7 @@ async function copy(sub: 'push' | 'pull', store: StateStore, options: Options, i
       return EXIT.error;
     }
     const { copied, mismatches } = await copyState(from, to);
-    io.stdout.write(`copied ${copied.tenants} tenant(s): ${copied.records} record(s), ${copied.runs} run record(s), ${copied.history} history entr${copied.history === 1 ? 'y' : 'ies'}\n`);
+    io.stdout.write(`copied ${plural(copied.tenants, 'tenant')}: ${plural(copied.records, 'record')}, ${plural(copied.runs, 'run record')}, ${plural(copied.history, 'history entry', 'history entries')}\n`);
     if (mismatches.length > 0) {
       io.stderr.write(`contract-sync state ${sub}: the copy differs from the source when read back:\n${mismatches.map((line) => `  ${line}\n`).join('')}`);
       return EXIT.error;
@@ -124,7 +125,7 @@ function checked(check: (value: string) => void, value: string): string {
 }
 
 function positionalsOf(sub: Subcommand, positionals: readonly string[], names: readonly string[]): string[] {
-  if (positionals.length !== names.length) throw new UsageError(`state ${sub} takes ${names.length === 0 ? 'no arguments' : names.join(' ')}; got ${positionals.length} argument(s)`);
+  if (positionals.length !== names.length) throw new UsageError(`state ${sub} takes ${names.length === 0 ? 'no arguments' : names.join(' ')}; got ${plural(positionals.length, 'argument')}`);
   return [...positionals];
 }
 

@@ -4,6 +4,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { StateStore, StoredContract } from './types.ts';
+import { plural } from '../plural.ts';
 
 export interface CopyCounts {
   readonly tenants: number;
@@ -34,7 +35,7 @@ async function compare(from: StateStore, to: StateStore): Promise<string[]> {
     if (!copiedTenants.has(tenant)) mismatches.push(`tenant ${tenant}: missing from the copy`);
     const source = await from.listRecords(tenant);
     const copy = new Map((await to.listRecords(tenant)).map((record) => [record.contractId, record]));
-    if (copy.size !== source.length) mismatches.push(`tenant ${tenant}: ${source.length} record(s), the copy holds ${copy.size}`);
+    if (copy.size !== source.length) mismatches.push(`tenant ${tenant}: ${plural(source.length, 'record')}, the copy holds ${copy.size}`);
     for (const record of source) {
       const copied = copy.get(record.contractId);
       if (copied === undefined || recordKey(copied) !== recordKey(record) || !isDeepStrictEqual(copied.fields, record.fields)) {

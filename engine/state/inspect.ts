@@ -2,6 +2,7 @@
 import type { RunHistoryEntry } from './history.ts';
 import type { LockHolder } from './lock-timeout-message.ts';
 import type { StateStore, StoredContract } from './types.ts';
+import { plural } from '../plural.ts';
 
 export interface TenantSummary {
   readonly tenant: string;
@@ -36,7 +37,7 @@ export function renderSummaryText(summary: readonly TenantSummary[]): string {
   const lines = summary.map((tenant) => {
     const commit = tenant.lastAppliedCommit === null ? 'no applied commit' : `last applied commit ${tenant.lastAppliedCommit.slice(0, 12)}`;
     const lock = tenant.lock === undefined ? 'unlocked' : `locked by ${describeLockHolder(tenant.lock)}`;
-    return `${tenant.tenant}: ${tenant.records} record(s), ${commit}, ${tenant.pending} pending, ${lock}`;
+    return `${tenant.tenant}: ${plural(tenant.records, 'record')}, ${commit}, ${tenant.pending} pending, ${lock}`;
   });
   return `${lines.join('\n')}\n`;
 }

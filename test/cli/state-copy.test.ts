@@ -80,7 +80,7 @@ it('pushes a file store to PostgreSQL, counts what it copied and verifies it', a
   const result = await runCli(['state', 'push', '--to', 'postgres', '--url-env', 'TARGET_DB_URL', '--schema', target.schema], dir, { TARGET_DB_URL: url });
 
   expect(result.code, result.stderr).toBe(0);
-  expect(result.stdout).toBe('copied 2 tenant(s): 6 record(s), 1 run record(s), 1 history entry\nverified: the copy read back holds the same records (fingerprints), run records and history\n');
+  expect(result.stdout).toBe('copied 2 tenants: 6 records, 1 run record, 1 history entry\nverified: the copy read back holds the same records (fingerprints), run records and history\n');
   expect(await snapshot(target.store)).toEqual(await snapshot(store));
 });
 
@@ -92,7 +92,7 @@ it('pulls a PostgreSQL store into the configured file store', async () => {
   const result = await runCli(['state', 'pull', '--from', 'postgres', '--url-env', 'SOURCE_DB_URL', '--schema', source.schema], dir, { SOURCE_DB_URL: url });
 
   expect(result.code, result.stderr).toBe(0);
-  expect(result.stdout).toMatch(/^copied 2 tenant\(s\): 6 record\(s\), 1 run record\(s\), 1 history entry\nverified/);
+  expect(result.stdout).toMatch(/^copied 2 tenants: 6 records, 1 run record, 1 history entry\nverified/);
   expect(await snapshot(store)).toEqual(await snapshot(source.store));
 });
 

@@ -110,8 +110,8 @@ describe.each(BACKENDS)('contract-sync state on the $name store', ({ repo: makeR
 
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout.split('\n')).toEqual([
-      `acme: 2 record(s), last applied commit ${COMMIT.slice(0, 12)}, 1 pending, unlocked`,
-      expect.stringMatching(/^globex: 1 record\(s\), no applied commit, 0 pending, locked by owner "run-held", pid \d+ on host \S+, since \d{4}-\d\d-\d\dT/),
+      `acme: 2 records, last applied commit ${COMMIT.slice(0, 12)}, 1 pending, unlocked`,
+      expect.stringMatching(/^globex: 1 record, no applied commit, 0 pending, locked by owner "run-held", pid \d+ on host \S+, since \d{4}-\d\d-\d\dT/),
       '',
     ]);
     expect(json.code).toBe(0);

@@ -36,7 +36,7 @@ it('reports a record the destination lost and one it changed', async () => {
   const { mismatches } = await copyState(from, lossy);
 
   expect(mismatches).toEqual([
-    'tenant acme: 3 record(s), the copy holds 2',
+    'tenant acme: 3 records, the copy holds 2',
     'tenant acme contract 1: the copy differs (fingerprint sha256:a, copy absent)',
     'tenant acme contract 2: the copy differs (fingerprint sha256:b, copy sha256:other)',
   ]);
