@@ -384,7 +384,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
           context,
         ).catch((error: unknown): ContractOutcome => ({ outcome: 'failed', status: statusOf(error), reason: messageOf(error) }));
         outcomes.set(contract.id, outcome);
-        if (outcome.outcome !== 'applied') logger.warn({ tenant: tenant.tenant, contractId: contract.id, status: outcome.status, outcome: outcome.outcome }, 'uncertain contract not settled');
+        if (outcome.outcome !== 'applied') logger.info({ tenant: tenant.tenant, contractId: contract.id, status: outcome.status, outcome: outcome.outcome }, 'uncertain contract not settled');
         else logger.info({ tenant: tenant.tenant, contractId: contract.id }, 'uncertain contract settled by a read');
       }),
     ]);
