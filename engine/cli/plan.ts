@@ -11,6 +11,7 @@ import type { Config } from '../config/types.ts';
 import type { ContractSet } from '../desired/types.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import { renderPlanJson } from '../plan/render-json.ts';
+import type { RepositoryLinks } from '../plan/file-links.ts';
 import { renderPlanMarkdown } from '../plan/render-markdown.ts';
 import { renderPlanText } from '../plan/render-text.ts';
 import type { PlanDocument, PlanSource, PlanTouched } from '../plan/types.ts';
@@ -25,6 +26,8 @@ import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-arg
 import { openStateStore } from './state-store.ts';
 import { clockOf, EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { renderPlanAnnotations } from './plan-github.ts';
+import { ciRepositoryLinks } from './repository-links.ts';
+import { packageVersion } from './version.ts';
 
 export const PLAN_HELP = `Usage: contract-sync plan [--config FILE] [--repo DIR] [--ref REF] [--base REF] [--tenant T]... [--shard I/N]
                           [--target TENANT/ID]... [--exclude TENANT/ID]...
@@ -89,12 +92,12 @@ does not have: nothing is written), 2 changes present (with --detailed-exitcode)
 type PlanFormat = 'text' | 'markdown' | 'json' | 'github';
 const PLAN_FORMATS: readonly PlanFormat[] = ['text', 'markdown', 'json', 'github'];
 
-function render(plan: PlanDocument, format: PlanFormat, io: CliIo): string {
+function render(plan: PlanDocument, format: PlanFormat, io: CliIo, links: RepositoryLinks | undefined): string {
   switch (format) {
     case 'json':
       return renderPlanJson(plan);
     case 'markdown':
-      return renderPlanMarkdown(plan);
+      return renderPlanMarkdown(plan, { links });
     case 'github':
       // Annotations and a job log are read without a terminal: never coloured.
       return `${renderPlanAnnotations(plan)}${renderPlanText(plan)}`;
@@ -104,11 +107,11 @@ function render(plan: PlanDocument, format: PlanFormat, io: CliIo): string {
 }
 
 /** The job summary: GitHub gives each step a file to append markdown to (other steps' content may be in it). */
-async function writeStepSummary(plan: PlanDocument, io: CliIo): Promise<string | undefined> {
+async function writeStepSummary(plan: PlanDocument, io: CliIo, links: RepositoryLinks | undefined): Promise<string | undefined> {
   const file = io.env.GITHUB_STEP_SUMMARY;
   if (!file) return undefined;
   try {
-    await appendFile(path.resolve(io.cwd, file), `${renderPlanMarkdown(plan)}\n`);
+    await appendFile(path.resolve(io.cwd, file), `${renderPlanMarkdown(plan, { links })}\n`);
     return undefined;
   } catch (error) {
     return `cannot append to GITHUB_STEP_SUMMARY (${(error as NodeJS.ErrnoException).code ?? 'error'})`;
@@ -226,8 +229,11 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
     return EXIT.error;
   }
 
-  const plan = values.refresh ? await livePlan(io, { config, contractSets, source, touched }) : await storePlan(io, { config, repoDir, contractSets, source, touched });
-  if (typeof plan === 'number') return plan;
+  const planned = values.refresh ? await livePlan(io, { config, contractSets, source, touched }) : await storePlan(io, { config, repoDir, contractSets, source, touched });
+  if (typeof planned === 'number') return planned;
+  // Recorded for the reviewer, so that show PLAN.json renders what plan rendered (the markdown plan's header and notes).
+  const plan: PlanDocument = { ...planned, madeWith: { version: packageVersion(), reads: config.api.read !== undefined, collections: config.collections } };
+  const links = format === 'markdown' || format === 'github' ? await ciRepositoryLinks(io, repoDir) : undefined;
 
   if (values.out !== undefined) await writeFile(path.resolve(io.cwd, values.out), renderPlanJson(plan));
   // Said before the plan, like Terraform's targeting warning; json stays one document on stdout.
@@ -236,9 +242,9 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
     if (format === 'json') io.stderr.write(`contract-sync plan: ${targeted}\n`);
     else io.stdout.write(format === 'markdown' ? `> **${targeted}** Contracts not targeted were not planned.\n\n` : `${targeted} Contracts not targeted were not planned.\n\n`);
   }
-  io.stdout.write(render(plan, format, io));
+  io.stdout.write(render(plan, format, io, links));
   if (format === 'github') {
-    const problem = await writeStepSummary(plan, io);
+    const problem = await writeStepSummary(plan, io, links);
     if (problem !== undefined) {
       io.stderr.write(`contract-sync plan: ${problem}\n`);
       return EXIT.error;

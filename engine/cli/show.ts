@@ -9,8 +9,10 @@ import { parsePlan, PlanFormatError } from '../plan/read-plan.ts';
 import { renderPlanJson } from '../plan/render-json.ts';
 import { renderPlanMarkdown } from '../plan/render-markdown.ts';
 import { renderPlanText } from '../plan/render-text.ts';
+import type { RepositoryLinks } from '../plan/file-links.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { ciRepositoryLinks } from './repository-links.ts';
 
 export const SHOW_HELP = `Usage: contract-sync show PLAN.json [--format text|markdown|json]
 
@@ -28,12 +30,12 @@ of an unknown version).
 type ShowFormat = 'text' | 'markdown' | 'json';
 const SHOW_FORMATS: readonly ShowFormat[] = ['text', 'markdown', 'json'];
 
-function render(plan: PlanDocument, format: ShowFormat, io: CliIo): string {
+function render(plan: PlanDocument, format: ShowFormat, io: CliIo, links: RepositoryLinks | undefined): string {
   switch (format) {
     case 'json':
       return renderPlanJson(plan);
     case 'markdown':
-      return renderPlanMarkdown(plan);
+      return renderPlanMarkdown(plan, { links });
     case 'text':
       return renderPlanText(plan, { color: wantsColor(io) });
   }
@@ -75,6 +77,8 @@ export async function showCommand(args: readonly string[], io: CliIo): Promise<E
     io.stderr.write(`contract-sync show: ${file}: ${error.message}\n`);
     return EXIT.error;
   }
-  io.stdout.write(render(plan, format, io));
+  // The plan's files are relative to its --repo, which was relative to where plan ran: here too, in a CI job.
+  const links = format === 'markdown' ? await ciRepositoryLinks(io, path.resolve(io.cwd, plan.source.repo)) : undefined;
+  io.stdout.write(render(plan, format, io, links));
   return EXIT.ok;
 }

@@ -1,5 +1,5 @@
 /** What the text and markdown renderings share: values and counts as people read them. Pure. */
-import { getField, isCollectionField, type FieldSpec } from '../model/fields.ts';
+import { COLLECTION_FIELDS, getField, isCollectionField, type CollectionFieldName, type FieldSpec } from '../model/fields.ts';
 import { describeIdentity } from '../model/normalise.ts';
 import { plural } from '../plural.ts';
 import type { KnownFrom, PlanChange, PlanContract, PlanDocument, PlanTenant } from './types.ts';
@@ -161,3 +161,79 @@ export const NO_LONGER_MANAGED_TEXT = 'removed from the desired state; contract-
 
 /** For a touched contract without ops. */
 export const ALREADY_MATCHES_TEXT = 'no ops: the known state already matches';
+
+/** How a change is marked in a diff, as Terraform marks it: `+` set or added, `-` removed, `~` changed in place. */
+export const CHANGE_SIGN: Readonly<Record<ChangeKind, '+' | '-' | '~'>> = {
+  set: '+',
+  add: '+',
+  replace: '~',
+  'member-change': '~',
+  remove: '-',
+};
+
+/** A change on one line without its sign: `Name: "old" -> "new"`, `Company (Id 12, ...): {...}`. */
+export function changeText(view: ChangeView): string {
+  switch (view.kind) {
+    case 'replace':
+    case 'member-change':
+      return `${view.label}: ${view.before} -> ${view.after}`;
+    case 'remove':
+      return `${view.label}: ${view.before}`;
+    case 'set':
+    case 'add':
+      return `${view.label}: ${view.after}`;
+  }
+}
+
+/** After a member-change: why one member shows as one change although it is sent as a Remove and an Add. */
+export const MEMBER_CHANGE_NOTE = '(removed and added again)';
+
+/** `2026-11-22 10:00:00 UTC` for an ISO 8601 date-time; the text as given when it is not one. */
+export function formatUtc(dateTime: string): string {
+  const time = Date.parse(dateTime);
+  if (Number.isNaN(time)) return dateTime;
+  return `${new Date(time).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/** The collection fields a plan's run treats as authoritative, in field-table order; undefined when the plan does not record its config. */
+export function authoritativeCollections(plan: PlanDocument): string[] | undefined {
+  const recorded = plan.madeWith?.collections;
+  if (recorded === undefined) return undefined;
+  return COLLECTION_FIELDS.map((field) => field.name as CollectionFieldName).filter((name) => recorded[name] === 'authoritative');
+}
+
+export interface UnknownApplyNote {
+  /** `warning` when apply may remove members that this plan does not show. */
+  readonly level: 'note' | 'warning';
+  readonly text: string;
+}
+
+/**
+ * What `apply` does with contracts whose known state is unknown, which their ops do not show: with
+ * reads, it reads them live first and plans them again (docs/architecture.md section 3.4), so in an
+ * authoritative collection it may remove members the desired state does not list.
+ */
+export function unknownApplyNote(plan: PlanDocument): UnknownApplyNote {
+  const them = unknownCount(plan) === 1 ? 'it' : 'them';
+  const savedPlan = '`apply PLAN.json` of a saved plan sends only the ops shown.';
+  const madeWith = plan.madeWith;
+  const authoritative = authoritativeCollections(plan);
+  if (madeWith === undefined || authoritative === undefined) {
+    return {
+      level: 'warning',
+      text:
+        `When reads are configured (api.read), \`contract-sync apply\` reads ${them} live first and plans ${them} again: ` +
+        `in collections in authoritative mode (the default), it may then remove members the desired state does not list. ${savedPlan}`,
+    };
+  }
+  if (!madeWith.reads) return { level: 'note', text: 'No reads are configured (api.read): `contract-sync apply` sends these ops as shown and removes no member.' };
+  const reads = `Reads are configured (api.read): \`contract-sync apply\` reads ${them} live first and plans ${them} again.`;
+  if (authoritative.length === 0) return { level: 'note', text: `${reads} Every collection is additive: it removes no member.` };
+  const names = authoritative.length === 1 ? authoritative[0]! : `${authoritative.slice(0, -1).join(', ')} and ${authoritative.at(-1)!}`;
+  return {
+    level: 'warning',
+    text:
+      `${reads} It may then remove members the desired state does not list from ${names} ` +
+      `(${authoritative.length === 1 ? 'the collection' : 'the collections'} in authoritative mode). ${savedPlan}`,
+  };
+}

@@ -1,21 +1,30 @@
 /**
- * The plan as a pull-request comment: headline, a summary table, then the contracts. Without a
- * base: one collapsible section per tenant, a ```diff block per changed contract. With a base
- * (`plan --base`): the contracts the pull request changes first, then those it no longer manages,
- * then the other contracts with ops (drift, or not applied yet), then how many match.
+ * The plan as a pull-request comment: title, where it comes from (head, base, contract-sync
+ * version, time), headline, a summary table, then the contracts. Without a base: one collapsible
+ * section per tenant, a ```diff block per changed contract. With a base (`plan --base`): the
+ * contracts the pull request changes first, then those it no longer manages, then the other
+ * contracts with ops (drift, or not applied yet), then how many match. With `links` (a CI job's
+ * repository, engine/plan/file-links.ts) and a head commit, file paths link to the file there.
  * Never longer than `maxLength` characters: what does not fit is summarised (GitHub refuses
  * comments over 65,536 characters). Pure.
  */
 import { escapeHtml, escapeInline } from '../markdown-escape.ts';
+import { commitUrl, fileUrl, type RepositoryLinks } from './file-links.ts';
 import {
   ALREADY_MATCHES_TEXT,
+  CHANGE_SIGN,
   changedContracts,
   changeSummary,
+  changeText,
+  formatUtc,
   headline,
   KNOWN_FROM_TEXT,
+  MEMBER_CHANGE_NOTE,
   plural,
+  shortCommit,
   tenantCounts,
   touchedContracts,
+  unknownApplyNote,
   unknownCount,
   unknownNote,
   untouchedChangedContracts,
@@ -28,6 +37,19 @@ export const MARKDOWN_MAX_LENGTH = 60_000;
 export interface MarkdownRenderOptions {
   /** Upper bound on the output length in characters; default 60,000. */
   readonly maxLength?: number;
+  /**
+   * Where the repository lives on the web (repositoryLinks() of the CI job's environment): file
+   * paths link to the file at the plan's head commit. No link for a plan of the working tree, whose
+   * files may differ from any commit.
+   */
+  readonly links?: RepositoryLinks;
+}
+
+interface RenderContext {
+  readonly maxLength: number;
+  readonly links: RepositoryLinks | undefined;
+  /** The commit the plan's files are at: undefined for the working tree. */
+  readonly head: string | undefined;
 }
 
 // Room kept for the closing lines and the truncation note; both are bounded (numbers and fixed text).
@@ -35,9 +57,36 @@ const RESERVE = 800;
 // The summary table stops growing here, so that contract sections always get room.
 const TABLE_SHARE = 0.25;
 
+// A ref is shown up to this length: the heading is written before any length check.
+const MAX_REF_LENGTH = 100;
+
 /** Inline code for a value from the user (a ref): backticks cannot be escaped inside it, so they are dropped. */
 function inlineCode(text: string): string {
-  return `\`${escapeHtml(text.replaceAll('`', ''))}\``;
+  const clipped = text.length > MAX_REF_LENGTH ? `${text.slice(0, MAX_REF_LENGTH - 1)}…` : text;
+  return `\`${escapeHtml(clipped.replaceAll('`', ''))}\``;
+}
+
+/** Inline code that links to `url` when there is one. */
+function linked(code: string, url: string | undefined): string {
+  return url === undefined ? code : `[${code}](${url})`;
+}
+
+/**
+ * Characters that change how the text around them is displayed without being seen (bidirectional
+ * overrides, zero-width characters, line and paragraph separators): a value holding one could show
+ * a reviewer something other than what is sent. Shown as the JSON escape `\u202e`.
+ */
+const INVISIBLE = /[\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u206F\uFEFF]/g;
+
+function visible(text: string): string {
+  return text.replace(INVISIBLE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** `file:line`, escaped, linked to the file at `commit` when the context has links. */
+function position(context: RenderContext, commit: string | undefined, file: string, line: number): string {
+  const text = escapeInline(`${file}:${line}`);
+  const url = context.links === undefined || commit === undefined ? undefined : fileUrl(context.links, commit, file, line);
+  return url === undefined ? text : `[${text}](${url})`;
 }
 
 /** A fence longer than any backtick run in `body`, so a value cannot close the code block. */
@@ -48,16 +97,17 @@ function fenceFor(body: string): string {
 }
 
 /** A contract's title and its changes as a diff block; with `tenant`, the title names it (sections that mix tenants). */
-function contractBlock(contract: PlanContract, tenant?: string): string {
+function contractBlock(context: RenderContext, contract: PlanContract, tenant?: string): string {
   const about = tenant === undefined ? '' : ` · ${escapeInline(tenant)}`;
-  const where = escapeInline(`${contract.file}:${contract.line}`);
+  const where = position(context, context.head, contract.file, contract.line);
   if (contract.ops.length === 0) return `**\`${contract.id}\`**${about} · ${where} · ${ALREADY_MATCHES_TEXT}\n\n`;
   const diff: string[] = [];
   for (const change of contract.changes) {
     const view = viewChange(change);
-    // In a diff block GitHub colours `-` red and `+` green: a replaced value is its old and new line.
-    if (view.kind !== 'set' && view.kind !== 'add') diff.push(`- ${view.label}: ${view.before}`);
-    if (view.kind !== 'remove') diff.push(`+ ${view.label}: ${view.after}`);
+    // Like the text plan: a changed value is one `~` line, old -> new; a member removed and added
+    // again (its two ops) too. GitHub colours `+` and `-` lines in a diff block.
+    const note = view.kind === 'member-change' ? `  ${MEMBER_CHANGE_NOTE}` : '';
+    diff.push(`${CHANGE_SIGN[view.kind]} ${visible(changeText(view))}${note}`);
   }
   const body = diff.join('\n');
   const fence = fenceFor(body);
@@ -65,12 +115,36 @@ function contractBlock(contract: PlanContract, tenant?: string): string {
   return `${title}\n\n${fence}diff\n${body}\n${fence}\n\n`;
 }
 
-function heading(plan: PlanDocument): string {
-  let out = `### contract-sync plan\n\n${escapeInline(headline(plan))}\n\n`;
+/** Head, base, contract-sync version and time: `Head [\`1a2b3c4\`](…) · base \`origin/main\` at \`5d6e7f8\` · …`. */
+function provenance(context: RenderContext, plan: PlanDocument): string {
+  const { ref, commit, base } = plan.source;
+  // Commits link only where files do: a plan of the working tree names HEAD, but its files may differ.
+  function commitLink(id: string): string {
+    const url = context.links === undefined || context.head === undefined ? undefined : commitUrl(context.links, id);
+    return linked(inlineCode(shortCommit(id)), url);
+  }
+  const parts: string[] = [];
+  if (ref === null) parts.push(commit === null ? 'Working tree' : `Working tree (uncommitted edits included) at ${inlineCode(shortCommit(commit))}`);
+  else if (commit === null) parts.push(`Ref ${inlineCode(ref)}`);
+  else parts.push(`Head ${commitLink(commit)}${ref === 'HEAD' || commit.startsWith(ref) ? '' : ` (${inlineCode(ref)})`}`);
+  if (base !== undefined) {
+    const mergeBase = base.mergeBase === base.commit ? '' : `, merge base ${commitLink(base.mergeBase)}`;
+    parts.push(`base ${inlineCode(base.ref)} at ${commitLink(base.commit)}${mergeBase}`);
+  }
+  if (plan.madeWith !== undefined) parts.push(`contract-sync ${escapeInline(plan.madeWith.version)}`);
+  parts.push(`planned ${escapeInline(formatUtc(plan.createdAt))}`);
+  return parts.join(' · ');
+}
+
+function heading(context: RenderContext, plan: PlanDocument): string {
+  let out = `### contract-sync plan\n\n${provenance(context, plan)}\n\n${escapeInline(headline(plan))}\n\n`;
   const change = changeSummary(plan, inlineCode);
   if (change !== undefined) out += `${change}\n\n`;
   const unknown = unknownCount(plan);
-  if (unknown > 0) out += `> [!NOTE]\n> ${escapeInline(unknownNote(unknown))}\n\n`;
+  if (unknown > 0) {
+    const apply = unknownApplyNote(plan);
+    out += `> [!${apply.level === 'warning' ? 'WARNING' : 'NOTE'}]\n> ${escapeInline(unknownNote(unknown))}\n>\n> ${apply.text}\n\n`;
+  }
   return out;
 }
 
@@ -102,8 +176,16 @@ function shortenedNote(maxLength: number, omitted: string): string {
   );
 }
 
-function renderByTenant(plan: PlanDocument, maxLength: number): string {
-  let out = summaryTable(plan, heading(plan), maxLength);
+/** What both layouts open with: the heading, the summary table, then sections about the whole plan. */
+function opening(context: RenderContext, plan: PlanDocument): string {
+  const out = summaryTable(plan, heading(context, plan), context.maxLength);
+  // Sections about the whole plan go here, one call each: after the summary, before the contracts.
+  return out;
+}
+
+function renderByTenant(context: RenderContext, plan: PlanDocument): string {
+  const { maxLength } = context;
+  let out = opening(context, plan);
 
   // Contracts with changes that did not fit, and their ops.
   let omittedContracts = 0;
@@ -124,7 +206,7 @@ function renderByTenant(plan: PlanDocument, maxLength: number): string {
     out += open;
     if (changed.length === 0) out += `${c.contracts === 1 ? 'Its contract matches' : `All ${c.contracts} contracts match`} the desired state.\n\n`;
     for (const [index, contract] of changed.entries()) {
-      const block = contractBlock(contract);
+      const block = contractBlock(context, contract);
       if (full || out.length + block.length + close.length + RESERVE > maxLength) {
         if (!full) out += `…and ${plural(changed.length - index, 'more contract')} to update, not shown.\n\n`;
         full = true;
@@ -141,8 +223,9 @@ function renderByTenant(plan: PlanDocument, maxLength: number): string {
 }
 
 /** Sections in the order a reviewer needs them: what this pull request changes comes first. */
-function renderPullRequest(plan: PlanDocument, maxLength: number): string {
-  let out = summaryTable(plan, heading(plan), maxLength);
+function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
+  const { maxLength } = context;
+  let out = opening(context, plan);
   let omittedContracts = 0;
   let omittedOps = 0;
   let omittedUnmanaged = 0;
@@ -158,7 +241,7 @@ function renderPullRequest(plan: PlanDocument, maxLength: number): string {
   const none = 'None: this pull request changes no contract of the desired state.\n\n';
   if (touched.length === 0 && fits(none)) out += none;
   for (const { tenant, contract } of touched) {
-    const block = contractBlock(contract, tenant);
+    const block = contractBlock(context, contract, tenant);
     if (fits(block)) {
       out += block;
       continue;
@@ -175,7 +258,8 @@ function renderPullRequest(plan: PlanDocument, maxLength: number): string {
       `${dropped.length === 1 ? 'it is' : 'they are'} left unchanged on the service.\n\n`;
     if (fits(intro)) out += intro;
     for (const contract of dropped) {
-      const line = `- **\`${contract.id}\`** · ${escapeInline(contract.tenant)} · was at ${escapeInline(`${contract.file}:${contract.line}`)}\n`;
+      // Declared at the merge base: the change is counted from there.
+      const line = `- **\`${contract.id}\`** · ${escapeInline(contract.tenant)} · was at ${position(context, plan.source.base?.mergeBase, contract.file, contract.line)}\n`;
       if (fits(line)) out += line;
       else omittedUnmanaged += 1;
     }
@@ -193,7 +277,7 @@ function renderPullRequest(plan: PlanDocument, maxLength: number): string {
     if (fits(open, close.length)) {
       out += open;
       for (const { tenant, contract } of others) {
-        const block = contractBlock(contract, tenant);
+        const block = contractBlock(context, contract, tenant);
         if (fits(block, close.length)) {
           out += block;
           continue;
@@ -226,5 +310,7 @@ export function renderPlanMarkdown(plan: PlanDocument, options: MarkdownRenderOp
   if (!Number.isInteger(maxLength) || maxLength < 2 * RESERVE) {
     throw new TypeError(`options.maxLength: expected an integer >= ${2 * RESERVE}, got ${String(maxLength)}`);
   }
-  return plan.source.base === undefined ? renderByTenant(plan, maxLength) : renderPullRequest(plan, maxLength);
+  const { ref, commit } = plan.source;
+  const context: RenderContext = { maxLength, links: options.links, head: ref === null || commit === null ? undefined : commit };
+  return plan.source.base === undefined ? renderByTenant(context, plan) : renderPullRequest(context, plan);
 }

@@ -1,5 +1,5 @@
 /** The JSON Schema of the plan document, derived from the field table and the op shapes (specs/plan.schema.json). */
-import { FIELD_NAMES } from '../model/fields.ts';
+import { COLLECTION_FIELDS, FIELD_NAMES } from '../model/fields.ts';
 import type { JsonSchema } from '../model/json-schema-type.ts';
 import { CONTRACT_ID_PATTERN, opShapes, SPEC_BASE_URL, TENANT_PATTERN } from '../model/json-schemas.ts';
 import { PLAN_VERSION } from './types.ts';
@@ -45,6 +45,22 @@ export function planSchema(): JsonSchema {
         type: 'object',
         properties: { tenants: COUNT, contracts: COUNT, changed: COUNT, ops: COUNT, touched: COUNT, noLongerManaged: COUNT },
         required: ['tenants', 'contracts', 'changed', 'ops'],
+        additionalProperties: false,
+      },
+      madeWith: {
+        type: 'object',
+        description: 'Recorded by the contract-sync CLI: what a reviewer needs to know about the run that made the plan.',
+        properties: {
+          version: { type: 'string', minLength: 1, maxLength: 100, description: 'The contract-sync version that computed the ops.' },
+          reads: { type: 'boolean', description: 'api.read is configured: apply without a plan file reads each contract live first.' },
+          collections: {
+            type: 'object',
+            description: 'Each collection field\'s mode; authoritative removes known members the desired state does not list.',
+            properties: Object.fromEntries(COLLECTION_FIELDS.map((field) => [field.name, { enum: ['authoritative', 'additive'] }])),
+            additionalProperties: false,
+          },
+        },
+        required: ['version', 'reads', 'collections'],
         additionalProperties: false,
       },
     },

@@ -1,4 +1,5 @@
-import type { FieldName } from '../model/fields.ts';
+import type { CollectionMode } from '../config/types.ts';
+import type { CollectionFieldName, FieldName } from '../model/fields.ts';
 import type { Op } from '../model/types.ts';
 
 /** The plan document version this code writes and reads (docs/architecture.md section 5). */
@@ -88,6 +89,22 @@ export interface PlanSummary {
   readonly noLongerManaged?: number;
 }
 
+/**
+ * What a reviewer needs to know about the run that made a plan and its ops do not say: recorded
+ * by the CLI (createPlan takes data only), so that `show PLAN.json` renders it as `plan` did.
+ */
+export interface PlanMadeWith {
+  /** The contract-sync version that computed the ops. */
+  readonly version: string;
+  /**
+   * Whether the config has reads (api.read): then `apply` without a plan file reads each contract
+   * live before patching it, so a contract whose known state is unknown here is planned again.
+   */
+  readonly reads: boolean;
+  /** Each collection field's mode: in authoritative mode, known members the desired state does not list are removed. */
+  readonly collections: Readonly<Partial<Record<CollectionFieldName, CollectionMode>>>;
+}
+
 export interface PlanDocument {
   readonly version: typeof PLAN_VERSION;
   readonly createdAt: string;
@@ -96,4 +113,6 @@ export interface PlanDocument {
   /** Only with a base: contracts removed from the desired state by the change; the engine never deletes. */
   readonly noLongerManaged?: readonly PlanUnmanagedContract[];
   readonly summary: PlanSummary;
+  /** Absent from plans made by a library call, or before contract-sync recorded it. */
+  readonly madeWith?: PlanMadeWith;
 }

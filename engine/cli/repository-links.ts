@@ -1,0 +1,30 @@
+/**
+ * Adapter: where a plan's files are on the web in a CI job (GitHub Actions, GitLab CI), for the
+ * markdown plan's links; undefined elsewhere. Reads the environment and looks for the work tree's
+ * top, because the plan's files are relative to --repo, which may be a directory inside it.
+ */
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { repositoryLinks, type RepositoryLinks } from '../plan/file-links.ts';
+import type { CliIo } from './io.ts';
+
+/** The nearest directory at or above `dir` holding `.git` (a directory, or a file in a linked work tree). */
+async function workTreeTop(dir: string): Promise<string | undefined> {
+  for (let current = dir; ; current = path.dirname(current)) {
+    const found = await stat(path.join(current, '.git')).then(
+      () => true,
+      () => false,
+    );
+    if (found) return current;
+    if (path.dirname(current) === current) return undefined;
+  }
+}
+
+/** `repoDir`: the directory the plan's file paths are relative to (absolute). */
+export async function ciRepositoryLinks(io: CliIo, repoDir: string): Promise<RepositoryLinks | undefined> {
+  // Outside CI, nothing is read from the file system.
+  if (repositoryLinks(io.env) === undefined) return undefined;
+  const top = await workTreeTop(repoDir);
+  if (top === undefined) return undefined;
+  return repositoryLinks(io.env, path.relative(top, repoDir).split(path.sep).join('/'));
+}
