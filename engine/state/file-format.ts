@@ -151,6 +151,11 @@ export function parseStateRecord(text: string, file: string, tenant: string, con
   if (record.tenant !== tenant || record.contractId !== contractId) {
     throw new StateFormatError(file, `holds tenant ${JSON.stringify(record.tenant)} contract ${JSON.stringify(record.contractId)}, but its path says ${tenant} ${contractId}`);
   }
+  return checkedStateRecord(record, file, tenant, contractId);
+}
+
+/** The record `record` holds for `tenant` and `contractId`, its fields checked; `file` names it in errors. */
+export function checkedStateRecord(record: Record<string, unknown>, file: string, tenant: string, contractId: string): StateRecord {
   const { fields, appliedAt, commit, fingerprint } = record;
   if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) throw new StateFormatError(file, '"fields" must be an object');
   if (appliedAt !== undefined && typeof appliedAt !== 'string') throw new StateFormatError(file, '"appliedAt" must be a string');
