@@ -12,9 +12,10 @@
  *   which it overrides: a store written by an older engine reads unchanged, and is migrated into
  *   the journal by the first compaction.
  * - Writers append whole lines, each batch preceded by `\n`, and fsync before a write is
- *   acknowledged. A line without its newline, or whose CRC does not match, is what a crash left
- *   torn mid-append: never acknowledged, it is skipped wherever it is (the next batch's leading
- *   `\n` ends it, so it cannot swallow a later line). Empty lines are skipped.
+ *   acknowledged. A line whose CRC does not match is what a crash left torn mid-append: never
+ *   acknowledged, it is skipped wherever it is (the next batch's leading `\n` ends it, so it cannot
+ *   swallow a later line). A last line whose CRC matches counts, newline or not: all of it was
+ *   written, and it reads the same once the next batch's `\n` ends it. Empty lines are skipped.
  * - A line with a matching CRC that is not a record this engine reads (an unknown `v`, a bad field)
  *   is refused (StateFormatError), like a per-contract file.
  * - `v` and `id` come first, in this order, so that a reader looking for a few ids skips the other
@@ -62,7 +63,7 @@ export interface JournalReplay {
   readonly entries: Map<string, StateRecord | null>;
   /** Bytes of the lines that still count (the last entry of each id read). */
   readonly liveBytes: number;
-  /** Lines skipped as torn (no newline, or a CRC that does not match). */
+  /** Lines skipped as torn (a CRC that does not match). */
   readonly torn: number;
 }
 
@@ -124,7 +125,7 @@ export function replayJournal(bytes: Buffer, file: string, tenant: string, wante
         continue;
       }
     }
-    if (newline === -1 || !isWhole(bytes, start, end)) {
+    if (!isWhole(bytes, start, end)) {
       torn += 1;
       start = next;
       continue;
