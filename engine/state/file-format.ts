@@ -2,7 +2,9 @@
  * The file backend's format (`state: { backend: file, path: DIR }`), defined here for every reader
  * and writer. Pure.
  *
- *   DIR/<tenant>/<ContractId>.json   one file per contract, UTF-8 JSON:
+ *   DIR/<tenant>/.records.jsonl      the tenant's contract records, one journal (journal-format.ts);
+ *                                    read on top of the older layout's per-contract files:
+ *   DIR/<tenant>/<ContractId>.json   one file per contract (written before the journal), UTF-8 JSON:
  *   { "version": 1, "tenant": "acme", "contractId": "4711",
  *     "appliedAt": "2027-01-01T00:00:00.000Z", "commit": "<git sha>" | null,
  *     "fingerprint": "sha256:...", "fields": { ...ContractFields } }
@@ -21,11 +23,12 @@
  *   fingerprint(fields), `appliedAt` when the PATCH succeeded, `commit` the git commit the desired
  *   state came from. Writers always write these three; readers accept records without them
  *   (written before they existed), so the version stays 1.
- * - One file per contract, so that a writer records each contract as soon as its PATCH succeeds.
- *   Every write is atomic and durable (atomic-write.ts): write `.<name>.<random>.tmp` in the same
- *   directory, fsync it, rename it over `<name>`, fsync the directory. A reader sees the old
- *   record or the new one, never a torn one. A crash leaves at most a `.tmp` file, which readers
- *   skip and the next lock holder removes.
+ * - The per-contract files are this engine's older layout: it still reads them (the journal
+ *   overrides them) and its first compaction migrates them; it writes records only to the journal.
+ * - The run record and a compacted journal are written atomically and durably (atomic-write.ts):
+ *   write `.<name>.<random>.tmp` in the same directory, fsync it, rename it over `<name>`, fsync
+ *   the directory. A reader sees the old file or the new one, never a torn one. A crash leaves at
+ *   most a `.tmp` file, which readers skip and the next lock holder removes.
  * - Tenant names and ContractIds are safe file names: both patterns start with a letter or digit
  *   and allow no `/` (specs/contracts.schema.json); the stores refuse any other name.
  * - Readers ignore names starting with `.` (temporary files, the run record, the lock) and names
@@ -151,6 +154,11 @@ export function parseStateRecord(text: string, file: string, tenant: string, con
   if (record.tenant !== tenant || record.contractId !== contractId) {
     throw new StateFormatError(file, `holds tenant ${JSON.stringify(record.tenant)} contract ${JSON.stringify(record.contractId)}, but its path says ${tenant} ${contractId}`);
   }
+  return checkedStateRecord(record, file, tenant, contractId);
+}
+
+/** The record `record` holds for `tenant` and `contractId`, its fields checked; `file` names it in errors. */
+export function checkedStateRecord(record: Record<string, unknown>, file: string, tenant: string, contractId: string): StateRecord {
   const { fields, appliedAt, commit, fingerprint } = record;
   if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) throw new StateFormatError(file, '"fields" must be an object');
   if (appliedAt !== undefined && typeof appliedAt !== 'string') throw new StateFormatError(file, '"appliedAt" must be a string');

@@ -26,12 +26,19 @@ export interface FileStateStoreOptions {
   readonly timers?: IntervalTimers;
   /** Unique names for temporary files and lock ids. */
   readonly randomId?: () => string;
+  /**
+   * A tenant's journal is compacted (by the lock holder, before it lets go, or during a run) once
+   * it holds more than this many times the size of its live records; 1 compacts any dead line.
+   * Default 2.
+   */
+  readonly compactRatio?: number;
 }
 
 export type FileStoreSettings = Required<FileStateStoreOptions>;
 
 export const DEFAULT_STALE_LOCK_MS = 60_000;
 export const DEFAULT_POLL_MS = 200;
+export const DEFAULT_COMPACT_RATIO = 2;
 
 /** Signal 0 checks that a process exists without touching it; EPERM means it exists as another user. */
 export function isProcessAlive(pid: number): boolean {
@@ -84,6 +91,10 @@ export function resolveFileStoreOptions(options: FileStateStoreOptions = {}): Fi
   if (timers !== undefined && (typeof timers?.setInterval !== 'function' || typeof timers.clearInterval !== 'function')) {
     throw new TypeError(`options.timers: expected { setInterval, clearInterval } functions, got ${describe(timers)}`);
   }
+  const { compactRatio } = options;
+  if (compactRatio !== undefined && (typeof compactRatio !== 'number' || !Number.isFinite(compactRatio) || compactRatio < 1)) {
+    throw new TypeError(`options.compactRatio: expected a finite number >= 1, got ${describe(compactRatio)}`);
+  }
   const staleLockMs = options.staleLockMs ?? DEFAULT_STALE_LOCK_MS;
   const heartbeatMs = options.heartbeatMs ?? staleLockMs / 4;
   // A heartbeat no more frequent than the stale age would let a live run's lock look stale.
@@ -101,5 +112,6 @@ export function resolveFileStoreOptions(options: FileStateStoreOptions = {}): Fi
     isProcessAlive: options.isProcessAlive ?? isProcessAlive,
     timers: timers ?? globalTimers,
     randomId: options.randomId ?? defaultRandomId,
+    compactRatio: compactRatio ?? DEFAULT_COMPACT_RATIO,
   };
 }

@@ -1,36 +1,26 @@
 /**
- * Adapter: the file backend (format: file-format.ts). Contract records and the run record are
- * written atomically and durably (atomic-write.ts); the per-tenant lock is file-lock.ts.
+ * Adapter: the file backend (formats: file-format.ts, journal-format.ts). A tenant's contract
+ * records are one append-only journal (tenant-journal.ts), read with one file read and compacted
+ * by the tenant's lock holder before it lets the lock go; the run record is written atomically and
+ * durably (atomic-write.ts); the per-tenant lock is file-lock.ts.
  */
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ensureDirectory, syncDirectory, writeFileDurably } from './atomic-write.ts';
-import {
-  contractIdOfFile,
-  parseRunRecord,
-  parseStateRecord,
-  RUN_FILE_NAME,
-  serialiseRunRecord,
-  serialiseStateRecord,
-  stateFileName,
-  stateRecordOf,
-  StateFormatError,
-  type StateRecord,
-} from './file-format.ts';
+import { ensureDirectory, writeFileDurably } from './atomic-write.ts';
+import { contractIdOfFile, parseRunRecord, RUN_FILE_NAME, serialiseRunRecord, stateRecordOf, StateFormatError, type StateRecord } from './file-format.ts';
 import { acquireFileLock, forceRemoveFileLock, readFileLockHolder } from './file-lock.ts';
 import { checkHistoryEntry, checkHistoryQuery, selectHistory, type RunHistoryEntry } from './history.ts';
+import { JOURNAL_FILE_NAME, journalRecordLine, journalRemovalLine } from './journal-format.ts';
 import type { LockHolder } from './lock-timeout-message.ts';
 import { fingerprint } from '../plan/fingerprint.ts';
 import { resolveFileStoreOptions, type FileStateStoreOptions } from './file-store-options.ts';
 import { checkLockOptions } from './lock-options.ts';
 import { checkApplied, checkContractId, checkRunRecord, checkTenant } from './store-input.ts';
+import { entriesOf, readTenantRecords, tenantJournal, type TenantJournal } from './tenant-journal.ts';
 import type { AppliedContract, HistoryQuery, KnownContract, KnownContracts, LockOptions, StateStore, StoredContract, TenantLock, TenantRunRecord } from './types.ts';
 
 /** The run history's directory inside the state directory: a dot name, never a tenant's. */
 export const HISTORY_DIR_NAME = '.history';
-
-// Files read at once: enough to hide latency, few enough to stay far from the open-file limit.
-const CONCURRENCY = 64;
 
 /** The text of a file, or undefined when there is none. */
 async function readIfPresent(file: string): Promise<string | undefined> {
@@ -42,25 +32,8 @@ async function readIfPresent(file: string): Promise<string | undefined> {
   }
 }
 
-/** A contract's record, or undefined when it has none (never applied). */
-async function readRecord(tenantDir: string, tenant: string, contractId: string): Promise<StateRecord | undefined> {
-  const file = path.join(tenantDir, stateFileName(contractId));
-  const text = await readIfPresent(file);
-  return text === undefined ? undefined : parseStateRecord(text, file, tenant, contractId);
-}
-
 function byName(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** Directory entries, or none when the directory does not exist. */
-async function entriesOf(directory: string): Promise<string[]> {
-  try {
-    return await readdir(directory);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
 }
 
 function storedOf(record: StateRecord): StoredContract {
@@ -90,44 +63,46 @@ function parseHistoryEntry(text: string, file: string): RunHistoryEntry {
 
 export function fileStateStore(directory: string, options: FileStateStoreOptions = {}): StateStore {
   const settings = resolveFileStoreOptions(options);
+  // One per tenant this instance wrote to or locked: its appends and compactions, one at a time.
+  const journals = new Map<string, TenantJournal>();
 
   function tenantDirOf(tenant: string): string {
     checkTenant(tenant);
     return path.join(directory, tenant);
   }
 
+  function journalOf(tenant: string): TenantJournal {
+    let journal = journals.get(tenant);
+    if (journal === undefined) {
+      journal = tenantJournal(tenantDirOf(tenant), tenant, { compactRatio: settings.compactRatio, randomId: settings.randomId });
+      journals.set(tenant, journal);
+    }
+    return journal;
+  }
+
+  /** Still ours when the run lets go: a lock taken away (`state unlock --force`) is not compacted under. */
+  async function stillHeld(tenant: string, owner: string): Promise<boolean> {
+    const holder = await readFileLockHolder(tenantDirOf(tenant));
+    return holder?.owner === owner && holder.pid === settings.pid && holder.hostname === settings.hostname;
+  }
+
   return {
     async readTenant(tenant: string, only?: ReadonlySet<string>): Promise<KnownContracts> {
       const tenantDir = tenantDirOf(tenant);
-      let ids: string[];
       if (only !== undefined) {
         for (const id of only) checkContractId(id);
-        ids = [...only];
-      } else {
-        try {
-          ids = (await readdir(tenantDir)).flatMap((name) => contractIdOfFile(name) ?? []);
-        } catch (error) {
-          // Nothing applied yet for this tenant.
-          if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
-          throw error;
-        }
+        if (only.size === 0) return new Map();
       }
-      ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const { records } = await readTenantRecords(tenantDir, tenant, only);
       const known = new Map<string, KnownContract>();
-      for (let start = 0; start < ids.length; start += CONCURRENCY) {
-        const batch = ids.slice(start, start + CONCURRENCY);
-        const records = await Promise.all(batch.map((id) => readRecord(tenantDir, tenant, id)));
-        for (const record of records) if (record !== undefined) known.set(record.contractId, { fields: record.fields, from: 'state' });
-      }
+      for (const [id, record] of records) known.set(id, { fields: record.fields, from: 'state' });
       return known;
     },
 
     async writeContract(tenant: string, applied: AppliedContract): Promise<void> {
-      const tenantDir = tenantDirOf(tenant);
+      tenantDirOf(tenant);
       checkApplied(applied);
-      await ensureDirectory(tenantDir);
-      const text = serialiseStateRecord(stateRecordOf(tenant, applied));
-      await writeFileDurably(tenantDir, stateFileName(applied.contractId), text, settings.randomId());
+      await journalOf(tenant).append(journalRecordLine(stateRecordOf(tenant, applied)));
     },
 
     async readRun(tenant: string): Promise<TenantRunRecord | undefined> {
@@ -146,48 +121,66 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     async lock(tenant: string, lockOptions: LockOptions): Promise<TenantLock> {
       const tenantDir = tenantDirOf(tenant);
       checkLockOptions(lockOptions);
-      return acquireFileLock(tenant, tenantDir, lockOptions, settings);
+      const lock = await acquireFileLock(tenant, tenantDir, lockOptions, settings);
+      const journal = journalOf(tenant);
+      try {
+        await journal.hold();
+      } catch (error) {
+        await lock.release();
+        throw error;
+      }
+      let released: Promise<void> | undefined;
+      async function release(): Promise<void> {
+        try {
+          // The end of a run: the journal is compacted before another run may take the tenant.
+          // A failed compaction leaves it as it was, only longer to read; the next holder tries again.
+          await journal.letGo(() => stillHeld(tenant, lockOptions.owner)).catch(() => undefined);
+        } finally {
+          await lock.release();
+        }
+      }
+      return {
+        tenant,
+        release(): Promise<void> {
+          released ??= release();
+          return released;
+        },
+      };
     },
 
     async listTenants(): Promise<string[]> {
       const tenants: string[] = [];
       for (const name of (await entriesOf(directory)).sort(byName)) {
         if (name.startsWith('.')) continue;
-        const names = await entriesOf(path.join(directory, name)).catch((error: unknown) => {
+        const names: string[] = await entriesOf(path.join(directory, name)).catch((error: unknown) => {
           // A file where a tenant's directory would be: not a tenant.
           if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return [];
           throw error;
         });
         if (names.some((entry) => entry === RUN_FILE_NAME || contractIdOfFile(entry) !== undefined)) tenants.push(name);
+        // A journal whose every record was removed is no tenant's.
+        else if (names.includes(JOURNAL_FILE_NAME) && (await readTenantRecords(path.join(directory, name), name)).records.size > 0) tenants.push(name);
       }
       return tenants;
     },
 
     async listRecords(tenant: string): Promise<StoredContract[]> {
-      const tenantDir = tenantDirOf(tenant);
-      const ids = (await entriesOf(tenantDir)).flatMap((name) => contractIdOfFile(name) ?? []).sort(byName);
-      const records: StoredContract[] = [];
-      for (let start = 0; start < ids.length; start += CONCURRENCY) {
-        const batch = await Promise.all(ids.slice(start, start + CONCURRENCY).map((id) => readRecord(tenantDir, tenant, id)));
-        for (const record of batch) if (record !== undefined) records.push(storedOf(record));
-      }
-      return records;
+      const { records } = await readTenantRecords(tenantDirOf(tenant), tenant);
+      return [...records.values()].map(storedOf);
     },
 
     async readRecord(tenant: string, contractId: string): Promise<StoredContract | undefined> {
       const tenantDir = tenantDirOf(tenant);
       checkContractId(contractId);
-      const record = await readRecord(tenantDir, tenant, contractId);
+      const record = (await readTenantRecords(tenantDir, tenant, new Set([contractId]))).records.get(contractId);
       return record === undefined ? undefined : storedOf(record);
     },
 
     async removeRecord(tenant: string, contractId: string): Promise<boolean> {
       const tenantDir = tenantDirOf(tenant);
       checkContractId(contractId);
-      const file = path.join(tenantDir, stateFileName(contractId));
-      if ((await readIfPresent(file)) === undefined) return false;
-      await rm(file, { force: true });
-      await syncDirectory(tenantDir);
+      if (!(await readTenantRecords(tenantDir, tenant, new Set([contractId]))).records.has(contractId)) return false;
+      await journalOf(tenant).append(journalRemovalLine(contractId));
       return true;
     },
 

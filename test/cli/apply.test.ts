@@ -59,7 +59,7 @@ describe('contract-sync apply', () => {
     const run = await runCli(['apply', '--ref', 'HEAD'], dir, { ...fleet.env, PATH: process.env.PATH ?? '' });
 
     expect(run.code, run.stderr).toBe(0);
-    const record = JSON.parse(await readFile(path.join(dir, '.contract-sync/state/tenant-a/tenant-a-0001.json'), 'utf8'));
+    const record = await fileStateStore(path.join(dir, '.contract-sync/state')).readRecord('tenant-a', 'tenant-a-0001');
     expect(record).toMatchObject({ commit: head, fingerprint: expect.stringMatching(/^sha256:/) });
     expect(await fileStateStore(path.join(dir, '.contract-sync/state')).readRun('tenant-a')).toMatchObject({ lastAppliedCommit: head, pending: [] });
   });

@@ -108,20 +108,13 @@ describe('fileStateStore: writing contracts', () => {
 
     await store.writeContract('acme', applied('4711', 'first'));
 
-    const file = path.join(dir, 'state', 'nested', 'acme', '4711.json');
-    expect(parseStateRecord(await readFile(file, 'utf8'), file, 'acme', '4711')).toStrictEqual({
-      version: 1,
-      tenant: 'acme',
-      contractId: '4711',
-      appliedAt: '2027-01-01T00:00:00.000Z',
-      commit: 'a'.repeat(40),
-      fingerprint: 'sha256:first',
-      fields: applied('4711', 'first').fields,
-    });
+    const journal = await readFile(path.join(dir, 'state', 'nested', 'acme', '.records.jsonl'), 'utf8');
+    expect(journal).toMatch(/^\n[0-9a-f]{8} \{"v":1,"id":"4711","appliedAt":"2027-01-01T00:00:00.000Z","commit":"a{40}","fingerprint":"sha256:first","fields":\{"Name":"first",/);
+    expect(await store.readRecord('acme', '4711')).toStrictEqual(applied('4711', 'first'));
     expect([...(await store.readTenant('acme'))]).toEqual([['4711', { fields: applied('4711', 'first').fields, from: 'state' }]]);
   });
 
-  it('overwrites a record, leaving no temporary file behind', async () => {
+  it('overwrites a record by appending to the tenant\'s journal, leaving no other file behind', async () => {
     const store = fileStateStore(dir);
     await store.writeContract('acme', applied('4711', 'first'));
 
@@ -131,9 +124,9 @@ describe('fileStateStore: writing contracts', () => {
     const known = await store.readTenant('acme');
     expect(known.get('4711')?.fields.Name).toBe('second');
     expect(known.get('4712')?.fields.Name).toBe('other');
-    const raw = JSON.parse(await readFile(path.join(dir, 'acme', '4711.json'), 'utf8')) as StateRecord;
-    expect(raw.commit).toBeNull();
-    expect((await readdir(path.join(dir, 'acme'))).sort()).toEqual(['4711.json', '4712.json']);
+    expect((await store.readRecord('acme', '4711'))?.commit).toBeNull();
+    expect(await readdir(path.join(dir, 'acme'))).toEqual(['.records.jsonl']);
+    expect((await readFile(path.join(dir, 'acme', '.records.jsonl'), 'utf8')).split('\n').filter((line) => line !== '')).toHaveLength(3);
   });
 
   it('never shows a reader a partial record while the record is replaced', async () => {
