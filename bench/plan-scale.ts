@@ -1,0 +1,461 @@
+/**
+ * How `contract-sync validate` and `plan` scale (issue 14): the compiled CLI (bin/contract-sync.js,
+ * run by `npm run bench:plan-scale` after a build) on repositories of 10,000 contracts (10 tenants)
+ * and 100,000 (100 tenants), files of 100 contracts, as bench/generate-contracts.ts writes them.
+ *
+ * Every figure is a child process (`node --import <preload> ...`, the preload writing the child's
+ * process.resourceUsage() at exit), measured as CPU seconds (user+sys of the child, plus the git
+ * processes it waited for where /proc says so), wall seconds and peak RSS; medians of RUNS runs,
+ * the rounds interleaved so that load on the shared machine hits every figure alike:
+ * - baselines on the same files: a child that reads every file into memory, then parses each with
+ *   a bare `JSON.parse` (the same data serialised as JSON, one .json file per .yaml file) or a bare
+ *   js-yaml core-schema `load`; start-up and reading are in them as they are in the CLI's figures,
+ *   and the parse alone (timed inside the child) is in the JSON line as parseCpuS;
+ * - `validate`;
+ * - `plan` with an empty file state store, and with a populated one in which one contract in ten
+ *   differs from the desired state (records in the file store's format, run records through
+ *   StateStore.writeRun);
+ * - `plan --format json` and `plan --out FILE`, nothing known;
+ * - a pull request's plan: the repository is a git repository (the files committed on main, then a
+ *   branch editing one file), every tenant's run record names main's commit as the last applied;
+ *   `plan --ref HEAD --base main`;
+ * - `--version`: start-up, the denominator of the pull request's plan.
+ * Targets (on CPU ratios, measured in the same run): validate <= 2x js-yaml, plan <= 2.5x js-yaml,
+ * peak RSS <= 512 MiB, plan --format json works, the pull request's plan <= 3x --version.
+ * A child that fails is reported with the first line of its error; the bench goes on.
+ * Prints, per size, one JSON line per figure {"bench":"plan-scale", contracts, figure, cpuS, wallS,
+ * peakRssMiB, ...}, then a table for people.
+ *   npm run bench:plan-scale                     BENCH_SIZES=10000,100000 BENCH_RUNS=3
+ *   npx tsx bench/plan-scale.ts --sizes 10000 --runs 5 (after npm run build)
+ */
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { CORE_SCHEMA, load } from 'js-yaml';
+import { stringify } from 'yaml';
+import { planningFingerprint } from '../engine/apply/incremental.ts';
+import { readConfig } from '../engine/config/index.ts';
+import type { ContractFields } from '../engine/model/index.ts';
+import { fingerprint } from '../engine/plan/index.ts';
+import { fileStateStore, serialiseStateRecord, stateFileName, stateRecordOf, type AppliedContract } from '../engine/state/index.ts';
+import { writeContractsRepo } from './generate-contracts.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const BIN = path.join(ROOT, 'bin/contract-sync.js');
+const PER_FILE = 100;
+/** Start-up is short and noisy: it is run this many times per round. */
+const VERSION_REPEAT = 5;
+
+const { values: flags } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: process.env.BENCH_SIZES ?? '10000,100000' },
+    runs: { type: 'string', default: process.env.BENCH_RUNS ?? '3' },
+  },
+});
+const SIZES = flags.sizes.split(',').map(Number);
+const RUNS = Number(flags.runs);
+for (const size of SIZES) if (!Number.isInteger(size) || size < 1000) throw new TypeError(`--sizes: expected numbers of contracts >= 1000, got ${flags.sizes}`);
+if (!Number.isInteger(RUNS) || RUNS < 1) throw new TypeError(`--runs: expected a positive integer, got ${flags.runs}`);
+
+/**
+ * Loaded into every child: at exit, writes its resource usage to $BENCH_USAGE_FILE. maxRSS is in
+ * KiB, CPU times in µs. On Linux, /proc/self/stat adds the CPU of the children it waited for (git),
+ * in clock ticks of 1/100 s. The 'exit' event also comes after an uncaught error; not after a
+ * fatal V8 error (out of memory), which then has no figures.
+ */
+const PRELOAD = `
+import { readFileSync, writeFileSync } from 'node:fs';
+const file = process.env.BENCH_USAGE_FILE;
+if (file) process.on('exit', () => {
+  const usage = process.resourceUsage();
+  let childrenCpuUs = 0;
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    childrenCpuUs = (Number(fields[13]) + Number(fields[14])) * 10000;
+  } catch {}
+  writeFileSync(file, JSON.stringify({ maxRssKiB: usage.maxRSS, cpuUs: usage.userCPUTime + usage.systemCPUTime + childrenCpuUs }));
+});`;
+const PRELOAD_URL = `data:text/javascript,${encodeURIComponent(PRELOAD)}`;
+
+/** The baseline child: reads every file of argv[1] (a directory tree) into memory, then parses them all. */
+const BASELINE = `
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { CORE_SCHEMA, load } from 'js-yaml';
+const [, dir, parser] = process.argv;
+const texts = readdirSync(dir, { recursive: true }).filter((name) => name.endsWith(parser === 'json' ? '.json' : '.yaml')).map((name) => readFileSync(path.join(dir, name), 'utf8'));
+const before = process.cpuUsage();
+let contracts = 0;
+for (const text of texts) contracts += Object.keys((parser === 'json' ? JSON.parse(text) : load(text, { schema: CORE_SCHEMA })).contracts).length;
+const used = process.cpuUsage(before);
+process.stdout.write(JSON.stringify({ files: texts.length, contracts, parseCpuS: (used.user + used.system) / 1e6 }));`;
+
+interface Sample {
+  readonly cpuS: number;
+  readonly wallS: number;
+  readonly peakRssMiB: number;
+  /** The first line of the error, when the child failed. */
+  readonly error?: string;
+  readonly stdoutHead: string;
+}
+
+interface Figure {
+  readonly name: string;
+  readonly args: readonly string[];
+  /** The figure it is a ratio to, and the highest acceptable ratio. */
+  readonly ratioTo?: { readonly figure: string; readonly target?: number };
+  readonly repeat?: number;
+  /** The baseline children run in the package, so that they find js-yaml; the CLI in the repository. */
+  readonly cwd?: string;
+  /** What is wrong with the output of a run that succeeded (its first 4 KiB), if anything. */
+  readonly check?: (head: string) => string | undefined;
+}
+
+/** The line that names the error: node's `RangeError: ...`, the CLI's `internal error: ...`, V8's `FATAL ERROR`. */
+function errorLine(stderr: string, status: number | null, signal: string | null): string {
+  const lines = stderr.split('\n').map((line) => line.trim()).filter(Boolean);
+  const line = lines.find((l) => /\b(\w*Error|FATAL ERROR|error)\b/.test(l)) ?? lines.at(-1);
+  return `${signal ? `killed by ${signal}` : `exit ${status}`}${line ? `: ${line.slice(0, 200)}` : ''}`;
+}
+
+function runChild(args: readonly string[], cwd: string, scratch: string): Sample {
+  const usageFile = path.join(scratch, 'usage.json');
+  const outFile = path.join(scratch, 'stdout');
+  const errFile = path.join(scratch, 'stderr');
+  rmSync(usageFile, { force: true });
+  const out = openSync(outFile, 'w');
+  const err = openSync(errFile, 'w');
+  const start = process.hrtime.bigint();
+  let result;
+  try {
+    result = spawnSync(process.execPath, ['--import', PRELOAD_URL, ...args], {
+      cwd,
+      stdio: ['ignore', out, err],
+      env: { ...process.env, BENCH_USAGE_FILE: usageFile, CONTRACT_SYNC_LOG_LEVEL: 'warn', NO_COLOR: '1' },
+    });
+  } finally {
+    closeSync(out);
+    closeSync(err);
+  }
+  const wallS = Number(process.hrtime.bigint() - start) / 1e9;
+  const usage = existsSync(usageFile) ? (JSON.parse(readFileSync(usageFile, 'utf8')) as { maxRssKiB: number; cpuUs: number }) : undefined;
+  const stdoutHead = readHead(outFile);
+  const failed = result.status !== 0 || result.error !== undefined;
+  return {
+    cpuS: usage ? usage.cpuUs / 1e6 : Number.NaN,
+    wallS,
+    peakRssMiB: usage ? usage.maxRssKiB / 1024 : Number.NaN,
+    stdoutHead,
+    ...(failed ? { error: result.error ? result.error.message : errorLine(readFileSync(errFile, 'utf8'), result.status, result.signal) } : {}),
+  };
+}
+
+/** The first 4 KiB of a file: enough for a plan's headline, without reading 100 MB of plan text. */
+function readHead(file: string): string {
+  const fd = openSync(file, 'r');
+  try {
+    const buffer = Buffer.alloc(4096);
+    return buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function median(values: readonly number[]): number {
+  const sorted = values.filter((value) => !Number.isNaN(value)).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+function git(dir: string, ...args: string[]): string {
+  const result = spawnSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid', '-c', 'commit.gpgsign=false', ...args], { cwd: dir, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${result.stderr}`);
+  return result.stdout.trim();
+}
+
+/** The known state of one contract in ten differs from its desired state, one of five ways. */
+function knownFor(desired: ContractFields, index: number): ContractFields {
+  const known = structuredClone(desired);
+  switch ((index / 10) % 5) {
+    case 0:
+      known.Name = `${known.Name} (old)`;
+      break;
+    case 1:
+      known.OrganizationalUnit = [{ Id: known.OrganizationalUnit![0]!.Id, Name: 'Renamed unit' }];
+      break;
+    case 2:
+      known.Company = [...known.Company!, { Id: 5000, RelationType: 'Broker' }];
+      break;
+    case 3:
+      delete known.Owner;
+      break;
+    default:
+      known.ValidTo = '2020-12-31T23:59:59Z';
+  }
+  return known;
+}
+
+interface Prepared {
+  readonly repo: string;
+  readonly jsonDir: string;
+  readonly emptyConfig: string;
+  readonly tenants: number;
+  readonly files: number;
+  readonly changed: number;
+}
+
+/**
+ * The repository (a git repository: main, then branch `change` editing one contract's Name in one
+ * file), the same files as JSON, the populated store under the repository's default
+ * .contract-sync/state, and a config naming an empty store.
+ */
+async function prepare(dir: string, contracts: number): Promise<Prepared> {
+  const started = performance.now();
+  const tenants = Math.max(1, Math.round(contracts / 1000));
+  const repo = path.join(dir, 'repo');
+  await writeContractsRepo(repo, { contracts, tenants, perFile: PER_FILE });
+  await writeFile(path.join(repo, '.gitignore'), '.contract-sync/\n');
+  git(repo, 'init', '-q', '-b', 'main');
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '-m', 'desired state');
+  const applied = git(repo, 'rev-parse', 'HEAD');
+  process.stderr.write(`${contracts}: repository written and committed in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
+
+  const { config } = await readConfig(path.join(repo, 'contract-sync.yaml'));
+  if (!config) throw new Error('the generated contract-sync.yaml is invalid');
+  const stateDir = path.join(repo, '.contract-sync/state');
+  const store = fileStateStore(stateDir);
+  const jsonDir = path.join(dir, 'json');
+  let files = 0;
+  let changed = 0;
+  for (const tenant of (await readdir(path.join(repo, 'contracts'))).sort()) {
+    await mkdir(path.join(jsonDir, tenant), { recursive: true });
+    const records: AppliedContract[] = [];
+    for (const name of await readdir(path.join(repo, 'contracts', tenant))) {
+      const text = await readFile(path.join(repo, 'contracts', tenant, name), 'utf8');
+      const data = load(text, { schema: CORE_SCHEMA }) as { tenant: string; contracts: Record<string, ContractFields> };
+      await writeFile(path.join(jsonDir, tenant, name.replace(/\.yaml$/, '.json')), JSON.stringify(data));
+      files++;
+      for (const [contractId, desired] of Object.entries(data.contracts)) {
+        const index = Number(contractId.slice(2));
+        const fields = index % 10 === 0 ? knownFor(desired, index) : desired;
+        if (fields !== desired) changed++;
+        records.push({ contractId, fields, fingerprint: fingerprint(fields), appliedAt: '2026-11-01T00:00:00.000Z', commit: applied });
+      }
+    }
+    // The records are the files StateStore.writeContract writes (the same stateRecordOf and
+    // serialiseStateRecord), without its fsync per record: that took 7 minutes at 100,000.
+    await mkdir(path.join(stateDir, tenant), { recursive: true });
+    for (const record of records) await writeFile(path.join(stateDir, tenant, stateFileName(record.contractId)), serialiseStateRecord(stateRecordOf(tenant, record)));
+    await store.writeRun(tenant, { lastAppliedCommit: applied, planningFingerprint: planningFingerprint(config, tenant), pending: [], updatedAt: '2026-11-01T00:00:00.000Z' });
+  }
+
+  process.stderr.write(`${contracts}: state store populated in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
+  // The pull request edits C-<k*100>, the first contract of a file: one the store already has as
+  // differing, so that the populated plan's count of contracts to update is the same on both.
+  git(repo, 'checkout', '-q', '-b', 'change');
+  const edited = path.join(repo, 'contracts/tenant-000/part-1.yaml');
+  await writeFile(edited, (await readFile(edited, 'utf8')).replace(/Name: .*/, 'Name: Edited in the pull request'));
+  git(repo, 'commit', '-q', '-am', 'edit one contract');
+
+  const emptyConfig = path.join(dir, 'empty-store.yaml');
+  await mkdir(path.join(dir, 'empty-state'));
+  await writeFile(emptyConfig, stringify({ ...load(await readFile(path.join(repo, 'contract-sync.yaml'), 'utf8'), { schema: CORE_SCHEMA }) as object, state: { backend: 'file', path: path.join(dir, 'empty-state') } }));
+  return { repo, jsonDir, emptyConfig, tenants, files, changed };
+}
+
+/** "1000 of 10000 contracts in 10 tenants to update, ..." or "10000 contracts in 10 tenants to update, ...". */
+function expectHeadline(toUpdate: number, contracts: number): (head: string) => string | undefined {
+  return (head) => {
+    const first = head.split('\n')[0] ?? '';
+    const match = /^(?:(\d+) of )?(\d+) contracts? in \d+ tenants? to update/.exec(first);
+    if (!match) return `unexpected output: ${first.slice(0, 120)}`;
+    const planned = Number(match[1] ?? match[2]);
+    return planned === toUpdate && Number(match[2]) === contracts ? undefined : `expected ${toUpdate} of ${contracts} to update: ${first.slice(0, 120)}`;
+  };
+}
+
+function figuresFor(prepared: Prepared, contracts: number, scratch: string): Figure[] {
+  const { repo, jsonDir, emptyConfig, changed } = prepared;
+  const baseline = ['--input-type=module', '--eval', BASELINE];
+  function expectParsed(head: string): string | undefined {
+    const parsed = JSON.parse(head) as { contracts: number };
+    return parsed.contracts === contracts ? undefined : `parsed ${parsed.contracts} contracts`;
+  }
+  return [
+    { name: 'JSON.parse (same data)', args: [...baseline, jsonDir, 'json'], cwd: ROOT, check: expectParsed },
+    { name: 'js-yaml load (core)', args: [...baseline, path.join(repo, 'contracts'), 'yaml'], cwd: ROOT, check: expectParsed },
+    {
+      name: 'validate',
+      args: [BIN, 'validate', '--repo', repo],
+      ratioTo: { figure: 'js-yaml load (core)', target: 2 },
+      check: (head) => (head.includes(`${contracts} valid contracts`) ? undefined : `unexpected output: ${head.split('\n')[0]}`),
+    },
+    { name: 'plan, empty store', args: [BIN, 'plan', '--repo', repo, '--config', emptyConfig], ratioTo: { figure: 'js-yaml load (core)', target: 2.5 }, check: expectHeadline(contracts, contracts) },
+    { name: 'plan, 10% differ', args: [BIN, 'plan', '--repo', repo], ratioTo: { figure: 'js-yaml load (core)', target: 2.5 }, check: expectHeadline(changed, contracts) },
+    {
+      name: 'plan --format json',
+      args: [BIN, 'plan', '--repo', repo, '--config', emptyConfig, '--format', 'json'],
+      ratioTo: { figure: 'js-yaml load (core)' },
+      check: (head) => (head.startsWith('{') ? undefined : `not JSON: ${head.slice(0, 120)}`),
+    },
+    {
+      name: 'plan --out FILE',
+      args: [BIN, 'plan', '--repo', repo, '--config', emptyConfig, '--out', path.join(scratch, 'plan.json')],
+      ratioTo: { figure: 'js-yaml load (core)' },
+      check: expectHeadline(contracts, contracts),
+    },
+    { name: 'PR plan --ref HEAD --base main', args: [BIN, 'plan', '--repo', repo, '--ref', 'HEAD', '--base', 'main'], ratioTo: { figure: '--version', target: 3 } },
+    { name: '--version', args: [BIN, '--version'], repeat: VERSION_REPEAT },
+  ];
+}
+
+interface Result {
+  readonly name: string;
+  readonly cpuS: number;
+  readonly wallS: number;
+  readonly peakRssMiB: number;
+  readonly runs: number;
+  readonly failures: number;
+  readonly error?: string;
+  readonly note?: string;
+  readonly parseCpuS?: number;
+}
+
+function round(value: number, digits: number): number | null {
+  return Number.isNaN(value) ? null : Number(value.toFixed(digits));
+}
+
+async function benchSize(contracts: number): Promise<void> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'contract-sync-plan-scale-'));
+  try {
+    const setupStart = performance.now();
+    const prepared = await prepare(dir, contracts);
+    const setupS = (performance.now() - setupStart) / 1000;
+    const scratch = path.join(dir, 'scratch');
+    await mkdir(scratch);
+    const figures = figuresFor(prepared, contracts, scratch);
+    const samples = new Map<string, Sample[]>(figures.map(({ name }) => [name, []]));
+    const notes = new Map<string, string>();
+    const parseCpu = new Map<string, number[]>();
+    for (let round = 0; round < RUNS; round++) {
+      for (const figure of figures) {
+        for (let repeat = 0; repeat < (figure.repeat ?? 1); repeat++) {
+          const sample = runChild(figure.args, figure.cwd ?? prepared.repo, scratch);
+          samples.get(figure.name)!.push(sample);
+          if (sample.error === undefined && figure.check && !notes.has(figure.name)) {
+            const problem = figure.check(sample.stdoutHead);
+            if (problem) notes.set(figure.name, problem);
+          }
+          if (sample.error === undefined && figure.args[0] === '--input-type=module') {
+            parseCpu.set(figure.name, [...(parseCpu.get(figure.name) ?? []), (JSON.parse(sample.stdoutHead) as { parseCpuS: number }).parseCpuS]);
+          }
+          process.stderr.write(`${contracts} ${figure.name} #${round + 1}: ${sample.error ?? `${sample.cpuS.toFixed(2)} s CPU, ${sample.wallS.toFixed(2)} s wall, ${Math.round(sample.peakRssMiB)} MiB`}\n`);
+        }
+      }
+    }
+
+    const results = new Map<string, Result>();
+    for (const figure of figures) {
+      const all = samples.get(figure.name)!;
+      const failed = all.filter((sample) => sample.error !== undefined);
+      // A figure that failed once is a failure: its medians are of the runs that finished, if any.
+      const ok = all.filter((sample) => sample.error === undefined);
+      const of = ok.length > 0 ? ok : all;
+      results.set(figure.name, {
+        name: figure.name,
+        cpuS: median(of.map((s) => s.cpuS)),
+        wallS: median(of.map((s) => s.wallS)),
+        peakRssMiB: median(of.map((s) => s.peakRssMiB)),
+        runs: all.length,
+        failures: failed.length,
+        ...(failed.length > 0 ? { error: failed[0]!.error } : {}),
+        ...(notes.has(figure.name) ? { note: notes.get(figure.name) } : {}),
+        ...(parseCpu.has(figure.name) ? { parseCpuS: median(parseCpu.get(figure.name)!) } : {}),
+      });
+    }
+
+    const rows: string[][] = [];
+    for (const figure of figures) {
+      const result = results.get(figure.name)!;
+      const base = figure.ratioTo ? results.get(figure.ratioTo.figure)! : undefined;
+      const cpuRatio = base ? result.cpuS / base.cpuS : Number.NaN;
+      const wallRatio = base ? result.wallS / base.wallS : Number.NaN;
+      const isCli = figure.args[0] === BIN;
+      const targets: string[] = [];
+      const missed: string[] = [];
+      if (figure.ratioTo?.target !== undefined) {
+        targets.push(`<=${figure.ratioTo.target}x`);
+        if (!(cpuRatio <= figure.ratioTo.target) || result.failures > 0) missed.push('ratio');
+      }
+      const rssMet = result.peakRssMiB <= 512;
+      if (isCli && figure.name !== '--version') {
+        targets.push('<=512MiB');
+        if (!rssMet) missed.push('rss');
+      }
+      if (figure.name === 'plan --format json') {
+        targets.push('works');
+        if (result.failures > 0) missed.push('works');
+      }
+      const status = result.failures > 0 ? `FAILED ${result.failures}/${result.runs}: ${result.error}` : (result.note ?? '');
+      console.log(
+        JSON.stringify({
+          bench: 'plan-scale',
+          node: process.version,
+          contracts,
+          tenants: prepared.tenants,
+          files: prepared.files,
+          figure: figure.name,
+          runs: result.runs,
+          cpuS: round(result.cpuS, 3),
+          wallS: round(result.wallS, 3),
+          peakRssMiB: round(result.peakRssMiB, 0),
+          ...(result.parseCpuS === undefined ? {} : { parseCpuS: round(result.parseCpuS, 3) }),
+          ...(figure.ratioTo ? { ratioTo: figure.ratioTo.figure, cpuRatio: round(cpuRatio, 2), wallRatio: round(wallRatio, 2) } : {}),
+          ...(targets.length > 0 ? { targets, met: missed.length === 0 } : {}),
+          ok: result.failures === 0 && result.note === undefined,
+          ...(result.error === undefined ? {} : { error: result.error }),
+          ...(result.note === undefined ? {} : { problem: result.note }),
+        }),
+      );
+      rows.push([
+        figure.name,
+        Number.isNaN(result.cpuS) ? '-' : result.cpuS.toFixed(2),
+        Number.isNaN(result.wallS) ? '-' : result.wallS.toFixed(2),
+        Number.isNaN(result.peakRssMiB) ? '-' : String(Math.round(result.peakRssMiB)),
+        Number.isNaN(cpuRatio) ? '' : `${cpuRatio.toFixed(2)}x`,
+        Number.isNaN(wallRatio) ? '' : `${wallRatio.toFixed(2)}x`,
+        targets.join(' '),
+        targets.length === 0 ? '' : missed.length === 0 ? 'met' : `MISSED ${missed.join(',')}`,
+        status,
+      ]);
+    }
+
+    const header = ['figure', 'cpu s', 'wall s', 'rss MiB', 'cpu x', 'wall x', 'target', 'met', 'notes'];
+    const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+    const lines = [header, ...rows].map((row) =>
+      row
+        .map((cell, column) => (column === 0 || column >= 6 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
+        .join('  ')
+        .trimEnd(),
+    );
+    console.log(
+      `\n${contracts} contracts, ${prepared.tenants} tenant${prepared.tenants === 1 ? '' : 's'}, ${prepared.files} files, ${prepared.changed} differing in the populated store; ` +
+        `medians of ${RUNS} run${RUNS === 1 ? '' : 's'} (--version: ${RUNS * VERSION_REPEAT}); setup ${setupS.toFixed(0)} s`,
+    );
+    console.log('cpu x / wall x: ratio to js-yaml load (validate, plan) or to --version (PR plan); targets are on cpu x');
+    console.log(lines.join('\n'));
+    console.log('');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+if (!existsSync(path.join(ROOT, 'dist/engine/cli/main.js'))) {
+  throw new Error('no build in dist/: run `npm run build` first (`npm run bench:plan-scale` does)');
+}
+for (const contracts of SIZES) await benchSize(contracts);
