@@ -40,7 +40,8 @@ import { planningFingerprint } from '../engine/apply/incremental.ts';
 import { readConfig } from '../engine/config/index.ts';
 import type { ContractFields } from '../engine/model/index.ts';
 import { fingerprint } from '../engine/plan/index.ts';
-import { fileStateStore, serialiseStateRecord, stateFileName, stateRecordOf, type AppliedContract } from '../engine/state/index.ts';
+import { fileStateStore, stateRecordOf, type AppliedContract } from '../engine/state/index.ts';
+import { JOURNAL_FILE_NAME, journalRecordLine } from '../engine/state/journal-format.ts';
 import { writeContractsRepo } from './generate-contracts.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -247,10 +248,11 @@ async function prepare(dir: string, contracts: number): Promise<Prepared> {
         records.push({ contractId, fields, fingerprint: fingerprint(fields), appliedAt: '2026-11-01T00:00:00.000Z', commit: applied });
       }
     }
-    // The records are the files StateStore.writeContract writes (the same stateRecordOf and
-    // serialiseStateRecord), without its fsync per record: that took 7 minutes at 100,000.
+    // The tenant's journal as StateStore.writeContract appends it (the same stateRecordOf and
+    // journalRecordLine), written at once instead of one fsynced append per record.
     await mkdir(path.join(stateDir, tenant), { recursive: true });
-    for (const record of records) await writeFile(path.join(stateDir, tenant, stateFileName(record.contractId)), serialiseStateRecord(stateRecordOf(tenant, record)));
+    const lines = records.map((record) => journalRecordLine(stateRecordOf(tenant, record)));
+    await writeFile(path.join(stateDir, tenant, JOURNAL_FILE_NAME), lines.join(''));
     await store.writeRun(tenant, { lastAppliedCommit: applied, planningFingerprint: planningFingerprint(config, tenant), pending: [], updatedAt: '2026-11-01T00:00:00.000Z' });
   }
 
