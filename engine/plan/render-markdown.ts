@@ -21,6 +21,7 @@ import {
   untouchedChangedContracts,
   viewChange,
 } from './render-common.ts';
+import { renderRemovalsMarkdown } from './render-removals.ts';
 import type { PlanContract, PlanDocument } from './types.ts';
 
 export const MARKDOWN_MAX_LENGTH = 60_000;
@@ -71,6 +72,7 @@ function heading(plan: PlanDocument): string {
   if (change !== undefined) out += `${change}\n\n`;
   const unknown = unknownCount(plan);
   if (unknown > 0) out += `> [!NOTE]\n> ${escapeInline(unknownNote(unknown))}\n\n`;
+  out += renderRemovalsMarkdown(plan);
   return out;
 }
 
