@@ -3,8 +3,9 @@
  * 1. Lock and learn: the tenants' locks are taken one at a time, in one global order (tenant
  *    names sorted); as soon as a tenant's lock is held, its known state is learnt (token check,
  *    live reads or the state store) while the next lock is awaited.
- * 2. Plan: one plan of every tenant, made before the first PATCH of any (a run that asks for
- *    confirmation shows it here).
+ * 2. Plan: one plan of every tenant, made before the first PATCH of any. The removal guard
+ *    (engine/plan/removal-guard.ts) refuses the tenants it trips; then `confirm` is shown the plan
+ *    and what would be sent, and may cancel the run before anything is written or sent.
  * 3. Send: each tenant (all in parallel, none able to stop another) sends its ops through its
  *    lane, records each contract as soon as it is applied, and releases its lock as soon as its
  *    own sending is done.
@@ -29,6 +30,7 @@ import type { Logger } from '../log/logger.ts';
 import type { ContractFields } from '../model/types.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import { fingerprint } from '../plan/fingerprint.ts';
+import { countRemovals, judgeRemovals, type RemovalLimits } from '../plan/removal-guard.ts';
 import type { PlanContract, PlanDocument, PlanSource, PlanTouched } from '../plan/types.ts';
 import type { AppliedContract, KnownContract, KnownContracts, PendingContract, StateStore, TenantLock, TenantRunRecord } from '../state/types.ts';
 import { applyContract, type ContractOutcome } from './apply-contract.ts';
@@ -80,6 +82,22 @@ export interface ApplyRunOptions {
    * those of the others are kept.
    */
   readonly narrowed?: ReadonlySet<string>;
+  /**
+   * The removal guard: a tenant whose ops to send trip it is refused (nothing sent for it, reported
+   * as its error); the other tenants go on. Left out, nothing is refused (the library's default).
+   */
+  readonly removals?: RemovalLimits;
+}
+
+/** What a run is about to send, once every tenant is planned: what `confirm` is shown. */
+export interface SendPreview {
+  readonly plan: PlanDocument;
+  /** What would be sent: tenants that could not start or are refused, and stale contracts, left out. */
+  readonly sending: { readonly tenants: number; readonly contracts: number; readonly ops: number };
+  /** Tenants the removal guard refuses, and why (the message names the count, the tenant and the flag). */
+  readonly refused: readonly { readonly tenant: string; readonly reason: string }[];
+  /** Contracts that could not be read, and are therefore not in the plan. */
+  readonly unreadable: readonly { readonly tenant: string; readonly result: ContractResult }[];
 }
 
 export interface ApplyProgress {
@@ -101,12 +119,23 @@ export interface ApplyRunDeps {
   readonly random: () => number;
   readonly logger: Logger;
   readonly onProgress?: (progress: ApplyProgress) => void;
+  /**
+   * Called once, when every tenant is planned and before anything is written or sent (in a dry run
+   * too, which sends nothing whatever the answer): where a command shows the plan and asks.
+   * Resolving false cancels the run: nothing is sent or written, and every lock is released.
+   */
+  readonly confirm?: (preview: SendPreview) => Promise<boolean>;
 }
 
 export interface ApplyRunResult {
   readonly plan: PlanDocument;
   readonly report: RunReport;
+  /** `confirm` declined: nothing was sent or written. */
+  readonly cancelled?: true;
 }
+
+/** Why the contracts of a run cancelled at its confirmation were not sent. */
+const CANCELLED = 'not sent: the run was cancelled before sending';
 
 interface DesiredContract {
   readonly fields: ContractFields;
@@ -280,8 +309,39 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
   }
 
   const work = new Map(prepared.map((tenant) => [tenant.tenant, selectWork(tenant, plannedByTenant.get(tenant.tenant) ?? [])]));
-  const total = dryRun ? 0 : [...work.values()].reduce((sum, tenant) => sum + tenant.send.length, 0);
+  const refusals = new Map<string, string>();
+  for (const tenant of prepared) {
+    if (options.removals === undefined || tenant.error !== undefined) continue;
+    const removals = countRemovals(tenant.tenant, work.get(tenant.tenant)!.send, (contractId, field) => tenant.known.get(contractId)?.fields[field]?.length);
+    const verdict = judgeRemovals(removals, options.removals);
+    if (verdict.kind === 'allowed') continue;
+    refusals.set(tenant.tenant, verdict.reason);
+    logger.info({ tenant: tenant.tenant, removals: removals.removals, emptied: removals.emptied.length, maxRemovals: options.removals.maxRemovals }, 'tenant refused by the removal guard');
+  }
+  const sendable = prepared.filter((tenant) => tenant.error === undefined && !refusals.has(tenant.tenant)).map((tenant) => work.get(tenant.tenant)!.send);
+  const total = dryRun ? 0 : sendable.reduce((sum, send) => sum + send.length, 0);
   let done = 0;
+
+  /** Phase 2's end: the confirmation. A cancelled (or failed) confirmation leaves every lane closed and every lock released by runTenant. */
+  async function confirmed(): Promise<boolean | Error> {
+    if (deps.confirm === undefined) return true;
+    try {
+      return await deps.confirm({
+        plan,
+        sending: {
+          tenants: sendable.filter((send) => send.length > 0).length,
+          contracts: sendable.reduce((sum, send) => sum + send.length, 0),
+          ops: sendable.reduce((sum, send) => sum + send.reduce((ops, contract) => ops + contract.ops.length, 0), 0),
+        },
+        refused: [...refusals].map(([tenant, reason]) => ({ tenant, reason })),
+        unreadable: prepared.flatMap((tenant) => [...tenant.unreadable.values()].map((result) => ({ tenant: tenant.tenant, result }))),
+      });
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
+    }
+  }
+  const answer = await confirmed();
+  const halted = answer !== true;
 
   /** The run record a finished tenant run leaves: its commit, and what is left to do. */
   function finishedRecord(tenant: PreparedTenant, pending: readonly PendingContract[]): TenantRunRecord {
@@ -403,11 +463,12 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     const contracts = plannedByTenant.get(tenant.tenant) ?? [];
     const tenantWork = work.get(tenant.tenant)!;
     let outcomes = new Map<string, ContractOutcome>();
-    let error = tenant.error;
+    let error = tenant.error ?? refusals.get(tenant.tenant) ?? (halted ? CANCELLED : undefined);
+    const notSent = tenant.error !== undefined ? `not sent: tenant ${tenant.tenant} could not start` : refusals.has(tenant.tenant) ? 'not sent: refused by the removal guard' : CANCELLED;
     try {
       // No PATCH is queued before the token has been checked; a tenant with nothing to send needs none.
       if (!dryRun && error === undefined && tenantWork.send.length + tenantWork.settle.length > 0) await tokens.get(tenant.tenant);
-      outcomes = await execute(tenant, contracts, tenantWork);
+      outcomes = await execute(error === undefined ? tenant : { ...tenant, error }, contracts, tenantWork);
     } catch (failure) {
       error = messageOf(failure);
       logger.info({ tenant: tenant.tenant, code: (failure as { code?: unknown }).code }, 'tenant not applied');
@@ -425,7 +486,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       const base = { contractId: contract.id, file: contract.file, line: contract.line, ops: contract.ops.length };
       if (stale !== undefined) failures.push({ ...base, outcome: 'stale', status: null, reason: stale });
       else if (dryRun && error === undefined) applied += 1;
-      else if (outcome === undefined) failures.push({ ...base, outcome: 'skipped', status: null, reason: error === undefined ? 'not sent' : `not sent: tenant ${tenant.tenant} could not start` });
+      else if (outcome === undefined) failures.push({ ...base, outcome: 'skipped', status: null, reason: error === undefined ? 'not sent' : notSent });
       else if (outcome.outcome === 'applied') applied += 1;
       else if (outcome.outcome === 'failed' && outcome.status === 404) failures.push({ ...base, outcome: 'not-on-service', status: 404, reason: notOnServiceReason(contract.id, 'patch') });
       else failures.push({ ...base, outcome: outcome.outcome, status: outcome.status, reason: outcome.reason });
@@ -453,6 +514,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
   }
 
   const reports = await Promise.all(prepared.map(runTenant));
+  if (answer instanceof Error) throw answer;
   const report: RunReport = {
     version: RUN_REPORT_VERSION,
     runId: options.runId,
@@ -463,5 +525,5 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     tenants: reports,
     summary: summarise(reports),
   };
-  return { plan, report };
+  return { plan, report, ...(halted ? { cancelled: true as const } : {}) };
 }

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { describeScope, filesReadByTenant } from '../apply/incremental.ts';
 import { planReadLive } from '../apply/reviewed-plan.ts';
 import { renderRunSummary } from '../apply/run-report.ts';
-import { runApply } from '../apply/run-apply.ts';
+import { runApply, type SendPreview } from '../apply/run-apply.ts';
 import type { Scope } from '../auth/index.ts';
 import { GitError } from '../git/errors.ts';
 import { fetchCommand } from '../git/fetch-hint.ts';
@@ -17,23 +17,41 @@ import { parsePlan, PlanFormatError } from '../plan/read-plan.ts';
 import { renderPlanText } from '../plan/render-text.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './config-args.ts';
+import { applyQuestion, askYes, shouldAsk } from './confirm.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
 import { parseLockTimeout } from './lock-timeout.ts';
 import { createEngineSetup } from './engine-setup.ts';
 import { clockOf, EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { createProgress } from './progress.ts';
+import { CONFIRM_OPTIONS, confirmHelp, parseMaxRemovals, removalLimits } from './removal-args.ts';
 import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-args.ts';
 import { recordRunHistory } from '../state/record-history.ts';
 import { openStateStore } from './state-store.ts';
 
 export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--refresh | --no-refresh]
                            [--target TENANT/ID]... [--exclude TENANT/ID]...
-                           [--full] [--dry-run] [--lock-timeout SECONDS] [--report FILE]
-       contract-sync apply PLAN.json [--config FILE] [--repo DIR] [--dry-run] [--lock-timeout SECONDS] [--report FILE]
+                           [--full] [--dry-run] [--auto-approve] [--max-removals N] [--allow-removals]
+                           [--lock-timeout SECONDS] [--report FILE]
+       contract-sync apply PLAN.json [--config FILE] [--repo DIR] [--dry-run] [--max-removals N] [--allow-removals]
+                           [--lock-timeout SECONDS] [--report FILE]
 
-Plans the desired state (the working tree, or git objects at --ref) against the known state, then sends each changed
-contract's ops as one PATCH through a rate-controlled queue per tenant, and records every
-contract in the state store as soon as its PATCH succeeds.
+Plans the desired state (the working tree, or git objects at --ref) against the known state and
+prints the plan, then sends each changed contract's ops as one PATCH through a rate-controlled
+queue per tenant, and records every contract in the state store as soon as its PATCH succeeds.
+
+Confirmation:
+  On a terminal (stdin and stdout both TTYs), the plan is printed (after the live reads, with
+  --refresh) and apply asks "Apply N ops to M contracts in T tenants? Only 'yes' is accepted:".
+  Only yes sends; any other answer, or the end of input, prints "Apply cancelled.", sends and
+  writes nothing, releases the locks, and exits 1 (as Terraform does). --auto-approve skips the
+  question. Without a terminal (CI) apply does not ask. Nothing to send: nothing is asked. A saved
+  plan (PLAN.json) is applied without asking: it was reviewed when it was made.
+
+Removal guard:
+  A tenant whose plan removes more collection members than --max-removals (safety.maxRemovals,
+  default 25), or every member of a collection that had 3 or more, is refused: nothing is sent
+  for it, its error names the count and the flag, and the run exits 1; the other tenants go on.
+  --allow-removals lifts the guard for one run. A dry run shows what would be refused.
 
 Incremental runs (the default in a git repository):
   Each tenant's run record names the commit its last run applied. A run on a later commit reads
@@ -77,6 +95,7 @@ ${targetHelp(25)}  --refresh              take the known state from live reads (
   --full                 plan every contract, not only those changed since the last applied commit
                          (and apply even a commit older than the last applied one)
   --dry-run              plan (and read, with --refresh) but send no change and write nothing
+${confirmHelp(25, 'apply')}
   --lock-timeout S       wait up to S seconds for another run's lock on a tenant (default: 60)
   --report FILE          write the JSON run report to FILE
 
@@ -87,7 +106,8 @@ a contract an earlier run left interrupted or unknown, or a 409.
 Logs: on stderr: text lines at a terminal (warnings and errors only), else JSON lines at info;
 see the global options --log-format and CONTRACT_SYNC_LOG_LEVEL below.
 
-Exit codes: 0 everything applied (or nothing to do), 1 any error or any contract not applied.
+Exit codes: 0 everything applied (or nothing to do), 1 any error, any contract not applied, a
+tenant refused by the removal guard, or the question not answered yes (Apply cancelled.).
 `;
 
 export async function applyCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
@@ -104,6 +124,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       'no-refresh': { type: 'boolean' },
       full: { type: 'boolean', default: false },
       'dry-run': { type: 'boolean', default: false },
+      ...CONFIRM_OPTIONS,
       'lock-timeout': { type: 'string' },
       report: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -131,6 +152,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
     }
   }
   const lockTimeoutMs = parseLockTimeout(values['lock-timeout']);
+  const maxRemovals = parseMaxRemovals(values['max-removals']);
   const shard = parseShardArg(values.shard);
   const selection = parseTargetFlags(values);
 
@@ -192,7 +214,33 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   const clock = clockOf(io);
   const progress = createProgress({ stream: io.stderr, logger: engine.logger, now: clock.now });
 
-  const { plan, report } = await runApply(
+  const { targeting, scopes: tenantScopes } = input;
+  const saved = reviewed;
+  /** Before the first PATCH: what was selected, the plan, and on a terminal the question. */
+  async function confirm(preview: SendPreview): Promise<boolean> {
+    if (targeting) {
+      const keeps = !values['dry-run'] && targeting.narrowed.size > 0 ? ' Contracts not targeted were not planned; the run record keeps its last applied commit.' : ' Contracts not targeted were not planned.';
+      io.stdout.write(`${targeting.description}${keeps}\n`);
+    }
+    for (const scope of tenantScopes?.values() ?? []) {
+      const contracts = contractSets.filter((set) => set.tenant === scope.tenant).reduce((sum, set) => sum + set.contracts.length, 0);
+      io.stdout.write(`${describeScope(scope, contracts)}\n`);
+    }
+    // With a saved plan, what was reviewed is what is sent; the summary says what of it went through.
+    // Contracts whose read failed are not in the plan: its headline must not say "No changes" then.
+    const shown = saved ?? preview.plan;
+    const listed = new Set(shown.tenants.flatMap((tenant) => tenant.contracts.map((contract) => `${tenant.tenant}/${contract.id}`)));
+    const notPlanned = preview.unreadable.filter(({ tenant, result }) => !listed.has(`${tenant}/${result.contractId}`));
+    const notOnService = notPlanned.filter(({ result }) => result.outcome === 'not-on-service').length;
+    io.stdout.write(renderPlanText(shown, { color: wantsColor(io), notPlanned: { count: notPlanned.length, notOnService } }));
+    // A saved plan was reviewed when it was made: applied without asking, as Terraform does.
+    if (values['dry-run'] || saved || !shouldAsk(io, { autoApprove: values['auto-approve'], ops: preview.sending.ops })) return true;
+    for (const { reason } of preview.refused) io.stdout.write(`\n${reason}\n`);
+    io.stdout.write('\n');
+    return askYes(io, applyQuestion(preview.sending));
+  }
+
+  const { report, cancelled } = await runApply(
     {
       config,
       contractSets,
@@ -205,31 +253,21 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       uncommitted: input.committed === false,
       ...(input.scopes ? { filesRead: filesReadByTenant(input.scopes) } : {}),
       ...(narrowed ? { narrowed } : {}),
+      removals: removalLimits(maxRemovals, values['allow-removals'], config.safety),
     },
-    { store, tokens: engine.tokens, ...(readTokens ? { readTokens } : {}), api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event) },
+    { store, tokens: engine.tokens, ...(readTokens ? { readTokens } : {}), api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event), confirm },
   )
     .then(async (run) => {
-      if (!values['dry-run']) await recordRunHistory(store, run.report, { command: 'apply', env: io.env, logger: engine.logger, warn: (line) => io.stderr.write(`contract-sync apply: ${line}`) });
+      if (!values['dry-run'] && !run.cancelled) await recordRunHistory(store, run.report, { command: 'apply', env: io.env, logger: engine.logger, warn: (line) => io.stderr.write(`contract-sync apply: ${line}`) });
       return run;
     })
     .finally(() => store.close());
   progress.finish();
 
-  if (input.targeting) {
-    const keeps = !values['dry-run'] && input.targeting.narrowed.size > 0 ? ' Contracts not targeted were not planned; the run record keeps its last applied commit.' : ' Contracts not targeted were not planned.';
-    io.stdout.write(`${input.targeting.description}${keeps}\n`);
+  if (cancelled) {
+    io.stdout.write('\nApply cancelled.\n');
+    return EXIT.error;
   }
-  for (const scope of input.scopes?.values() ?? []) {
-    const contracts = contractSets.filter((set) => set.tenant === scope.tenant).reduce((sum, set) => sum + set.contracts.length, 0);
-    io.stdout.write(`${describeScope(scope, contracts)}\n`);
-  }
-  // With a saved plan, what was reviewed is what was asked for; the summary says what of it went through.
-  // Contracts whose read failed are not in the plan: its headline must not say "No changes" then.
-  const shown = reviewed ?? plan;
-  const listed = new Set(shown.tenants.flatMap((tenant) => tenant.contracts.map((contract) => `${tenant.tenant}/${contract.id}`)));
-  const notPlanned = report.tenants.flatMap((tenant) => tenant.failures.filter((failure) => !listed.has(`${tenant.tenant}/${failure.contractId}`)));
-  const notOnService = notPlanned.filter((failure) => failure.outcome === 'not-on-service').length;
-  io.stdout.write(renderPlanText(shown, { color: wantsColor(io), notPlanned: { count: notPlanned.length, notOnService } }));
   io.stdout.write(`\n${renderRunSummary(report)}`);
   if ([...(input.scopes?.values() ?? [])].some((scope) => scope.kind === 'incremental')) {
     io.stdout.write('Incremental run: contracts in files unchanged since the last applied commit were not planned; contract-sync drift (or apply --full) checks them against the service.\n');

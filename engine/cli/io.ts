@@ -2,6 +2,8 @@ import { systemClock, type Clock } from '../clock.ts';
 
 /** What a command may touch of its process: passed in, so that commands run in tests unchanged. */
 export interface CliIo {
+  /** Where answers come from (apply's and drift --fix's confirmation); left out, nothing is ever asked. */
+  readonly stdin?: NodeJS.ReadableStream & { readonly isTTY?: boolean };
   readonly stdout: { write(text: string): unknown; readonly isTTY?: boolean };
   readonly stderr: { write(text: string): unknown; readonly isTTY?: boolean };
   readonly env: Readonly<Record<string, string | undefined>>;

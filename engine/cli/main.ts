@@ -172,7 +172,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
 }
 
 export async function runCli(): Promise<void> {
-  const io: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+  const io: CliIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
   try {
     process.exitCode = await main(process.argv.slice(2), io);
   } catch (error) {

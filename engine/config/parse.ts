@@ -100,6 +100,7 @@ interface RawConfig {
   rate?: Partial<Config['rate']>;
   retry?: Partial<Config['retry']>;
   state?: { backend: 'file'; path?: string } | { backend: 'postgres'; url: SecretRef; schema?: string };
+  safety?: Partial<Config['safety']>;
 }
 
 // tenant_id is compared as text: a numeric id written without quotes means the same id.
@@ -132,6 +133,7 @@ function withDefaults(raw: RawConfig): Config {
     rate: { ...DEFAULTS.rate, ...raw.rate },
     retry: { ...DEFAULTS.retry, ...raw.retry },
     state,
+    safety: { ...DEFAULTS.safety, ...raw.safety },
   };
 }
 

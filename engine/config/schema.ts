@@ -120,6 +120,20 @@ export function configSchema(): JsonSchema {
         properties: { maxAttempts: { ...positiveInteger, description: 'Attempts per request (default 5).' } },
         additionalProperties: false,
       },
+      safety: {
+        type: 'object',
+        description: 'Guards of apply and drift --fix.',
+        properties: {
+          maxRemovals: {
+            type: 'integer',
+            minimum: 0,
+            maximum: 1_000_000,
+            description:
+              'A run refuses a tenant whose plan removes more collection members than this (default 25); --max-removals N overrides it, --allow-removals lifts the guard for one run.',
+          },
+        },
+        additionalProperties: false,
+      },
       state: {
         oneOf: [
           {

@@ -46,6 +46,13 @@ export interface Config {
   readonly rate: { readonly requestsPerSecond: number; readonly concurrency: number; readonly maxInFlight: number };
   readonly retry: { readonly maxAttempts: number };
   readonly state: StateConfig;
+  readonly safety: SafetyConfig;
+}
+
+/** Guards of apply and drift --fix (engine/plan/removal-guard.ts). */
+export interface SafetyConfig {
+  /** A tenant whose plan removes more collection members than this is refused. */
+  readonly maxRemovals: number;
 }
 
 export const DEFAULTS = {
@@ -56,4 +63,5 @@ export const DEFAULTS = {
   state: { backend: 'file', path: '.contract-sync/state' },
   timeoutMs: 30_000,
   authTimeoutMs: 10_000,
+  safety: { maxRemovals: 25 },
 } as const;

@@ -30,6 +30,7 @@ import {
   untouchedChangedContracts,
   viewChange,
 } from './render-common.ts';
+import { renderRemovalsMarkdown } from './render-removals.ts';
 import type { PlanContract, PlanDocument } from './types.ts';
 
 export const MARKDOWN_MAX_LENGTH = 60_000;
@@ -178,9 +179,8 @@ function shortenedNote(maxLength: number, omitted: string): string {
 
 /** What both layouts open with: the heading, the summary table, then sections about the whole plan. */
 function opening(context: RenderContext, plan: PlanDocument): string {
-  const out = summaryTable(plan, heading(context, plan), context.maxLength);
-  // Sections about the whole plan go here, one call each: after the summary, before the contracts.
-  return out;
+  // Sections about the whole plan: after the summary, before the contracts.
+  return summaryTable(plan, heading(context, plan), context.maxLength) + renderRemovalsMarkdown(plan);
 }
 
 function renderByTenant(context: RenderContext, plan: PlanDocument): string {

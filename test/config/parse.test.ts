@@ -20,7 +20,21 @@ describe('parseConfig', () => {
       rate: { requestsPerSecond: 5, concurrency: 2, maxInFlight: 16 },
       retry: { maxAttempts: 5 },
       state: { backend: 'file', path: '.contract-sync/state' },
+      safety: { maxRemovals: 25 },
     });
+  });
+
+  it('reads safety.maxRemovals, and refuses a bad value at its position', () => {
+    const good = parseConfig('contract-sync.yaml', configYaml(['acme'], 'safety: { maxRemovals: 0 }'));
+    const negative = problems(configYaml(['acme'], 'safety:\n  maxRemovals: -1'));
+    const text = problems(configYaml(['acme'], 'safety:\n  maxRemovals: many'));
+    const unknown = problems(configYaml(['acme'], 'safety:\n  maxRemoval: 3'));
+
+    expect(good.diagnostics).toEqual([]);
+    expect(good.config?.safety).toEqual({ maxRemovals: 0 });
+    expect(negative).toEqual([expect.stringMatching(/^\d+:16 {2}safety\.maxRemovals {2}.*>= 0/)]);
+    expect(text).toEqual([expect.stringMatching(/^\d+:16 {2}safety\.maxRemovals {2}.*integer/)]);
+    expect(unknown).toEqual([expect.stringMatching(/^\d+:3 {2}safety(\.maxRemoval)? {2}.*maxRemoval/)]);
   });
 
   it('reads every documented setting', () => {

@@ -1,0 +1,60 @@
+/**
+ * The confirmation of apply and drift --fix, Terraform's way: on an interactive terminal the plan
+ * is shown and the run goes on only when the answer is exactly `yes`. Reads the CliIo's stdin, so
+ * tests answer through a stream.
+ */
+import { createInterface } from 'node:readline';
+import { plural } from '../plural.ts';
+import type { CliIo } from './io.ts';
+
+/** A person can answer: stdin and stdout are both terminals. In CI (no terminal) nothing is asked. */
+export function isInteractive(io: CliIo): boolean {
+  return io.stdin?.isTTY === true && io.stdout.isTTY === true;
+}
+
+/** Ask only a person, only when something would be sent, and not after --auto-approve. */
+export function shouldAsk(io: CliIo, run: { readonly autoApprove: boolean; readonly ops: number }): boolean {
+  return !run.autoApprove && run.ops > 0 && isInteractive(io);
+}
+
+export interface Sending {
+  readonly tenants: number;
+  readonly contracts: number;
+  readonly ops: number;
+}
+
+/** `Apply 3 ops to 2 contracts in 1 tenant? Only 'yes' is accepted: ` */
+export function applyQuestion(sending: Sending): string {
+  return `Apply ${plural(sending.ops, 'op')} to ${plural(sending.contracts, 'contract')} in ${plural(sending.tenants, 'tenant')}? Only 'yes' is accepted: `;
+}
+
+/** `Correct 3 ops on 2 contracts in 1 tenant? Only 'yes' is accepted: ` */
+export function fixQuestion(sending: Sending): string {
+  return `Correct ${plural(sending.ops, 'op')} on ${plural(sending.contracts, 'contract')} in ${plural(sending.tenants, 'tenant')}? Only 'yes' is accepted: `;
+}
+
+/**
+ * Writes `question` and reads one line: true only for `yes` (surrounding spaces aside). Any other
+ * answer, the end of input (Ctrl-D) or no stdin at all is no.
+ */
+export function askYes(io: CliIo, question: string): Promise<boolean> {
+  const { stdin } = io;
+  io.stdout.write(question);
+  if (stdin === undefined) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    // Not a readline terminal: the terminal's own line editing and echo serve, and Ctrl-C stays the process's.
+    const lines = createInterface({ input: stdin, terminal: false });
+    let answered = false;
+    lines.once('line', (line) => {
+      answered = true;
+      lines.close();
+      resolve(line.trim() === 'yes');
+    });
+    lines.once('close', () => {
+      if (answered) return;
+      // The line of an unanswered question ends here, so that what follows starts a line.
+      io.stdout.write('\n');
+      resolve(false);
+    });
+  });
+}

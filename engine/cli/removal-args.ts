@@ -1,0 +1,34 @@
+/** `--auto-approve`, `--max-removals N` and `--allow-removals` on apply and drift --fix. */
+import type { SafetyConfig } from '../config/types.ts';
+import type { RemovalLimits } from '../plan/removal-guard.ts';
+import { UsageError } from './io.ts';
+
+export const CONFIRM_OPTIONS = {
+  'auto-approve': { type: 'boolean', default: false },
+  'max-removals': { type: 'string' },
+  'allow-removals': { type: 'boolean', default: false },
+} as const;
+
+/** The option lines of a command's help, descriptions starting at `column`. */
+export function confirmHelp(column: number, run: string): string {
+  const indent = ' '.repeat(column);
+  return [
+    `${'  --auto-approve'.padEnd(column)}send without asking (a question is asked only when stdin and stdout are`,
+    `${indent}both terminals; without one, as in CI, ${run} never asks)`,
+    `${'  --max-removals N'.padEnd(column)}refuse a tenant whose plan removes more than N collection members`,
+    `${indent}(default: safety.maxRemovals in the config, else 25)`,
+    `${'  --allow-removals'.padEnd(column)}lift the removal guard for this run`,
+  ].join('\n');
+}
+
+/** `--max-removals N`, checked before anything is read. */
+export function parseMaxRemovals(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,7}$/.test(value)) throw new UsageError(`--max-removals must be a whole number of collection members, 0 or more; got "${value}"`);
+  return Number(value);
+}
+
+/** The guard's limits of a run: --max-removals over the config's safety.maxRemovals. */
+export function removalLimits(maxRemovals: number | undefined, allow: boolean, safety: SafetyConfig): RemovalLimits {
+  return { maxRemovals: maxRemovals ?? safety.maxRemovals, allow };
+}

@@ -1,0 +1,105 @@
+/**
+ * The confirmation on a real terminal: bin/contract-sync-dev.js run under a pseudo-terminal by
+ * util-linux `script` (stdin and stdout are TTYs for the CLI), answered through script's stdin,
+ * against the emulator. The PATCHes the emulator received say whether anything was sent.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../../emulator/index.ts';
+import { writeTree } from '../helpers/files.ts';
+import { createFleet, fleetRepoFiles, fleetSeed, requestLog } from '../helpers/fleet.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/contract-sync-dev.js', import.meta.url));
+// util-linux script (Debian's bsdutils): -q quiet, -e the child's exit code, -f flush, -c the command.
+const SCRIPT = spawnSync('script', ['--version'], { encoding: 'utf8' });
+const HAS_SCRIPT = SCRIPT.status === 0 && SCRIPT.stdout.includes('util-linux');
+
+let emulator: Emulator | undefined;
+const cleanups: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  await emulator?.close();
+  emulator = undefined;
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+/** `contract-sync ...args` on a pseudo-terminal; `answer` is typed in (undefined: the input ends at once). */
+function onPty(args: readonly string[], cwd: string, env: Record<string, string>, answer: string | undefined): Promise<{ code: number | null; output: string }> {
+  const command = [process.execPath, BIN, ...args].map(shellQuote).join(' ');
+  const child = spawn('script', ['-qefc', command, '/dev/null'], {
+    cwd,
+    env: { ...process.env, ...env, NO_COLOR: '1', CONTRACT_SYNC_LOG_LEVEL: 'warn' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  // Typed ahead: the terminal holds the line until the CLI reads it. script passes the end of its input on as Ctrl-D.
+  child.stdin.end(answer);
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output: output.replaceAll('\r\n', '\n') }));
+  });
+}
+
+async function setup() {
+  const fleet = createFleet(2, 6);
+  emulator = await startEmulator(fleetSeed(fleet));
+  const { dir, cleanup } = await writeTree(fleetRepoFiles(fleet, emulator, { read: true }));
+  cleanups.push(cleanup);
+  return { fleet, dir };
+}
+
+async function patches(): Promise<number> {
+  return (await requestLog(emulator!)).filter((entry) => entry.kind === 'api' && entry.method === 'PATCH').length;
+}
+
+const QUESTION = /\nApply \d+ ops to 8 contracts in 2 tenants\? Only 'yes' is accepted: /;
+
+describe.runIf(HAS_SCRIPT)('apply on a pseudo-terminal', () => {
+  it('prints the plan, asks, and sends on yes', { timeout: 60_000 }, async () => {
+    const { fleet, dir } = await setup();
+
+    const run = await onPty(['apply'], dir, fleet.env, 'yes\n');
+
+    expect(run.code, run.output).toBe(0);
+    expect(run.output).toMatch(QUESTION);
+    expect(run.output.indexOf('tenant tenant-a: 4 to update')).toBeLessThan(run.output.search(QUESTION));
+    expect(run.output).toContain('Apply: 8 contracts changed');
+    expect(await patches()).toBe(8);
+  });
+
+  it.each([
+    ['no', 'no\n'],
+    ['the end of input', undefined],
+  ])('sends nothing and exits 1 on %s', { timeout: 60_000 }, async (_name, answer) => {
+    const { fleet, dir } = await setup();
+
+    const run = await onPty(['apply'], dir, fleet.env, answer);
+
+    expect(run.code, run.output).toBe(1);
+    expect(run.output).toMatch(QUESTION);
+    expect(run.output).toMatch(/\nApply cancelled\.\n$/);
+    expect(await patches()).toBe(0);
+  });
+
+  it('asks drift --fix its own question', { timeout: 60_000 }, async () => {
+    const { fleet, dir } = await setup();
+
+    const run = await onPty(['drift', '--fix'], dir, fleet.env, 'no\n');
+
+    expect(run.code, run.output).toBe(1);
+    expect(run.output).toMatch(/\nCorrect \d+ ops on 8 contracts in 2 tenants\? Only 'yes' is accepted: /);
+    expect(run.output).toMatch(/\nFix cancelled\.\n$/);
+    expect(await patches()).toBe(0);
+  });
+});
+
+describe.runIf(!HAS_SCRIPT)('apply on a pseudo-terminal', () => {
+  it.skip('needs util-linux script (Debian: bsdutils) to run the CLI under a pseudo-terminal', () => undefined);
+});
