@@ -21,6 +21,7 @@ import {
   untouchedChangedContracts,
   viewChange,
 } from './render-common.ts';
+import { incrementalNote } from './incremental-note.ts';
 import type { PlanContract, PlanDocument } from './types.ts';
 
 export const MARKDOWN_MAX_LENGTH = 60_000;
@@ -69,6 +70,8 @@ function heading(plan: PlanDocument): string {
   let out = `### contract-sync plan\n\n${escapeInline(headline(plan))}\n\n`;
   const change = changeSummary(plan, inlineCode);
   if (change !== undefined) out += `${change}\n\n`;
+  const incremental = incrementalNote(plan.source);
+  if (incremental !== undefined) out += `${escapeInline(incremental)}\n\n`;
   const unknown = unknownCount(plan);
   if (unknown > 0) out += `> [!NOTE]\n> ${escapeInline(unknownNote(unknown))}\n\n`;
   return out;

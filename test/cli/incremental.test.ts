@@ -100,12 +100,12 @@ describe('incremental apply', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain('tenant-a: every contract planned (no earlier run recorded a commit)');
     expect(second.code, second.stderr).toBe(0);
-    expect(second.stdout).toMatch(/tenant-a: incremental since [0-9a-f]{12}: 3 contracts in changed files\n/);
+    expect(second.stdout).toMatch(/tenant-a: incremental since [0-9a-f]{12}: 1 contract changed in git\n/);
     expect(second.stdout).toMatch(/tenant-b: incremental since [0-9a-f]{12}: no contract changed in git\n/);
-    expect(second.stdout).toContain('1 of 3 contracts in 1 tenant to update');
-    // Only the changed file's contracts are read (api.read is configured), and one of them patched.
+    expect(second.stdout).toContain('1 contract in 1 tenant to update');
+    // Only the changed contract is read (api.read is configured), not the others of its file, and patched.
     const readIds = secondRequests.filter((entry) => entry.method === 'GET').map((entry) => path.basename(entry.path));
-    expect(readIds.sort()).toEqual([...desired.get('tenant-a')!.get(file)!.keys()].sort());
+    expect(readIds).toEqual([id]);
     expect(secondRequests.filter((entry) => entry.method === 'PATCH').map((entry) => path.basename(entry.path))).toEqual([id]);
     expect(full.code, full.stderr).toBe(0);
     expect(full.stdout).toContain('Apply: nothing to do');
@@ -128,7 +128,7 @@ describe('incremental apply', () => {
     expect(failed.code).toBe(1);
     expect(failed.stdout).toMatch(/tenant-b-new .*404/);
     expect(retried.code, retried.stderr).toBe(0);
-    expect(retried.stdout).toMatch(/tenant-b: incremental since [0-9a-f]{12}: 4 contracts in changed files \(with the files of 1 contract an earlier run did not finish\)/);
+    expect(retried.stdout).toMatch(/tenant-b: incremental since [0-9a-f]{12}: 1 contract changed in git or left unfinished \(1 contract an earlier run did not finish\)/);
     const patched = (await apiRequests(logged)).filter((entry) => entry.method === 'PATCH');
     expect(patched.map((entry) => [path.basename(entry.path), entry.status])).toEqual([['tenant-b-new', 204]]);
   });
@@ -180,7 +180,7 @@ describe('incremental apply', () => {
     const next = await runCli(['apply'], repo.dir, env);
 
     expect(dirty.code, dirty.stderr).toBe(0);
-    expect(dirty.stdout).toMatch(/tenant-a: incremental since [0-9a-f]{12}: 3 contracts in changed files/);
+    expect(dirty.stdout).toMatch(/tenant-a: incremental since [0-9a-f]{12}: 1 contract changed in git/);
     expect(record?.lastAppliedCommit).toBeNull();
     // The edit was undone in git: only a full run sees that the service still holds it.
     expect(next.stdout).toContain('tenant-a: every contract planned (no earlier run recorded a commit)');
