@@ -180,7 +180,7 @@ async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult
   const touched = changes ? findTouchedContracts(desired.contractSets, changes.baseContractSets, changes.changedPaths) : undefined;
   let contractSets = chosen;
   if (scopes && repository) {
-    const before = await declaredBefore(repository, config, scopes);
+    const before = await declaredBefore(repository, config, scopes, changes);
     contractSets = narrowToChangedContracts(narrowToScopes(chosen, scopes, changes?.changedPaths), scopes, before, touched?.contracts);
   }
   let targeting: RunTargeting | undefined;
@@ -277,9 +277,10 @@ function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
 /**
  * By last applied commit, the contract sets its incremental tenants' files declared then: what
  * narrowToChangedContracts compares with. Only those files are read, one git process per commit
- * (tenants that applied the same commit, the usual case, share it).
+ * (tenants that applied the same commit, the usual case, share it). A pull request's merge base is
+ * often that commit: the files its change read there are not read and parsed again.
  */
-async function declaredBefore(repository: GitRepository, config: Config, scopes: ReadonlyMap<string, TenantScope>): Promise<Map<string, ContractSet[]>> {
+async function declaredBefore(repository: GitRepository, config: Config, scopes: ReadonlyMap<string, TenantScope>, base: BaseChanges | undefined): Promise<Map<string, ContractSet[]>> {
   const filesByCommit = new Map<string, Set<string>>();
   for (const scope of scopes.values()) {
     if (scope.kind !== 'incremental') continue;
@@ -289,11 +290,11 @@ async function declaredBefore(repository: GitRepository, config: Config, scopes:
   }
   const before = new Map<string, ContractSet[]>();
   for (const [commit, files] of filesByCommit) {
-    const read = files.size === 0 ? [] : await gitCommitSource(repository, commit).readFiles(config.desired.paths, { only: files });
-    before.set(
-      commit,
-      read.flatMap((file) => parseDesiredFile(file).contractSet ?? []),
-    );
+    const known = base?.base.mergeBase === commit ? base : undefined;
+    const reused = known ? known.baseContractSets.filter((set) => files.has(set.file)) : [];
+    const toRead = new Set([...files].filter((file) => !known?.changedPaths.has(file)));
+    const read = toRead.size === 0 ? [] : await gitCommitSource(repository, commit).readFiles(config.desired.paths, { only: toRead });
+    before.set(commit, [...reused, ...read.flatMap((file) => parseDesiredFile(file).contractSet ?? [])]);
   }
   return before;
 }
