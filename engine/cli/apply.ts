@@ -270,7 +270,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   }
   io.stdout.write(`\n${renderRunSummary(report)}`);
   if ([...(input.scopes?.values() ?? [])].some((scope) => scope.kind === 'incremental')) {
-    io.stdout.write('Incremental run: contracts in files unchanged since the last applied commit were not planned; contract-sync drift (or apply --full) checks them against the service.\n');
+    io.stdout.write('Incremental run: contracts unchanged since the last applied commit were not planned; contract-sync drift (or apply --full) checks them against the service.\n');
   }
   if (values.report !== undefined) await writeFile(path.resolve(io.cwd, values.report), `${JSON.stringify(report, null, 2)}\n`);
   const behind = [...(input.scopes?.values() ?? [])].some((scope) => scope.kind === 'behind');

@@ -4,7 +4,7 @@
  * that plans (plan, apply, drift) or checks (validate), so that they read the same input the same way.
  */
 import path from 'node:path';
-import { narrowToScopes, type TenantScope } from '../apply/incremental.ts';
+import { narrowToChangedContracts, narrowToScopes, type TenantScope } from '../apply/incremental.ts';
 import type { Config } from '../config/types.ts';
 import { loadDesiredState } from '../desired/load.ts';
 import { selectShard, type Shard, type ShardSelection } from '../desired/shard.ts';
@@ -12,7 +12,8 @@ import { desiredPathMatcher, workingTreeSource } from '../desired/read-files.ts'
 import { isTargeted, selectTargets, type TargetPattern } from '../desired/target.ts';
 import type { ContractSet, DesiredStateResult } from '../desired/types.ts';
 import type { Diagnostic } from '../diagnostic.ts';
-import { readBaseChanges } from '../git/base-changes.ts';
+import { parseDesiredFile } from '../desired/parse-file.ts';
+import { readBaseChanges, type BaseChanges } from '../git/base-changes.ts';
 import { changedFiles } from '../git/changed-files.ts';
 import { GitError, type GitErrorCode } from '../git/errors.ts';
 import { missingRefMessage } from '../git/fetch-hint.ts';
@@ -20,7 +21,7 @@ import { gitCommitSource } from '../git/ref-source.ts';
 import { openGitRepository, type GitRepository } from '../git/repository.ts';
 import { checkRefSyntax, isShallow, remoteNames, resolveCommit } from '../git/resolve-ref.ts';
 import { findTouchedContracts } from '../git/touched-contracts.ts';
-import type { PlanSource, PlanTouched } from '../plan/types.ts';
+import type { PlanIncremental, PlanSource, PlanTouched } from '../plan/types.ts';
 import { plural } from '../plural.ts';
 import { readRepoConfig, type ConfigAtRef } from './config-args.ts';
 import { formatDiagnostics } from './diagnostics-output.ts';
@@ -53,6 +54,12 @@ export interface RunInputOptions {
    * engine/apply/incremental.ts); tenants without a usable record are planned in full.
    */
   readonly incremental?: boolean;
+  /**
+   * Plan: plan incrementally like apply, and also from a last applied commit that is not in the
+   * head's history (a pull request branched off before it): the files that differ between the two
+   * are all that can plan differently. The plan's source says so (PlanSource `incremental`).
+   */
+  readonly incrementalPlan?: boolean;
   /** Apply: find out whether the working tree's desired-state files differ from HEAD. */
   readonly checkUncommitted?: boolean;
   /**
@@ -128,7 +135,8 @@ async function resolveRef(repository: GitRepository, ref: string): Promise<strin
 async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult> {
   const repoDir = path.resolve(io.cwd, options.repo);
   const { ref, base } = options;
-  const needsGit = ref !== undefined || base !== undefined || options.incremental === true || options.checkUncommitted === true || options.withoutHead !== true;
+  const incremental = options.incremental === true || options.incrementalPlan === true;
+  const needsGit = ref !== undefined || base !== undefined || incremental || options.checkUncommitted === true || options.withoutHead !== true;
   const repository = needsGit ? await openGitRepository(repoDir) : undefined;
   let at: ConfigAtRef | undefined;
   if (ref !== undefined) {
@@ -151,10 +159,30 @@ async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult
   const tenants = selected ?? Object.keys(config.tenants).sort();
   const targetOptions = { targets: options.targets ?? [], excludes: options.excludes ?? [] };
   const targeted = isTargeted(targetOptions);
-  const scopes = options.incremental && !targeted && repository && head !== null ? await incrementalScopes(io, repository, config, repoDir, tenants, { commit: head, workingTree: !at }) : undefined;
-  const desired = await loadDesiredState(repoDir, config, { source, ...(scopes ? { only: scopeFiles(scopes) } : {}) });
+  const scopes =
+    incremental && !targeted && repository && head !== null
+      ? await incrementalScopes(io, repository, config, repoDir, tenants, { commit: head, workingTree: !at, anyHistory: options.incrementalPlan === true })
+      : undefined;
+  const readBase = base === undefined || !baseRepository ? undefined : () => readBaseChanges(baseRepository, { base, head: at?.commit ?? null, headName: ref ?? 'HEAD', patterns: config.desired.paths });
+  // An incremental run with a base reads the files of the change from the base too, so that its
+  // marks are a full plan's. A base git cannot compare with is reported after the desired state's
+  // errors, as without incremental runs.
+  const early = readBase && scopes && hasIncremental(scopes) ? settle(readBase()) : undefined;
+  const earlyBase = early ? await early : undefined;
+  const only = scopes ? scopeFiles(scopes, earlyBase?.ok ? earlyBase.value.changedPaths : undefined) : undefined;
+  const desired = await loadDesiredState(repoDir, config, { source, ...(only ? { only } : {}) });
   const chosen = selected === undefined ? desired.contractSets : desired.contractSets.filter((set) => selected.includes(set.tenant));
-  let contractSets = scopes ? narrowToScopes(chosen, scopes) : chosen;
+  let changes: BaseChanges | undefined;
+  if (readBase && desired.errors.length === 0) {
+    if (earlyBase && !earlyBase.ok) throw earlyBase.error;
+    changes = earlyBase?.value ?? (await readBase());
+  }
+  const touched = changes ? findTouchedContracts(desired.contractSets, changes.baseContractSets, changes.changedPaths) : undefined;
+  let contractSets = chosen;
+  if (scopes && repository) {
+    const before = await declaredBefore(repository, config, scopes, changes);
+    contractSets = narrowToChangedContracts(narrowToScopes(chosen, scopes, changes?.changedPaths), scopes, before, touched?.contracts);
+  }
   let targeting: RunTargeting | undefined;
   // With errors nothing is planned, and a target may be the very contract left out for its error.
   if (targeted && desired.errors.length === 0) {
@@ -166,7 +194,8 @@ async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult
       targeting = { description: selection.description, narrowed: selection.narrowed, unmatchedTargets: [], unmatchedExcludes: selection.unmatchedExcludes };
     }
   }
-  const planSource: PlanSource = { repo: options.repo, ref: ref ?? null, commit: head };
+  const incrementalSource = options.incrementalPlan && scopes ? planIncremental(scopes) : undefined;
+  const planSource: PlanSource = { repo: options.repo, ref: ref ?? null, commit: head, ...(incrementalSource ? { incremental: incrementalSource } : {}) };
   const committed = options.checkUncommitted ? at !== undefined || (repository !== undefined && head !== null && !(await hasUncommittedDesiredFiles(repository, head, config))) : undefined;
   const input = {
     repoDir,
@@ -180,10 +209,7 @@ async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult
     ...(sharded ? { shard: sharded } : {}),
     ...(targeting ? { targeting } : {}),
   };
-  if (base === undefined || !baseRepository || desired.errors.length > 0) return { kind: 'ready', input: { ...input, source: planSource } };
-
-  const changes = await readBaseChanges(baseRepository, { base, head: at?.commit ?? null, headName: ref ?? 'HEAD', patterns: config.desired.paths });
-  const touched = findTouchedContracts(desired.contractSets, changes.baseContractSets, changes.changedPaths);
+  if (!changes || !touched) return { kind: 'ready', input: { ...input, source: planSource } };
   return { kind: 'ready', input: { ...input, source: { ...planSource, base: changes.base }, touched: selectTouched(touched, selected) } };
 }
 
@@ -225,14 +251,62 @@ async function incrementalScopes(io: CliIo, repository: GitRepository, config: C
   }
 }
 
-/** The files to read: undefined (all) as soon as one tenant is planned in full. */
-function scopeFiles(scopes: ReadonlyMap<string, TenantScope>): ReadonlySet<string> | undefined {
-  const files = new Set<string>();
+/** The files to read: undefined (all) as soon as one tenant is planned in full; `also`, a base's changed files. */
+function scopeFiles(scopes: ReadonlyMap<string, TenantScope>, also: ReadonlySet<string> = new Set()): ReadonlySet<string> | undefined {
+  const files = new Set<string>(also);
   for (const scope of scopes.values()) {
     if (scope.kind === 'full') return undefined;
     if (scope.kind === 'incremental') for (const file of scope.files) files.add(file);
   }
   return files;
+}
+
+function hasIncremental(scopes: ReadonlyMap<string, TenantScope>): boolean {
+  return [...scopes.values()].some((scope) => scope.kind === 'incremental');
+}
+
+type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown; readonly value?: undefined };
+
+function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
+  return promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+}
+
+/**
+ * By last applied commit, the contract sets its incremental tenants' files declared then: what
+ * narrowToChangedContracts compares with. Only those files are read, one git process per commit
+ * (tenants that applied the same commit, the usual case, share it). A pull request's merge base is
+ * often that commit: the files its change read there are not read and parsed again.
+ */
+async function declaredBefore(repository: GitRepository, config: Config, scopes: ReadonlyMap<string, TenantScope>, base: BaseChanges | undefined): Promise<Map<string, ContractSet[]>> {
+  const filesByCommit = new Map<string, Set<string>>();
+  for (const scope of scopes.values()) {
+    if (scope.kind !== 'incremental') continue;
+    const files = filesByCommit.get(scope.since) ?? new Set<string>();
+    for (const file of scope.files) files.add(file);
+    filesByCommit.set(scope.since, files);
+  }
+  const before = new Map<string, ContractSet[]>();
+  for (const [commit, files] of filesByCommit) {
+    const known = base?.base.mergeBase === commit ? base : undefined;
+    const reused = known ? known.baseContractSets.filter((set) => files.has(set.file)) : [];
+    const toRead = new Set([...files].filter((file) => !known?.changedPaths.has(file)));
+    const read = toRead.size === 0 ? [] : await gitCommitSource(repository, commit).readFiles(config.desired.paths, { only: toRead });
+    before.set(commit, [...reused, ...read.flatMap((file) => parseDesiredFile(file).contractSet ?? [])]);
+  }
+  return before;
+}
+
+/** What the plan document says of an incremental plan; undefined when no tenant was planned incrementally. */
+function planIncremental(scopes: ReadonlyMap<string, TenantScope>): PlanIncremental | undefined {
+  if (!hasIncremental(scopes)) return undefined;
+  const values = [...scopes.values()];
+  return {
+    tenants: values.flatMap((scope) => (scope.kind === 'incremental' ? [{ tenant: scope.tenant, since: scope.since, pending: scope.pending }] : [])),
+    full: values.flatMap((scope) => (scope.kind === 'full' ? [{ tenant: scope.tenant, reason: scope.reason }] : [])),
+  };
 }
 
 async function hasUncommittedDesiredFiles(repository: GitRepository, head: string, config: Config): Promise<boolean> {
@@ -284,5 +358,10 @@ export async function loadRunInputOrReport(io: CliIo, command: string, options: 
     return EXIT.error;
   }
   for (const exclude of targeting?.unmatchedExcludes ?? []) io.stderr.write(`contract-sync ${command}: warning: --exclude ${exclude} matches no contract\n`);
+  // With one tenant planned incrementally, the plan itself says which were planned in full and why.
+  const { scopes } = loaded.input;
+  if (options.incrementalPlan && scopes && !hasIncremental(scopes)) {
+    for (const scope of scopes.values()) if (scope.kind === 'full') io.stderr.write(`contract-sync ${command}: ${scope.tenant}: every contract planned (${scope.reason})\n`);
+  }
   return loaded.input;
 }

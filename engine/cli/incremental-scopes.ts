@@ -1,10 +1,11 @@
-/** Incremental apply, the adapter: each selected tenant's run record against the repository's history. */
+/** Incremental apply and plan, the adapter: each selected tenant's run record against the repository's history. */
 import { planningFingerprint, startingPoint, tenantScope, type SinceCommit, type TenantScope } from '../apply/incremental.ts';
 import type { Config } from '../config/types.ts';
 import { desiredPathMatcher } from '../desired/read-files.ts';
 import { changedFiles } from '../git/changed-files.ts';
 import { checkAncestor } from '../git/is-ancestor.ts';
 import type { GitRepository } from '../git/repository.ts';
+import { resolveCommit } from '../git/resolve-ref.ts';
 import { StateFormatError } from '../state/file-format.ts';
 import type { StateStore } from '../state/types.ts';
 
@@ -13,6 +14,11 @@ export interface ScopeHead {
   readonly commit: string;
   /** The desired state is the working tree: uncommitted and untracked files count as changed. */
   readonly workingTree: boolean;
+  /**
+   * A plan: compare with the last applied commit wherever it stands in the head's history (see
+   * SinceCommit `compared`); an apply must descend from it.
+   */
+  readonly anyHistory?: boolean;
 }
 
 /**
@@ -29,11 +35,19 @@ export async function readTenantScopes(
   const sinceByCommit = new Map<string, Promise<SinceCommit>>();
 
   async function since(commit: string): Promise<SinceCommit> {
+    if (head.anyHistory) {
+      if ((await resolveCommit(repository, commit)) === undefined) return { kind: 'missing' };
+      return { kind: 'compared', changedFiles: await changedDesiredFiles(commit) };
+    }
     const relation = await checkAncestor(repository, commit, head.commit);
     if (relation === 'not-ancestor' && (await checkAncestor(repository, head.commit, commit)) === 'ancestor') return { kind: 'behind' };
     if (relation !== 'ancestor') return { kind: relation };
+    return { kind: 'ancestor', changedFiles: await changedDesiredFiles(commit) };
+  }
+
+  async function changedDesiredFiles(commit: string): Promise<string[]> {
     const changed = await changedFiles(repository, commit, head.workingTree ? null : head.commit);
-    return { kind: 'ancestor', changedFiles: changed.map((file) => file.path).filter(selected) };
+    return changed.map((file) => file.path).filter(selected);
   }
 
   const scopes = await Promise.all(

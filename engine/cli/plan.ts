@@ -10,6 +10,7 @@ import { runApply } from '../apply/run-apply.ts';
 import type { Config } from '../config/types.ts';
 import type { ContractSet } from '../desired/types.ts';
 import { createPlan } from '../plan/create-plan.ts';
+import { readPlannedKnownState } from '../plan/incremental-plan.ts';
 import { renderPlanJson } from '../plan/render-json.ts';
 import type { RepositoryLinks } from '../plan/file-links.ts';
 import { renderPlanMarkdown } from '../plan/render-markdown.ts';
@@ -17,7 +18,7 @@ import { renderPlanText } from '../plan/render-text.ts';
 import type { PlanDocument, PlanSource, PlanTouched } from '../plan/types.ts';
 import { plural } from '../plural.ts';
 import { StateFormatError } from '../state/file-format.ts';
-import { emptyStateStore, readKnownState } from '../state/memory-store.ts';
+import { emptyStateStore } from '../state/memory-store.ts';
 import { PostgresStateError } from '../state/postgres/errors.ts';
 import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './config-args.ts';
 import { loadRunInputOrReport } from './desired-input.ts';
@@ -31,7 +32,7 @@ import { packageVersion } from './version.ts';
 
 export const PLAN_HELP = `Usage: contract-sync plan [--config FILE] [--repo DIR] [--ref REF] [--base REF] [--tenant T]... [--shard I/N]
                           [--target TENANT/ID]... [--exclude TENANT/ID]...
-                          [--refresh | --no-refresh] [--out PLAN.json] [--format text|markdown|json|github]
+                          [--refresh | --no-refresh] [--full] [--out PLAN.json] [--format text|markdown|json|github]
                           [--detailed-exitcode]
 
 Compares the desired state with the last known state in the state store and prints the ops each
@@ -45,6 +46,17 @@ Known state:
                   tenant's client secret; asks for the scope core:read only). A contract or
                   tenant that cannot be read is an error: no plan is written. A read answered
                   404 says the contract is not on the service: contract-sync cannot create one
+
+Incremental plans (the default in a git repository):
+  Like apply, a plan reads and plans only the contracts whose desired fields changed since each
+  tenant's last applied commit (the state store's run record), plus those an earlier run did not
+  finish, and with --base the contracts the change touches: every other contract plans to nothing
+  by the state store's record. The last applied commit need not be an ancestor of the head (a
+  pull request branched off before it): what differs between the two is what is planned. The plan
+  says so ("Planned the contracts changed since the last applied commit ..."; in JSON,
+  source.incremental). A tenant is planned in full (and plan says why, on stderr when no tenant is
+  planned incrementally) when it has no such commit, when the commit is not in this clone (fetch
+  the history), when the config changed how contracts are planned, and with --full or --target.
 
 Where the desired state comes from:
   without --ref   the files of DIR as they are: uncommitted and untracked edits included
@@ -72,7 +84,8 @@ Options:
   --base REF            mark what the change since REF touches (see above)
   --tenant T            plan only tenant T (repeatable; default: every tenant)
 ${shardHelp(24)}
-${targetHelp(24)}  --refresh             read the known state live (see above)
+${targetHelp(24)}  --full                plan every contract, not only those changed since the last applied commit
+  --refresh             read the known state live (see above)
   --no-refresh          read the known state from the state store (the default)
   --out PLAN.json       also write the plan document (JSON) to this file, for contract-sync apply
                         PLAN.json, which applies exactly its ops and refuses what went stale
@@ -134,7 +147,7 @@ async function storePlan(io: CliIo, { config, repoDir, contractSets, source, tou
   }
   let known;
   try {
-    known = await readKnownState(store, [...new Set(contractSets.map((set) => set.tenant))].sort());
+    known = await readPlannedKnownState(store, contractSets);
   } catch (error) {
     if (!(error instanceof StateFormatError) && !(error instanceof PostgresStateError)) throw error;
     io.stderr.write(`contract-sync plan: cannot read the state store: ${error.message}\n`);
@@ -197,6 +210,7 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
       ...TARGET_OPTIONS,
       refresh: { type: 'boolean' },
       'no-refresh': { type: 'boolean' },
+      full: { type: 'boolean', default: false },
       out: { type: 'string' },
       format: { type: 'string' },
       'detailed-exitcode': { type: 'boolean', default: false },
@@ -217,7 +231,7 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   const input = await loadRunInputOrReport(
     io,
     'plan',
-    { repo: values.repo, config: values.config, ref: values.ref, base: values.base, tenants: values.tenant, ...(shard ? { shard } : {}), ...selection },
+    { repo: values.repo, config: values.config, ref: values.ref, base: values.base, tenants: values.tenant, ...(shard ? { shard } : {}), ...selection, incrementalPlan: !values.full },
     'no plan written',
   );
   if (typeof input === 'number') return input;

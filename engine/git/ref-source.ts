@@ -21,13 +21,19 @@ async function readEntries(repo: GitRepository, entries: readonly TreeEntry[], m
   return entries.map((entry) => ({ path: entry.path, content: contents.get(entry.path) ?? new Uint8Array(maxBytes + 1) }));
 }
 
+/** Up to this many `only` paths are passed to git as they are; more, and the tree is listed. */
+const LISTED_BY_NAME = 1000;
+
 /** The desired-state files of `commit` (a commit id), selected like the working tree's. */
 export function gitCommitSource(repo: GitRepository, commit: string): DesiredSource {
   return {
     async readFiles(patterns: readonly string[], options: ReadDesiredOptions = {}): Promise<DesiredFile[]> {
       const selected = desiredPathMatcher(patterns);
       const { only } = options;
-      const entries = (await listTree(repo, commit, patternRoots(patterns)))
+      // A few files (an incremental run's) are listed by name: listing a tree of 100,000 files to
+      // keep three of them costs more than everything else such a run does.
+      const roots = only !== undefined && only.size <= LISTED_BY_NAME ? [...only].filter(selected) : patternRoots(patterns);
+      const entries = (roots.length === 0 ? [] : await listTree(repo, commit, roots))
         .filter((entry) => selected(entry.path) && (!only || only.has(entry.path)))
         .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
       return readEntries(repo, entries, options.maxBytes ?? DEFAULT_YAML_LIMITS.maxBytes);

@@ -80,11 +80,13 @@ export function createPlan(desired: readonly ContractSet[], known: KnownState, o
 
   const { base } = options.source;
   const summary = { tenants: tenants.length, contracts: contractCount, changed, ops: opCount };
+  const { incremental } = options.source;
+  const incrementalSource = incremental ? { incremental: { tenants: incremental.tenants.map((entry) => ({ ...entry })), full: incremental.full.map((entry) => ({ ...entry })) } } : {};
   if (!touched || !base) {
     return {
       version: PLAN_VERSION,
       createdAt: options.createdAt,
-      source: { repo: options.source.repo, ref: options.source.ref, commit: options.source.commit },
+      source: { repo: options.source.repo, ref: options.source.ref, commit: options.source.commit, ...incrementalSource },
       tenants,
       summary,
     };
@@ -100,6 +102,7 @@ export function createPlan(desired: readonly ContractSet[], known: KnownState, o
       ref: options.source.ref,
       commit: options.source.commit,
       base: { ref: base.ref, commit: base.commit, mergeBase: base.mergeBase },
+      ...incrementalSource,
     },
     tenants,
     noLongerManaged,

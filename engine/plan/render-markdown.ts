@@ -30,6 +30,7 @@ import {
   untouchedChangedContracts,
   viewChange,
 } from './render-common.ts';
+import { incrementalNote } from './incremental-note.ts';
 import { renderRemovalsMarkdown } from './render-removals.ts';
 import type { PlanContract, PlanDocument } from './types.ts';
 
@@ -141,6 +142,8 @@ function heading(context: RenderContext, plan: PlanDocument): string {
   let out = `### contract-sync plan\n\n${provenance(context, plan)}\n\n${escapeInline(headline(plan))}\n\n`;
   const change = changeSummary(plan, inlineCode);
   if (change !== undefined) out += `${change}\n\n`;
+  const incremental = incrementalNote(plan.source);
+  if (incremental !== undefined) out += `${escapeInline(incremental)}\n\n`;
   const unknown = unknownCount(plan);
   if (unknown > 0) {
     const apply = unknownApplyNote(plan);

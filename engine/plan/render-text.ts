@@ -13,6 +13,7 @@ import {
   type ChangeKind,
   type NotPlanned,
 } from './render-common.ts';
+import { incrementalNote } from './incremental-note.ts';
 import type { PlanDocument } from './types.ts';
 
 export interface TextRenderOptions {
@@ -41,6 +42,8 @@ export function renderPlanText(plan: PlanDocument, options: TextRenderOptions = 
   const lines: string[] = [paint('bold', headline(plan, options.notPlanned))];
   const changeLine = changeSummary(plan);
   if (changeLine !== undefined) lines.push(changeLine);
+  const incremental = incrementalNote(plan.source);
+  if (incremental !== undefined) lines.push(paint('dim', incremental));
   for (const tenant of plan.tenants) {
     const counts = tenantCounts(tenant);
     // With a base, a touched contract is shown even without ops: the change is about it.

@@ -31,6 +31,34 @@ export function planSchema(): JsonSchema {
             required: ['ref', 'commit', 'mergeBase'],
             additionalProperties: false,
           },
+          incremental: {
+            type: 'object',
+            description:
+              'Only in a plan of the contracts changed since the last applied commit (plan without --full): per tenant the commit it was planned since; the other contracts plan to nothing by the state store\'s record.',
+            properties: {
+              tenants: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: { tenant: { type: 'string', pattern: TENANT_PATTERN }, since: COMMIT, pending: COUNT },
+                  required: ['tenant', 'since', 'pending'],
+                  additionalProperties: false,
+                },
+              },
+              full: {
+                type: 'array',
+                description: 'Tenants planned in full all the same, and why.',
+                items: {
+                  type: 'object',
+                  properties: { tenant: { type: 'string', pattern: TENANT_PATTERN }, reason: { type: 'string' } },
+                  required: ['tenant', 'reason'],
+                  additionalProperties: false,
+                },
+              },
+            },
+            required: ['tenants', 'full'],
+            additionalProperties: false,
+          },
         },
         required: ['repo', 'ref', 'commit'],
         additionalProperties: false,

@@ -52,6 +52,28 @@ export interface PlanSource {
   readonly commit: string | null;
   /** Only with `plan --base`: what the desired state was compared with. */
   readonly base?: PlanBase;
+  /** Only in a plan of the contracts changed since the last applied commit (not `--full`). */
+  readonly incremental?: PlanIncremental;
+}
+
+/**
+ * An incremental plan: per tenant, only the contracts whose desired fields changed since the
+ * tenant's last applied commit, and those an earlier run did not finish; every other contract, by
+ * the state store's record, plans to nothing.
+ */
+export interface PlanIncremental {
+  /** The tenants planned incrementally, with the commit each was planned since. */
+  readonly tenants: readonly PlanIncrementalTenant[];
+  /** Tenants planned in full all the same, and why. */
+  readonly full: readonly { readonly tenant: string; readonly reason: string }[];
+}
+
+export interface PlanIncrementalTenant {
+  readonly tenant: string;
+  /** The tenant's last applied commit. */
+  readonly since: string;
+  /** Contracts an earlier run did not finish, planned whether or not they changed. */
+  readonly pending: number;
 }
 
 export interface PlanBase {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeScope, narrowToScopes, planningFingerprint, startingPoint, tenantScope, type TenantScope } from '../../engine/apply/incremental.ts';
+import { describeScope, narrowToChangedContracts, narrowToScopes, planningFingerprint, startingPoint, tenantScope, type TenantScope } from '../../engine/apply/incremental.ts';
 import { parseConfig } from '../../engine/config/parse.ts';
 import type { Config } from '../../engine/config/types.ts';
 import type { ContractSet } from '../../engine/desired/types.ts';
@@ -67,6 +67,7 @@ describe('tenantScope', () => {
       since: COMMIT,
       files: new Set(['contracts/acme/new.yaml', 'contracts/acme/old.yaml']),
       pending: 1,
+      pendingIds: new Set(['7']),
     });
   });
 
@@ -86,7 +87,7 @@ describe('narrowToScopes', () => {
   it("keeps an incremental tenant's sets of its files only, every set of a full tenant, and none of a tenant behind", () => {
     const sets = [set('acme', 'a1.yaml'), set('acme', 'a2.yaml'), set('globex', 'g1.yaml'), set('initech', 'i1.yaml')];
     const scopes = new Map<string, TenantScope>([
-      ['acme', { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a2.yaml', 'g1.yaml']), pending: 0 }],
+      ['acme', { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a2.yaml', 'g1.yaml']), pending: 0, pendingIds: new Set<string>() }],
       ['globex', { tenant: 'globex', kind: 'full', reason: 'no earlier run recorded a commit' }],
       ['initech', { tenant: 'initech', kind: 'behind', since: COMMIT }],
     ]);
@@ -97,15 +98,67 @@ describe('narrowToScopes', () => {
   });
 });
 
+describe('narrowToChangedContracts', () => {
+  const OTHER = 'b'.repeat(40);
+
+  function contracts(tenant: string, file: string, entries: Record<string, string>): ContractSet {
+    return { tenant, file, contracts: Object.entries(entries).map(([id, name], index) => ({ id, line: index + 2, column: 3, fields: { Name: name } })) };
+  }
+
+  function incremental(tenant: string, files: string[], pendingIds: string[] = [], since = COMMIT): TenantScope {
+    return { tenant, kind: 'incremental', since, files: new Set(files), pending: pendingIds.length, pendingIds: new Set(pendingIds) };
+  }
+
+  it('keeps the contracts whose desired fields changed since the last applied commit, added ones, and pending ones', () => {
+    const head = [contracts('acme', 'a.yaml', { 1: 'same', 2: 'edited', 3: 'added', 4: 'pending' })];
+    const before = new Map([[COMMIT, [contracts('acme', 'a.yaml', { 1: 'same', 2: 'original', 4: 'pending', 5: 'removed' })]]]);
+
+    const narrowed = narrowToChangedContracts(head, new Map([['acme', incremental('acme', ['a.yaml'], ['4'])]]), before);
+
+    expect(narrowed.flatMap((set) => set.contracts.map((contract) => contract.id))).toEqual(['2', '3', '4']);
+  });
+
+  it('compares a contract moved to another changed file with where it was, and a tenant with its own last applied commit', () => {
+    const head = [contracts('acme', 'a.yaml', {}), contracts('acme', 'b.yaml', { 1: 'moved' }), contracts('globex', 'g.yaml', { 1: 'x', 2: 'y' })];
+    const scopes = new Map([
+      ['acme', incremental('acme', ['a.yaml', 'b.yaml'])],
+      ['globex', incremental('globex', ['g.yaml'], [], OTHER)],
+    ]);
+    const before = new Map([
+      [COMMIT, [contracts('acme', 'a.yaml', { 1: 'moved' }), contracts('globex', 'g.yaml', { 1: 'x', 2: 'y' })]],
+      [OTHER, [contracts('globex', 'g.yaml', { 1: 'x', 2: 'changed since' })]],
+    ]);
+
+    const narrowed = narrowToChangedContracts(head, scopes, before);
+
+    expect(narrowed.map((set) => [set.tenant, set.file, set.contracts.map((contract) => contract.id)])).toEqual([['globex', 'g.yaml', ['2']]]);
+  });
+
+  it('keeps every contract of a full tenant, and of a file outside the scope only the pending and the `also` ones', () => {
+    const head = [contracts('acme', 'pr.yaml', { 1: 'a', 2: 'b', 3: 'c' }), contracts('globex', 'g.yaml', { 1: 'x' })];
+    const scopes = new Map<string, TenantScope>([
+      ['acme', incremental('acme', ['other.yaml'], ['3'])],
+      ['globex', { tenant: 'globex', kind: 'full', reason: 'no earlier run recorded a commit' }],
+    ]);
+
+    const narrowed = narrowToChangedContracts(head, scopes, new Map(), new Map([['acme', new Set(['1'])]]));
+
+    expect(narrowed.map((set) => [set.tenant, set.contracts.map((contract) => contract.id)])).toEqual([
+      ['acme', ['1', '3']],
+      ['globex', ['1']],
+    ]);
+  });
+});
+
 describe('describeScope', () => {
   it.each<[string, TenantScope, number, string]>([
     ['a full run', { tenant: 'acme', kind: 'full', reason: 'no earlier run recorded a commit' }, 9, 'acme: every contract planned (no earlier run recorded a commit)'],
-    ['an incremental run', { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a.yaml']), pending: 0 }, 3, 'acme: incremental since aaaaaaaaaaaa: 3 contracts in changed files'],
+    ['an incremental run', { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a.yaml']), pending: 0, pendingIds: new Set<string>() }, 3, 'acme: incremental since aaaaaaaaaaaa: 3 contracts changed in git'],
     [
       'an incremental run with unfinished contracts',
-      { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a.yaml']), pending: 1 },
+      { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a.yaml']), pending: 1, pendingIds: new Set(['7']) },
       4,
-      'acme: incremental since aaaaaaaaaaaa: 4 contracts in changed files (with the files of 1 contract an earlier run did not finish)',
+      'acme: incremental since aaaaaaaaaaaa: 4 contracts changed in git or left unfinished (1 contract an earlier run did not finish)',
     ],
     [
       'a tenant behind',
@@ -113,7 +166,7 @@ describe('describeScope', () => {
       0,
       'acme: not applied: it was last applied at aaaaaaaaaaaa, which is newer than this commit (an older pipeline run?); to go back, commit a revert, or pass --full to apply this commit anyway',
     ],
-    ['an incremental run with nothing to plan', { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(), pending: 0 }, 0, 'acme: incremental since aaaaaaaaaaaa: no contract changed in git'],
+    ['an incremental run with nothing to plan', { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(), pending: 0, pendingIds: new Set<string>() }, 0, 'acme: incremental since aaaaaaaaaaaa: no contract changed in git'],
   ])('says what %s planned', (_, scope, contracts, line) => {
     expect(describeScope(scope, contracts)).toBe(line);
   });

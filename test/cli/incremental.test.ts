@@ -9,11 +9,13 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { createRandom, generateContract } from '../../bench/generate-contracts.ts';
-import { loadRunInput } from '../../engine/cli/desired-input.ts';
+import { loadRunInput, type RunInputOptions } from '../../engine/cli/desired-input.ts';
 import type { CliIo } from '../../engine/cli/io.ts';
 import type { ContractFields, Op } from '../../engine/model/types.ts';
 import { createPlan } from '../../engine/plan/create-plan.ts';
 import { fingerprint } from '../../engine/plan/fingerprint.ts';
+import { readPlannedKnownState } from '../../engine/plan/incremental-plan.ts';
+import type { PlanDocument } from '../../engine/plan/types.ts';
 import { fileStateStore } from '../../engine/state/file-store.ts';
 import { readKnownState } from '../../engine/state/memory-store.ts';
 import { startEmulator, type Emulator } from '../../emulator/index.ts';
@@ -100,12 +102,12 @@ describe('incremental apply', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain('tenant-a: every contract planned (no earlier run recorded a commit)');
     expect(second.code, second.stderr).toBe(0);
-    expect(second.stdout).toMatch(/tenant-a: incremental since [0-9a-f]{12}: 3 contracts in changed files\n/);
+    expect(second.stdout).toMatch(/tenant-a: incremental since [0-9a-f]{12}: 1 contract changed in git\n/);
     expect(second.stdout).toMatch(/tenant-b: incremental since [0-9a-f]{12}: no contract changed in git\n/);
-    expect(second.stdout).toContain('1 of 3 contracts in 1 tenant to update');
-    // Only the changed file's contracts are read (api.read is configured), and one of them patched.
+    expect(second.stdout).toContain('1 contract in 1 tenant to update');
+    // Only the changed contract is read (api.read is configured), not the others of its file, and patched.
     const readIds = secondRequests.filter((entry) => entry.method === 'GET').map((entry) => path.basename(entry.path));
-    expect(readIds.sort()).toEqual([...desired.get('tenant-a')!.get(file)!.keys()].sort());
+    expect(readIds).toEqual([id]);
     expect(secondRequests.filter((entry) => entry.method === 'PATCH').map((entry) => path.basename(entry.path))).toEqual([id]);
     expect(full.code, full.stderr).toBe(0);
     expect(full.stdout).toContain('Apply: nothing to do');
@@ -128,7 +130,7 @@ describe('incremental apply', () => {
     expect(failed.code).toBe(1);
     expect(failed.stdout).toMatch(/tenant-b-new .*404/);
     expect(retried.code, retried.stderr).toBe(0);
-    expect(retried.stdout).toMatch(/tenant-b: incremental since [0-9a-f]{12}: 4 contracts in changed files \(with the files of 1 contract an earlier run did not finish\)/);
+    expect(retried.stdout).toMatch(/tenant-b: incremental since [0-9a-f]{12}: 1 contract changed in git or left unfinished \(1 contract an earlier run did not finish\)/);
     const patched = (await apiRequests(logged)).filter((entry) => entry.method === 'PATCH');
     expect(patched.map((entry) => [path.basename(entry.path), entry.status])).toEqual([['tenant-b-new', 204]]);
   });
@@ -180,12 +182,43 @@ describe('incremental apply', () => {
     const next = await runCli(['apply'], repo.dir, env);
 
     expect(dirty.code, dirty.stderr).toBe(0);
-    expect(dirty.stdout).toMatch(/tenant-a: incremental since [0-9a-f]{12}: 3 contracts in changed files/);
+    expect(dirty.stdout).toMatch(/tenant-a: incremental since [0-9a-f]{12}: 1 contract changed in git/);
     expect(record?.lastAppliedCommit).toBeNull();
     // The edit was undone in git: only a full run sees that the service still holds it.
     expect(next.stdout).toContain('tenant-a: every contract planned (no earlier run recorded a commit)');
     expect(next.stdout).toMatch(new RegExp(`~ ${id}  .*\\n.*Name: "Not committed" -> `));
   });
+
+  it('reads only the contract a commit changed, not the other 199 of its file', async () => {
+    const fleet = createFleet(1, 200);
+    emulator = await startEmulator(fleetSeed(fleet));
+    const started = emulator;
+    cleanups.push(() => started.close());
+    const contracts = new Map(fleet.desired[0]!.contracts.map((contract) => [contract.id, contract.fields]));
+    const file = 'contracts/tenant-a/all.yaml';
+    function yaml(): string {
+      return stringify({ tenant: 'tenant-a', contracts: Object.fromEntries(contracts) });
+    }
+    const repo = await createRepo({ 'contract-sync.yaml': fleetConfigYaml(fleet, emulator, { read: true }), '.gitignore': '.contract-sync/\n', [file]: yaml() });
+    cleanups.push(() => repo.cleanup());
+    const env = { ...fleet.env, ...PATH_ENV };
+    const first = await runCli(['apply'], repo.dir, env);
+    const id = 'tenant-a-0100';
+    contracts.set(id, { ...contracts.get(id)!, Name: 'Renamed in the second commit' });
+    await repo.commit('rename one contract of 200', { [file]: yaml() });
+    const firstReads = (await apiRequests(0)).filter((entry) => entry.method === 'GET').length;
+    const logged = (await requestLog(emulator)).length;
+
+    const second = await runCli(['apply'], repo.dir, env);
+    const requests = await apiRequests(logged);
+
+    expect(first.code, first.stderr).toBe(0);
+    expect(firstReads).toBe(200);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(/tenant-a: incremental since [0-9a-f]{12}: 1 contract changed in git\n/);
+    expect(requests.filter((entry) => entry.method === 'GET').map((entry) => path.basename(entry.path))).toEqual([id]);
+    expect(requests.filter((entry) => entry.method === 'PATCH').map((entry) => path.basename(entry.path))).toEqual([id]);
+  }, 120_000);
 
   it('reports a run record it cannot read as that tenant\'s error, and still applies the other tenant', async () => {
     const { repo, env } = await setup({ read: false });
@@ -242,22 +275,37 @@ async function applyEdit(desired: Desired, edit: Edit, step: number, serial: () 
   if (edit.kind === 'move') files.get(fileName(tenant, edit.file))!.set(id, fields);
 }
 
-/** Every contract with ops, by tenant and id, as the run input would plan it against the state store. */
-async function plannedOps(repo: TestRepo, incremental: boolean): Promise<Record<string, readonly Op[]>> {
+/** The plan the run input gives against the state store (as `plan` makes it, or apply without reads). */
+async function planOf(repo: TestRepo, options: Omit<RunInputOptions, 'repo'>): Promise<PlanDocument> {
   const io: CliIo = { stdout: { write: () => true }, stderr: { write: () => true }, env: PATH_ENV, cwd: repo.dir };
-  const loaded = await loadRunInput(io, { repo: '.', incremental });
+  const loaded = await loadRunInput(io, { repo: '.', ...options });
   if (loaded.kind !== 'ready') throw new Error(`input not ready: ${JSON.stringify(loaded)}`);
-  const { config, contractSets, source } = loaded.input;
+  const { config, contractSets, source, touched } = loaded.input;
   const store = fileStateStore(path.join(repo.dir, '.contract-sync/state'));
-  const known = await readKnownState(store, Object.keys(config.tenants));
-  const plan = createPlan(contractSets, known, { createdAt: '2026-11-22T00:00:00.000Z', source, collections: config.collections });
+  // A full run reads every record of its tenants; the incremental one only those it plans.
+  const known = options.incremental || options.incrementalPlan ? await readPlannedKnownState(store, contractSets) : await readKnownState(store, Object.keys(config.tenants));
+  return createPlan(contractSets, known, { createdAt: '2026-11-22T00:00:00.000Z', source, collections: config.collections, ...(touched ? { touched } : {}) });
+}
+
+/** Every contract with ops, by tenant and id. */
+function opsOf(plan: PlanDocument): Record<string, readonly Op[]> {
   const ops: Record<string, readonly Op[]> = {};
   for (const tenant of plan.tenants) for (const contract of tenant.contracts) if (contract.action === 'update') ops[`${tenant.tenant}/${contract.id}`] = contract.ops;
   return ops;
 }
 
+/** What a pull-request plan marks: the touched contracts and those no longer managed. */
+function marksOf(plan: PlanDocument): { touched: string[]; noLongerManaged: unknown } {
+  const touched = plan.tenants.flatMap((tenant) => tenant.contracts.filter((contract) => contract.touched === true).map((contract) => `${tenant.tenant}/${contract.id}`));
+  return { touched: touched.sort(), noLongerManaged: plan.noLongerManaged };
+}
+
+async function plannedOps(repo: TestRepo, incremental: boolean): Promise<Record<string, readonly Op[]>> {
+  return opsOf(await planOf(repo, { incremental }));
+}
+
 describe('incremental and full runs', () => {
-  it('plan the same ops over random histories of edits, partial applies and failed contracts', async () => {
+  it('plan the same ops over random histories of edits, partial applies and failed contracts; pull-request plans too', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(stepArbitrary, { minLength: 2, maxLength: 4 }), async (steps) => {
         const { desired, repo, env } = await setup({ read: false, fleet: createFleet(2, 6, 11) });
@@ -267,6 +315,7 @@ describe('incremental and full runs', () => {
           return counter;
         }
         try {
+          const root = (await repo.git('rev-list', '--max-parents=0', 'HEAD')).trim();
           for (const [index, step] of steps.entries()) {
             const run = await runCli(['apply', ...step.only.flatMap((tenant) => ['--tenant', tenant])], repo.dir, env);
             expect(run.stderr).not.toContain('internal error');
@@ -277,6 +326,19 @@ describe('incremental and full runs', () => {
             const incremental = await plannedOps(repo, true);
 
             expect(incremental).toEqual(full);
+
+            // A pull request's plan from the first commit, and a plan of that older commit (the
+            // last applied commits are not in its history): the same ops and marks as --full.
+            const pullRequest = await planOf(repo, { ref: 'HEAD', base: root, incrementalPlan: true });
+            const pullRequestFull = await planOf(repo, { ref: 'HEAD', base: root });
+            const older = await planOf(repo, { ref: root, incrementalPlan: true });
+            const olderFull = await planOf(repo, { ref: root });
+
+            expect(opsOf(pullRequest)).toEqual(opsOf(pullRequestFull));
+            expect(marksOf(pullRequest)).toEqual(marksOf(pullRequestFull));
+            expect(opsOf(older)).toEqual(opsOf(olderFull));
+            // After a run of both tenants, nothing makes the plan fall back to a full one.
+            if (step.only.length === 0) expect(pullRequest.source.incremental?.tenants.map((entry) => entry.tenant)).toEqual(['tenant-a', 'tenant-b']);
           }
         } finally {
           for (const cleanup of cleanups.splice(0)) await cleanup();
@@ -284,5 +346,5 @@ describe('incremental and full runs', () => {
       }),
       { numRuns: 8 },
     );
-  }, 120_000);
+  }, 600_000);
 });

@@ -1,0 +1,20 @@
+/** The line a plan's readers get about an incremental plan: what it planned, since when, and how to plan everything. Pure. */
+import { plural } from '../plural.ts';
+import type { PlanSource } from './types.ts';
+
+/**
+ * `Planned the contracts changed since the last applied commit abc1234 (acme, globex); --full
+ * plans every contract.`, or undefined for a plan of every contract.
+ */
+export function incrementalNote(source: PlanSource): string | undefined {
+  const { incremental } = source;
+  if (incremental === undefined || incremental.tenants.length === 0) return undefined;
+  const byCommit = new Map<string, string[]>();
+  for (const entry of incremental.tenants) byCommit.set(entry.since, [...(byCommit.get(entry.since) ?? []), entry.tenant]);
+  const commits = [...byCommit].map(([commit, tenants]) => `${commit.slice(0, 7)} (${tenants.join(', ')})`);
+  const since = commits.length === 1 ? `the last applied commit ${commits[0]!}` : `the last applied commits ${commits.join(', ')}`;
+  const pending = incremental.tenants.reduce((sum, entry) => sum + entry.pending, 0);
+  const unfinished = pending === 0 ? '' : `, and ${plural(pending, 'contract')} an earlier run did not finish`;
+  const full = incremental.full.map((entry) => ` ${entry.tenant}: every contract planned (${entry.reason}).`).join('');
+  return `Planned the contracts changed since ${since}${unfinished}; --full plans every contract.${full}`;
+}
