@@ -246,7 +246,7 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   const planned = values.refresh ? await livePlan(io, { config, contractSets, source, touched }) : await storePlan(io, { config, repoDir, contractSets, source, touched });
   if (typeof planned === 'number') return planned;
   // Recorded for the reviewer, so that show PLAN.json renders what plan rendered (the markdown plan's header and notes).
-  const plan: PlanDocument = { ...planned, madeWith: { version: packageVersion(), reads: config.api.read !== undefined, collections: config.collections } };
+  const plan: PlanDocument = { ...planned, madeWith: { version: packageVersion(), reads: config.api.read !== undefined, collections: config.collections, maxRemovals: config.safety.maxRemovals } };
   const links = format === 'markdown' || format === 'github' ? await ciRepositoryLinks(io, repoDir) : undefined;
 
   if (values.out !== undefined) await writeFile(path.resolve(io.cwd, values.out), renderPlanJson(plan));

@@ -18,7 +18,8 @@ function listed(tenants: readonly TenantRemovals[], entry: (tenant: TenantRemova
 }
 
 /** '' when the plan removes no member. */
-export function renderRemovalsMarkdown(plan: PlanDocument, maxRemovals: number = DEFAULT_MAX_REMOVALS): string {
+/** The limit is the one the plan recorded (config safety.maxRemovals), else the default. */
+export function renderRemovalsMarkdown(plan: PlanDocument, maxRemovals: number = plan.madeWith?.maxRemovals ?? DEFAULT_MAX_REMOVALS): string {
   const removing = plan.tenants.map((tenant) => countRemovals(tenant.tenant, tenant.contracts)).filter((tenant) => tenant.removals > 0);
   if (removing.length === 0) return '';
   let out = `Collection members removed: ${listed(removing, (tenant) => `${escapeInline(tenant.tenant)} ${tenant.removals}`)}.\n\n`;

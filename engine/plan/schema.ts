@@ -87,6 +87,7 @@ export function planSchema(): JsonSchema {
             properties: Object.fromEntries(COLLECTION_FIELDS.map((field) => [field.name, { enum: ['authoritative', 'additive'] }])),
             additionalProperties: false,
           },
+          maxRemovals: { type: 'integer', minimum: 0, description: 'The removal guard\'s limit (safety.maxRemovals) apply checks after the merge.' },
         },
         required: ['version', 'reads', 'collections'],
         additionalProperties: false,

@@ -125,6 +125,8 @@ export interface PlanMadeWith {
   readonly reads: boolean;
   /** Each collection field's mode: in authoritative mode, known members the desired state does not list are removed. */
   readonly collections: Readonly<Partial<Record<CollectionFieldName, CollectionMode>>>;
+  /** The removal guard's limit (config safety.maxRemovals) apply will check after the merge; absent in older plans. */
+  readonly maxRemovals?: number;
 }
 
 export interface PlanDocument {

@@ -89,6 +89,7 @@ describe('the markdown plan in CI', () => {
       version: packageVersion(),
       reads: true,
       collections: { Company: 'additive', OrganizationalUnit: 'authoritative', Owner: 'authoritative', Type: 'authoritative' },
+      maxRemovals: 25,
     });
     expect(run.stdout).toContain(` · contract-sync ${packageVersion()} · planned `);
     expect(run.stdout).toContain('from OrganizationalUnit, Owner and Type (the collections in authoritative mode)');

@@ -140,6 +140,13 @@ describe('renderRemovalsMarkdown', () => {
     expect(renderRemovalsMarkdown(planWith(26), 30)).not.toContain('WARNING');
   });
 
+  it('warns at the limit the plan recorded from the config (safety.maxRemovals)', () => {
+    const madeWith = { version: '0.0.0-test', reads: false, collections: {} };
+
+    expect(renderRemovalsMarkdown({ ...planWith(11), madeWith: { ...madeWith, maxRemovals: 10 } })).toContain('removes more than 10 collection members');
+    expect(renderRemovalsMarkdown({ ...planWith(11), madeWith: { ...madeWith, maxRemovals: 11 } })).not.toContain('WARNING');
+  });
+
   it('appears in the pull-request comment', () => {
     expect(renderPlanMarkdown(planWith(26))).toContain('> Removal guard: the plan of tenant acme removes more than 25 collection members.');
   });
