@@ -9,8 +9,8 @@ import type { Config } from '../config/types.ts';
 import { loadDesiredState } from '../desired/load.ts';
 import { selectShard, type Shard, type ShardSelection } from '../desired/shard.ts';
 import { desiredPathMatcher, workingTreeSource } from '../desired/read-files.ts';
-import { isTargeted, selectTargets, type TargetPattern } from '../desired/target.ts';
-import type { ContractSet, DesiredStateResult } from '../desired/types.ts';
+import { isTargeted, selectTargets, type TargetOptions, type TargetPattern } from '../desired/target.ts';
+import type { ContractSet, DesiredFile, DesiredStateResult } from '../desired/types.ts';
 import type { Diagnostic } from '../diagnostic.ts';
 import { readBaseChanges } from '../git/base-changes.ts';
 import { changedFiles } from '../git/changed-files.ts';
@@ -20,6 +20,7 @@ import { gitCommitSource } from '../git/ref-source.ts';
 import { openGitRepository, type GitRepository } from '../git/repository.ts';
 import { checkRefSyntax, isShallow, remoteNames, resolveCommit } from '../git/resolve-ref.ts';
 import { findTouchedContracts } from '../git/touched-contracts.ts';
+import type { BaseInput } from '../plan/plan-by-tenant.ts';
 import type { PlanSource, PlanTouched } from '../plan/types.ts';
 import { plural } from '../plural.ts';
 import { readRepoConfig, type ConfigAtRef } from './config-args.ts';
@@ -285,4 +286,83 @@ export async function loadRunInputOrReport(io: CliIo, command: string, options: 
   }
   for (const exclude of targeting?.unmatchedExcludes ?? []) io.stderr.write(`contract-sync ${command}: warning: --exclude ${exclude} matches no contract\n`);
   return loaded.input;
+}
+
+/**
+ * What a run that validates and plans one tenant at a time reads up front (plan against the state
+ * store, validate): the config, the raw desired-state files, the selection and, with a base, what
+ * the change did; nothing is parsed or validated yet (engine/desired/by-tenant.ts does, per tenant).
+ */
+export interface RunFiles {
+  readonly repoDir: string;
+  readonly configFile: string;
+  readonly config: Config;
+  readonly configDiagnostics: readonly Diagnostic[];
+  /** Every desired-state file, unparsed. */
+  readonly files: readonly DesiredFile[];
+  /** The tenants to plan; undefined: every tenant. */
+  readonly tenants?: readonly string[];
+  readonly targets: TargetOptions;
+  readonly shard?: ShardSelection;
+  readonly source: PlanSource;
+  readonly base?: BaseInput;
+  /**
+   * The base could not be compared with; reported after the desired state's errors, which a run
+   * reading everything at once reports first (it compares with the base only without errors).
+   */
+  readonly baseError?: GitError;
+}
+
+export type RunFilesResult =
+  | { readonly kind: 'ready'; readonly input: RunFiles }
+  | Exclude<RunInputResult, { readonly kind: 'ready' }>;
+
+async function loadFiles(io: CliIo, options: RunInputOptions): Promise<RunFilesResult> {
+  const repoDir = path.resolve(io.cwd, options.repo);
+  const { ref, base } = options;
+  const repository = ref !== undefined || base !== undefined || options.withoutHead !== true ? await openGitRepository(repoDir) : undefined;
+  let at: ConfigAtRef | undefined;
+  if (ref !== undefined) {
+    const atRepository = requireRepository(repository, options.repo, '--ref');
+    at = { repository: atRepository, commit: await resolveRef(atRepository, ref), ref };
+  }
+  const baseRepository = base === undefined ? undefined : requireRepository(repository, options.repo, '--base');
+
+  const { configFile, config, diagnostics } = await readRepoConfig(io, options, at);
+  if (!config) return { kind: 'invalid-config', repoDir, configFile, diagnostics };
+  const named = selectTenants(config, options);
+  const source = at ? gitCommitSource(at.repository, at.commit) : workingTreeSource(repoDir);
+  const head = at?.commit ?? (repository ? ((await resolveCommit(repository, 'HEAD')) ?? null) : null);
+  const sharded = options.shard === undefined ? undefined : selectShard(named.length === 0 ? Object.keys(config.tenants).sort() : [...new Set(named)], options.shard);
+  const selected = sharded?.tenants ?? (named.length === 0 ? undefined : named);
+  const files = await source.readFiles(config.desired.paths);
+  const input = {
+    repoDir,
+    configFile,
+    config,
+    configDiagnostics: diagnostics,
+    files,
+    ...(selected ? { tenants: selected } : {}),
+    targets: { targets: options.targets ?? [], excludes: options.excludes ?? [] },
+    ...(sharded ? { shard: sharded } : {}),
+  };
+  const planSource: PlanSource = { repo: options.repo, ref: ref ?? null, commit: head };
+  if (base === undefined || !baseRepository) return { kind: 'ready', input: { ...input, source: planSource } };
+  try {
+    const changes = await readBaseChanges(baseRepository, { base, head: at?.commit ?? null, headName: ref ?? 'HEAD', patterns: config.desired.paths });
+    return { kind: 'ready', input: { ...input, source: { ...planSource, base: changes.base }, base: changes } };
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    return { kind: 'ready', input: { ...input, source: planSource, baseError: error } };
+  }
+}
+
+/** loadRunInput for a run one tenant at a time: the same reading and checks, no parsing. */
+export async function loadRunFiles(io: CliIo, options: RunInputOptions): Promise<RunFilesResult> {
+  try {
+    return await loadFiles(io, options);
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    return { kind: 'git-error', code: error.code, message: error.message };
+  }
 }

@@ -25,6 +25,7 @@ import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-arg
 import { openStateStore } from './state-store.ts';
 import { clockOf, EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { renderPlanAnnotations } from './plan-github.ts';
+import { streamedStorePlan } from './plan-stream.ts';
 
 export const PLAN_HELP = `Usage: contract-sync plan [--config FILE] [--repo DIR] [--ref REF] [--base REF] [--tenant T]... [--shard I/N]
                           [--target TENANT/ID]... [--exclude TENANT/ID]...
@@ -211,6 +212,21 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   const shard = parseShardArg(values.shard);
 
   const selection = parseTargetFlags(values);
+  if (!values.refresh && (format === 'text' || format === 'json')) {
+    return streamedStorePlan(io, {
+      repo: values.repo,
+      ...(values.config === undefined ? {} : { config: values.config }),
+      ...(values.ref === undefined ? {} : { ref: values.ref }),
+      ...(values.base === undefined ? {} : { base: values.base }),
+      ...(values.tenant === undefined ? {} : { tenants: values.tenant }),
+      ...(shard ? { shard } : {}),
+      ...selection,
+      ...(values.out === undefined ? {} : { out: values.out }),
+      format,
+      text: { color: format === 'text' && wantsColor(io) },
+      detailedExitcode: values['detailed-exitcode'],
+    });
+  }
   const input = await loadRunInputOrReport(
     io,
     'plan',
