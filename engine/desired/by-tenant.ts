@@ -117,9 +117,16 @@ async function visitGroups(groups: readonly TenantFiles[], config: Pick<Config, 
 /**
  * Validates `files` tenant by tenant, calling `visitor.tenant` for each tenant with valid contract
  * sets. The diagnostics are those of validateDesiredState(files, config), in the same order.
+ * `options.sniff` replaces sniffTenant (tests: a sniff that is wrong).
  */
-export async function validateByTenant(files: readonly DesiredFile[], config: Pick<Config, 'tenants'>, visitor: TenantVisitor): Promise<ByTenantResult> {
-  const result = await visitGroups(groupByTenant(files), config, visitor);
+export async function validateByTenant(
+  files: readonly DesiredFile[],
+  config: Pick<Config, 'tenants'>,
+  visitor: TenantVisitor,
+  options: { readonly sniff?: (file: DesiredFile) => string | undefined } = {},
+): Promise<ByTenantResult> {
+  const sniff = options.sniff ?? sniffTenant;
+  const result = await visitGroups(groupByTenant(files, (file) => sniff(file) ?? parsedTenant(file)), config, visitor);
   if (result !== 'misgrouped') return result;
   await visitor.restart();
   const regrouped = await visitGroups(groupByTenant(files, parsedTenant), config, visitor);
