@@ -9,8 +9,8 @@ import type { Config } from '../config/types.ts';
 import { loadDesiredState } from '../desired/load.ts';
 import { selectShard, type Shard, type ShardSelection } from '../desired/shard.ts';
 import { desiredPathMatcher, workingTreeSource } from '../desired/read-files.ts';
-import { isTargeted, selectTargets, type TargetPattern } from '../desired/target.ts';
-import type { ContractSet, DesiredStateResult } from '../desired/types.ts';
+import { isTargeted, selectTargets, type TargetOptions, type TargetPattern } from '../desired/target.ts';
+import type { ContractSet, DesiredFile, DesiredStateResult } from '../desired/types.ts';
 import type { Diagnostic } from '../diagnostic.ts';
 import { parseDesiredFile } from '../desired/parse-file.ts';
 import { readBaseChanges, type BaseChanges } from '../git/base-changes.ts';
@@ -21,6 +21,7 @@ import { gitCommitSource } from '../git/ref-source.ts';
 import { openGitRepository, type GitRepository } from '../git/repository.ts';
 import { checkRefSyntax, isShallow, remoteNames, resolveCommit } from '../git/resolve-ref.ts';
 import { findTouchedContracts } from '../git/touched-contracts.ts';
+import type { BaseInput } from '../plan/plan-by-tenant.ts';
 import type { PlanIncremental, PlanSource, PlanTouched } from '../plan/types.ts';
 import { plural } from '../plural.ts';
 import { readRepoConfig, type ConfigAtRef } from './config-args.ts';
@@ -60,6 +61,11 @@ export interface RunInputOptions {
    * are all that can plan differently. The plan's source says so (PlanSource `incremental`).
    */
   readonly incrementalPlan?: boolean;
+  /**
+   * With incrementalPlan: when no tenant can be planned incrementally, stop before reading any
+   * desired-state file and answer `in-full` (plan's text and json plan everything one tenant at a time).
+   */
+  readonly inFullSignal?: boolean;
   /** Apply: find out whether the working tree's desired-state files differ from HEAD. */
   readonly checkUncommitted?: boolean;
   /**
@@ -107,8 +113,15 @@ export interface RunTargeting {
   readonly unmatchedExcludes: readonly string[];
 }
 
+/** No tenant can be planned incrementally: why, one note per tenant planned in full. */
+export interface InFullPlan {
+  readonly kind: 'in-full';
+  readonly notes: readonly string[];
+}
+
 export type RunInputResult =
   | { readonly kind: 'ready'; readonly input: RunInput }
+  | InFullPlan
   | { readonly kind: 'invalid-config'; readonly repoDir: string; readonly configFile: string; readonly diagnostics: readonly Diagnostic[] }
   | { readonly kind: 'git-error'; readonly code: GitErrorCode; readonly message: string };
 
@@ -163,6 +176,9 @@ async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult
     incremental && !targeted && repository && head !== null
       ? await incrementalScopes(io, repository, config, repoDir, tenants, { commit: head, workingTree: !at, anyHistory: options.incrementalPlan === true })
       : undefined;
+  if (options.incrementalPlan && options.inFullSignal && (scopes === undefined || !hasIncremental(scopes))) {
+    return { kind: 'in-full', notes: [...(scopes?.values() ?? [])].flatMap((scope) => (scope.kind === 'full' ? [`${scope.tenant}: every contract planned (${scope.reason})`] : [])) };
+  }
   const readBase = base === undefined || !baseRepository ? undefined : () => readBaseChanges(baseRepository, { base, head: at?.commit ?? null, headName: ref ?? 'HEAD', patterns: config.desired.paths });
   // An incremental run with a base reads the files of the change from the base too, so that its
   // marks are a full plan's. A base git cannot compare with is reported after the desired state's
@@ -319,7 +335,13 @@ async function hasUncommittedDesiredFiles(repository: GitRepository, head: strin
  * clone lacks, a base too shallow to compare with) come back as `git-error` with a message that
  * says how to fix them; a mistaken `--tenant` throws a UsageError.
  */
-export async function loadRunInput(io: CliIo, options: RunInputOptions): Promise<RunInputResult> {
+export async function loadRunInput(io: CliIo, options: RunInputOptions): Promise<Exclude<RunInputResult, InFullPlan>> {
+  const loaded = await loadOrGitError(io, { ...options, inFullSignal: false });
+  if (loaded.kind === 'in-full') throw new TypeError('unreachable: in-full is answered only when asked for');
+  return loaded;
+}
+
+async function loadOrGitError(io: CliIo, options: RunInputOptions): Promise<RunInputResult> {
   try {
     return await load(io, options);
   } catch (error) {
@@ -334,7 +356,20 @@ export async function loadRunInput(io: CliIo, options: RunInputOptions): Promise
  * `outcome` says what did not happen, e.g. "no plan written".
  */
 export async function loadRunInputOrReport(io: CliIo, command: string, options: RunInputOptions, outcome: string): Promise<RunInput | ExitCode> {
-  const loaded = await loadRunInput(io, options);
+  return reportLoaded(io, command, options, outcome, await loadRunInput(io, options));
+}
+
+/**
+ * plan's reading: incremental where a tenant can be; `in-full` when none can, before any
+ * desired-state file is read, so that the caller plans one tenant at a time instead.
+ */
+export async function loadPlanInputOrReport(io: CliIo, options: RunInputOptions, outcome: string): Promise<RunInput | ExitCode | InFullPlan> {
+  const loaded = await loadOrGitError(io, { ...options, incrementalPlan: true, inFullSignal: true });
+  if (loaded.kind === 'in-full') return loaded;
+  return reportLoaded(io, 'plan', { ...options, incrementalPlan: true }, outcome, loaded);
+}
+
+function reportLoaded(io: CliIo, command: string, options: RunInputOptions, outcome: string, loaded: Exclude<RunInputResult, InFullPlan>): RunInput | ExitCode {
   if (loaded.kind === 'git-error') {
     io.stderr.write(`contract-sync ${command}: ${loaded.message}\n`);
     return EXIT.error;
@@ -364,4 +399,83 @@ export async function loadRunInputOrReport(io: CliIo, command: string, options: 
     for (const scope of scopes.values()) if (scope.kind === 'full') io.stderr.write(`contract-sync ${command}: ${scope.tenant}: every contract planned (${scope.reason})\n`);
   }
   return loaded.input;
+}
+
+/**
+ * What a run that validates and plans one tenant at a time reads up front (plan against the state
+ * store, validate): the config, the raw desired-state files, the selection and, with a base, what
+ * the change did; nothing is parsed or validated yet (engine/desired/by-tenant.ts does, per tenant).
+ */
+export interface RunFiles {
+  readonly repoDir: string;
+  readonly configFile: string;
+  readonly config: Config;
+  readonly configDiagnostics: readonly Diagnostic[];
+  /** Every desired-state file, unparsed. */
+  readonly files: readonly DesiredFile[];
+  /** The tenants to plan; undefined: every tenant. */
+  readonly tenants?: readonly string[];
+  readonly targets: TargetOptions;
+  readonly shard?: ShardSelection;
+  readonly source: PlanSource;
+  readonly base?: BaseInput;
+  /**
+   * The base could not be compared with; reported after the desired state's errors, which a run
+   * reading everything at once reports first (it compares with the base only without errors).
+   */
+  readonly baseError?: GitError;
+}
+
+export type RunFilesResult =
+  | { readonly kind: 'ready'; readonly input: RunFiles }
+  | Exclude<RunInputResult, { readonly kind: 'ready' } | InFullPlan>;
+
+async function loadFiles(io: CliIo, options: RunInputOptions): Promise<RunFilesResult> {
+  const repoDir = path.resolve(io.cwd, options.repo);
+  const { ref, base } = options;
+  const repository = ref !== undefined || base !== undefined || options.withoutHead !== true ? await openGitRepository(repoDir) : undefined;
+  let at: ConfigAtRef | undefined;
+  if (ref !== undefined) {
+    const atRepository = requireRepository(repository, options.repo, '--ref');
+    at = { repository: atRepository, commit: await resolveRef(atRepository, ref), ref };
+  }
+  const baseRepository = base === undefined ? undefined : requireRepository(repository, options.repo, '--base');
+
+  const { configFile, config, diagnostics } = await readRepoConfig(io, options, at);
+  if (!config) return { kind: 'invalid-config', repoDir, configFile, diagnostics };
+  const named = selectTenants(config, options);
+  const source = at ? gitCommitSource(at.repository, at.commit) : workingTreeSource(repoDir);
+  const head = at?.commit ?? (repository ? ((await resolveCommit(repository, 'HEAD')) ?? null) : null);
+  const sharded = options.shard === undefined ? undefined : selectShard(named.length === 0 ? Object.keys(config.tenants).sort() : [...new Set(named)], options.shard);
+  const selected = sharded?.tenants ?? (named.length === 0 ? undefined : named);
+  const files = await source.readFiles(config.desired.paths);
+  const input = {
+    repoDir,
+    configFile,
+    config,
+    configDiagnostics: diagnostics,
+    files,
+    ...(selected ? { tenants: selected } : {}),
+    targets: { targets: options.targets ?? [], excludes: options.excludes ?? [] },
+    ...(sharded ? { shard: sharded } : {}),
+  };
+  const planSource: PlanSource = { repo: options.repo, ref: ref ?? null, commit: head };
+  if (base === undefined || !baseRepository) return { kind: 'ready', input: { ...input, source: planSource } };
+  try {
+    const changes = await readBaseChanges(baseRepository, { base, head: at?.commit ?? null, headName: ref ?? 'HEAD', patterns: config.desired.paths });
+    return { kind: 'ready', input: { ...input, source: { ...planSource, base: changes.base }, base: changes } };
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    return { kind: 'ready', input: { ...input, source: planSource, baseError: error } };
+  }
+}
+
+/** loadRunInput for a run one tenant at a time: the same reading and checks, no parsing. */
+export async function loadRunFiles(io: CliIo, options: RunInputOptions): Promise<RunFilesResult> {
+  try {
+    return await loadFiles(io, options);
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    return { kind: 'git-error', code: error.code, message: error.message };
+  }
 }

@@ -21,14 +21,14 @@ import { StateFormatError } from '../state/file-format.ts';
 import { emptyStateStore } from '../state/memory-store.ts';
 import { PostgresStateError } from '../state/postgres/errors.ts';
 import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './config-args.ts';
-import { loadRunInputOrReport } from './desired-input.ts';
+import { loadPlanInputOrReport, loadRunInputOrReport, type RunInput } from './desired-input.ts';
 import { createEngineSetup } from './engine-setup.ts';
 import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-args.ts';
 import { openStateStore } from './state-store.ts';
 import { clockOf, EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { renderPlanAnnotations } from './plan-github.ts';
+import { planMadeWith, streamedStorePlan } from './plan-stream.ts';
 import { ciRepositoryLinks } from './repository-links.ts';
-import { packageVersion } from './version.ts';
 
 export const PLAN_HELP = `Usage: contract-sync plan [--config FILE] [--repo DIR] [--ref REF] [--base REF] [--tenant T]... [--shard I/N]
                           [--target TENANT/ID]... [--exclude TENANT/ID]...
@@ -228,12 +228,31 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   const shard = parseShardArg(values.shard);
 
   const selection = parseTargetFlags(values);
-  const input = await loadRunInputOrReport(
-    io,
-    'plan',
-    { repo: values.repo, config: values.config, ref: values.ref, base: values.base, tenants: values.tenant, ...(shard ? { shard } : {}), ...selection, incrementalPlan: !values.full },
-    'no plan written',
-  );
+  const runOptions = { repo: values.repo, config: values.config, ref: values.ref, base: values.base, tenants: values.tenant, ...(shard ? { shard } : {}), ...selection };
+  let input: RunInput | ExitCode;
+  if (!values.refresh && (format === 'text' || format === 'json')) {
+    // Incremental where a tenant can be; a plan of everything goes one tenant at a time, streamed.
+    const loaded = values.full ? { kind: 'in-full' as const, notes: [] } : await loadPlanInputOrReport(io, runOptions, 'no plan written');
+    if (typeof loaded !== 'number' && 'kind' in loaded) {
+      for (const note of loaded.notes) io.stderr.write(`contract-sync plan: ${note}\n`);
+      return streamedStorePlan(io, {
+        repo: values.repo,
+        ...(values.config === undefined ? {} : { config: values.config }),
+        ...(values.ref === undefined ? {} : { ref: values.ref }),
+        ...(values.base === undefined ? {} : { base: values.base }),
+        ...(values.tenant === undefined ? {} : { tenants: values.tenant }),
+        ...(shard ? { shard } : {}),
+        ...selection,
+        ...(values.out === undefined ? {} : { out: values.out }),
+        format,
+        text: { color: format === 'text' && wantsColor(io) },
+        detailedExitcode: values['detailed-exitcode'],
+      });
+    }
+    input = loaded;
+  } else {
+    input = await loadRunInputOrReport(io, 'plan', { ...runOptions, incrementalPlan: !values.full }, 'no plan written');
+  }
   if (typeof input === 'number') return input;
   // An empty shard still plans (and writes --out): nothing, so that the steps after it find a plan.
   reportShard(io, input.shard, format === 'text' ? 'stdout' : 'stderr');
@@ -246,7 +265,7 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   const planned = values.refresh ? await livePlan(io, { config, contractSets, source, touched }) : await storePlan(io, { config, repoDir, contractSets, source, touched });
   if (typeof planned === 'number') return planned;
   // Recorded for the reviewer, so that show PLAN.json renders what plan rendered (the markdown plan's header and notes).
-  const plan: PlanDocument = { ...planned, madeWith: { version: packageVersion(), reads: config.api.read !== undefined, collections: config.collections, maxRemovals: config.safety.maxRemovals } };
+  const plan: PlanDocument = { ...planned, madeWith: planMadeWith(config) };
   const links = format === 'markdown' || format === 'github' ? await ciRepositoryLinks(io, repoDir) : undefined;
 
   if (values.out !== undefined) await writeFile(path.resolve(io.cwd, values.out), renderPlanJson(plan));

@@ -19,8 +19,11 @@ export interface HygieneOptions {
   readonly config?: string;
 }
 
+/** What the check reads of a run's input (validate reads the desired state one tenant at a time, plan everything). */
+type HygieneInput = Pick<RunInput, 'source' | 'configFile' | 'config' | 'repoDir'>;
+
 /** The config's text where the run read it: at the ref's commit without --config, else the working-tree file. */
-async function configText(io: CliIo, input: RunInput, options: HygieneOptions, commit: string | undefined): Promise<Uint8Array | string | undefined> {
+async function configText(io: CliIo, input: HygieneInput, options: HygieneOptions, commit: string | undefined): Promise<Uint8Array | string | undefined> {
   if (commit !== undefined && options.config === undefined) {
     const repository = await openGitRepository(input.repoDir);
     return repository ? (await readFileAtCommit(repository, commit, CONFIG_FILE_NAME))?.content : undefined;
@@ -32,7 +35,7 @@ async function configText(io: CliIo, input: RunInput, options: HygieneOptions, c
  * Warnings about the secrets of a valid config. A `{file}` secret is read relative to the working
  * directory; with --ref, "tracked" means present in the ref's commit, else in the index.
  */
-export async function checkSecretsHygiene(io: CliIo, input: RunInput, options: HygieneOptions = {}): Promise<Diagnostic[]> {
+export async function checkSecretsHygiene(io: CliIo, input: HygieneInput, options: HygieneOptions = {}): Promise<Diagnostic[]> {
   const commit = input.source.ref !== null ? (input.source.commit ?? undefined) : undefined;
   const text = await configText(io, input, options, commit);
   const parsed = text === undefined ? undefined : parseYamlSource(input.configFile, text);

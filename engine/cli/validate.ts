@@ -4,7 +4,8 @@ import { compareDiagnostics, isError, type Diagnostic } from '../diagnostic.ts';
 import { GitError } from '../git/errors.ts';
 import { shortCommit } from '../plan/render-common.ts';
 import { plural } from '../plural.ts';
-import { loadRunInput } from './desired-input.ts';
+import { validateByTenant } from '../desired/by-tenant.ts';
+import { loadRunFiles } from './desired-input.ts';
 import { DIAGNOSTIC_FORMATS, formatDiagnostics, type DiagnosticFormat } from './diagnostics-output.ts';
 import { EXIT, parseFormat, type CliIo, type ExitCode } from './io.ts';
 import { checkSecretsHygiene } from './secrets-hygiene.ts';
@@ -46,7 +47,7 @@ export async function validateCommand(args: readonly string[], io: CliIo): Promi
     return EXIT.ok;
   }
   const format = parseFormat<DiagnosticFormat>(values.format, DIAGNOSTIC_FORMATS, 'text');
-  const loaded = await loadRunInput(io, { repo: values.repo, config: values.config, ref: values.ref, withoutHead: true });
+  const loaded = await loadRunFiles(io, { repo: values.repo, config: values.config, ref: values.ref, withoutHead: true });
   if (loaded.kind === 'git-error') {
     io.stderr.write(`contract-sync validate: ${loaded.message}\n`);
     return EXIT.error;
@@ -57,7 +58,9 @@ export async function validateCommand(args: readonly string[], io: CliIo): Promi
     return EXIT.error;
   }
 
-  const { configDiagnostics, desired, source } = loaded.input;
+  const { configDiagnostics, source } = loaded.input;
+  // One tenant at a time: nothing is kept of a tenant but its diagnostics and counts.
+  const desired = await validateByTenant(loaded.input.files, loaded.input.config, { tenant() {}, restart() {} });
   let hygiene: Diagnostic[];
   try {
     hygiene = await checkSecretsHygiene(io, loaded.input, { config: values.config });
@@ -71,8 +74,7 @@ export async function validateCommand(args: readonly string[], io: CliIo): Promi
   const diagnostics = [...configWarnings, ...desired.errors, ...desired.warnings];
   io.stdout.write(formatDiagnostics(diagnostics, format));
   if (format === 'text') {
-    const contracts = desired.contractSets.reduce((sum, set) => sum + set.contracts.length, 0);
-    const files = new Set([...desired.contractSets.map((set) => set.file), ...desired.errors.map((d) => d.file), ...desired.warnings.map((d) => d.file)]).size;
+    const { contracts, files } = desired;
     const counts = summary(desired.errors.length, desired.warnings.length + configWarnings.length);
     const at = source.ref !== null && source.commit !== null ? ` at ${source.ref} (${shortCommit(source.commit)})` : '';
     io.stdout.write(`${diagnostics.length > 0 ? '\n' : ''}${counts}; ${plural(contracts, 'valid contract')} in ${plural(files, 'file')}${at}\n`);

@@ -96,7 +96,6 @@ export function selectTargets(contractSets: readonly ContractSet[], options: Tar
     if (contracts.length > 0) keptTenants.add(set.tenant);
     if (contracts.length > 0) sets.push(contracts.length === set.contracts.length ? set : { ...set, contracts });
   }
-  const flags = [...options.targets.map((target) => `--target ${target.raw}`), ...options.excludes.map((exclude) => `--exclude ${exclude.raw}`)].join(' ');
   return {
     kind: 'selected',
     contractSets: sets,
@@ -104,8 +103,14 @@ export function selectTargets(contractSets: readonly ContractSet[], options: Tar
     total,
     selected,
     unmatchedExcludes: excludes.filter((entry) => !entry.used).map((entry) => entry.exclude.raw),
-    description: `Targeted run: ${selected} of ${plural(total, 'contract')} (${flags}).`,
+    description: describeTargeting(selected, total, options),
   };
+}
+
+/** `Targeted run: 2 of 180 contracts (--target acme/4711 --target acme/4712).` */
+export function describeTargeting(selected: number, total: number, options: TargetOptions): string {
+  const flags = [...options.targets.map((target) => `--target ${target.raw}`), ...options.excludes.map((exclude) => `--exclude ${exclude.raw}`)].join(' ');
+  return `Targeted run: ${selected} of ${plural(total, 'contract')} (${flags}).`;
 }
 
 /**

@@ -5,7 +5,7 @@ import type { KnownState } from '../state/types.ts';
 import { describeChanges } from './changes.ts';
 import { diffContract, type DiffOptions } from './diff.ts';
 import { fingerprint } from './fingerprint.ts';
-import { PLAN_VERSION, type PlanContract, type PlanDocument, type PlanSource, type PlanTenant, type PlanTouched } from './types.ts';
+import { PLAN_VERSION, type PlanContract, type PlanDocument, type PlanSource, type PlanTenant, type PlanTouched, type PlanUnmanagedContract } from './types.ts';
 
 export interface PlanOptions extends DiffOptions {
   /** When the plan was made (ISO 8601 UTC); passed in so that the same input gives the same plan. */
@@ -20,6 +20,13 @@ export interface PlanOptions extends DiffOptions {
 
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Contracts no longer managed as a plan lists them: by tenant, file, line and id, with only the plan's keys. */
+export function sortNoLongerManaged(contracts: readonly PlanUnmanagedContract[]): PlanUnmanagedContract[] {
+  return [...contracts]
+    .sort((a, b) => compareText(a.tenant, b.tenant) || compareText(a.file, b.file) || a.line - b.line || compareText(a.id, b.id))
+    .map(({ tenant, id, file, line }) => ({ tenant, id, file, line }));
 }
 
 /**
@@ -91,9 +98,7 @@ export function createPlan(desired: readonly ContractSet[], known: KnownState, o
       summary,
     };
   }
-  const noLongerManaged = [...touched.noLongerManaged]
-    .sort((a, b) => compareText(a.tenant, b.tenant) || compareText(a.file, b.file) || a.line - b.line || compareText(a.id, b.id))
-    .map(({ tenant, id, file, line }) => ({ tenant, id, file, line }));
+  const noLongerManaged = sortNoLongerManaged(touched.noLongerManaged);
   return {
     version: PLAN_VERSION,
     createdAt: options.createdAt,

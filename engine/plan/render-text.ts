@@ -14,7 +14,7 @@ import {
   type NotPlanned,
 } from './render-common.ts';
 import { incrementalNote } from './incremental-note.ts';
-import type { PlanDocument } from './types.ts';
+import { PLAN_VERSION, type PlanDocument, type PlanTenant, type PlanUnmanagedContract } from './types.ts';
 
 export interface TextRenderOptions {
   readonly color?: boolean;
@@ -34,55 +34,81 @@ const MARK: Readonly<Record<ChangeKind, { sign: string; style: Style }>> = {
   remove: { sign: '-', style: 'red' },
 };
 
-export function renderPlanText(plan: PlanDocument, options: TextRenderOptions = {}): string {
-  function paint(style: Style, text: string): string {
-    return options.color ? `\u001b[${SGR[style]}m${text}\u001b[0m` : text;
-  }
+type Paint = (style: Style, text: string) => string;
 
-  const lines: string[] = [paint('bold', headline(plan, options.notPlanned))];
-  const changeLine = changeSummary(plan);
-  if (changeLine !== undefined) lines.push(changeLine);
+function painter(options: TextRenderOptions): Paint {
+  return (style, text) => (options.color ? `\u001b[${SGR[style]}m${text}\u001b[0m` : text);
+}
+
+export function renderPlanText(plan: PlanDocument, options: TextRenderOptions = {}): string {
+  return [
+    renderPlanTextHead(plan, options),
+    ...plan.tenants.map((tenant) => renderPlanTextTenant(tenant, options)),
+    renderPlanTextTail(plan.noLongerManaged ?? [], unknownCount(plan), options),
+  ].join('');
+}
+
+/**
+ * The text plan's first lines: the headline and, with a base, what the change touches. Reads only
+ * the plan's source, summary and noLongerManaged (its tenants may be left out).
+ */
+export function renderPlanTextHead(plan: Pick<PlanDocument, 'source' | 'summary' | 'noLongerManaged'>, options: TextRenderOptions = {}): string {
+  const paint = painter(options);
+  // headline and changeSummary read nothing else.
+  const whole: PlanDocument = { version: PLAN_VERSION, createdAt: '', tenants: [], ...plan };
+  const changeLine = changeSummary(whole);
   const incremental = incrementalNote(plan.source);
-  if (incremental !== undefined) lines.push(paint('dim', incremental));
-  for (const tenant of plan.tenants) {
-    const counts = tenantCounts(tenant);
-    // With a base, a touched contract is shown even without ops: the change is about it.
-    const shown = tenant.contracts.filter((contract) => contract.action === 'update' || contract.touched === true);
-    lines.push('');
-    if (shown.length === 0) {
-      lines.push(`${paint('bold', `tenant ${tenant.tenant}`)}: no changes (${plural(counts.contracts, 'contract')})`);
+  return (
+    `${paint('bold', headline(whole, options.notPlanned))}\n${changeLine === undefined ? '' : `${changeLine}\n`}` +
+    (incremental === undefined ? '' : `${paint('dim', incremental)}\n`)
+  );
+}
+
+/** One tenant's section of the text plan, its blank line before it included. */
+export function renderPlanTextTenant(tenant: PlanTenant, options: TextRenderOptions = {}): string {
+  const paint = painter(options);
+  const counts = tenantCounts(tenant);
+  // With a base, a touched contract is shown even without ops: the change is about it.
+  const shown = tenant.contracts.filter((contract) => contract.action === 'update' || contract.touched === true);
+  const lines: string[] = [''];
+  if (shown.length === 0) {
+    lines.push(`${paint('bold', `tenant ${tenant.tenant}`)}: no changes (${plural(counts.contracts, 'contract')})`);
+    return `${lines.join('\n')}\n`;
+  }
+  const unchanged = counts.contracts - counts.changed;
+  lines.push(`${paint('bold', `tenant ${tenant.tenant}`)}: ${counts.changed} to update, ${unchanged} unchanged, ${plural(counts.ops, 'op')}`);
+  for (const contract of shown) {
+    const where = `${contract.file}:${contract.line}`;
+    const mark = contract.touched === true ? `  ${paint('bold', '[touched]')}` : '';
+    if (contract.action === 'noop') {
+      lines.push(`  ${paint('dim', '=')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${ALREADY_MATCHES_TEXT})`)}${mark}`);
       continue;
     }
-    const unchanged = counts.contracts - counts.changed;
-    lines.push(`${paint('bold', `tenant ${tenant.tenant}`)}: ${counts.changed} to update, ${unchanged} unchanged, ${plural(counts.ops, 'op')}`);
-    for (const contract of shown) {
-      const where = `${contract.file}:${contract.line}`;
-      const mark = contract.touched === true ? `  ${paint('bold', '[touched]')}` : '';
-      if (contract.action === 'noop') {
-        lines.push(`  ${paint('dim', '=')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${ALREADY_MATCHES_TEXT})`)}${mark}`);
-        continue;
-      }
-      lines.push(`  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(contract.ops.length, 'op')})`)}${mark}`);
-      for (const change of contract.changes) {
-        const view = viewChange(change);
-        const { sign, style } = MARK[view.kind];
-        const value =
-          view.kind === 'replace' || view.kind === 'member-change'
-            ? `${view.before} -> ${view.after}`
-            : view.kind === 'remove'
-              ? view.before
-              : view.after;
-        const note = view.kind === 'member-change' ? paint('dim', '  (removed and added again)') : '';
-        lines.push(`      ${paint(style, `${sign} ${view.label}: ${value}`)}${note}`);
-      }
+    lines.push(`  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(contract.ops.length, 'op')})`)}${mark}`);
+    for (const change of contract.changes) {
+      const view = viewChange(change);
+      const { sign, style } = MARK[view.kind];
+      const value =
+        view.kind === 'replace' || view.kind === 'member-change'
+          ? `${view.before} -> ${view.after}`
+          : view.kind === 'remove'
+            ? view.before
+            : view.after;
+      const note = view.kind === 'member-change' ? paint('dim', '  (removed and added again)') : '';
+      lines.push(`      ${paint(style, `${sign} ${view.label}: ${value}`)}${note}`);
     }
   }
-  const dropped = plan.noLongerManaged ?? [];
-  if (dropped.length > 0) {
-    lines.push('', `${paint('bold', 'no longer managed')} (${NO_LONGER_MANAGED_TEXT}):`);
-    for (const contract of dropped) lines.push(`  ${paint('red', '-')} ${paint('bold', contract.id)}  tenant ${contract.tenant}  (was ${contract.file}:${contract.line})`);
-  }
-  const unknown = unknownCount(plan);
-  if (unknown > 0) lines.push('', paint('yellow', unknownNote(unknown)));
   return `${lines.join('\n')}\n`;
+}
+
+/** The text plan's last lines: the contracts no longer managed and the note on unknown known state. */
+export function renderPlanTextTail(noLongerManaged: readonly PlanUnmanagedContract[], unknown: number, options: TextRenderOptions = {}): string {
+  const paint = painter(options);
+  const lines: string[] = [];
+  if (noLongerManaged.length > 0) {
+    lines.push('', `${paint('bold', 'no longer managed')} (${NO_LONGER_MANAGED_TEXT}):`);
+    for (const contract of noLongerManaged) lines.push(`  ${paint('red', '-')} ${paint('bold', contract.id)}  tenant ${contract.tenant}  (was ${contract.file}:${contract.line})`);
+  }
+  if (unknown > 0) lines.push('', paint('yellow', unknownNote(unknown)));
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }

@@ -1,0 +1,81 @@
+/**
+ * Adapter: output held in a file until the run knows it may be written. A plan made one tenant at
+ * a time is complete only at the end, and a run with an error in its last tenant must write nothing
+ * (no half plan in a pull-request comment or a PLAN.json): the pieces go to a spool, which is then
+ * copied to stdout or renamed onto --out, or discarded. Memory stays that of one piece.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, ftruncateSync, openSync, readSync, renameSync, rmSync, writeSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+
+const CHUNK_BYTES = 1024 * 1024;
+
+export interface Spool {
+  write(text: string): void;
+  /** Forgets everything written (the run starts over). */
+  reset(): void;
+  /** Writes the spooled text to `write`, in chunks. */
+  copyTo(write: (text: string) => unknown): void;
+  /** Moves the spool onto `file` (same directory: an atomic rename); the spool is then closed. */
+  commitTo(file: string): void;
+  /** Closes and removes the spool; idempotent. */
+  discard(): void;
+}
+
+function fileSpool(file: string, cleanup: () => void): Spool {
+  const fd = openSync(file, 'w+', 0o644);
+  let size = 0;
+  let open = true;
+  function close(): void {
+    if (!open) return;
+    open = false;
+    closeSync(fd);
+  }
+  return {
+    write(text) {
+      const bytes = Buffer.from(text, 'utf8');
+      let done = 0;
+      while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, size + done);
+      size += bytes.length;
+    },
+    reset() {
+      ftruncateSync(fd, 0);
+      size = 0;
+    },
+    copyTo(write) {
+      const buffer = Buffer.alloc(CHUNK_BYTES);
+      const decoder = new StringDecoder('utf8');
+      for (let position = 0; position < size; ) {
+        const read = readSync(fd, buffer, 0, Math.min(CHUNK_BYTES, size - position), position);
+        if (read === 0) break;
+        position += read;
+        // A chunk may end inside a character: the decoder keeps its first bytes for the next one.
+        write(decoder.write(buffer.subarray(0, read)));
+      }
+      const rest = decoder.end();
+      if (rest !== '') write(rest);
+    },
+    commitTo(target) {
+      close();
+      renameSync(file, target);
+    },
+    discard() {
+      close();
+      cleanup();
+    },
+  };
+}
+
+/** A spool beside `file` (to be renamed onto it). */
+export function spoolBeside(file: string): Spool {
+  const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  return fileSpool(temporary, () => rmSync(temporary, { force: true }));
+}
+
+/** A spool in the system's temporary directory. */
+export function temporarySpool(): Spool {
+  const directory = mkdtempSync(path.join(tmpdir(), 'contract-sync-plan-'));
+  return fileSpool(path.join(directory, 'output'), () => rmSync(directory, { recursive: true, force: true }));
+}

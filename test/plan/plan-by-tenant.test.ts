@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest';
+import type { Config } from '../../engine/config/index.ts';
+import { parseTargetPattern, selectTargets, type TargetPattern } from '../../engine/desired/target.ts';
+import { validateDesiredState, type ContractSet, type DesiredFile } from '../../engine/desired/index.ts';
+import { findTouchedContracts } from '../../engine/git/touched-contracts.ts';
+import { createPlan } from '../../engine/plan/create-plan.ts';
+import { planByTenant, type BaseInput } from '../../engine/plan/plan-by-tenant.ts';
+import { planJsonPieces, renderPlanJson } from '../../engine/plan/render-json.ts';
+import { renderPlanText, renderPlanTextHead, renderPlanTextTail, renderPlanTextTenant } from '../../engine/plan/render-text.ts';
+import type { PlanSource } from '../../engine/plan/types.ts';
+import type { KnownContract, KnownState } from '../../engine/state/types.ts';
+
+const CONFIG: Pick<Config, 'tenants' | 'collections'> = {
+  tenants: {
+    acme: { clientId: 'cs-acme', clientSecret: { env: 'A' } },
+    globex: { clientId: 'cs-globex', clientSecret: { env: 'G' } },
+    initech: { clientId: 'cs-initech', clientSecret: { env: 'I' } },
+  },
+  collections: { Company: 'authoritative', OrganizationalUnit: 'authoritative', Owner: 'authoritative', Type: 'additive' },
+};
+
+function file(path: string, content: string): DesiredFile {
+  return { path, content };
+}
+
+const FILES: readonly DesiredFile[] = [
+  file('contracts/globex.yaml', 'tenant: globex\ncontracts:\n  "7": { Name: Seven, Company: [{ Id: 1, RelationType: Client }] }\n  "8": { Name: Eight }\n'),
+  file('contracts/acme/b.yaml', 'tenant: acme\ncontracts:\n  "2": { Name: Two }\n  "1": { Name: One, Comment: "ü ✓" }\n'),
+  file('contracts/acme/a.yaml', 'tenant: acme\ncontracts:\n  "3": { Name: Three }\n'),
+  file('contracts/initech.yaml', '{ tenant: initech, contracts: { "5": { Name: Five } } }\n'),
+];
+
+const KNOWN: KnownState = new Map([
+  ['acme', new Map<string, KnownContract>([['1', { fields: { Name: 'One' }, from: 'state' }], ['3', { fields: { Name: 'Three' }, from: 'state' }]])],
+  ['globex', new Map<string, KnownContract>([['8', { fields: { Name: 'Old' }, from: 'state' }]])],
+]);
+
+const CREATED_AT = '2026-11-22T10:00:00.000Z';
+const SOURCE: PlanSource = { repo: '.', ref: null, commit: 'c0ffee' };
+const BASE_SOURCE: PlanSource = { ...SOURCE, base: { ref: 'main', commit: 'ba5e', mergeBase: 'ba5e' } };
+const BASE: BaseInput = {
+  changedPaths: new Set(['contracts/acme/b.yaml', 'contracts/gone.yaml']),
+  baseContractSets: [
+    { tenant: 'acme', file: 'contracts/acme/b.yaml', contracts: [{ id: '2', line: 3, column: 3, fields: { Name: 'Two' } }, { id: '4', line: 4, column: 3, fields: { Name: 'Four' } }] },
+    { tenant: 'umbrella', file: 'contracts/gone.yaml', contracts: [{ id: '6', line: 3, column: 3, fields: {} }] },
+  ],
+};
+
+interface Case {
+  readonly tenants?: readonly string[];
+  readonly targets?: readonly string[];
+  readonly excludes?: readonly string[];
+  readonly base?: boolean;
+}
+
+function patterns(values: readonly string[] = []): TargetPattern[] {
+  return values.map((value) => parseTargetPattern(value) as TargetPattern);
+}
+
+/** What plan does with everything at once (engine/cli/desired-input.ts and createPlan). */
+function wholePlan(options: Case) {
+  const desired = validateDesiredState(FILES, CONFIG);
+  let sets: readonly ContractSet[] = options.tenants ? desired.contractSets.filter((set) => options.tenants!.includes(set.tenant)) : desired.contractSets;
+  const targets = { targets: patterns(options.targets), excludes: patterns(options.excludes) };
+  if (targets.targets.length + targets.excludes.length > 0) {
+    const selection = selectTargets(sets, targets);
+    if (selection.kind !== 'selected') throw new Error('unmatched');
+    sets = selection.contractSets;
+  }
+  let touched = options.base ? findTouchedContracts(desired.contractSets, BASE.baseContractSets, BASE.changedPaths) : undefined;
+  if (touched && options.tenants) {
+    touched = { contracts: new Map([...touched.contracts].filter(([tenant]) => options.tenants!.includes(tenant))), noLongerManaged: touched.noLongerManaged.filter((c) => options.tenants!.includes(c.tenant)) };
+  }
+  return createPlan(sets, KNOWN, { createdAt: CREATED_AT, source: options.base ? BASE_SOURCE : SOURCE, collections: CONFIG.collections, ...(touched ? { touched } : {}) });
+}
+
+async function streamed(options: Case) {
+  const json = planJsonPieces();
+  let jsonText = '';
+  let tenantsText = '';
+  const read: string[] = [];
+  const result = await planByTenant(
+    {
+      files: FILES,
+      config: CONFIG,
+      ...(options.tenants ? { tenants: options.tenants } : {}),
+      targets: { targets: patterns(options.targets), excludes: patterns(options.excludes) },
+      ...(options.base ? { base: BASE } : {}),
+      createdAt: CREATED_AT,
+      source: options.base ? BASE_SOURCE : SOURCE,
+    },
+    {
+      async readKnown(tenant) {
+        read.push(tenant);
+        return KNOWN.get(tenant) ?? new Map();
+      },
+      sink: {
+        start(header) {
+          jsonText = json.header(header);
+          tenantsText = '';
+        },
+        tenant(tenant) {
+          jsonText += json.tenant(tenant);
+          tenantsText += renderPlanTextTenant(tenant);
+        },
+      },
+    },
+  );
+  jsonText += json.trailer(result.trailer);
+  const source = options.base ? BASE_SOURCE : SOURCE;
+  const text = `${renderPlanTextHead({ source, ...result.trailer })}${tenantsText}${renderPlanTextTail(result.trailer.noLongerManaged ?? [], result.unknown)}`;
+  return { result, jsonText, text, read };
+}
+
+describe('planByTenant', () => {
+  it.each<[string, Case]>([
+    ['every tenant', {}],
+    ['--tenant', { tenants: ['globex', 'initech'] }],
+    ['no tenant selected has contracts', { tenants: [] }],
+    ['--target', { tenants: ['acme', 'globex'], targets: ['acme/1', 'acme/3'] }],
+    ['--exclude with a glob', { excludes: ['globex/*', 'acme/2'] }],
+    ['--base: touched marks and contracts no longer managed', { base: true }],
+    ['--base and --tenant', { base: true, tenants: ['globex'] }],
+  ])('%s: writes what rendering the whole plan writes, byte for byte', async (_, options) => {
+    const whole = wholePlan(options);
+
+    const { result, jsonText, text } = await streamed(options);
+
+    expect(result.errors).toEqual([]);
+    expect(result.targeting?.unmatchedTargets ?? []).toEqual([]);
+    expect(jsonText).toBe(renderPlanJson(whole));
+    expect(text).toBe(renderPlanText(whole));
+  });
+
+  it('reads the known state of the tenants it plans only', async () => {
+    const { read } = await streamed({ tenants: ['acme', 'globex'], targets: ['globex/8'] });
+
+    expect(read).toEqual(['globex']);
+  });
+
+  it('reports the targets that match no declared contract, in the order given', async () => {
+    const { result } = await streamed({ targets: ['initech/404', 'acme/1', 'acme/404', 'umbrella/1'] });
+
+    expect(result.targeting?.unmatchedTargets).toEqual(['initech/404', 'acme/404', 'umbrella/1']);
+  });
+
+  it('with errors in the desired state: the diagnostics, and no tenant planned after the first error', async () => {
+    const files = [file('contracts/a.yaml', 'tenant: acme\ncontracts:\n  "1": { Name: 1 }\n'), ...FILES];
+    const written: string[] = [];
+
+    const result = await planByTenant(
+      { files, config: CONFIG, createdAt: CREATED_AT, source: SOURCE },
+      { readKnown: async () => new Map(), sink: { start() {}, tenant: (tenant) => void written.push(tenant.tenant) } },
+    );
+
+    expect(result.errors.map((d) => `${d.file}:${d.line}`)).toEqual(['contracts/a.yaml:3']);
+    expect(written).toEqual([]);
+  });
+});
