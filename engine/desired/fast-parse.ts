@@ -86,10 +86,8 @@ const floatTag = defineScalarTag('tag:yaml.org,2002:float', {
 
 const SCHEMA = new Schema([strTag, nullTag, boolTag, intTag, floatTag, seqTag, mapTag]);
 
-/** Whether the `yaml` package reads plain scalar `text` as something other than a string. */
-function isPlainNonString(text: string): boolean {
-  return NULL.test(text) || BOOL.test(text) || INT.test(text) || INT_OCT.test(text) || INT_HEX.test(text) || FLOAT_NAN.test(text) || FLOAT_EXP.test(text) || FLOAT.test(text);
-}
+/** What the `yaml` package reads as something other than a string, when written as a plain scalar: all of the above in one test. */
+const NON_STRING = new RegExp(`^(?:${[NULL, BOOL, INT, INT_OCT, INT_HEX, FLOAT_NAN, FLOAT_EXP, FLOAT].map((rule) => rule.source.slice(1, -1)).join('|')})$`);
 
 /** Where a scalar starts as the `yaml` package counts it: at the opening quote of a quoted one. */
 function scalarStart(event: ScalarEvent): number {
@@ -201,7 +199,7 @@ export function fastParseDesired(text: string, limits: YamlLimits): FastParse | 
         if (event.type !== EVENT_ID.SCALAR || event.style === SCALAR_STYLE.LITERAL_BLOCK || event.style === SCALAR_STYLE.FOLDED_BLOCK) return undefined;
         const key = getScalarValue(text, event);
         // Non-string keys (`0815:`), merge keys and overlong implicit keys: the `yaml` package decides.
-        if ((event.style === SCALAR_STYLE.PLAIN && isPlainNonString(key)) || key === '<<' || event.valueEnd - start > 1000) return undefined;
+        if ((event.style === SCALAR_STYLE.PLAIN && NON_STRING.test(key)) || key === '<<' || event.valueEnd - start > 1000) return undefined;
         parent.key = key;
         if (stack.length === 2 && stack[0]!.key === 'contracts') contractPositions.set(key, at(start));
       } else if (stack.length === 1 && parent.key === 'tenant') {
