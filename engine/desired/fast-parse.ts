@@ -127,6 +127,8 @@ function flowEnd(text: string, from: number): number {
 // Around the document only blank lines, comments, and `---` / `...` markers at the start of a line.
 const PROLOGUE = /^\uFEFF?(?:(?:[ ]*(?:#[^\n]*)?|---(?:[ ]+#[^\n]*)?)\r?\n)*$/;
 const EPILOGUE = /^[ ]*(?:#[^\n]*)?\r?(?:\n(?:[ ]*(?:#[^\n]*)?|\.\.\.(?:[ ]+#[^\n]*)?)\r?)*\n?$/;
+/** The same after a last key whose value is empty (`EbaCode:`), which the text ends with. */
+const EPILOGUE_AFTER_KEY = new RegExp(`^[ ]*:${EPILOGUE.source.slice(1)}`);
 
 interface Frame {
   readonly kind: 'mapping' | 'sequence';
@@ -160,6 +162,7 @@ export function fastParseDesired(text: string, limits: YamlLimits): FastParse | 
   let documents = 0;
   let end = 0;
   let flowDepth = 0;
+  let emptyLast = false;
   for (const event of events) {
     if (event.type === EVENT_ID.DOCUMENT) {
       documents += 1;
@@ -186,6 +189,7 @@ export function fastParseDesired(text: string, limits: YamlLimits): FastParse | 
     }
 
     // A node: a scalar, a sequence or a mapping.
+    emptyLast = false;
     if (event.anchorStart !== -1 || event.tagStart !== -1) return undefined;
     // Nesting as engine/yaml-source.ts counts it, with a margin: near the limit, it decides.
     if (stack.length >= limits.maxDepth - 1) return undefined;
@@ -213,7 +217,10 @@ export function fastParseDesired(text: string, limits: YamlLimits): FastParse | 
 
     if (event.type === EVENT_ID.SCALAR) {
       // An empty scalar (`a:`) has no place in the text.
-      if (event.valueStart < 0) continue;
+      if (event.valueStart < 0) {
+        emptyLast = true;
+        continue;
+      }
       end = scalarEnd(event);
       // `"x"#c`: the yaml package wants a space before a comment.
       if (text[end] === '#') return undefined;
@@ -230,7 +237,7 @@ export function fastParseDesired(text: string, limits: YamlLimits): FastParse | 
     end = start + 1;
     stack.push({ kind: event.type === EVENT_ID.MAPPING ? 'mapping' : 'sequence', atKey: true, key: '', flow, flowStart: flow && flowDepth === 1 ? start : -1 });
   }
-  if (documents !== 1 || !EPILOGUE.test(text.slice(end))) return undefined;
+  if (documents !== 1 || !(emptyLast ? EPILOGUE_AFTER_KEY : EPILOGUE).test(text.slice(end))) return undefined;
 
   let documentValues: unknown[];
   try {

@@ -42,6 +42,15 @@ describe('the fast parse path', () => {
     ]);
   });
 
+  it('reads a file that ends with an empty value without the yaml package', () => {
+    const parse = vi.spyOn(Parser.prototype, 'parse');
+
+    const parsed = parseDesiredFile({ path: 'contracts/acme/a.yaml', content: 'tenant: acme\ncontracts:\n  "1":\n    Type:\n      - Lookup: ICT\n        EbaCode:\n' });
+
+    expect(parse).not.toHaveBeenCalled();
+    expect(parsed.contractSet?.contracts.map((c) => c.fields)).toEqual([{ Type: [{ Lookup: 'ICT', EbaCode: null }] }]);
+  });
+
   it('hands a file with a problem to the yaml package, for its exact position', () => {
     const parse = vi.spyOn(Parser.prototype, 'parse');
 
