@@ -3,7 +3,7 @@
  * encoding, nesting and alias expansion are bounded before anything is built from it, and every
  * position can be traced back to `line:column` in the source.
  */
-import { Composer, isAlias, isCollection, isMap, isPair, isScalar, isSeq, LineCounter, Parser, visit, type CST, type Document, type Node } from 'yaml';
+import { Composer, isAlias, isCollection, isMap, isPair, isScalar, isSeq, LineCounter, Parser, visit, type CST, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import type { Diagnostic } from './diagnostic.ts';
 import type { PathSegment } from './model/schema-validator.ts';
 import { plural } from './plural.ts';
@@ -28,6 +28,8 @@ export interface YamlSource {
   readonly file: string;
   readonly doc: Document.Parsed;
   readonly lineCounter: LineCounter;
+  /** Each map's pairs by key, built on the first look-up in that map: look-ups stay linear in the file's size. */
+  readonly pairIndex: WeakMap<YAMLMap, ReadonlyMap<string, Pair>>;
 }
 
 export type YamlParseResult =
@@ -48,7 +50,8 @@ function formatBytes(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MiB` : `${(bytes / 1024).toFixed(1)} KiB`;
 }
 
-function decode(file: string, content: Uint8Array | string, limits: YamlLimits): string | Diagnostic {
+/** The text of a file, or why it is refused unparsed: too large, not UTF-8, binary. */
+export function decodeYamlText(file: string, content: Uint8Array | string, limits: YamlLimits): string | Diagnostic {
   const size = typeof content === 'string' ? Buffer.byteLength(content) : content.byteLength;
   if (size > limits.maxBytes) {
     return fileDiagnostic(file, 'file-too-large', `file is ${formatBytes(size)}; the limit is ${formatBytes(limits.maxBytes)}`);
@@ -98,7 +101,7 @@ export function parseYamlSource(
   content: Uint8Array | string,
   limits: YamlLimits = DEFAULT_YAML_LIMITS,
 ): YamlParseResult {
-  const text = decode(file, content, limits);
+  const text = decodeYamlText(file, content, limits);
   if (typeof text !== 'string') return { ok: false, diagnostics: [text] };
 
   const lineCounter = new LineCounter();
@@ -145,7 +148,7 @@ export function parseYamlSource(
 
   try {
     const value: unknown = doc.toJS({ maxAliasCount: limits.maxAliasCount });
-    return { ok: true, source: { file, doc, lineCounter }, value, diagnostics };
+    return { ok: true, source: { file, doc, lineCounter, pairIndex: new WeakMap() }, value, diagnostics };
   } catch (error) {
     // The yaml package throws on alias expansion beyond maxAliasCount and on unresolvable aliases.
     const reason = error instanceof Error ? error.message : String(error);
@@ -205,12 +208,22 @@ function duplicateKeyMessage(text: string, offset: number): string {
   return `duplicate key ${key.length > 0 && key.length < 100 ? key : ''}: each key may appear once in a map`.replace('  ', ' ');
 }
 
-function findPair(node: Node, segment: PathSegment, doc: Document.Parsed) {
+/** The first pair of map `node` whose key reads as `segment`. */
+function findPair(node: Node, segment: PathSegment, source: YamlSource): Pair | undefined {
   if (!isMap(node)) return undefined;
-  return node.items.find((pair) => {
-    const key = isAlias(pair.key) ? pair.key.resolve(doc) : pair.key;
-    return isScalar(key) && String(key.value) === String(segment);
-  });
+  let pairs = source.pairIndex.get(node);
+  if (pairs === undefined) {
+    const index = new Map<string, Pair>();
+    for (const pair of node.items) {
+      const key = isAlias(pair.key) ? pair.key.resolve(source.doc) : pair.key;
+      if (!isScalar(key)) continue;
+      const name = String(key.value);
+      if (!index.has(name)) index.set(name, pair);
+    }
+    source.pairIndex.set(node, index);
+    pairs = index;
+  }
+  return pairs.get(String(segment));
 }
 
 /**
@@ -229,7 +242,7 @@ export function positionOf(source: YamlSource, path: readonly PathSegment[], atK
     if (isSeq(node) && typeof segment === 'number') {
       next = node.items[segment] as Node | undefined;
     } else {
-      const pair = findPair(node, segment, doc);
+      const pair = findPair(node, segment, source);
       if (pair && atKey && index === path.length - 1) {
         offset = (pair.key as Node).range?.[0] ?? offset;
         break;
@@ -249,7 +262,7 @@ export function keyNodeAt(source: YamlSource, path: readonly PathSegment[]): Nod
   let node: Node | null = source.doc.contents;
   for (const [index, segment] of path.entries()) {
     if (node === null) return undefined;
-    const pair = findPair(node, segment, source.doc);
+    const pair = findPair(node, segment, source);
     if (!pair) return undefined;
     if (index === path.length - 1) return pair.key as Node;
     node = pair.value as Node | null;

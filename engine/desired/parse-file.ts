@@ -6,7 +6,21 @@ import { contractsFileSchema } from '../model/json-schemas.ts';
 import { describeIdentity, findDuplicateMembers, normaliseTimestamp } from '../model/normalise.ts';
 import { compileSchema, type PathSegment, type SchemaCheck } from '../model/schema-validator.ts';
 import type { ContractFields } from '../model/types.ts';
-import { diagnosticAt, formatPath, keyNodeAt, loneSurrogateProblems, parseYamlSource, positionOf, type SchemaProblem, type YamlLimits, type YamlSource } from '../yaml-source.ts';
+import {
+  decodeYamlText,
+  DEFAULT_YAML_LIMITS,
+  diagnosticAt,
+  formatPath,
+  keyNodeAt,
+  loneSurrogateProblems,
+  parseYamlSource,
+  positionOf,
+  type Position,
+  type SchemaProblem,
+  type YamlLimits,
+  type YamlSource,
+} from '../yaml-source.ts';
+import { fastParseDesired } from './fast-parse.ts';
 import { closest } from './suggest.ts';
 import type { ContractSet, DesiredContract, DesiredFile } from './types.ts';
 
@@ -15,8 +29,8 @@ let check: SchemaCheck | undefined;
 export interface ParsedFile {
   readonly contractSet?: ContractSet;
   readonly diagnostics: Diagnostic[];
-  /** For cross-file checks that need positions. */
-  readonly source?: YamlSource;
+  /** Where the tenant value is, for the cross-file checks; with every contractSet. No YAML tree outlives its file. */
+  readonly tenantPosition?: Position;
 }
 
 /** What a diagnostic at `path` is about: inside a contract, the field relative to the contract. */
@@ -83,28 +97,19 @@ function contractOf(problem: SchemaProblem): string | undefined {
   return problem.path[0] === 'contracts' && problem.path.length >= 2 ? String(problem.path[1]) : undefined;
 }
 
-export function parseDesiredFile(file: DesiredFile, limits?: YamlLimits): ParsedFile {
-  const parsed = parseYamlSource(file.path, file.content, limits);
-  if (!parsed.ok) return { diagnostics: parsed.diagnostics };
-  const { source, value } = parsed;
-  if (value === null || value === undefined) {
-    const message = 'file is empty: it declares no tenant and no contracts';
-    return { source, diagnostics: [...parsed.diagnostics, diagnosticAt(source, { path: [], code: 'empty-file', message, severity: 'warning' })] };
-  }
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    const message = `expected a map with "tenant" and "contracts", got ${Array.isArray(value) ? 'a list' : 'a single value'}`;
-    return { source, diagnostics: [...parsed.diagnostics, diagnosticAt(source, { path: [], code: 'schema', message })] };
-  }
+type Contracts = Record<string, ContractFields>;
 
-  const document = value as { tenant?: unknown; contracts?: unknown };
-  const contracts =
-    document.contracts !== null && typeof document.contracts === 'object' && !Array.isArray(document.contracts)
-      ? (document.contracts as Record<string, ContractFields>)
-      : {};
+function contractsOf(document: { contracts?: unknown }): Contracts {
+  const { contracts } = document;
+  return contracts !== null && typeof contracts === 'object' && !Array.isArray(contracts) ? (contracts as Contracts) : {};
+}
+
+/** Every problem of a file's value, in order: schema, `extra` (found in the YAML source), lone surrogates, then each contract's own. */
+function valueProblems(value: object, contracts: Contracts, extra: readonly SchemaProblem[]): SchemaProblem[] {
   check ??= compileSchema(contractsFileSchema());
   const problems: SchemaProblem[] = [
     ...check(value).map((issue) => withSuggestion({ path: issue.path, atKey: issue.atKey, code: 'schema', message: issue.message })),
-    ...contractIdProblems(source, Object.keys(contracts)),
+    ...extra,
   ];
   // One message per place: a timestamp with a lone surrogate is reported for its format alone.
   const reported = new Set(problems.map((problem) => JSON.stringify(problem.path)));
@@ -113,11 +118,68 @@ export function parseDesiredFile(file: DesiredFile, limits?: YamlLimits): Parsed
   for (const [id, fields] of Object.entries(contracts)) {
     if (!invalid.has(id)) problems.push(...contractProblems(id, fields));
   }
+  return problems;
+}
+
+/**
+ * The fast path: a file that js-yaml reads and that has no problem at all. Anything else (a problem
+ * to report, something only the `yaml` package reads exactly) returns undefined.
+ */
+function parseFast(file: DesiredFile, text: string, limits: YamlLimits): ParsedFile | undefined {
+  const fast = fastParseDesired(text, limits);
+  if (fast === undefined) return undefined;
+  const { value, contractPositions, tenantPosition } = fast;
+  const document = value as { tenant?: unknown; contracts?: unknown };
+  if (typeof document.tenant !== 'string' || tenantPosition === undefined) return undefined;
+  const contracts = contractsOf(document);
+  if (valueProblems(value, contracts, []).length > 0) return undefined;
+  const valid: DesiredContract[] = [];
+  for (const [id, fields] of Object.entries(contracts)) {
+    const position = contractPositions.get(id);
+    if (position === undefined) return undefined;
+    valid.push({ id, ...position, fields });
+  }
+  return { diagnostics: [], tenantPosition, contractSet: { tenant: document.tenant, file: file.path, contracts: valid } };
+}
+
+/** Reads a desired-state file: the fast way when it can vouch for the result, else with the `yaml` package. */
+export function parseDesiredFile(file: DesiredFile, limits: YamlLimits = DEFAULT_YAML_LIMITS): ParsedFile {
+  const text = decodeYamlText(file.path, file.content, limits);
+  if (typeof text !== 'string') return { diagnostics: [text] };
+  return parseFast(file, text, limits) ?? parseExactly(file, text, limits);
+}
+
+/**
+ * The `yaml` package's path alone: exact messages and positions for every problem. parseDesiredFile
+ * falls back to it; exported so that tests can hold the fast path to it.
+ */
+export function parseDesiredFileExactly(file: DesiredFile, limits: YamlLimits = DEFAULT_YAML_LIMITS): ParsedFile {
+  const text = decodeYamlText(file.path, file.content, limits);
+  if (typeof text !== 'string') return { diagnostics: [text] };
+  return parseExactly(file, text, limits);
+}
+
+function parseExactly(file: DesiredFile, text: string, limits: YamlLimits): ParsedFile {
+  const parsed = parseYamlSource(file.path, text, limits);
+  if (!parsed.ok) return { diagnostics: parsed.diagnostics };
+  const { source, value } = parsed;
+  if (value === null || value === undefined) {
+    const message = 'file is empty: it declares no tenant and no contracts';
+    return { diagnostics: [...parsed.diagnostics, diagnosticAt(source, { path: [], code: 'empty-file', message, severity: 'warning' })] };
+  }
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    const message = `expected a map with "tenant" and "contracts", got ${Array.isArray(value) ? 'a list' : 'a single value'}`;
+    return { diagnostics: [...parsed.diagnostics, diagnosticAt(source, { path: [], code: 'schema', message })] };
+  }
+
+  const document = value as { tenant?: unknown; contracts?: unknown };
+  const contracts = contractsOf(document);
+  const problems = valueProblems(value, contracts, contractIdProblems(source, Object.keys(contracts)));
 
   const diagnostics = [...parsed.diagnostics, ...problems.map((problem) => diagnosticAt(source, problem, describePath(document.tenant)))];
   // A problem outside any contract (tenant, the file's shape) invalidates the whole file.
   if (problems.some((problem) => contractOf(problem) === undefined) || typeof document.tenant !== 'string') {
-    return { source, diagnostics };
+    return { diagnostics };
   }
   const failed = new Set(problems.map(contractOf));
   const valid: DesiredContract[] = [];
@@ -125,5 +187,9 @@ export function parseDesiredFile(file: DesiredFile, limits?: YamlLimits): Parsed
     if (failed.has(id)) continue;
     valid.push({ id, ...positionOf(source, ['contracts', id], true), fields });
   }
-  return { source, diagnostics, contractSet: { tenant: document.tenant, file: file.path, contracts: valid } };
+  return {
+    diagnostics,
+    tenantPosition: positionOf(source, ['tenant']),
+    contractSet: { tenant: document.tenant, file: file.path, contracts: valid },
+  };
 }

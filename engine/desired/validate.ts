@@ -2,9 +2,20 @@
 import picomatch from 'picomatch';
 import type { Config } from '../config/types.ts';
 import { compareDiagnostics, type Diagnostic } from '../diagnostic.ts';
-import { diagnosticAt, type YamlLimits } from '../yaml-source.ts';
+import type { Position, YamlLimits } from '../yaml-source.ts';
 import { parseDesiredFile } from './parse-file.ts';
 import type { ContractSet, DesiredFile, DesiredStateResult } from './types.ts';
+
+/** A cross-file problem at a recorded position: the files' YAML trees are gone by then. */
+function crossFileDiagnostic(
+  file: string,
+  { line, column }: Position,
+  code: string,
+  message: string,
+  about: Pick<Diagnostic, 'field'> & Partial<Diagnostic>,
+): Diagnostic {
+  return { severity: 'error', code, file, line, column, message, ...about };
+}
 
 type TenantMatchers = ReadonlyMap<string, (path: string) => boolean>;
 
@@ -31,19 +42,19 @@ export function validateDesiredState(
   for (const file of [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
     const parsed = parseDesiredFile(file, limits);
     diagnostics.push(...parsed.diagnostics);
-    const { contractSet, source } = parsed;
-    if (!contractSet || !source) continue;
+    const { contractSet, tenantPosition } = parsed;
+    if (!contractSet || !tenantPosition) continue;
 
     const { tenant } = contractSet;
     if (!Object.hasOwn(config.tenants, tenant)) {
       const message = `tenant "${tenant}" is not configured in contract-sync.yaml (known: ${knownTenants.join(', ') || 'none'})`;
-      diagnostics.push(diagnosticAt(source, { path: ['tenant'], code: 'unknown-tenant', message }, () => ({ field: 'tenant', tenant })));
+      diagnostics.push(crossFileDiagnostic(file.path, tenantPosition, 'unknown-tenant', message, { field: 'tenant', tenant }));
       continue;
     }
     const allowed = matchers.get(tenant);
     if (allowed && !allowed(file.path)) {
       const message = `this file may not declare tenant "${tenant}": it is outside the tenant's paths (${config.tenants[tenant]!.paths!.join(', ')})`;
-      diagnostics.push(diagnosticAt(source, { path: ['tenant'], code: 'tenant-path', message }, () => ({ field: 'tenant', tenant })));
+      diagnostics.push(crossFileDiagnostic(file.path, tenantPosition, 'tenant-path', message, { field: 'tenant', tenant }));
       continue;
     }
 
@@ -56,13 +67,8 @@ export function validateDesiredState(
         return true;
       }
       const message = `contract ${contract.id} of tenant "${tenant}" is already declared at ${first}`;
-      diagnostics.push(
-        diagnosticAt(source, { path: ['contracts', contract.id], atKey: true, code: 'duplicate-contract', message }, () => ({
-          field: `contracts.${contract.id}`,
-          tenant,
-          contractId: contract.id,
-        })),
-      );
+      const about = { field: `contracts.${contract.id}`, tenant, contractId: contract.id };
+      diagnostics.push(crossFileDiagnostic(file.path, contract, 'duplicate-contract', message, about));
       return false;
     });
     contractSets.push({ ...contractSet, contracts: unique });
