@@ -17,12 +17,21 @@
 import type { QuotaPolicy, RateLimitState } from '../api/rate-headers.ts';
 
 export class QuotaPacer {
+  readonly #maxIntervalMs: number;
   /** w/q of the policy last published, in ms; undefined while none is known. */
   #intervalMs: number | undefined;
   /** The latest start booked, whether paced or not. */
   #last = Number.NEGATIVE_INFINITY;
   /** Sends the service still allows by its last answer, less those started since. */
   #credit = 0;
+
+  /**
+   * `maxIntervalMs`: the longest spacing kept. A policy asking for more (one request an hour) is
+   * paced at this, and the service's 429 with its Retry-After decides, as without pacing.
+   */
+  constructor(maxIntervalMs = Number.POSITIVE_INFINITY) {
+    this.#maxIntervalMs = maxIntervalMs;
+  }
 
   /** The spacing the published policy asks for, in ms; undefined while none is known. */
   get intervalMs(): number | undefined {
@@ -36,7 +45,7 @@ export class QuotaPacer {
    */
   observe(state: RateLimitState | undefined, policy: QuotaPolicy | undefined, othersInFlight: number, concurrency: number): number {
     // A newer policy replaces the old one at once: the service may have lowered or raised it.
-    if (policy !== undefined) this.#intervalMs = policy.windowMs / policy.quota;
+    if (policy !== undefined) this.#intervalMs = Math.min(policy.windowMs / policy.quota, this.#maxIntervalMs);
     if (state === undefined) return 0;
     const available = state.remaining - othersInFlight;
     this.#credit = Math.max(0, available);

@@ -65,7 +65,7 @@ export class TenantLane {
   readonly counters: LaneCounters = { requests: 0, retries: 0, throttles: 0 };
   readonly #options: LaneOptions;
   readonly #queue: PQueue;
-  readonly #pacer = new QuotaPacer();
+  readonly #pacer = new QuotaPacer(MAX_THROTTLE_WAIT_MS);
   /** Requests sent and not answered yet. */
   #sending = 0;
   #pausedUntil = 0;
@@ -209,7 +209,9 @@ export class TenantLane {
    * requests already in flight: for the shortfall only, instead of spending requests on 429s.
    */
   #observe({ rateLimit, quotaPolicy }: { readonly rateLimit?: RateLimitState; readonly quotaPolicy?: QuotaPolicy }): void {
+    const before = this.#pacer.intervalMs;
     const holdMs = this.#pacer.observe(rateLimit, quotaPolicy, this.#sending, this.#options.concurrency);
+    if (this.#pacer.intervalMs !== before) this.#options.logger.debug({ tenant: this.tenant, quota: quotaPolicy?.quota, windowMs: quotaPolicy?.windowMs }, 'pacing to the quota the service publishes');
     if (holdMs > 0 && this.pause(Math.min(holdMs, MAX_THROTTLE_WAIT_MS))) this.counters.throttles += 1;
   }
 

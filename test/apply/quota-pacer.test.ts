@@ -55,6 +55,14 @@ describe('QuotaPacer: spacing', () => {
     expect([...before, ...book(pacer, 0, 2)]).toEqual([0, 100, 600, 1100]);
   });
 
+  it('spaces no more than its longest interval, however slow the policy', () => {
+    const pacer = new QuotaPacer(300_000);
+    pacer.observe(undefined, { quota: 1, windowMs: 3_600_000 }, 0, 2);
+
+    expect(book(pacer, 0, 2)).toEqual([0, 300_000]);
+    expect(pacer.intervalMs).toBe(300_000);
+  });
+
   it('does not space what fits into the quota left, and spaces again once it does not', () => {
     const pacer = new QuotaPacer();
     pacer.observe({ remaining: 3, resetMs: 1000 }, TEN_PER_SECOND, 0, 2);
