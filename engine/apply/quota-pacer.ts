@@ -12,12 +12,23 @@
  *   reset when nothing is left or no policy is published.
  * - Nothing published: no spacing, and the rule of old: hold until the reset once the quota left
  *   is below the lane's concurrency.
- * The configured rate stays the ceiling; it is enforced by the lane's queue, not here.
+ * The configured rate stays the ceiling; it is enforced by the lane's queue, not here, and a policy
+ * no slower than it needs no spacing of its own.
  */
 import type { QuotaPolicy, RateLimitState } from '../api/rate-headers.ts';
 
+export interface PacerLimits {
+  /** The spacing of the configured rate, which the lane's queue keeps: a policy allowing as much or more is not spaced again. */
+  readonly configuredIntervalMs: number;
+  /**
+   * The longest spacing kept. A policy asking for more (one request an hour) is paced at this, and
+   * the service's 429 with its Retry-After decides, as without pacing.
+   */
+  readonly maxIntervalMs: number;
+}
+
 export class QuotaPacer {
-  readonly #maxIntervalMs: number;
+  readonly #limits: PacerLimits;
   /** w/q of the policy last published, in ms; undefined while none is known. */
   #intervalMs: number | undefined;
   /** The latest start booked, whether paced or not. */
@@ -25,12 +36,8 @@ export class QuotaPacer {
   /** Sends the service still allows by its last answer, less those started since. */
   #credit = 0;
 
-  /**
-   * `maxIntervalMs`: the longest spacing kept. A policy asking for more (one request an hour) is
-   * paced at this, and the service's 429 with its Retry-After decides, as without pacing.
-   */
-  constructor(maxIntervalMs = Number.POSITIVE_INFINITY) {
-    this.#maxIntervalMs = maxIntervalMs;
+  constructor(limits: PacerLimits = { configuredIntervalMs: 0, maxIntervalMs: Number.POSITIVE_INFINITY }) {
+    this.#limits = limits;
   }
 
   /** The spacing the published policy asks for, in ms; undefined while none is known. */
@@ -45,7 +52,7 @@ export class QuotaPacer {
    */
   observe(state: RateLimitState | undefined, policy: QuotaPolicy | undefined, othersInFlight: number, concurrency: number): number {
     // A newer policy replaces the old one at once: the service may have lowered or raised it.
-    if (policy !== undefined) this.#intervalMs = Math.min(policy.windowMs / policy.quota, this.#maxIntervalMs);
+    if (policy !== undefined) this.#intervalMs = Math.min(policy.windowMs / policy.quota, this.#limits.maxIntervalMs);
     if (state === undefined) return 0;
     const available = state.remaining - othersInFlight;
     this.#credit = Math.max(0, available);
@@ -67,7 +74,8 @@ export class QuotaPacer {
     const fits = backlog <= this.#credit;
     this.#credit = Math.max(0, this.#credit - 1);
     // What is left to send fits into the quota left: spacing it out would only make the run longer.
-    const at = interval === undefined || fits ? now : Math.max(now, this.#last + interval);
+    const spaced = interval !== undefined && interval > this.#limits.configuredIntervalMs && !fits;
+    const at = spaced ? Math.max(now, this.#last + interval) : now;
     this.#last = Math.max(this.#last, at);
     return at;
   }

@@ -65,7 +65,7 @@ export class TenantLane {
   readonly counters: LaneCounters = { requests: 0, retries: 0, throttles: 0 };
   readonly #options: LaneOptions;
   readonly #queue: PQueue;
-  readonly #pacer = new QuotaPacer(MAX_THROTTLE_WAIT_MS);
+  readonly #pacer: QuotaPacer;
   /** Requests sent and not answered yet. */
   #sending = 0;
   #pausedUntil = 0;
@@ -82,6 +82,7 @@ export class TenantLane {
     this.#options = options;
     // strict: a sliding window, so that no window boundary lets two intervals' worth through at once.
     this.#queue = new PQueue({ concurrency: options.concurrency, ...pacing(options.requestsPerSecond), strict: true });
+    this.#pacer = new QuotaPacer({ configuredIntervalMs: 1000 / options.requestsPerSecond, maxIntervalMs: MAX_THROTTLE_WAIT_MS });
   }
 
   /**

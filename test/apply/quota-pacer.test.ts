@@ -55,8 +55,19 @@ describe('QuotaPacer: spacing', () => {
     expect([...before, ...book(pacer, 0, 2)]).toEqual([0, 100, 600, 1100]);
   });
 
+  it.each<[string, QuotaPolicy, number[]]>([
+    ['as fast as the configured rate: the queue spaces it already', TEN_PER_SECOND, [0, 0, 0]],
+    ['faster than the configured rate: the configured rate is the ceiling', { quota: 100, windowMs: 1000 }, [0, 0, 0]],
+    ['slower than the configured rate: spaced by the policy', { quota: 5, windowMs: 1000 }, [0, 200, 400]],
+  ])('a policy %s', (_case, policy, starts) => {
+    const pacer = new QuotaPacer({ configuredIntervalMs: 100, maxIntervalMs: Number.POSITIVE_INFINITY });
+    pacer.observe(undefined, policy, 0, 2);
+
+    expect(book(pacer, 0, 3)).toEqual(starts);
+  });
+
   it('spaces no more than its longest interval, however slow the policy', () => {
-    const pacer = new QuotaPacer(300_000);
+    const pacer = new QuotaPacer({ configuredIntervalMs: 0, maxIntervalMs: 300_000 });
     pacer.observe(undefined, { quota: 1, windowMs: 3_600_000 }, 0, 2);
 
     expect(book(pacer, 0, 2)).toEqual([0, 300_000]);
