@@ -4,7 +4,9 @@
 // each, medians printed beside each other:
 //   - configured right: the config asks for --rps and concurrency 2, what the service allows;
 //   - over-configured: the config asks for --factor times the rate and the concurrency.
-// Prints one JSON line per run on stderr and one summary JSON line on stdout.
+// Throughput counts accepted requests (not 429s), over the whole run and, with the run's start-up
+// (tokens, locks) left out, per tenant from its first request to its last. Prints one JSON line per
+// run on stderr and one summary JSON line on stdout.
 //   npx tsx bench/apply-rate.ts [--tenants 5] [--contracts 200] [--rps 20] [--factor 5] [--runs 3]
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -46,7 +48,16 @@ interface RunFigures {
   readonly status429: number;
   readonly requestsPerSecond: number;
   readonly percentOfAllowed: number;
+  /** The median over tenants of each tenant's accepted rate, from its first request to its last, as % of its limit: pacing without the run's start-up. */
+  readonly tenantPercentOfAllowed: number;
   readonly wallSeconds: number;
+}
+
+/** Accepted requests per second over the span from the first request to the last; n requests cover n - 1 gaps. */
+function acceptedRate(entries: readonly { time: string; status: number | null }[]): number {
+  const times = entries.map((entry) => Date.parse(entry.time)).sort((a, b) => a - b);
+  const accepted = entries.filter((entry) => entry.status !== 429).length;
+  return (accepted - 1) / ((times.at(-1)! - times[0]!) / 1000);
 }
 
 async function runOnce(configuredRps: number, concurrency: number): Promise<RunFigures> {
@@ -73,18 +84,17 @@ async function runOnce(configuredRps: number, concurrency: number): Promise<RunF
     );
     const wallSeconds = (performance.now() - started) / 1000;
     const api = (await requestLog(emulator)).filter((entry) => entry.kind === 'api');
-    const times = api.map((entry) => Date.parse(entry.time)).sort((a, b) => a - b);
-    const spanSeconds = (times.at(-1)! - times[0]!) / 1000;
-    // Throughput is what the service accepted: n accepted requests spread over a span cover n - 1 gaps.
-    const accepted = api.filter((entry) => entry.status !== 429).length;
-    const appliedRate = (accepted - 1) / spanSeconds;
+    // Throughput is what the service accepted, not the 429s.
+    const appliedRate = acceptedRate(api);
+    const tenantRates = [...new Set(api.map((entry) => entry.tenant))].map((tenant) => acceptedRate(api.filter((entry) => entry.tenant === tenant)));
     return {
       requests: api.length,
       applied: report.summary.applied,
       failed: report.summary.failed,
-      status429: api.length - accepted,
+      status429: api.filter((entry) => entry.status === 429).length,
       requestsPerSecond: Math.round(appliedRate * 10) / 10,
       percentOfAllowed: Math.round((appliedRate / (tenants * rps)) * 1000) / 10,
+      tenantPercentOfAllowed: Math.round((median(tenantRates) / rps) * 1000) / 10,
       wallSeconds: Math.round(wallSeconds * 10) / 10,
     };
   } finally {
@@ -125,6 +135,7 @@ console.log(
         {
           configured: cases[name],
           medianPercentOfAllowed: median(figures[name].map((run) => run.percentOfAllowed)),
+          medianTenantPercentOfAllowed: median(figures[name].map((run) => run.tenantPercentOfAllowed)),
           median429: median(figures[name].map((run) => run.status429)),
           medianRequestsPerSecond: median(figures[name].map((run) => run.requestsPerSecond)),
           failed: figures[name].map((run) => run.failed),
