@@ -52,15 +52,19 @@ export class RateLimiter {
   }
 
   /**
-   * The draft-ietf-httpapi-ratelimit-headers fields: `RateLimit-Policy` (quota q per window w
-   * seconds) and `RateLimit` (r remaining, t seconds until the quota is restored).
+   * The fields of draft-ietf-httpapi-ratelimit-headers-10 (structured fields): `RateLimit-Policy`
+   * (quota q per window w seconds) and `RateLimit` (r remaining, t seconds until the quota is
+   * restored: the whole bucket, or while nothing is left the next request). The window is the time
+   * the bucket takes to refill, in whole seconds; the quota is what the refill rate lets through
+   * in it (at least the burst), so that a client pacing to q/w gets the sustained rate, never more.
    */
   headers(decision: RateDecision): Record<string, string> {
     const { requestsPerSecond, burst } = this.policy;
     const window = Math.max(1, Math.ceil(burst / requestsPerSecond));
+    const quota = Math.max(1, Math.floor(requestsPerSecond * window));
     const t = decision.allowed ? decision.resetSeconds : decision.retryAfterSeconds;
     return {
-      'RateLimit-Policy': `"tenant";q=${burst};w=${window}`,
+      'RateLimit-Policy': `"tenant";q=${quota};w=${window}`,
       RateLimit: `"tenant";r=${decision.remaining};t=${t}`,
     };
   }

@@ -10,7 +10,7 @@ import { systemClock } from '../clock.ts';
 import { REDACTED, type Redactor } from '../log/logger.ts';
 import { formatPath } from '../yaml-source.ts';
 import { ApiError, classifyStatus, isAmbiguousPatchStatus } from './errors.ts';
-import { parseRateLimit, parseRetryAfter, type RateLimitState } from './rate-headers.ts';
+import { parseQuotaPolicy, parseRateLimit, parseRetryAfter, type QuotaPolicy, type RateLimitState } from './rate-headers.ts';
 
 export interface ApiClientOptions {
   /** `{base_url}`: PATCH goes to `{baseUrl}/contract/:ContractId`. */
@@ -28,9 +28,16 @@ export interface ApiClientOptions {
   readonly redactor?: Redactor;
 }
 
-/** What a successful response says beyond success: the quota left, when the service reports it. */
+/** What a successful response says beyond success: the quota left and the quota policy, when the service reports them. */
 export interface ApiOutcome {
   readonly rateLimit?: RateLimitState;
+  readonly quotaPolicy?: QuotaPolicy;
+}
+
+function rateOutcome(response: Response): ApiOutcome {
+  const rateLimit = parseRateLimit(response.headers);
+  const quotaPolicy = parseQuotaPolicy(response.headers);
+  return { ...(rateLimit ? { rateLimit } : {}), ...(quotaPolicy ? { quotaPolicy } : {}) };
 }
 
 export interface ReadOutcome extends ApiOutcome {
@@ -155,8 +162,7 @@ export async function checkPatchResponse(request: Request, response: Response, o
       ambiguous: true,
     });
   }
-  const rateLimit = parseRateLimit(response.headers);
-  return rateLimit ? { rateLimit } : {};
+  return rateOutcome(response);
 }
 
 /**
@@ -197,8 +203,7 @@ export async function checkReadResponse(request: Request, response: Response, op
       ambiguous: false,
     });
   }
-  const rateLimit = parseRateLimit(response.headers);
-  return { fields, ...(rateLimit ? { rateLimit } : {}) };
+  return { fields, ...rateOutcome(response) };
 }
 
 const LISTED_READ_ISSUES = 5;

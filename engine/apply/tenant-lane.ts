@@ -1,14 +1,16 @@
 /**
  * One tenant's way to the service: its own p-queue (concurrency and requests/second from the
- * config) inside the global in-flight cap, its own pauses, its own token. A tenant that is
- * throttled, failing or unauthorised holds up no other tenant.
+ * config) inside the global in-flight cap, its own pacing to the quota the service publishes, its
+ * own pauses, its own token. A tenant that is throttled, failing or unauthorised holds up no other
+ * tenant.
  */
 import PQueue from 'p-queue';
 import { ApiError } from '../api/errors.ts';
-import type { RateLimitState } from '../api/rate-headers.ts';
+import type { QuotaPolicy, RateLimitState } from '../api/rate-headers.ts';
 import type { TenantTokens } from '../auth/index.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/logger.ts';
+import { QuotaPacer } from './quota-pacer.ts';
 import { decideRetry, MAX_THROTTLE_WAIT_MS, type AttemptHistory, type RetryBudget } from './retry-policy.ts';
 
 export interface LaneOptions {
@@ -63,6 +65,9 @@ export class TenantLane {
   readonly counters: LaneCounters = { requests: 0, retries: 0, throttles: 0 };
   readonly #options: LaneOptions;
   readonly #queue: PQueue;
+  readonly #pacer: QuotaPacer;
+  /** Requests sent and not answered yet. */
+  #sending = 0;
   #pausedUntil = 0;
   #resuming = false;
   /** Aborted by close(): ends the wait for a pause that no request needs any more. */
@@ -77,13 +82,14 @@ export class TenantLane {
     this.#options = options;
     // strict: a sliding window, so that no window boundary lets two intervals' worth through at once.
     this.#queue = new PQueue({ concurrency: options.concurrency, ...pacing(options.requestsPerSecond), strict: true });
+    this.#pacer = new QuotaPacer({ configuredIntervalMs: 1000 / options.requestsPerSecond, maxIntervalMs: MAX_THROTTLE_WAIT_MS });
   }
 
   /**
    * Sends `send(token)` through the lane and retries it by the policy. Resolves with its result or
    * rejects with the last ApiError (or the AuthError of a token that could not be had).
    */
-  async call<T extends { readonly rateLimit?: RateLimitState }>(request: LaneRequest, send: (token: string) => Promise<T>): Promise<T> {
+  async call<T extends { readonly rateLimit?: RateLimitState; readonly quotaPolicy?: QuotaPolicy }>(request: LaneRequest, send: (token: string) => Promise<T>): Promise<T> {
     const { budget, clock, random, logger } = this.#options;
     const tokens = request.kind === 'read' ? (this.#options.readTokens ?? this.#options.tokens) : this.#options.tokens;
     let history: AttemptHistory = { failures: 0, throttles: 0, reauthenticated: false };
@@ -91,11 +97,14 @@ export class TenantLane {
       let token: string | undefined;
       try {
         const result = await this.#queue.add(async () => {
+          await this.#paced();
           // Taken when the request's turn comes, not when it was queued: a pause can outlast a token.
           token = await tokens.get(this.tenant);
-          return this.#options.inFlight.add(() => this.#send(sends, token!, send));
+          const answer = await this.#options.inFlight.add(() => this.#send(sends, token!, send));
+          // Before the task ends, so that the lane's next request is paced by this answer.
+          this.#observe(answer);
+          return answer;
         });
-        this.#observe(result.rateLimit);
         return result;
       } catch (error) {
         // Paused while waiting for an in-flight slot: back into the queue, nothing was sent.
@@ -171,22 +180,40 @@ export class TenantLane {
     if (this.#options.clock.now() < this.#pausedUntil) throw new PausedBeforeSending();
     this.counters.requests += 1;
     if (sends > 0) this.counters.retries += 1;
+    this.#sending += 1;
     try {
       return await send(token);
     } catch (error) {
       // Paused before the answer is handed on, so that no request of this tenant slips out meanwhile.
       if (error instanceof ApiError && error.retryAfterMs !== undefined && error.retryAfterMs <= MAX_THROTTLE_WAIT_MS) this.pause(error.retryAfterMs);
       throw error;
+    } finally {
+      this.#sending -= 1;
     }
   }
 
   /**
-   * A quota that will be used up by the requests that may already be in flight: wait for it to be
-   * restored instead of spending requests on 429s.
+   * Waits for this request's start by the published policy. The wait holds one of the lane's
+   * concurrency slots, which keeps the requests in their order.
    */
-  #observe(rateLimit: RateLimitState | undefined): void {
-    if (rateLimit === undefined || rateLimit.remaining >= this.#options.concurrency || rateLimit.resetMs <= 0) return;
-    if (this.pause(Math.min(rateLimit.resetMs, MAX_THROTTLE_WAIT_MS))) this.counters.throttles += 1;
+  async #paced(): Promise<void> {
+    const { clock } = this.#options;
+    const now = clock.now();
+    // Waiting: the queue's, and the started tasks that have not sent yet (this one among them).
+    const backlog = this.#queue.size + this.#queue.pending - this.#sending;
+    const at = this.#pacer.reserve(now, backlog);
+    if (at > now) await clock.sleep(at - now);
+  }
+
+  /**
+   * Learns the published policy, and holds the tenant when the quota left will be used up by the
+   * requests already in flight: for the shortfall only, instead of spending requests on 429s.
+   */
+  #observe({ rateLimit, quotaPolicy }: { readonly rateLimit?: RateLimitState; readonly quotaPolicy?: QuotaPolicy }): void {
+    const before = this.#pacer.intervalMs;
+    const holdMs = this.#pacer.observe(rateLimit, quotaPolicy, this.#sending, this.#options.concurrency);
+    if (this.#pacer.intervalMs !== before) this.#options.logger.debug({ tenant: this.tenant, quota: quotaPolicy?.quota, windowMs: quotaPolicy?.windowMs }, 'pacing to the quota the service publishes');
+    if (holdMs > 0 && this.pause(Math.min(holdMs, MAX_THROTTLE_WAIT_MS))) this.counters.throttles += 1;
   }
 
   /** Resolves when every request added so far has finished. */

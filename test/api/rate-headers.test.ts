@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRateLimit, parseRetryAfter, type RateLimitState } from '../../engine/api/rate-headers.ts';
+import { parseQuotaPolicy, parseRateLimit, parseRetryAfter, type QuotaPolicy, type RateLimitState } from '../../engine/api/rate-headers.ts';
 
 // Thursday 2026-01-01T00:00:00Z.
 const NOW = Date.UTC(2026, 0, 1, 0, 0, 0);
@@ -63,6 +63,10 @@ describe('parseRateLimit', () => {
     ['an unreadable remaining', { 'RateLimit-Remaining': 'none', 'RateLimit-Reset': '3' }, undefined],
     ['a structured form without t, falling back to separate headers', { RateLimit: '"tenant";r=0', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '2' }, { remaining: 0, resetMs: 2000 }],
     ['a structured form without t and nothing else', { RateLimit: '"tenant";r=0' }, undefined],
+    ['several structured policies: the one with the fewest left binds', { RateLimit: '"burst";r=5;t=1, "daily";r=2;t=3600' }, { remaining: 2, resetMs: 3_600_000 }],
+    ['several equally short: the latest reset binds', { RateLimit: '"burst";r=0;t=1, "daily";r=0;t=60' }, { remaining: 0, resetMs: 60_000 }],
+    ['a structured member with a partition key', { RateLimit: '"default";r=7;t=2;pk=:dXNlcjEyMw==:' }, { remaining: 7, resetMs: 2000 }],
+    ['a negative remaining, ignored', { RateLimit: '"tenant";r=-1;t=3' }, undefined],
   ])('%s', (_case, values, expected) => {
     const state = parseRateLimit(headers(values));
 
@@ -75,5 +79,34 @@ describe('parseRateLimit', () => {
     const state = parseRateLimit(source);
 
     expect(state).toEqual({ remaining: 1, resetMs: 2000 });
+  });
+});
+
+describe('parseQuotaPolicy', () => {
+  it.each<[string, Record<string, string>, QuotaPolicy | undefined]>([
+    ['none published', {}, undefined],
+    ['the structured form of drafts -08 to -10', { 'RateLimit-Policy': '"default";q=100;w=60' }, { quota: 100, windowMs: 60_000 }],
+    ['the emulator\'s', { 'RateLimit-Policy': '"tenant";q=20;w=1' }, { quota: 20, windowMs: 1000 }],
+    ['quota unit requests, stated', { 'RateLimit-Policy': '"default";q=10;qu="requests";w=1' }, { quota: 10, windowMs: 1000 }],
+    ['the quota as the item, drafts -05 to -07', { 'RateLimit-Policy': '10;w=1' }, { quota: 10, windowMs: 1000 }],
+    ['the window in RateLimit-Limit, drafts up to -05', { 'RateLimit-Limit': '100, 100;w=60' }, { quota: 100, windowMs: 60_000 }],
+    ['a quota per second and one per day: the shortest window', { 'RateLimit-Policy': '"daily";q=1000;w=86400, "burst";q=100;w=1' }, { quota: 100, windowMs: 1000 }],
+    ['two of the same window: the lower quota', { 'RateLimit-Policy': '"a";q=30;w=1, "b";q=20;w=1' }, { quota: 20, windowMs: 1000 }],
+    ['RateLimit-Policy wins over RateLimit-Limit', { 'RateLimit-Policy': '"p";q=5;w=1', 'RateLimit-Limit': '1;w=1' }, { quota: 5, windowMs: 1000 }],
+    ['a policy name holding a comma and a semicolon', { 'RateLimit-Policy': '"a,b;c";q=3;w=2' }, { quota: 3, windowMs: 2000 }],
+    ['one malformed member among good ones is skipped', { 'RateLimit-Policy': '"bad";q=x;w=1, "good";q=4;w=2' }, { quota: 4, windowMs: 2000 }],
+    ['a quota in bytes does not pace requests', { 'RateLimit-Policy': '"bytes";q=65536;qu="content-bytes";w=1' }, undefined],
+    ['no window', { 'RateLimit-Policy': '"default";q=100' }, undefined],
+    ['a window of 0', { 'RateLimit-Policy': '"default";q=100;w=0' }, undefined],
+    ['a quota of 0', { 'RateLimit-Policy': '"default";q=0;w=1' }, undefined],
+    ['a negative quota', { 'RateLimit-Policy': '"default";q=-5;w=1' }, undefined],
+    ['garbage', { 'RateLimit-Policy': 'unlimited' }, undefined],
+    ['a bare RateLimit-Limit says no window', { 'RateLimit-Limit': '100' }, undefined],
+    ['X-RateLimit-Limit says no window', { 'X-RateLimit-Limit': '100' }, undefined],
+    ['a window beyond a day, capped', { 'RateLimit-Policy': '"p";q=1;w=999999' }, { quota: 1, windowMs: DAY_MS }],
+  ])('%s', (_case, values, expected) => {
+    const policy = parseQuotaPolicy(headers(values));
+
+    expect(policy).toEqual(expected);
   });
 });

@@ -6,7 +6,8 @@
 import PQueue from 'p-queue';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiError, type ApiErrorDetails } from '../../engine/api/errors.ts';
-import type { RateLimitState } from '../../engine/api/rate-headers.ts';
+import { checkPatchResponse, patchRequest, type ApiClientOptions } from '../../engine/api/client.ts';
+import type { QuotaPolicy, RateLimitState } from '../../engine/api/rate-headers.ts';
 import { MAX_THROTTLE_WAIT_MS, retryBudget } from '../../engine/apply/retry-policy.ts';
 import { TenantLane, type LaneOptions, type LaneRequest } from '../../engine/apply/tenant-lane.ts';
 import type { TenantTokens } from '../../engine/auth/index.ts';
@@ -118,7 +119,12 @@ function apiError(status: number | null, details: Partial<ApiErrorDetails> = {})
   return new ApiError(`PATCH /contract/C-1: ${status ?? 'connection failed'}`, { kind, status, excerpt: '', ambiguous: false, ...details });
 }
 
-type Answer = ApiError | Error | { readonly rateLimit?: RateLimitState };
+interface Outcome {
+  readonly rateLimit?: RateLimitState;
+  readonly quotaPolicy?: QuotaPolicy;
+}
+
+type Answer = ApiError | Error | Outcome;
 
 interface Sent {
   readonly token: string;
@@ -126,9 +132,9 @@ interface Sent {
 }
 
 /** A send answering from `answers` in order (the last one repeats), recording each token and time. */
-function scripted(clock: Clock, answers: readonly Answer[]): { send: (token: string) => Promise<{ readonly rateLimit?: RateLimitState }>; sent: Sent[] } {
+function scripted(clock: Clock, answers: readonly Answer[]): { send: (token: string) => Promise<Outcome>; sent: Sent[] } {
   const sent: Sent[] = [];
-  async function send(token: string): Promise<{ readonly rateLimit?: RateLimitState }> {
+  async function send(token: string): Promise<Outcome> {
     const answer = answers[Math.min(sent.length, answers.length - 1)]!;
     sent.push({ token, at: clock.now() });
     if (answer instanceof Error) throw answer;
@@ -561,5 +567,130 @@ describe('TenantLane: pacing', () => {
     await Promise.all(calls);
 
     expect(starts).toEqual([0, 100, 200]);
+  });
+});
+
+describe('TenantLane: pacing to the published quota', () => {
+  const TEN_PER_SECOND: QuotaPolicy = { quota: 10, windowMs: 1000 };
+
+  /** `count` calls queued at once; resolves with the times they were sent. */
+  async function sendTimes(clock: ManualClock, lane: TenantLane, send: (token: string) => Promise<Outcome>, count: number): Promise<void> {
+    const calls = Promise.all(Array.from({ length: count }, () => lane.call(PATCH, send)));
+    const result = await drive(clock, calls);
+    expect(result.status).toBe('fulfilled');
+  }
+
+  it('learns the policy from the first answer and spaces the requests after it w/q apart', async () => {
+    const clock = manualClock();
+    const lane = new TenantLane(laneOptions(clock, { concurrency: 1 }));
+    const { send, sent } = scripted(clock, [{ quotaPolicy: TEN_PER_SECOND }]);
+
+    await sendTimes(clock, lane, send, 4);
+
+    expect(sent.map((entry) => entry.at)).toEqual([0, 100, 200, 300]);
+    expect(lane.counters.throttles).toBe(0);
+  });
+
+  it('sends what the concurrency allows before any answer, then paces the rest', async () => {
+    const clock = manualClock();
+    const lane = new TenantLane(laneOptions(clock, { concurrency: 4 }));
+    const { send, sent } = scripted(clock, [{ quotaPolicy: TEN_PER_SECOND }]);
+
+    await sendTimes(clock, lane, send, 8);
+
+    expect(sent.map((entry) => entry.at)).toEqual([0, 0, 0, 0, 100, 200, 300, 400]);
+  });
+
+  it('takes a policy changed mid-run from the next request on', async () => {
+    const clock = manualClock();
+    const lane = new TenantLane(laneOptions(clock, { concurrency: 1 }));
+    const twoPerSecond = { quotaPolicy: { quota: 2, windowMs: 1000 } };
+    const { send, sent } = scripted(clock, [{ quotaPolicy: TEN_PER_SECOND }, { quotaPolicy: TEN_PER_SECOND }, twoPerSecond, twoPerSecond, twoPerSecond]);
+
+    await sendTimes(clock, lane, send, 5);
+
+    expect(sent.map((entry) => entry.at)).toEqual([0, 100, 200, 700, 1200]);
+  });
+
+  it('waits exactly until the reset when an answer leaves nothing, and paces on after it', async () => {
+    const clock = manualClock();
+    const lane = new TenantLane(laneOptions(clock, { concurrency: 1 }));
+    const { send, sent } = scripted(clock, [{ quotaPolicy: TEN_PER_SECOND, rateLimit: { remaining: 0, resetMs: 3000 } }, { quotaPolicy: TEN_PER_SECOND }]);
+
+    await sendTimes(clock, lane, send, 3);
+
+    expect(sent.map((entry) => entry.at)).toEqual([0, 3000, 3100]);
+    expect(lane.counters.throttles).toBe(1);
+  });
+
+  it('sends at once what fits into the quota left', async () => {
+    const clock = manualClock();
+    const lane = new TenantLane(laneOptions(clock, { concurrency: 1 }));
+    const { send, sent } = scripted(clock, [{ quotaPolicy: TEN_PER_SECOND, rateLimit: { remaining: 9, resetMs: 1000 } }]);
+
+    await sendTimes(clock, lane, send, 4);
+
+    expect(sent.map((entry) => entry.at)).toEqual([0, 0, 0, 0]);
+    expect(clock.sleeps).toEqual([]);
+  });
+
+  it('without published headers paces nothing: the configured rate alone, as before', async () => {
+    const clock = manualClock();
+    const lane = new TenantLane(laneOptions(clock, { concurrency: 1 }));
+    const { send, sent } = scripted(clock, [{}]);
+
+    await sendTimes(clock, lane, send, 4);
+
+    expect(sent.map((entry) => entry.at)).toEqual([0, 0, 0, 0]);
+    expect(clock.sleeps).toEqual([]);
+  });
+
+  const CLIENT: ApiClientOptions = { baseUrl: 'https://cms.test', timeoutMs: 5000, userAgent: 'contract-sync/test', correlationId: 'run-1', now: () => 0 };
+
+  // Through the real response checker: what the lane paces by is what the headers say. One left
+  // each time: the second request is paced, the last fits into what is left and goes at once.
+  it.each<[string, Record<string, string>, number[]]>([
+    ['the structured fields of drafts -08 to -10', { 'RateLimit-Policy': '"tenant";q=10;w=1', RateLimit: '"tenant";r=1;t=1' }, [0, 100, 100]],
+    ['the policy of drafts -05 to -07', { 'RateLimit-Policy': '10;w=1', 'RateLimit-Limit': '10', 'RateLimit-Remaining': '1', 'RateLimit-Reset': '1' }, [0, 100, 100]],
+    ['a malformed policy, ignored', { 'RateLimit-Policy': '"tenant";q=ten;w=1', RateLimit: '"tenant";r=5;t=1' }, [0, 0, 0]],
+    ['a policy without a window, ignored', { 'RateLimit-Policy': '"tenant";q=10' }, [0, 0, 0]],
+    ['malformed quota state, ignored', { RateLimit: 'lots left' }, [0, 0, 0]],
+  ])('%s', async (_case, headers, times) => {
+    const clock = manualClock();
+    const lane = new TenantLane(laneOptions(clock, { concurrency: 1 }));
+    const sent: number[] = [];
+    async function send(token: string): Promise<Outcome> {
+      sent.push(clock.now());
+      const request = patchRequest(CLIENT, 'C-1', [{ op: 'Replace', path: '/Contract/Name', value: 'x' }], token);
+      return checkPatchResponse(request, new Response(null, { status: 204, headers }), CLIENT);
+    }
+
+    await sendTimes(clock, lane, send, 3);
+
+    expect(sent).toEqual(times);
+  });
+});
+
+describe('TenantLane: the configured rate stays the ceiling', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('paces to the configured 10 requests/second when the service publishes 100', async () => {
+    vi.useFakeTimers({ now: 0 });
+    // The lane's clock on the faked timers, so that p-queue's interval and the pacing share one time.
+    const clock: Clock = { now: () => Date.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
+    const lane = new TenantLane(laneOptions(clock, { requestsPerSecond: 10, concurrency: 5 }));
+    const starts: number[] = [];
+    async function send(): Promise<Outcome> {
+      starts.push(Date.now());
+      return { quotaPolicy: { quota: 100, windowMs: 1000 } };
+    }
+
+    const calls = Array.from({ length: 4 }, () => lane.call(PATCH, send));
+    await vi.advanceTimersByTimeAsync(350);
+    await Promise.all(calls);
+
+    expect(starts).toEqual([0, 100, 200, 300]);
   });
 });

@@ -349,7 +349,7 @@ describe('rate limit', () => {
       expect(statuses).toEqual([200, 200, 200, 429]);
       expect(refused.status).toBe(429);
       expect(refused.headers.get('retry-after')).toBe('1');
-      expect(refused.headers.get('ratelimit-policy')).toBe('"tenant";q=3;w=2');
+      expect(refused.headers.get('ratelimit-policy')).toBe('"tenant";q=4;w=2');
       expect(refused.headers.get('ratelimit')).toBe('"tenant";r=0;t=1');
       expect(await refused.json()).toMatchObject({ error: 'rate_limited', retryAfterSeconds: 1 });
       expect(otherTenant.status).toBe(200);

@@ -103,6 +103,20 @@ describe('RateLimiter', () => {
     );
   });
 
+  it.each<[number, number, string]>([
+    [20, 20, '"tenant";q=20;w=1'],
+    [2, 3, '"tenant";q=4;w=2'],
+    [20, 50, '"tenant";q=60;w=3'],
+    [0.5, 1, '"tenant";q=1;w=2'],
+    [0.3, 1, '"tenant";q=1;w=4'],
+  ])('publishes a policy no faster than %d requests/second refill a bucket of %d: %s', (requestsPerSecond, burst, policy) => {
+    const limiter = new RateLimiter({ requestsPerSecond, burst }, () => 0);
+
+    const headers = limiter.headers(limiter.take('t'));
+
+    expect(headers['RateLimit-Policy']).toBe(policy);
+  });
+
   it('refuses a bad policy with a TypeError naming it', () => {
     expect(() => new RateLimiter({ requestsPerSecond: 0, burst: 1 }, Date.now)).toThrow(/requestsPerSecond must be > 0, got 0/);
   });
