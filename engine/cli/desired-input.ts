@@ -8,7 +8,7 @@ import { narrowToChangedContracts, narrowToScopes, type TenantScope } from '../a
 import type { Config } from '../config/types.ts';
 import { loadDesiredState } from '../desired/load.ts';
 import { selectShard, type Shard, type ShardSelection } from '../desired/shard.ts';
-import { desiredPathMatcher, workingTreeSource } from '../desired/read-files.ts';
+import { desiredPathMatcher, workingTreeSource, type DesiredSource } from '../desired/read-files.ts';
 import { isTargeted, selectTargets, type TargetOptions, type TargetPattern } from '../desired/target.ts';
 import type { ContractSet, DesiredFile, DesiredStateResult } from '../desired/types.ts';
 import type { Diagnostic } from '../diagnostic.ts';
@@ -145,11 +145,26 @@ async function resolveRef(repository: GitRepository, ref: string): Promise<strin
   throw new GitError('unknown-ref', missingRefMessage('--ref', ref, { shallow: await isShallow(repository), remotes: await remoteNames(repository) }));
 }
 
-async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult> {
+/** What every run reads first: the repository, the ref, the config and the tenants it selects. */
+interface RunStart {
+  readonly repoDir: string;
+  readonly repository: GitRepository | undefined;
+  readonly at: ConfigAtRef | undefined;
+  readonly baseRepository: GitRepository | undefined;
+  readonly configFile: string;
+  readonly config: Config;
+  readonly diagnostics: readonly Diagnostic[];
+  readonly source: DesiredSource;
+  /** Without --ref the desired state may hold uncommitted edits; HEAD is still the best name for it. */
+  readonly head: string | null;
+  readonly sharded: ShardSelection | undefined;
+  /** Undefined: every tenant. */
+  readonly selected: readonly string[] | undefined;
+}
+
+async function startRun(io: CliIo, options: RunInputOptions, needsGit: boolean): Promise<RunStart | Extract<RunInputResult, { readonly kind: 'invalid-config' }>> {
   const repoDir = path.resolve(io.cwd, options.repo);
   const { ref, base } = options;
-  const incremental = options.incremental === true || options.incrementalPlan === true;
-  const needsGit = ref !== undefined || base !== undefined || incremental || options.checkUncommitted === true || options.withoutHead !== true;
   const repository = needsGit ? await openGitRepository(repoDir) : undefined;
   let at: ConfigAtRef | undefined;
   if (ref !== undefined) {
@@ -162,13 +177,20 @@ async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult
   const { configFile, config, diagnostics } = await readRepoConfig(io, options, at);
   if (!config) return { kind: 'invalid-config', repoDir, configFile, diagnostics };
   const named = selectTenants(config, options);
-
   const source = at ? gitCommitSource(at.repository, at.commit) : workingTreeSource(repoDir);
-  // Without --ref the desired state may hold uncommitted edits; HEAD is still the best name for it.
   const head = at?.commit ?? (repository ? ((await resolveCommit(repository, 'HEAD')) ?? null) : null);
   const sharded = options.shard === undefined ? undefined : selectShard(named.length === 0 ? Object.keys(config.tenants).sort() : [...new Set(named)], options.shard);
-  // Undefined: every tenant.
   const selected = sharded?.tenants ?? (named.length === 0 ? undefined : named);
+  return { repoDir, repository, at, baseRepository, configFile, config, diagnostics, source, head, sharded, selected };
+}
+
+async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult> {
+  const { ref, base } = options;
+  const incremental = options.incremental === true || options.incrementalPlan === true;
+  const needsGit = ref !== undefined || base !== undefined || incremental || options.checkUncommitted === true || options.withoutHead !== true;
+  const started = await startRun(io, options, needsGit);
+  if ('kind' in started) return started;
+  const { repoDir, repository, at, baseRepository, configFile, config, diagnostics, source, head, sharded, selected } = started;
   const tenants = selected ?? Object.keys(config.tenants).sort();
   const targetOptions = { targets: options.targets ?? [], excludes: options.excludes ?? [] };
   const targeted = isTargeted(targetOptions);
@@ -431,23 +453,10 @@ export type RunFilesResult =
   | Exclude<RunInputResult, { readonly kind: 'ready' } | InFullPlan>;
 
 async function loadFiles(io: CliIo, options: RunInputOptions): Promise<RunFilesResult> {
-  const repoDir = path.resolve(io.cwd, options.repo);
   const { ref, base } = options;
-  const repository = ref !== undefined || base !== undefined || options.withoutHead !== true ? await openGitRepository(repoDir) : undefined;
-  let at: ConfigAtRef | undefined;
-  if (ref !== undefined) {
-    const atRepository = requireRepository(repository, options.repo, '--ref');
-    at = { repository: atRepository, commit: await resolveRef(atRepository, ref), ref };
-  }
-  const baseRepository = base === undefined ? undefined : requireRepository(repository, options.repo, '--base');
-
-  const { configFile, config, diagnostics } = await readRepoConfig(io, options, at);
-  if (!config) return { kind: 'invalid-config', repoDir, configFile, diagnostics };
-  const named = selectTenants(config, options);
-  const source = at ? gitCommitSource(at.repository, at.commit) : workingTreeSource(repoDir);
-  const head = at?.commit ?? (repository ? ((await resolveCommit(repository, 'HEAD')) ?? null) : null);
-  const sharded = options.shard === undefined ? undefined : selectShard(named.length === 0 ? Object.keys(config.tenants).sort() : [...new Set(named)], options.shard);
-  const selected = sharded?.tenants ?? (named.length === 0 ? undefined : named);
+  const started = await startRun(io, options, ref !== undefined || base !== undefined || options.withoutHead !== true);
+  if ('kind' in started) return started;
+  const { repoDir, at, baseRepository, configFile, config, diagnostics, source, head, sharded, selected } = started;
   const files = await source.readFiles(config.desired.paths);
   const input = {
     repoDir,
