@@ -6,15 +6,24 @@ import type { PlanSource } from './types.ts';
  * `Planned the contracts changed since the last applied commit abc1234 (acme, globex); --full
  * plans every contract.`, or undefined for a plan of every contract.
  */
+/** At most this many tenant names in a list; the rest are counted (a fleet has hundreds). */
+const NAMED = 5;
+
+function names(tenants: readonly string[]): string {
+  return tenants.length <= NAMED ? tenants.join(', ') : `${tenants.slice(0, NAMED - 1).join(', ')} and ${plural(tenants.length - NAMED + 1, 'more tenant')}`;
+}
+
 export function incrementalNote(source: PlanSource): string | undefined {
   const { incremental } = source;
   if (incremental === undefined || incremental.tenants.length === 0) return undefined;
   const byCommit = new Map<string, string[]>();
   for (const entry of incremental.tenants) byCommit.set(entry.since, [...(byCommit.get(entry.since) ?? []), entry.tenant]);
-  const commits = [...byCommit].map(([commit, tenants]) => `${commit.slice(0, 7)} (${tenants.join(', ')})`);
+  const commits = [...byCommit].map(([commit, tenants]) => `${commit.slice(0, 7)} (${names(tenants)})`);
   const since = commits.length === 1 ? `the last applied commit ${commits[0]!}` : `the last applied commits ${commits.join(', ')}`;
   const pending = incremental.tenants.reduce((sum, entry) => sum + entry.pending, 0);
   const unfinished = pending === 0 ? '' : `, and ${plural(pending, 'contract')} an earlier run did not finish`;
-  const full = incremental.full.map((entry) => ` ${entry.tenant}: every contract planned (${entry.reason}).`).join('');
+  const byReason = new Map<string, string[]>();
+  for (const entry of incremental.full) byReason.set(entry.reason, [...(byReason.get(entry.reason) ?? []), entry.tenant]);
+  const full = [...byReason].map(([reason, tenants]) => ` ${names(tenants)}: every contract planned (${reason}).`).join('');
   return `Planned the contracts changed since ${since}${unfinished}; --full plans every contract.${full}`;
 }
