@@ -7,10 +7,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { diffContract } from '../../engine/plan/diff.ts';
 import { fileStateStore } from '../../engine/state/file-store.ts';
 import { startEmulator, type Emulator, type RequestLogEntry } from '../../emulator/index.ts';
+import { cleanupsAfterEach } from '../helpers/cleanups.ts';
 import { runCli } from '../helpers/cli.ts';
 import { writeTree } from '../helpers/files.ts';
 import { createFleet, fleetRepoFiles, fleetSeed, liveContract, requestLog } from '../helpers/fleet.ts';
@@ -18,12 +19,9 @@ import { createFleet, fleetRepoFiles, fleetSeed, liveContract, requestLog } from
 const BIN = fileURLToPath(new URL('../../bin/contract-sync-dev.js', import.meta.url));
 
 let emulator: Emulator | undefined;
-const cleanups: (() => Promise<void>)[] = [];
-
-afterEach(async () => {
+const cleanups = cleanupsAfterEach(async () => {
   await emulator?.close();
   emulator = undefined;
-  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 function applied(log: readonly RequestLogEntry[]): RequestLogEntry[] {

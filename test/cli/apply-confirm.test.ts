@@ -7,21 +7,19 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { main } from '../../engine/cli/main.ts';
 import { fileStateStore } from '../../engine/state/file-store.ts';
 import { startEmulator, type Emulator } from '../../emulator/index.ts';
+import { cleanupsAfterEach } from '../helpers/cleanups.ts';
 import { runCli, type CliRun } from '../helpers/cli.ts';
 import { writeTree } from '../helpers/files.ts';
 import { createFleet, fleetRepoFiles, fleetSeed, requestLog, type Fleet } from '../helpers/fleet.ts';
 
 let emulator: Emulator | undefined;
-const cleanups: (() => Promise<void>)[] = [];
-
-afterEach(async () => {
+const cleanups = cleanupsAfterEach(async () => {
   await emulator?.close();
   emulator = undefined;
-  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 /** Two tenants of 6 contracts, 4 of each changed, 2 of them removing a Company member. */

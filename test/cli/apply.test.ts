@@ -2,20 +2,18 @@
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fileStateStore } from '../../engine/state/file-store.ts';
 import { startEmulator, type Emulator, type Seed } from '../../emulator/index.ts';
+import { cleanupsAfterEach } from '../helpers/cleanups.ts';
 import { runCli } from '../helpers/cli.ts';
 import { writeTree } from '../helpers/files.ts';
 import { createFleet, fleetRepoFiles, fleetSeed, requestLog, secretEnvOf, type Fleet } from '../helpers/fleet.ts';
 
 let emulator: Emulator | undefined;
-const cleanups: (() => Promise<void>)[] = [];
-
-afterEach(async () => {
+const cleanups = cleanupsAfterEach(async () => {
   await emulator?.close();
   emulator = undefined;
-  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 async function setup(options: { seed?: (fleet: Fleet) => Seed; read?: boolean; fleet?: Fleet } = {}) {

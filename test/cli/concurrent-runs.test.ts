@@ -8,11 +8,12 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { diffContract } from '../../engine/plan/diff.ts';
 import { parseLockFile } from '../../engine/state/file-format.ts';
 import { fileStateStore } from '../../engine/state/file-store.ts';
 import { startEmulator, type Emulator } from '../../emulator/index.ts';
+import { cleanupsAfterEach } from '../helpers/cleanups.ts';
 import { writeTree } from '../helpers/files.ts';
 import { createFleet, fleetRepoFiles, fleetSeed, liveContract, requestLog, type Fleet } from '../helpers/fleet.ts';
 
@@ -22,12 +23,9 @@ const REPORT_LOCK_LOOKS = fileURLToPath(new URL('fixtures/report-lock-looks.mjs'
 const LOCK_TIMEOUT_SECONDS = '10';
 
 let emulator: Emulator | undefined;
-const cleanups: (() => Promise<void>)[] = [];
-
-afterEach(async () => {
+const cleanups = cleanupsAfterEach(async () => {
   await emulator?.close();
   emulator = undefined;
-  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 interface ChildRun {

@@ -1,18 +1,16 @@
 /** `drift --fix` records what it read, like apply: afterwards a plan from the state store shows what a live read shows. */
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { PlanDocument } from '../../engine/plan/types.ts';
 import { startEmulator, type Emulator } from '../../emulator/index.ts';
+import { cleanupsAfterEach } from '../helpers/cleanups.ts';
 import { runCli } from '../helpers/cli.ts';
 import { writeTree } from '../helpers/files.ts';
 import { createFleet, fleetRepoFiles, fleetSeed } from '../helpers/fleet.ts';
 
 let emulator: Emulator | undefined;
-const cleanups: (() => Promise<void>)[] = [];
-
-afterEach(async () => {
+const cleanups = cleanupsAfterEach(async () => {
   await emulator?.close();
   emulator = undefined;
-  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 it('drift --fix on an empty state store leaves one that plans 0 changes, nothing unknown, without a refresh', async () => {

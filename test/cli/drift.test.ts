@@ -1,20 +1,18 @@
 /** `contract-sync drift` in-process against the emulator, over a real git repository and the file state store. */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator, type Seed } from '../../emulator/index.ts';
 import type { ContractFields } from '../../engine/model/types.ts';
+import { cleanupsAfterEach } from '../helpers/cleanups.ts';
 import { runCli } from '../helpers/cli.ts';
 import { liveContract, requestLog } from '../helpers/fleet.ts';
 import { createRepo, type TestRepo } from '../git/helpers.ts';
 
 let emulator: Emulator | undefined;
-const cleanups: (() => Promise<void>)[] = [];
-
-afterEach(async () => {
+const cleanups = cleanupsAfterEach(async () => {
   await emulator?.close();
   emulator = undefined;
-  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 const ENV = { SECRET_ACME: 'throwaway-secret-acme-0123456789', SECRET_GLOBEX: 'throwaway-secret-globex-0123456789' };

@@ -4,19 +4,17 @@
  */
 import path from 'node:path';
 import { access } from 'node:fs/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../emulator/index.ts';
+import { cleanupsAfterEach } from '../helpers/cleanups.ts';
 import { runCli } from '../helpers/cli.ts';
 import { writeTree } from '../helpers/files.ts';
 import { createFleet, fleetRepoFiles, fleetSeed, requestLog } from '../helpers/fleet.ts';
 
 let emulator: Emulator | undefined;
-const cleanups: (() => Promise<void>)[] = [];
-
-afterEach(async () => {
+const cleanups = cleanupsAfterEach(async () => {
   await emulator?.close();
   emulator = undefined;
-  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 /** Two tenants of 6 contracts; tenant-a-0000 (one whose desired state matches live) and tenant-a-0001 (one that changes) are not on the service. */

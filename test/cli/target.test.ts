@@ -1,20 +1,18 @@
 /** `--target` / `--exclude` against the emulator: only the selected contracts are read and sent, and the run record keeps its commit. */
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fileStateStore } from '../../engine/state/file-store.ts';
 import { startEmulator, type Emulator, type Seed } from '../../emulator/index.ts';
+import { cleanupsAfterEach } from '../helpers/cleanups.ts';
 import { runCli } from '../helpers/cli.ts';
 import { writeTree } from '../helpers/files.ts';
 import { createFleet, fleetRepoFiles, fleetSeed, requestLog, type Fleet } from '../helpers/fleet.ts';
 
 let emulator: Emulator | undefined;
-const cleanups: (() => Promise<void>)[] = [];
-
-afterEach(async () => {
+const cleanups = cleanupsAfterEach(async () => {
   await emulator?.close();
   emulator = undefined;
-  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 async function setup(options: { seed?: (fleet: Fleet) => Seed; git?: boolean } = {}) {
