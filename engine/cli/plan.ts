@@ -5,8 +5,7 @@
 import { appendFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { countNotOnService, notOnServiceText, type RunReport } from '../apply/run-report.ts';
-import { runApply } from '../apply/run-apply.ts';
+import type { RunReport } from '../apply/run-report.ts';
 import type { Config } from '../config/types.ts';
 import type { ContractSet } from '../desired/types.ts';
 import { createPlan } from '../plan/create-plan.ts';
@@ -18,11 +17,9 @@ import { renderPlanText } from '../plan/render-text.ts';
 import type { PlanDocument, PlanSource, PlanTouched } from '../plan/types.ts';
 import { plural } from '../plural.ts';
 import { StateFormatError } from '../state/file-format.ts';
-import { emptyStateStore } from '../state/memory-store.ts';
 import { PostgresStateError } from '../state/postgres/errors.ts';
 import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './config-args.ts';
 import { loadPlanInputOrReport, loadRunInputOrReport, type RunInput } from './desired-input.ts';
-import { createEngineSetup } from './engine-setup.ts';
 import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-args.ts';
 import { openStateStore } from './state-store.ts';
 import { clockOf, EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
@@ -180,6 +177,13 @@ function readProblems(report: RunReport): string[] {
  * complete to its reviewer: any read problem is an error instead.
  */
 async function livePlan(io: CliIo, { config, contractSets, source, touched }: PlanInput): Promise<PlanDocument | ExitCode> {
+  // Loaded here: a plan against the state store needs neither the HTTP client nor the OpenID client.
+  const [{ runApply }, { createEngineSetup }, { emptyStateStore }, { countNotOnService, notOnServiceText }] = await Promise.all([
+    import('../apply/run-apply.ts'),
+    import('./engine-setup.ts'),
+    import('../state/memory-store.ts'),
+    import('../apply/run-report.ts'),
+  ]);
   const engine = createEngineSetup(io, config, ['core:read']);
   const clock = clockOf(io);
   const { plan, report } = await runApply(

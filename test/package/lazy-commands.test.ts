@@ -107,8 +107,16 @@ describe('commands are loaded lazily', () => {
     expect(heavyIn(modules)).toEqual([]);
   });
 
+  it('`contract-sync plan` against the state store loads neither the HTTP client, the OpenID client, pg nor the emulator', { timeout: 30_000 }, async () => {
+    const { code, modules } = await loadedBy(['plan', '--repo', 'examples/demo-repo']);
+
+    expect(code).toBe(0);
+    expect(modules).toContain('engine/cli/plan.ts');
+    expect(heavyIn(modules)).toEqual([]);
+  });
+
   it('sees the heavy modules when a command does load them (the recorder works)', { timeout: 30_000 }, async () => {
-    const { code, modules } = await loadedBy(['plan', '--help']);
+    const { code, modules } = await loadedBy(['apply', '--help']);
 
     expect(code).toBe(0);
     expect(heavyIn(modules)).toEqual(expect.arrayContaining(['the HTTP client', 'openid-client']));
