@@ -14,11 +14,9 @@ import { systemClock } from '../../engine/clock.ts';
 import type { Config } from '../../engine/config/types.ts';
 import type { ContractSet } from '../../engine/desired/types.ts';
 import { createLogger, Redactor } from '../../engine/log/logger.ts';
-import { fingerprint } from '../../engine/plan/fingerprint.ts';
-import { fileStateStore } from '../../engine/state/file-store.ts';
 import type { StateStore } from '../../engine/state/types.ts';
 import { startEmulator, type Emulator } from '../../emulator/index.ts';
-import { createFleet, fleetConfig, fleetSeed, requestLog, type Fleet } from '../helpers/fleet.ts';
+import { createFleet, fleetConfig, fleetSeed, requestLog, storeMatchingLive, type Fleet } from '../helpers/fleet.ts';
 
 let emulator: Emulator;
 let stateDir: string;
@@ -31,16 +29,6 @@ afterEach(async () => {
   await emulator?.close();
   await rm(stateDir, { recursive: true, force: true });
 });
-
-async function storeMatchingLive(fleet: Fleet): Promise<StateStore> {
-  const store = fileStateStore(stateDir);
-  for (const [tenant, contracts] of fleet.live) {
-    for (const [contractId, fields] of contracts) {
-      await store.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt: '2026-01-01T00:00:00.000Z', commit: null });
-    }
-  }
-  return store;
-}
 
 function deps(config: Config, fleet: Fleet, store: StateStore, confirm?: ApplyRunDeps['confirm']): ApplyRunDeps {
   const redactor = new Redactor();
@@ -73,7 +61,7 @@ async function setup(): Promise<{ fleet: Fleet; config: Config; store: StateStor
   const fleet = createFleet(2, 6);
   emulator = await startEmulator(fleetSeed(fleet));
   const config = fleetConfig(fleet, emulator);
-  const store = await storeMatchingLive(fleet);
+  const store = await storeMatchingLive(stateDir, fleet);
   const options: ApplyRunOptions = { config, contractSets: fleet.desired, source: { repo: '.', ref: null, commit: null }, refresh: false, dryRun: false, lockTimeoutMs: 1000, runId: 'run-1' };
   return { fleet, config, store, options };
 }

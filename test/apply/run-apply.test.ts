@@ -14,12 +14,11 @@ import { systemClock, type Clock } from '../../engine/clock.ts';
 import type { Config } from '../../engine/config/types.ts';
 import { createLogger, Redactor } from '../../engine/log/logger.ts';
 import { diffContract } from '../../engine/plan/diff.ts';
-import { fingerprint } from '../../engine/plan/fingerprint.ts';
 import { parseLockFile } from '../../engine/state/file-format.ts';
 import { fileStateStore } from '../../engine/state/file-store.ts';
 import type { StateStore } from '../../engine/state/types.ts';
 import { startEmulator, type Emulator } from '../../emulator/index.ts';
-import { createFleet, fastClock, fleetConfig, fleetSeed, liveContract, requestLog, setFaults, type Fleet } from '../helpers/fleet.ts';
+import { createFleet, fastClock, fleetConfig, fleetSeed, liveContract, requestLog, setFaults, storeMatchingLive, type Fleet } from '../helpers/fleet.ts';
 
 const SOURCE = { repo: '.', ref: null, commit: null };
 
@@ -34,17 +33,6 @@ afterEach(async () => {
   await emulator?.close();
   await rm(stateDir, { recursive: true, force: true });
 });
-
-/** The state store as a previous run left it: every contract recorded as it is live. */
-async function storeMatchingLive(fleet: Fleet): Promise<StateStore> {
-  const store = fileStateStore(stateDir);
-  for (const [tenant, contracts] of fleet.live) {
-    for (const [contractId, fields] of contracts) {
-      await store.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt: '2026-01-01T00:00:00.000Z', commit: null });
-    }
-  }
-  return store;
-}
 
 function engineDeps(config: Config, fleet: Fleet, store: StateStore, options: { scopes: Scope[]; clock?: Clock; logLines?: string[] }): ApplyRunDeps {
   const redactor = new Redactor();
@@ -82,7 +70,7 @@ describe('runApply against the emulator', () => {
     const fleet = createFleet(3, 200);
     emulator = await startEmulator(fleetSeed(fleet));
     const config = fleetConfig(fleet, emulator);
-    const store = await storeMatchingLive(fleet);
+    const store = await storeMatchingLive(stateDir, fleet);
 
     const { plan, report } = await runApply(
       { config, contractSets: fleet.desired, source: SOURCE, refresh: false, dryRun: false, lockTimeoutMs: 5000, runId: 'run-test' },
@@ -174,7 +162,7 @@ describe('runApply with other runs on the same state', () => {
     const fleet = createFleet(3, 6);
     emulator = await startEmulator(fleetSeed(fleet));
     const config = fleetConfig(fleet, emulator);
-    const store = await storeMatchingLive(fleet);
+    const store = await storeMatchingLive(stateDir, fleet);
     // The schedule that deadlocks runs taking every lock at once: run-1 holds tenant-a and tenant-b
     // when run-2 starts, and asks for tenant-c only once run-2 holds it (or, if run-2 never takes
     // it before tenant-a, after a second).
@@ -208,7 +196,7 @@ describe('runApply with other runs on the same state', () => {
     const fleet = createFleet(3, 6);
     emulator = await startEmulator(fleetSeed(fleet));
     const config = fleetConfig(fleet, emulator);
-    const store = await storeMatchingLive(fleet);
+    const store = await storeMatchingLive(stateDir, fleet);
     const held = await store.lock('tenant-b', { timeoutMs: 0, owner: 'another-run' });
 
     const { report } = await runApply(
@@ -230,7 +218,7 @@ describe('runApply with other runs on the same state', () => {
     const fleet = createFleet(3, 6);
     emulator = await startEmulator(fleetSeed(fleet));
     const config = fleetConfig(fleet, emulator, { read: true });
-    const store = await storeMatchingLive(fleet);
+    const store = await storeMatchingLive(stateDir, fleet);
     const held = await store.lock('tenant-b', { timeoutMs: 0, owner: 'another-run' });
     // tenant-a's token is refused: the run fails that tenant while it waits for tenant-b.
     const wrongSecret = { ...fleet, env: { ...fleet.env, SECRET_TENANT_A: 'not-the-secret-0123456789' } };

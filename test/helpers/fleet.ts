@@ -10,6 +10,9 @@ import { parseConfig } from '../../engine/config/parse.ts';
 import type { Config } from '../../engine/config/types.ts';
 import type { ContractSet } from '../../engine/desired/types.ts';
 import type { ContractFields } from '../../engine/model/types.ts';
+import { fingerprint } from '../../engine/plan/fingerprint.ts';
+import { fileStateStore } from '../../engine/state/file-store.ts';
+import type { StateStore } from '../../engine/state/types.ts';
 import type { Emulator, RequestLogEntry, Seed } from '../../emulator/index.ts';
 
 export interface Fleet {
@@ -143,4 +146,15 @@ export function fastClock(factor: number): Clock {
     now: () => start + (Date.now() - start) * factor,
     sleep: (ms) => delay(Math.max(0, ms) / factor),
   };
+}
+
+/** A file state store in `dir` as a previous run left it: every contract of the fleet recorded as it is live. */
+export async function storeMatchingLive(dir: string, fleet: Fleet): Promise<StateStore> {
+  const store = fileStateStore(dir);
+  for (const [tenant, contracts] of fleet.live) {
+    for (const [contractId, fields] of contracts) {
+      await store.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt: '2026-01-01T00:00:00.000Z', commit: null });
+    }
+  }
+  return store;
 }
