@@ -46,6 +46,28 @@ export function generateContract(random: () => number, index: number): ContractF
   };
 }
 
+/** A copy of `contract` with one change, one of five kinds (`variant` 0-4): a known state that differs from it. */
+export function differing(contract: ContractFields, variant: number): ContractFields {
+  const known = structuredClone(contract);
+  switch (variant) {
+    case 0:
+      known.Name = `${known.Name} (old)`;
+      break;
+    case 1:
+      known.OrganizationalUnit = [{ Id: known.OrganizationalUnit![0]!.Id, Name: 'Renamed unit' }];
+      break;
+    case 2:
+      known.Company = [...known.Company!, { Id: 5000, RelationType: 'Broker' }];
+      break;
+    case 3:
+      delete known.Owner;
+      break;
+    default:
+      known.ValidTo = '2020-12-31T23:59:59Z';
+  }
+  return known;
+}
+
 export interface RepoShape {
   readonly contracts: number;
   readonly tenants: number;

@@ -42,7 +42,7 @@ import type { ContractFields } from '../engine/model/index.ts';
 import { fingerprint } from '../engine/plan/index.ts';
 import { fileStateStore, stateRecordOf, type AppliedContract } from '../engine/state/index.ts';
 import { JOURNAL_FILE_NAME, journalRecordLine } from '../engine/state/journal-format.ts';
-import { writeContractsRepo } from './generate-contracts.ts';
+import { differing, writeContractsRepo } from './generate-contracts.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin/contract-sync.js');
@@ -180,24 +180,7 @@ function git(dir: string, ...args: string[]): string {
 
 /** The known state of one contract in ten differs from its desired state, one of five ways. */
 function knownFor(desired: ContractFields, index: number): ContractFields {
-  const known = structuredClone(desired);
-  switch ((index / 10) % 5) {
-    case 0:
-      known.Name = `${known.Name} (old)`;
-      break;
-    case 1:
-      known.OrganizationalUnit = [{ Id: known.OrganizationalUnit![0]!.Id, Name: 'Renamed unit' }];
-      break;
-    case 2:
-      known.Company = [...known.Company!, { Id: 5000, RelationType: 'Broker' }];
-      break;
-    case 3:
-      delete known.Owner;
-      break;
-    default:
-      known.ValidTo = '2020-12-31T23:59:59Z';
-  }
-  return known;
+  return differing(desired, (index / 10) % 5);
 }
 
 interface Prepared {

@@ -13,7 +13,7 @@ import { validateDesiredState } from '../engine/desired/index.ts';
 import type { ContractFields } from '../engine/model/index.ts';
 import { createPlan, diffContract } from '../engine/plan/index.ts';
 import type { KnownContract, KnownContracts } from '../engine/state/index.ts';
-import { createRandom, generateContract } from './generate-contracts.ts';
+import { createRandom, differing, generateContract } from './generate-contracts.ts';
 
 const CONTRACTS = Number(process.env.BENCH_CONTRACTS ?? 100_000);
 const TENANTS = Number(process.env.BENCH_TENANTS ?? 100);
@@ -36,23 +36,7 @@ function knownFor(desired: ContractFields): { known: ContractFields; changed: bo
     known.SupplierNoticePeriod = { ...known.SupplierNoticePeriod, Hours: null };
   }
   if (random() >= 0.1) return { known, changed: false };
-  switch (Math.floor(random() * 5)) {
-    case 0:
-      known.Name = `${known.Name} (old)`;
-      break;
-    case 1:
-      known.OrganizationalUnit = [{ Id: known.OrganizationalUnit![0]!.Id, Name: 'Renamed unit' }];
-      break;
-    case 2:
-      known.Company = [...known.Company!, { Id: 5000, RelationType: 'Broker' }];
-      break;
-    case 3:
-      delete known.Owner;
-      break;
-    default:
-      known.ValidTo = '2020-12-31T23:59:59Z';
-  }
-  return { known, changed: true };
+  return { known: differing(known, Math.floor(random() * 5)), changed: true };
 }
 
 function median(values: number[]): number {
