@@ -21,16 +21,16 @@
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { planningFingerprint } from '../engine/apply/incremental.ts';
 import { main } from '../engine/cli/main.ts';
 import { readConfig } from '../engine/config/index.ts';
-import { loadDesiredState } from '../engine/desired/index.ts';
+import { loadDesiredState, type DesiredStateResult } from '../engine/desired/index.ts';
 import { fingerprint } from '../engine/plan/index.ts';
-import { fileStateStore, serialiseStateRecord, stateFileName, stateRecordOf } from '../engine/state/index.ts';
+import { fileStateStore } from '../engine/state/index.ts';
 import { writeContractsRepo } from './generate-contracts.ts';
 
 const CONTRACTS = Number(process.env.BENCH_CONTRACTS ?? 20_000);
@@ -47,6 +47,35 @@ async function git(dir: string, ...args: string[]): Promise<string> {
   return stdout.trim();
 }
 
+/**
+ * A repository of `contracts` contracts committed on main, and the file state store a finished
+ * apply of that commit leaves: every contract and each tenant's last applied commit, written
+ * through the StateStore API (setup, not the subject).
+ */
+async function seedAppliedRepo(dir: string, contracts: number): Promise<{ desired: DesiredStateResult }> {
+  await writeContractsRepo(dir, { contracts, tenants: TENANTS, perFile: 100 });
+  await writeFile(path.join(dir, '.gitignore'), '.contract-sync/\n');
+  await git(dir, 'init', '-q', '-b', 'main');
+  await git(dir, 'add', '-A');
+  await git(dir, 'commit', '-q', '-m', 'desired state');
+  const applied = await git(dir, 'rev-parse', 'HEAD');
+  const { config } = await readConfig(path.join(dir, 'contract-sync.yaml'));
+  const desired = await loadDesiredState(dir, config!);
+  const store = fileStateStore(path.join(dir, '.contract-sync/state'));
+  for (const set of desired.contractSets) {
+    await Promise.all(
+      set.contracts.map((contract) =>
+        store.writeContract(set.tenant, { contractId: contract.id, fields: contract.fields, fingerprint: fingerprint(contract.fields), appliedAt: '2026-11-01T00:00:00.000Z', commit: applied }),
+      ),
+    );
+  }
+  for (const tenant of Object.keys(config!.tenants)) {
+    await store.writeRun(tenant, { lastAppliedCommit: applied, planningFingerprint: planningFingerprint(config!, tenant), pending: [], updatedAt: '2026-11-01T00:00:00.000Z' });
+  }
+  await store.close();
+  return { desired };
+}
+
 /** Runs `contract-sync ...args` in-process; returns how many contracts its plan listed and the wall time. */
 async function timedApply(dir: string, args: readonly string[]): Promise<{ ms: number; planned: number }> {
   let stdout = '';
@@ -59,8 +88,9 @@ async function timedApply(dir: string, args: readonly string[]): Promise<{ ms: n
   });
   const ms = performance.now() - start;
   if (code !== 0) throw new Error(`apply exited ${code}:\n${stdout}`);
-  // The plan's headline: "1 of 20000 contracts in 10 tenants to update, ...".
-  const planned = Number(/of (\d+) contracts? in/.exec(stdout)?.[1] ?? Number.NaN);
+  // The plan's headline: "1 of 20000 contracts in 10 tenants to update, ...", or with only changed
+  // contracts planned (incremental), "1 contract in 1 tenant to update, ...".
+  const planned = Number(/^(?:\d+ of )?(\d+) contracts? in/m.exec(stdout)?.[1] ?? Number.NaN);
   return { ms, planned };
 }
 
@@ -72,28 +102,7 @@ function median(values: readonly number[]): number {
 async function benchApply(): Promise<void> {
   const dir = await mkdtemp(path.join(tmpdir(), 'contract-sync-bench-'));
   try {
-    await writeContractsRepo(dir, { contracts: CONTRACTS, tenants: TENANTS, perFile: 100 });
-    await git(dir, 'init', '-q', '-b', 'main');
-    await git(dir, 'add', '-A');
-    await git(dir, 'commit', '-q', '-m', 'desired state');
-    const applied = await git(dir, 'rev-parse', 'HEAD');
-
-    // The state store as a finished apply of that commit leaves it (written plainly: setup, not the subject).
-    const { config } = await readConfig(path.join(dir, 'contract-sync.yaml'));
-    const desired = await loadDesiredState(dir, config!);
-    const stateDir = path.join(dir, '.contract-sync/state');
-    const store = fileStateStore(stateDir);
-    for (const set of desired.contractSets) {
-      await mkdir(path.join(stateDir, set.tenant), { recursive: true });
-      for (const contract of set.contracts) {
-        const record = stateRecordOf(set.tenant, { contractId: contract.id, fields: contract.fields, fingerprint: fingerprint(contract.fields), appliedAt: '2026-11-01T00:00:00.000Z', commit: applied });
-        await writeFile(path.join(stateDir, set.tenant, stateFileName(contract.id)), serialiseStateRecord(record));
-      }
-    }
-    for (const tenant of Object.keys(config!.tenants)) {
-      await store.writeRun(tenant, { lastAppliedCommit: applied, planningFingerprint: planningFingerprint(config!, tenant), pending: [], updatedAt: '2026-11-01T00:00:00.000Z' });
-    }
-    await writeFile(path.join(dir, '.gitignore'), '.contract-sync/\n');
+    const { desired } = await seedAppliedRepo(dir, CONTRACTS);
 
     const edited = path.join(dir, 'contracts/tenant-003/part-4.yaml');
     await writeFile(edited, (await readFile(edited, 'utf8')).replace(/Name: .*/, 'Name: Edited in the second commit'));
@@ -145,28 +154,7 @@ async function benchPlan(): Promise<void> {
   if (!existsSync(path.join(ROOT, 'dist/engine/cli/main.js'))) throw new Error('no build in dist/: run `npm run build` first');
   const dir = await mkdtemp(path.join(tmpdir(), 'contract-sync-bench-'));
   try {
-    await writeContractsRepo(dir, { contracts: PLAN_CONTRACTS, tenants: TENANTS, perFile: 100 });
-    await writeFile(path.join(dir, '.gitignore'), '.contract-sync/\n');
-    await git(dir, 'init', '-q', '-b', 'main');
-    await git(dir, 'add', '-A');
-    await git(dir, 'commit', '-q', '-m', 'desired state');
-    const applied = await git(dir, 'rev-parse', 'HEAD');
-
-    // What a finished apply of that commit leaves in the store, through the StateStore API.
-    const { config } = await readConfig(path.join(dir, 'contract-sync.yaml'));
-    const desired = await loadDesiredState(dir, config!);
-    const store = fileStateStore(path.join(dir, '.contract-sync/state'));
-    for (const set of desired.contractSets) {
-      await Promise.all(
-        set.contracts.map((contract) =>
-          store.writeContract(set.tenant, { contractId: contract.id, fields: contract.fields, fingerprint: fingerprint(contract.fields), appliedAt: '2026-11-01T00:00:00.000Z', commit: applied }),
-        ),
-      );
-    }
-    for (const tenant of Object.keys(config!.tenants)) {
-      await store.writeRun(tenant, { lastAppliedCommit: applied, planningFingerprint: planningFingerprint(config!, tenant), pending: [], updatedAt: '2026-11-01T00:00:00.000Z' });
-    }
-    await store.close();
+    const { desired } = await seedAppliedRepo(dir, PLAN_CONTRACTS);
 
     await git(dir, 'checkout', '-q', '-b', 'pull-request');
     const edited = path.join(dir, 'contracts/tenant-003/part-0.yaml');
