@@ -6,8 +6,6 @@
  */
 import path from 'node:path';
 import type { Config } from '../config/types.ts';
-import type { TargetPattern } from '../desired/target.ts';
-import type { Shard } from '../desired/shard.ts';
 import { planByTenant, type PlanHeader } from '../plan/plan-by-tenant.ts';
 import { planJsonPieces } from '../plan/render-json.ts';
 import { renderPlanTextHead, renderPlanTextTail, renderPlanTextTenant, type TextRenderOptions } from '../plan/render-text.ts';
@@ -16,7 +14,7 @@ import { plural } from '../plural.ts';
 import { StateFormatError } from '../state/file-format.ts';
 import { PostgresStateError } from '../state/postgres/errors.ts';
 import type { KnownContracts, StateStore } from '../state/types.ts';
-import { loadRunFiles } from './desired-input.ts';
+import { loadRunFiles, type RunInputOptions } from './desired-input.ts';
 import { formatDiagnostics } from './diagnostics-output.ts';
 import { EXIT, type CliIo, type ExitCode } from './io.ts';
 import { reportShard } from './shard-args.ts';
@@ -24,15 +22,8 @@ import { spoolBeside, temporarySpool } from './spool.ts';
 import { packageVersion } from './version.ts';
 import { openStateStore } from './state-store.ts';
 
-export interface StreamedPlanOptions {
-  readonly repo: string;
-  readonly config?: string;
-  readonly ref?: string;
-  readonly base?: string;
-  readonly tenants?: readonly string[];
-  readonly shard?: Shard;
-  readonly targets?: readonly TargetPattern[];
-  readonly excludes?: readonly TargetPattern[];
+/** What the run reads (as every run: repository, ref, base, selection) and where its plan goes. */
+export interface StreamedPlanOptions extends Pick<RunInputOptions, 'repo' | 'config' | 'ref' | 'base' | 'tenants' | 'shard' | 'targets' | 'excludes'> {
   readonly out?: string;
   readonly format: 'text' | 'json';
   readonly text: TextRenderOptions;

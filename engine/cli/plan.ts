@@ -240,14 +240,8 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
     if (typeof loaded !== 'number' && 'kind' in loaded) {
       for (const note of loaded.notes) io.stderr.write(`contract-sync plan: ${note}\n`);
       return streamedStorePlan(io, {
-        repo: values.repo,
-        ...(values.config === undefined ? {} : { config: values.config }),
-        ...(values.ref === undefined ? {} : { ref: values.ref }),
-        ...(values.base === undefined ? {} : { base: values.base }),
-        ...(values.tenant === undefined ? {} : { tenants: values.tenant }),
-        ...(shard ? { shard } : {}),
-        ...selection,
-        ...(values.out === undefined ? {} : { out: values.out }),
+        ...runOptions,
+        out: values.out,
         format,
         text: { color: format === 'text' && wantsColor(io) },
         detailedExitcode: values['detailed-exitcode'],
