@@ -1,29 +1,15 @@
 /** `contract-sync state push` / `pull` between a real file store and a real PostgreSQL database. */
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { fileStateStore, type AppliedContract, type RunHistoryEntry, type StateStore } from '../../engine/state/index.ts';
 import { openPostgresStateStore } from '../../engine/state/postgres/index.ts';
+import { cleanupsAfterEach } from '../helpers/cleanups.ts';
 import { runCli } from '../helpers/cli.ts';
 import { configYaml, writeTree } from '../helpers/files.ts';
-import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
+import { postgresDatabaseForFile } from '../helpers/postgres-server.ts';
 
-let server: PostgresServer;
-let url: string;
-let schemas = 0;
-const cleanups: (() => Promise<void>)[] = [];
-
-beforeAll(async () => {
-  server = await startPostgres();
-  url = await server.createDatabase();
-}, 60_000);
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
+const database = postgresDatabaseForFile();
+const cleanups = cleanupsAfterEach();
 
 function applied(contractId: string, name: string): AppliedContract {
   return { contractId, fields: { Name: name, Company: [{ Id: 12, RelationType: 'Supplier' }] }, fingerprint: `sha256:${name}`, appliedAt: '2027-01-01T00:00:00.000Z', commit: 'c'.repeat(40) };
@@ -46,8 +32,8 @@ async function fileRepo(): Promise<{ dir: string; store: StateStore }> {
 }
 
 async function postgresStore(): Promise<{ schema: string; store: StateStore }> {
-  const schema = `copy_${++schemas}`;
-  const store = await openPostgresStateStore({ url, schema });
+  const schema = database.newSchema('copy');
+  const store = await openPostgresStateStore({ url: database.url, schema });
   cleanups.push(() => store.close());
   return { schema, store };
 }
@@ -77,7 +63,7 @@ it('pushes a file store to PostgreSQL, counts what it copied and verifies it', a
   await seed(store);
   const target = await postgresStore();
 
-  const result = await runCli(['state', 'push', '--to', 'postgres', '--url-env', 'TARGET_DB_URL', '--schema', target.schema], dir, { TARGET_DB_URL: url });
+  const result = await runCli(['state', 'push', '--to', 'postgres', '--url-env', 'TARGET_DB_URL', '--schema', target.schema], dir, { TARGET_DB_URL: database.url });
 
   expect(result.code, result.stderr).toBe(0);
   expect(result.stdout).toBe('copied 2 tenants: 6 records, 1 run record, 1 history entry\nverified: the copy read back holds the same records (fingerprints), run records and history\n');
@@ -89,7 +75,7 @@ it('pulls a PostgreSQL store into the configured file store', async () => {
   await seed(source.store);
   const { dir, store } = await fileRepo();
 
-  const result = await runCli(['state', 'pull', '--from', 'postgres', '--url-env', 'SOURCE_DB_URL', '--schema', source.schema], dir, { SOURCE_DB_URL: url });
+  const result = await runCli(['state', 'pull', '--from', 'postgres', '--url-env', 'SOURCE_DB_URL', '--schema', source.schema], dir, { SOURCE_DB_URL: database.url });
 
   expect(result.code, result.stderr).toBe(0);
   expect(result.stdout).toMatch(/^copied 2 tenants: 6 records, 1 run record, 1 history entry\nverified/);
@@ -103,9 +89,9 @@ it('refuses to copy into a store that holds state without --force, and copies ov
   await target.store.writeContract('initech', applied('1', 'other'));
   const args = ['state', 'push', '--to', 'postgres', '--url-env', 'TARGET_DB_URL', '--schema', target.schema];
 
-  const refused = await runCli(args, dir, { TARGET_DB_URL: url });
+  const refused = await runCli(args, dir, { TARGET_DB_URL: database.url });
   const untouched = await target.store.listTenants();
-  const forced = await runCli([...args, '--force'], dir, { TARGET_DB_URL: url });
+  const forced = await runCli([...args, '--force'], dir, { TARGET_DB_URL: database.url });
 
   expect(refused.code).toBe(1);
   expect(refused.stderr).toMatch(/the target store already holds state; nothing copied\. Run again with --force/);

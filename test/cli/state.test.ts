@@ -3,30 +3,16 @@
  * PostgreSQL database on a throwaway server, each seeded through the store itself.
  */
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fileStateStore, type AppliedContract, type RunHistoryEntry, type StateStore } from '../../engine/state/index.ts';
 import { openPostgresStateStore } from '../../engine/state/postgres/index.ts';
+import { cleanupsAfterEach } from '../helpers/cleanups.ts';
 import { runCli } from '../helpers/cli.ts';
 import { configYaml, writeTree } from '../helpers/files.ts';
-import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
+import { postgresDatabaseForFile } from '../helpers/postgres-server.ts';
 
-let server: PostgresServer;
-let url: string;
-let schemas = 0;
-const cleanups: (() => Promise<void>)[] = [];
-
-beforeAll(async () => {
-  server = await startPostgres();
-  url = await server.createDatabase();
-}, 60_000);
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
+const database = postgresDatabaseForFile();
+const cleanups = cleanupsAfterEach();
 
 const COMMIT = 'c'.repeat(40);
 
@@ -65,16 +51,16 @@ const BACKENDS: readonly { readonly name: string; readonly repo: () => Promise<R
   {
     name: 'postgres',
     async repo() {
-      const schema = `cli_${++schemas}`;
+      const schema = database.newSchema('cli');
       const { dir, cleanup } = await writeTree({
         'contract-sync.yaml': configYaml(['acme', 'globex'], `state: { backend: postgres, url: { env: STATE_DB_URL }, schema: ${schema} }\n`),
       });
       cleanups.push(cleanup);
       return {
         dir,
-        env: { STATE_DB_URL: url },
+        env: { STATE_DB_URL: database.url },
         async open() {
-          const store = await openPostgresStateStore({ url, schema });
+          const store = await openPostgresStateStore({ url: database.url, schema });
           cleanups.push(() => store.close());
           return store;
         },

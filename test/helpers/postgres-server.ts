@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 
 const run = promisify(execFile);
 
@@ -137,4 +138,31 @@ async function postgresUser(): Promise<{ uid: number; gid: number }> {
   });
   const { stdout: group } = await run('id', ['-g', 'postgres']);
   return { uid: Number(stdout.trim()), gid: Number(group.trim()) };
+}
+
+/** The database a test file shares: its URL once started, and a fresh schema per test (as fresh as a new database, and much cheaper). */
+export interface FileDatabase {
+  readonly url: string;
+  newSchema(prefix: string): string;
+}
+
+/** A throwaway server with one database for the tests of the calling file: started before them, stopped after them. */
+export function postgresDatabaseForFile(): FileDatabase {
+  let server: PostgresServer | undefined;
+  let url: string | undefined;
+  let schemas = 0;
+  beforeAll(async () => {
+    server = await startPostgres();
+    url = await server.createDatabase();
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return {
+    get url() {
+      if (url === undefined) throw new Error('the database is started in beforeAll: use its url inside a test');
+      return url;
+    },
+    newSchema: (prefix) => `${prefix}_${++schemas}`,
+  };
 }

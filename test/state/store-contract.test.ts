@@ -2,24 +2,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
 import { fileStateStore, memoryStateStore } from '../../engine/state/index.ts';
 import { openPostgresStateStore } from '../../engine/state/postgres/index.ts';
-import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
+import { postgresDatabaseForFile } from '../helpers/postgres-server.ts';
 import { describeStateStore } from './store-contract.ts';
 
-let server: PostgresServer;
-let url: string;
-let schemas = 0;
-
-beforeAll(async () => {
-  server = await startPostgres();
-  url = await server.createDatabase();
-}, 60_000);
-
-afterAll(async () => {
-  await server?.stop();
-});
+const database = postgresDatabaseForFile();
 
 describeStateStore(
   'memory',
@@ -43,9 +31,8 @@ describeStateStore(
 describeStateStore(
   'postgres',
   async () => {
-    // A schema per test: as fresh as a new database, and much cheaper.
-    const schema = `case_${++schemas}`;
-    return { open: () => openPostgresStateStore({ url, schema }), child: { backend: 'postgres', location: url, schema } };
+    const schema = database.newSchema('case');
+    return { open: () => openPostgresStateStore({ url: database.url, schema }), child: { backend: 'postgres', location: database.url, schema } };
   },
   { acrossProcesses: true },
 );
