@@ -9,6 +9,7 @@
  * every file against its group, and a sniff that was wrong starts the run over with every file
  * grouped by its parsed tenant (the caller's visitor is told to discard what it did).
  */
+import { compareText } from '../compare-text.ts';
 import type { Config } from '../config/types.ts';
 import { compareDiagnostics, type Diagnostic } from '../diagnostic.ts';
 import { parseDesiredFile } from './parse-file.ts';
@@ -50,10 +51,6 @@ export interface TenantFiles {
   readonly tenant: string | undefined;
   /** Sorted by path. */
   readonly files: readonly DesiredFile[];
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**

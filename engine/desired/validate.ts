@@ -1,5 +1,6 @@
 /** Desired state across files: per-file parsing plus the cross-file checks of docs/architecture.md section 5. Pure. */
 import picomatch from 'picomatch';
+import { compareText } from '../compare-text.ts';
 import type { Config } from '../config/types.ts';
 import { compareDiagnostics, type Diagnostic } from '../diagnostic.ts';
 import type { Position, YamlLimits } from '../yaml-source.ts';
@@ -39,7 +40,7 @@ export function validateDesiredState(
   // tenant -> ContractId -> where it was first declared
   const declared = new Map<string, Map<string, string>>();
 
-  for (const file of [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
+  for (const file of [...files].sort((a, b) => compareText(a.path, b.path))) {
     const parsed = parseDesiredFile(file, limits);
     diagnostics.push(...parsed.diagnostics);
     const { contractSet, tenantPosition } = parsed;

@@ -1,4 +1,5 @@
 /** The files that differ between a commit and another commit or the working tree (`git diff --name-status`). */
+import { compareText } from '../compare-text.ts';
 import { GitError } from './errors.ts';
 import { runGit, type GitRepository } from './repository.ts';
 import { isObjectId } from './resolve-ref.ts';
@@ -39,5 +40,5 @@ export async function changedFiles(repo: GitRepository, from: string, to: string
     const untracked = await runGit(repo, ['ls-files', '--others', '--exclude-standard', '-z']);
     for (const path of untracked.split('\0')) if (path !== '') changed.set(path, 'added');
   }
-  return [...changed].map(([path, status]) => ({ path, status })).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return [...changed].map(([path, status]) => ({ path, status })).sort((a, b) => compareText(a.path, b.path));
 }

@@ -1,4 +1,5 @@
 /** Desired-state files from git objects at a commit, without checking it out. */
+import { compareText } from '../compare-text.ts';
 import { desiredPathMatcher, patternRoots, type DesiredSource, type ReadDesiredOptions } from '../desired/read-files.ts';
 import type { DesiredFile } from '../desired/types.ts';
 import { DEFAULT_YAML_LIMITS } from '../yaml-source.ts';
@@ -35,7 +36,7 @@ export function gitCommitSource(repo: GitRepository, commit: string): DesiredSou
       const roots = only !== undefined && only.size <= LISTED_BY_NAME ? [...only].filter(selected) : patternRoots(patterns);
       const entries = (roots.length === 0 ? [] : await listTree(repo, commit, roots))
         .filter((entry) => selected(entry.path) && (!only || only.has(entry.path)))
-        .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+        .sort((a, b) => compareText(a.path, b.path));
       return readEntries(repo, entries, options.maxBytes ?? DEFAULT_YAML_LIMITS.maxBytes);
     },
   };

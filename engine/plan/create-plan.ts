@@ -1,4 +1,5 @@
 /** createPlan: desired state + known state -> the versioned plan document (docs/architecture.md section 5). Pure. */
+import { compareText } from '../compare-text.ts';
 import type { ContractSet } from '../desired/types.ts';
 import { isUtcTimestamp } from '../model/normalise.ts';
 import type { KnownState } from '../state/types.ts';
@@ -16,10 +17,6 @@ export interface PlanOptions extends DiffOptions {
    * lists the contracts no longer managed.
    */
   readonly touched?: PlanTouched;
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Contracts no longer managed as a plan lists them: by tenant, file, line and id, with only the plan's keys. */

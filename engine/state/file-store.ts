@@ -6,6 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { compareText } from '../compare-text.ts';
 import { ensureDirectory, writeFileDurably } from './atomic-write.ts';
 import { contractIdOfFile, parseRunRecord, RUN_FILE_NAME, serialiseRunRecord, stateRecordOf, StateFormatError, type StateRecord } from './file-format.ts';
 import { acquireFileLock, forceRemoveFileLock, readFileLockHolder } from './file-lock.ts';
@@ -30,10 +31,6 @@ async function readIfPresent(file: string): Promise<string | undefined> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-}
-
-function byName(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function storedOf(record: StateRecord): StoredContract {
@@ -150,7 +147,7 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
 
     async listTenants(): Promise<string[]> {
       const tenants: string[] = [];
-      for (const name of (await entriesOf(directory)).sort(byName)) {
+      for (const name of (await entriesOf(directory)).sort(compareText)) {
         if (name.startsWith('.')) continue;
         const names: string[] = await entriesOf(path.join(directory, name)).catch((error: unknown) => {
           // A file where a tenant's directory would be: not a tenant.

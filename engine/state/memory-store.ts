@@ -5,6 +5,7 @@
  * within this process only.
  */
 import { systemClock } from '../clock.ts';
+import { compareText } from '../compare-text.ts';
 import { fingerprint } from '../plan/fingerprint.ts';
 import { checkHistoryEntry, checkHistoryQuery, selectHistory, type RunHistoryEntry } from './history.ts';
 import { checkLockOptions } from './lock-options.ts';
@@ -186,7 +187,7 @@ export function memoryStateStore(state: KnownState = new Map(), options: MemoryS
 
     async listRecords(tenant: string): Promise<StoredContract[]> {
       checkTenant(tenant);
-      return [...contractsOf(tenant)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([id, known]) => recordOf(tenant, id, known));
+      return [...contractsOf(tenant)].sort(([a], [b]) => compareText(a, b)).map(([id, known]) => recordOf(tenant, id, known));
     },
 
     async readRecord(tenant: string, contractId: string): Promise<StoredContract | undefined> {

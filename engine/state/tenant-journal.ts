@@ -19,6 +19,7 @@
  */
 import { open, readdir, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { compareText } from '../compare-text.ts';
 import { ensureDirectory, syncDirectory, writeFileDurably } from './atomic-write.ts';
 import { contractIdOfFile, parseStateRecord, stateFileName, type StateRecord } from './file-format.ts';
 import { JOURNAL_FILE_NAME, journalRecordLine, journalRemovalLine, replayJournal, wholeLines } from './journal-format.ts';
@@ -30,10 +31,6 @@ const MIN_GROWTH_BYTES = 1024 * 1024;
 
 function errorCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
-}
-
-function byName(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Directory entries, or none when the directory does not exist. */
@@ -87,7 +84,7 @@ export interface TenantRecords {
 function sortedById<T>(map: Map<string, T>): Map<string, T> {
   let previous: string | undefined;
   for (const id of map.keys()) {
-    if (previous !== undefined && byName(previous, id) > 0) return new Map([...map].sort(([a], [b]) => byName(a, b)));
+    if (previous !== undefined && compareText(previous, id) > 0) return new Map([...map].sort(([a], [b]) => compareText(a, b)));
     previous = id;
   }
   return map;
@@ -184,7 +181,7 @@ async function compact(tenantDir: string, tenant: string, ratio: number, randomI
     const merged = new Map<string, StateRecord | null>(legacy);
     for (const [id, record] of replay.entries) merged.set(id, record);
     const lines: string[] = [];
-    for (const id of [...merged.keys()].sort(byName)) {
+    for (const id of [...merged.keys()].sort(compareText)) {
       const record = merged.get(id)!;
       // A removal outlives the older file it hides until that file is gone (deleted below).
       if (record !== null) lines.push(journalRecordLine(record));
