@@ -7,13 +7,14 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator, type RequestLogEntry } from '../../emulator/index.ts';
 import { openStateStore } from '../../engine/cli/state-store.ts';
 import { parseConfig } from '../../engine/config/parse.ts';
 import { Redactor } from '../../engine/log/logger.ts';
 import { diffContract } from '../../engine/plan/diff.ts';
 import { openPostgresStateStore } from '../../engine/state/postgres/index.ts';
+import { cleanupsAfterEach } from '../helpers/cleanups.ts';
 import { runCli } from '../helpers/cli.ts';
 import { writeTree } from '../helpers/files.ts';
 import { createFleet, fleetRepoFiles, fleetSeed, liveContract, requestLog, type Fleet } from '../helpers/fleet.ts';
@@ -24,18 +25,15 @@ const PASSWORD = 'db-pass-31f0a9c2';
 
 let server: PostgresServer;
 let emulator: Emulator | undefined;
-const cleanups: (() => Promise<void>)[] = [];
+const cleanups = cleanupsAfterEach(async () => {
+  await emulator?.close();
+  emulator = undefined;
+});
 
 beforeAll(async () => {
   server = await startPostgres();
   await server.query(`CREATE ROLE app_user LOGIN PASSWORD '${PASSWORD}'`);
 }, 60_000);
-
-afterEach(async () => {
-  await emulator?.close();
-  emulator = undefined;
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
 
 afterAll(async () => {
   await server?.stop();
