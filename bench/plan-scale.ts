@@ -27,6 +27,8 @@
  * peakRssMiB, ...}, then a table for people.
  *   npm run bench:plan-scale                     BENCH_SIZES=10000,100000 BENCH_RUNS=3
  *   npx tsx bench/plan-scale.ts --sizes 10000 --runs 5 (after npm run build)
+ *   ... --only 'PR plan,--version'               only the figures whose names start so
+ *   ... --keep DIR                               prepare in DIR/<size> once, and keep it for the next run
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
@@ -54,8 +56,11 @@ const { values: flags } = parseArgs({
   options: {
     sizes: { type: 'string', default: process.env.BENCH_SIZES ?? '10000,100000' },
     runs: { type: 'string', default: process.env.BENCH_RUNS ?? '3' },
+    only: { type: 'string' },
+    keep: { type: 'string' },
   },
 });
+const ONLY = flags.only?.split(',').map((prefix) => prefix.trim());
 const SIZES = flags.sizes.split(',').map(Number);
 const RUNS = Number(flags.runs);
 for (const size of SIZES) if (!Number.isInteger(size) || size < 1000) throw new TypeError(`--sizes: expected numbers of contracts >= 1000, got ${flags.sizes}`);
@@ -316,15 +321,30 @@ function round(value: number, digits: number): number | null {
   return Number.isNaN(value) ? null : Number(value.toFixed(digits));
 }
 
+/** A prepared directory kept by --keep: the same setup, read back instead of written again. */
+async function preparedIn(dir: string, contracts: number): Promise<Prepared> {
+  const file = path.join(dir, 'prepared.json');
+  if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as Prepared;
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  const prepared = await prepare(dir, contracts);
+  await writeFile(file, JSON.stringify(prepared));
+  return prepared;
+}
+
 async function benchSize(contracts: number): Promise<void> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'contract-sync-plan-scale-'));
+  const dir = flags.keep ? path.resolve(flags.keep, String(contracts)) : await mkdtemp(path.join(tmpdir(), 'contract-sync-plan-scale-'));
   try {
     const setupStart = performance.now();
-    const prepared = await prepare(dir, contracts);
+    const prepared = flags.keep ? await preparedIn(dir, contracts) : await prepare(dir, contracts);
     const setupS = (performance.now() - setupStart) / 1000;
     const scratch = path.join(dir, 'scratch');
+    await rm(scratch, { recursive: true, force: true });
     await mkdir(scratch);
-    const figures = figuresFor(prepared, contracts, scratch);
+    const every = figuresFor(prepared, contracts, scratch);
+    // A figure named by --only comes with the figure it is a ratio to.
+    const wanted = new Set(every.filter(({ name }) => !ONLY || ONLY.some((prefix) => name.startsWith(prefix))).flatMap(({ name, ratioTo }) => (ratioTo ? [name, ratioTo.figure] : [name])));
+    const figures = every.filter(({ name }) => wanted.has(name));
     const samples = new Map<string, Sample[]>(figures.map(({ name }) => [name, []]));
     const notes = new Map<string, string>();
     const parseCpu = new Map<string, number[]>();
@@ -437,7 +457,7 @@ async function benchSize(contracts: number): Promise<void> {
     console.log(lines.join('\n'));
     console.log('');
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    if (!flags.keep) await rm(dir, { recursive: true, force: true });
   }
 }
 
