@@ -19,7 +19,9 @@
  * - a pull request's plan: the repository is a git repository (the files committed on main, then a
  *   branch editing one file), every tenant's run record names main's commit as the last applied;
  *   `plan --ref HEAD --base main`;
- * - `--version`: start-up, the denominator of the pull request's plan.
+ * - `--version`: start-up, the denominator of the pull request's plan;
+ * - the pull request's floor: a baseline child (as above) parsing the edited file at the merge base
+ *   and at the head with js-yaml, cold, as any plan of that change must.
  * Targets (on CPU ratios, measured in the same run): validate <= 2x js-yaml, plan <= 2.5x js-yaml,
  * peak RSS <= 512 MiB, plan --format json works, the pull request's plan <= 3x --version.
  * A child that fails is reported with the first line of its error; the bench goes on.
@@ -49,6 +51,8 @@ import { differing, writeContractsRepo } from './generate-contracts.ts';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin/contract-sync.js');
 const PER_FILE = 100;
+/** The file the pull request edits. */
+const EDITED = 'contracts/tenant-000/part-1.yaml';
 /** Start-up is short and noisy: it is run this many times per round. */
 const VERSION_REPEAT = 5;
 
@@ -248,7 +252,7 @@ async function prepare(dir: string, contracts: number): Promise<Prepared> {
   // The pull request edits C-<k*100>, the first contract of a file: one the store already has as
   // differing, so that the populated plan's count of contracts to update is the same on both.
   git(repo, 'checkout', '-q', '-b', 'change');
-  const edited = path.join(repo, 'contracts/tenant-000/part-1.yaml');
+  const edited = path.join(repo, EDITED);
   await writeFile(edited, (await readFile(edited, 'utf8')).replace(/Name: .*/, 'Name: Edited in the pull request'));
   git(repo, 'commit', '-q', '-am', 'edit one contract');
 
@@ -269,7 +273,7 @@ function expectHeadline(toUpdate: number, contracts: number): (head: string) => 
   };
 }
 
-function figuresFor(prepared: Prepared, contracts: number, scratch: string): Figure[] {
+function figuresFor(prepared: Prepared, contracts: number, scratch: string, prFiles: string): Figure[] {
   const { repo, jsonDir, emptyConfig, changed } = prepared;
   const baseline = ['--input-type=module', '--eval', BASELINE];
   function expectParsed(head: string): string | undefined {
@@ -301,6 +305,14 @@ function figuresFor(prepared: Prepared, contracts: number, scratch: string): Fig
       check: expectHeadline(contracts, contracts),
     },
     { name: 'PR plan --ref HEAD --base main', args: [BIN, 'plan', '--repo', repo, '--ref', 'HEAD', '--base', 'main'], ratioTo: { figure: '--version', target: 3 } },
+    // What no PR plan can do without: node, js-yaml, and a parse of the changed file at both commits.
+    {
+      name: 'PR floor: js-yaml load of the file at base and head',
+      args: [...baseline, prFiles, 'yaml'],
+      cwd: ROOT,
+      ratioTo: { figure: '--version' },
+      check: (head) => ((JSON.parse(head) as { files: number }).files === 2 ? undefined : 'expected the two versions of the file'),
+    },
     { name: '--version', args: [BIN, '--version'], repeat: VERSION_REPEAT },
   ];
 }
@@ -341,7 +353,13 @@ async function benchSize(contracts: number): Promise<void> {
     const scratch = path.join(dir, 'scratch');
     await rm(scratch, { recursive: true, force: true });
     await mkdir(scratch);
-    const every = figuresFor(prepared, contracts, scratch);
+    // The pull request's file at its merge base and at its head, for the parse floor of its plan.
+    const prFiles = path.join(dir, 'pr-files');
+    await rm(prFiles, { recursive: true, force: true });
+    await mkdir(prFiles);
+    await writeFile(path.join(prFiles, 'base.yaml'), git(prepared.repo, 'show', `main:${EDITED}`));
+    await writeFile(path.join(prFiles, 'head.yaml'), git(prepared.repo, 'show', `HEAD:${EDITED}`));
+    const every = figuresFor(prepared, contracts, scratch, prFiles);
     // A figure named by --only comes with the figure it is a ratio to.
     const wanted = new Set(every.filter(({ name }) => !ONLY || ONLY.some((prefix) => name.startsWith(prefix))).flatMap(({ name, ratioTo }) => (ratioTo ? [name, ratioTo.figure] : [name])));
     const figures = every.filter(({ name }) => wanted.has(name));
