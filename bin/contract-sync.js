@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Runs the compiled CLI (dist/, built by `npm run build`, which `npm install` and `npm pack` run).
-const entry = new URL('../dist/engine/cli/main.js', import.meta.url);
+// Runs the bundled CLI (dist/cli/, built by `npm run build`, which `npm install` and `npm pack` run).
+const entry = new URL('../dist/cli/main.js', import.meta.url);
 let cli;
 try {
   cli = await import(entry.href);
