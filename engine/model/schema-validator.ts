@@ -48,13 +48,19 @@ export function schemaKey(schema: JsonSchema): string {
 }
 
 /**
+ * Where the build's precompiled validators are, relative to this module: next to it in the tsc
+ * output (dist/engine/model/), or from the CLI bundle's chunks (dist/cli/, scripts/bundle-cli.ts).
+ */
+const PRECOMPILED_FILES = ['./precompiled-schemas.cjs', '../engine/model/precompiled-schemas.cjs'];
+
+/**
  * Validators compiled at build time (dist/engine/model/precompiled-schemas.cjs, written by
  * scripts/precompile-schemas.ts), by schemaKey. The sources have none and compile on use; a
  * schema missing there (or changed since the build) is compiled too.
  */
 function loadPrecompiled(): ReadonlyMap<string, ValidateFunction> {
-  const file = fileURLToPath(new URL('./precompiled-schemas.cjs', import.meta.url));
-  if (!existsSync(file)) return new Map();
+  const file = PRECOMPILED_FILES.map((relative) => fileURLToPath(new URL(relative, import.meta.url))).find((candidate) => existsSync(candidate));
+  if (file === undefined) return new Map();
   const factory = createRequire(import.meta.url)(file) as (formats: typeof SCHEMA_FORMATS) => Record<string, ValidateFunction>;
   return new Map(Object.entries(factory(SCHEMA_FORMATS)));
 }

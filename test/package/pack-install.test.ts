@@ -68,6 +68,7 @@ describe('the packed package', () => {
         'dist/engine/index.js',
         'dist/engine/index.d.ts',
         'dist/engine/cli/main.js',
+        'dist/cli/main.js',
         'dist/engine/model/precompiled-schemas.cjs',
         'dist/emulator/index.js',
         'emulator/seed.example.yaml',
@@ -144,7 +145,7 @@ describe('the packed package', () => {
     }
   });
 
-  it('reports the same problems with the build\'s precompiled schemas as the sources do with Ajv, without loading Ajv\'s compiler', { timeout: 60_000 }, async () => {
+  it('reports the same problems with the build\'s precompiled schemas as the sources do with Ajv, without loading Ajv\'s compiler, from the CLI bundle and the library\'s modules', { timeout: 60_000 }, async () => {
     const repo = path.join(work, 'mistakes');
     await mkdir(path.join(repo, 'contracts/acme'), { recursive: true });
     const config = ['api: { baseUrl: not a url, timeoutMs: 0 }', 'auth: { url: https://login.example.com, realm: "" }', 'tenants:', '  acme: { clientId: cs-acme, clientSecret: { env: ACME_SECRET }, colour: red }', ''];
@@ -160,23 +161,26 @@ describe('the packed package', () => {
       + " process.exitCode = await main(process.argv.slice(2), io);"
       + " const compiler = Object.keys(createRequire(import.meta.url).cache).filter((file) => /[\\/]ajv[\\/]dist[\\/](core|compile)/.test(file));"
       + " process.stderr.write(`ajv compiler modules: ${compiler.length}`);";
-    const main = pathToFileURL(path.join(consumer, 'node_modules/contract-sync/dist/engine/cli/main.js')).href;
-    const outputs: { built: string; sources: string; compilerLoaded: string }[] = [];
+    // The bundle (dist/cli/, what the bin runs) finds the precompiled schemas from another directory than tsc's modules do.
+    const mains = ['dist/cli/main.js', 'dist/engine/cli/main.js'].map((file) => pathToFileURL(path.join(consumer, 'node_modules/contract-sync', file)).href);
+    const outputs: { main: string; built: string; sources: string; compilerLoaded: string }[] = [];
 
     for (const [name, content] of [['contract-sync.yaml', config], ['contracts/acme/mistakes.yaml', contracts]] as const) {
       if (name === 'contracts/acme/mistakes.yaml') await writeFile(path.join(repo, 'contract-sync.yaml'), 'api: { baseUrl: https://cms.example.com }\nauth: { url: https://login.example.com, realm: cms }\ntenants:\n  acme: { clientId: cs-acme, clientSecret: { env: ACME_SECRET } }\n');
       await writeFile(path.join(repo, name), content.join('\n'));
       const args = ['validate', '--repo', repo, '--format', 'json'];
-      const built = await run(process.execPath, ['--input-type=module', '-e', check, main, ...args], { cwd: consumer });
       const sources = await runCli(args, consumer);
-      outputs.push({ built: built.stdout, sources: sources.stdout, compilerLoaded: built.stderr });
+      for (const main of mains) {
+        const built = await run(process.execPath, ['--input-type=module', '-e', check, main, ...args], { cwd: consumer });
+        outputs.push({ main, built: built.stdout, sources: sources.stdout, compilerLoaded: built.stderr });
+      }
     }
 
-    for (const { built, sources, compilerLoaded } of outputs) {
-      expect(JSON.parse(built)).toEqual(JSON.parse(sources));
-      expect(compilerLoaded).toBe('ajv compiler modules: 0');
+    for (const { main, built, sources, compilerLoaded } of outputs) {
+      expect(JSON.parse(built), main).toEqual(JSON.parse(sources));
+      expect(compilerLoaded, main).toBe('ajv compiler modules: 0');
     }
-    expect(outputs.map(({ built }) => (JSON.parse(built) as unknown[]).length)).toEqual([expect.any(Number), expect.any(Number)]);
+    expect(outputs).toHaveLength(4);
     expect(outputs.every(({ built }) => (JSON.parse(built) as unknown[]).length >= 4)).toBe(true);
   });
 
@@ -193,10 +197,10 @@ describe('the packed package', () => {
     await expect(access(path.join(consumer, 'node_modules/contract-sync', manifest.exports['.'].types))).resolves.toBeUndefined();
   });
 
-  it('loads neither the emulator, the OpenID provider, pg nor the HTTP client for --version and validate (compiled code)', { timeout: 30_000 }, async () => {
+  it('loads neither the emulator, the OpenID provider, pg nor the HTTP client for --version and validate (the CLI bundle)', { timeout: 30_000 }, async () => {
     const recorder = pathToFileURL(path.join(ROOT, 'test/package/record-module-loads.mjs')).href;
     const bin = path.join(consumer, 'node_modules/contract-sync/bin/contract-sync.js');
-    const heavy = /\/node_modules\/(oidc-provider|openid-client|pg)\/|\/contract-sync\/dist\/(emulator|engine\/api)\//;
+    const heavy = /(^|\/)node_modules\/(oidc-provider|openid-client|pg)\/|(^|\/)dist\/(emulator|engine\/api)\//;
     const loaded: string[][] = [];
 
     for (const args of [['--version'], ['validate', '--repo', path.join(ROOT, 'examples/demo-repo')]]) {
@@ -206,7 +210,17 @@ describe('the packed package', () => {
       loaded.push((await readFile(out, 'utf8')).split('\n').filter(Boolean));
     }
 
-    expect(loaded[0]!.some((url) => url.includes('/contract-sync/dist/engine/cli/main.js'))).toBe(true);
+    // The bundle's files hold many modules each, under the comments esbuild writes: `// dist/engine/cli/main.js`.
+    const bundled = await Promise.all(
+      [...new Set(loaded.flat().filter((url) => url.includes('/contract-sync/dist/cli/')))].map(async (url) => {
+        const code = await readFile(new URL(url), 'utf8');
+        return [...code.matchAll(/^\/\/ (\S+\.c?js)$/gm)].map((match) => match[1]!);
+      }),
+    );
+
+    expect(loaded[0]!.some((url) => url.includes('/contract-sync/dist/cli/main.js'))).toBe(true);
+    expect(bundled.flat()).toContain('dist/engine/cli/main.js');
     expect(loaded.flat().filter((url) => heavy.test(url))).toEqual([]);
+    expect(bundled.flat().filter((module) => heavy.test(module))).toEqual([]);
   });
 });

@@ -1,0 +1,55 @@
+/**
+ * Build step (after tsc and precompile-schemas, `npm run build`): bundles the compiled CLI
+ * (dist/engine/cli/main.js) with esbuild into dist/cli/, which bin/contract-sync.js runs. Resolving
+ * and loading some 90 files of dist/ and the CommonJS files of yaml, simple-git and the others is a
+ * quarter of a plan's start-up; one ESM file and a few chunks are not.
+ *
+ * Code splitting keeps what main.ts and the commands import with `import()` in chunks of their own,
+ * loaded only by the commands that need them: --version loads main.js and a few small chunks,
+ * validate neither simple-git, openid-client nor the HTTP client (test/package/pack-install.test.ts). The library (`import ... from 'contract-sync'`)
+ * stays the unbundled tsc output in dist/engine/.
+ */
+import { rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * Left to Node's resolution, from node_modules at run time:
+ * - pino: a transport or `pino.destination` runs in a worker thread (thread-stream) that loads files
+ *   by path, which a bundle does not have;
+ * - oidc-provider: only the `emulator` command uses it, and it is large;
+ * - pg: it requires its optional native binding (pg-native) when asked to;
+ * - ajv: not imported at all, loaded with createRequire by engine/model/schema-validator.ts, as is
+ *   the runtime helper the precompiled validators require (dist/engine/model/precompiled-schemas.cjs).
+ */
+const EXTERNAL = ['pino', 'oidc-provider', 'pg', 'ajv'];
+
+const OUTDIR = 'dist/cli';
+
+await rm(new URL(`../${OUTDIR}`, import.meta.url), { recursive: true, force: true });
+const result = await build({
+  absWorkingDir: ROOT,
+  entryPoints: { main: 'dist/engine/cli/main.js' },
+  outdir: OUTDIR,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.19',
+  external: EXTERNAL,
+  // The bundled CommonJS packages call require(); an ES module has none. Aliased, so that it
+  // cannot clash with a createRequire import esbuild hoists into the same chunk.
+  banner: { js: "import { createRequire as __bundleCreateRequire } from 'node:module';\nconst require = __bundleCreateRequire(import.meta.url);" },
+  // Not minified: a stack trace from the installed CLI stays readable, and each module's code
+  // keeps esbuild's `// dist/engine/...` comment naming its source.
+  minify: false,
+  legalComments: 'none',
+  metafile: true,
+  logLevel: 'warning',
+});
+
+const outputs = Object.entries(result.metafile.outputs);
+const bytes = outputs.reduce((sum, [, output]) => sum + output.bytes, 0);
+console.error(`bundled the CLI into ${OUTDIR}/: ${outputs.length} files, ${Math.round(bytes / 1024)} KiB`);
