@@ -1,6 +1,7 @@
 /** Adapter: one git repository, run through simple-git. Commands run in `dir`, so paths are relative to it. */
 import { stat } from 'node:fs/promises';
 import type { SimpleGit } from 'simple-git';
+import type { ChangedFile } from './changed-files.ts';
 import { GitError, redactUrls } from './errors.ts';
 
 export interface GitRepository {
@@ -9,6 +10,12 @@ export interface GitRepository {
   readonly git: SimpleGit;
   /** The git executable, for the one command simple-git cannot drive (a batch read over stdin). */
   readonly binary: string;
+  /**
+   * changedFiles between two commits, by `from to`: one run asks the same question more than once
+   * (an incremental plan's last applied commit is often its pull request's merge base). Commits do
+   * not change; the working tree does, and is never remembered.
+   */
+  readonly commitDiffs: Map<string, Promise<readonly ChangedFile[]>>;
 }
 
 export interface OpenGitOptions {
@@ -31,7 +38,7 @@ export async function openGitRepository(dir: string, options: OpenGitOptions = {
   const git = simpleGit({ baseDir: dir, binary, trimmed: false });
   try {
     const inside = await git.raw(['rev-parse', '--is-inside-work-tree']);
-    return inside.trim() === 'true' ? { dir, git, binary } : undefined;
+    return inside.trim() === 'true' ? { dir, git, binary, commitDiffs: new Map() } : undefined;
   } catch {
     // "not a git repository": the only failure expected here.
     return undefined;
