@@ -1,6 +1,7 @@
 /** Adapter: one git repository, run through simple-git. Commands run in `dir`, so paths are relative to it. */
 import { stat } from 'node:fs/promises';
 import type { SimpleGit } from 'simple-git';
+import { CatFileProcess } from './cat-file-process.ts';
 import type { ChangedFile } from './changed-files.ts';
 import { GitError, redactUrls } from './errors.ts';
 
@@ -8,8 +9,12 @@ export interface GitRepository {
   /** Absolute; may be a subdirectory of the work tree. Every path in and out is relative to it. */
   readonly dir: string;
   readonly git: SimpleGit;
-  /** The git executable, for the one command simple-git cannot drive (a batch read over stdin). */
+  /** The git executable, for the commands simple-git cannot drive (batch reads over stdin). */
   readonly binary: string;
+  /** `git cat-file --batch-check`, started on first use: what objects and revisions are, without content. */
+  readonly objectInfo: CatFileProcess;
+  /** `git cat-file --batch`, started on first use: objects with their content. */
+  readonly objectContents: CatFileProcess;
   /**
    * changedFiles between two commits, by `from to`: one run asks the same question more than once
    * (an incremental plan's last applied commit is often its pull request's merge base). Commits do
@@ -38,11 +43,21 @@ export async function openGitRepository(dir: string, options: OpenGitOptions = {
   const git = simpleGit({ baseDir: dir, binary, trimmed: false });
   try {
     const inside = await git.raw(['rev-parse', '--is-inside-work-tree']);
-    return inside.trim() === 'true' ? { dir, git, binary, commitDiffs: new Map() } : undefined;
+    if (inside.trim() !== 'true') return undefined;
+    return { dir, git, binary, objectInfo: new CatFileProcess(binary, dir, false), objectContents: new CatFileProcess(binary, dir, true), commitDiffs: new Map() };
   } catch {
     // "not a git repository": the only failure expected here.
     return undefined;
   }
+}
+
+/**
+ * Ends the repository's long-lived git processes. Optional (an idle one does not keep node running)
+ * but tidy; the repository stays usable: a later question starts them again.
+ */
+export function closeGitRepository(repo: GitRepository): void {
+  repo.objectInfo.close();
+  repo.objectContents.close();
 }
 
 /**
