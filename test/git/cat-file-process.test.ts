@@ -3,7 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CatFileProcess } from '../../engine/git/cat-file-process.ts';
-import { closeGitRepository, GitError, openGitRepository, readBlobs, type GitRepository } from '../../engine/git/index.ts';
+import { closeGitRepository, GitError, isObjectId, openGitRepository, readBlobs, resolveCommit, runGit, type GitRepository } from '../../engine/git/index.ts';
 import { writeTree } from '../helpers/files.ts';
 import { createRepo, loggingGit, type LoggingGit, type TestRepo } from './helpers.ts';
 
@@ -144,5 +144,72 @@ describe('readBlobs', () => {
     expect(dead).toBeInstanceOf(GitError);
     expect(read.map((blob) => blob.toString())).toEqual(['a']);
     expect(await git.calls()).toEqual(['cat-file --batch', 'cat-file --batch']);
+  });
+});
+
+describe('resolveCommit', () => {
+  // Each answer is rev-parse's (`git rev-parse --verify --quiet --end-of-options REF^{commit}`),
+  // which resolveCommit asked before it asked cat-file.
+  const REFS = [
+    'HEAD', 'main', 'feature', 'annotated', 'lightweight', 'tree-tag', 'twice', 'HEAD~1', 'HEAD~9', 'main@{1}', '@{-1}', '@{-9}', 'HEAD@{0}',
+    ':/second', ':/no such message', 'main^{/first}', 'HEAD:a.txt', 'HEAD^{tree}', 'main feature', 'main..feature', 'main...feature', '^main',
+    'main^!', 'main^@', 'nothing', 'refs/heads/main', '@', '~', ':', 'short-id', 'full-id', 'tree-id', 'zero-id',
+  ];
+
+  it.each(REFS)('%s: as rev-parse --verify answers', async (name) => {
+    const repo = await repoWith({ 'a.txt': 'first' });
+    await repo.git('tag', 'lightweight');
+    await repo.git('tag', 'twice');
+    await repo.git('checkout', '-q', '-b', 'feature');
+    await repo.commit('second', { 'a.txt': 'second' });
+    await repo.git('branch', 'twice');
+    await repo.git('checkout', '-q', 'main');
+    await repo.git('tag', '-a', 'annotated', '-m', 'annotated');
+    await repo.git('tag', 'tree-tag', 'HEAD^{tree}');
+    const ids: Record<string, string> = {
+      'short-id': (await oidOf(repo, 'feature')).slice(0, 9),
+      'full-id': await oidOf(repo, 'feature'),
+      'tree-id': await oidOf(repo, 'HEAD^{tree}'),
+      'zero-id': '0'.repeat(40),
+    };
+    const ref = ids[name] ?? name;
+    // What resolveCommit answered when it asked rev-parse.
+    const plain = (await openGitRepository(repo.dir))!;
+    const expected = await runGit(plain, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`]).then(
+      (output) => ({ commit: isObjectId(output.trim()) ? output.trim() : undefined }),
+      (error: unknown) => ({ error: (error as Error).message }),
+    );
+    const repository = (await openGitRepository(repo.dir))!;
+    cleanups.push(async () => closeGitRepository(repository));
+
+    const answer = await resolveCommit(repository, ref).then(
+      (commit) => ({ commit }),
+      (error: unknown) => ({ error: (error as Error).message }),
+    );
+
+    expect(answer).toEqual(expected);
+  });
+
+  it('answers for many refs with one process', async () => {
+    const repo = await repoWith({ 'a.txt': 'a' });
+    const head = await oidOf(repo, 'HEAD');
+    const { repository, git } = await logged(repo);
+
+    const commits = await Promise.all(['HEAD', 'main', 'nothing', head].map((ref) => resolveCommit(repository, ref)));
+
+    expect(commits).toEqual([head, head, undefined, head]);
+    // A ref cat-file does not find is asked of rev-parse, for its answer or its error.
+    expect(await git.calls()).toEqual(['cat-file --batch-check', 'rev-parse --verify --quiet --end-of-options nothing^{commit}']);
+  });
+
+  it('fails as rev-parse did where git gives up on a ref', async () => {
+    const repo = await repoWith({ 'a.txt': 'a' });
+    const { repository, git } = await logged(repo);
+
+    const failure = await resolveCommit(repository, 'main@{upstream}').catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(GitError);
+    expect((failure as GitError).message).toBe(`git rev-parse failed in ${repo.dir}: fatal: no upstream configured for branch 'main'`);
+    expect(await git.calls()).toEqual(['cat-file --batch-check', 'rev-parse --verify --quiet --end-of-options main@{upstream}^{commit}']);
   });
 });
