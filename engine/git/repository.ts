@@ -8,6 +8,8 @@ import { GitError, redactUrls } from './errors.ts';
 export interface GitRepository {
   /** Absolute; may be a subdirectory of the work tree. Every path in and out is relative to it. */
   readonly dir: string;
+  /** `dir` relative to the top of the work tree, ending in `/` (`''` at the top): where its files are in a commit's trees. */
+  readonly prefix: string;
   readonly git: SimpleGit;
   /** The git executable, for the commands simple-git cannot drive (batch reads over stdin). */
   readonly binary: string;
@@ -42,9 +44,11 @@ export async function openGitRepository(dir: string, options: OpenGitOptions = {
   const { simpleGit } = await import('simple-git');
   const git = simpleGit({ baseDir: dir, binary, trimmed: false });
   try {
-    const inside = await git.raw(['rev-parse', '--is-inside-work-tree']);
-    if (inside.trim() !== 'true') return undefined;
-    return { dir, git, binary, objectInfo: new CatFileProcess(binary, dir, false), objectContents: new CatFileProcess(binary, dir, true), commitDiffs: new Map() };
+    // `true\n<prefix>\n`, where the prefix may hold a line feed too.
+    const answer = await git.raw(['rev-parse', '--is-inside-work-tree', '--show-prefix']);
+    if (!answer.startsWith('true\n') || !answer.endsWith('\n')) return undefined;
+    const prefix = answer.slice('true\n'.length, -1);
+    return { dir, prefix, git, binary, objectInfo: new CatFileProcess(binary, dir, false), objectContents: new CatFileProcess(binary, dir, true), commitDiffs: new Map() };
   } catch {
     // "not a git repository": the only failure expected here.
     return undefined;
