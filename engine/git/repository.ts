@@ -31,7 +31,8 @@ export interface OpenGitOptions {
 
 /**
  * The repository `dir` is in, or undefined when `dir` is not inside a git work tree (or does not
- * exist): a plain directory of YAML files is a valid working tree source too.
+ * exist): a plain directory of YAML files is a valid working tree source too. closeGitRepository
+ * ends the git processes it starts on use.
  */
 export async function openGitRepository(dir: string, options: OpenGitOptions = {}): Promise<GitRepository | undefined> {
   const isDirectory = await stat(dir).then(

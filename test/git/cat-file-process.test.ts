@@ -147,6 +147,21 @@ describe('readBlobs', () => {
   });
 });
 
+describe('closeGitRepository', () => {
+  it('ends the processes; the repository stays usable and starts them again', async () => {
+    const repo = await repoWith({ 'a.txt': 'a' });
+    const a = await oidOf(repo, 'HEAD:a.txt');
+    const { repository, git } = await logged(repo);
+
+    const before = await readBlobs(repository, [a]);
+    closeGitRepository(repository);
+    const after = await readBlobs(repository, [a]);
+
+    expect([...before, ...after].map((blob) => blob.toString())).toEqual(['a', 'a']);
+    expect(await git.calls()).toEqual(['cat-file --batch', 'cat-file --batch']);
+  });
+});
+
 describe('resolveCommit', () => {
   // Each answer is rev-parse's (`git rev-parse --verify --quiet --end-of-options REF^{commit}`),
   // which resolveCommit asked before it asked cat-file.
