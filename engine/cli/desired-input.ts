@@ -328,7 +328,7 @@ function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
 
 /**
  * By last applied commit, the contract sets its incremental tenants' files declared then: what
- * narrowToChangedContracts compares with. Only those files are read, one git process per commit
+ * narrowToChangedContracts compares with. Only those files are read, one reading per commit
  * (tenants that applied the same commit, the usual case, share it). A pull request's merge base is
  * often that commit: the files its change read there are not read and parsed again.
  */
