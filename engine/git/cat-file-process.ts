@@ -135,17 +135,17 @@ export class CatFileProcess {
         if (newline < 0) return;
         const line = received.take(newline + 1).toString('utf8', 0, newline);
         const found = FOUND.exec(line);
-        const notFound = found ? null : NOT_FOUND.exec(line);
-        if (!found && !notFound) {
-          this.#fail(running, new GitError('git-failed', `git cat-file printed an answer it should not: ${JSON.stringify(line.slice(0, 200))}`));
-          running.child.kill();
-          return;
-        }
-        if (notFound) {
+        if (!found) {
+          const notFound = NOT_FOUND.exec(line);
+          if (!notFound) {
+            this.#fail(running, new GitError('git-failed', `git cat-file printed an answer it should not: ${JSON.stringify(line.slice(0, 200))}`));
+            running.child.kill();
+            return;
+          }
           this.#answer(running, question, { found: false, status: notFound[1]! });
           continue;
         }
-        const header = { oid: found![1]!, type: found![2]!, size: Number(found![3]) };
+        const header = { oid: found[1]!, type: found[2]!, size: Number(found[3]) };
         if (!this.#withContent) {
           this.#answer(running, question, { found: true, ...header });
           continue;
