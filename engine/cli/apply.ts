@@ -11,7 +11,7 @@ import { GitError } from '../git/errors.ts';
 import { fetchCommand } from '../git/fetch-hint.ts';
 import { restrictToContracts } from '../desired/target.ts';
 import { checkAncestor } from '../git/is-ancestor.ts';
-import { openGitRepository } from '../git/repository.ts';
+import { closeGitRepository, openGitRepository, type GitRepository } from '../git/repository.ts';
 import { isObjectId, isShallow, remoteNames, resolveCommit } from '../git/resolve-ref.ts';
 import { parsePlan, PlanFormatError } from '../plan/read-plan.ts';
 import { renderPlanText } from '../plan/render-text.ts';
@@ -325,6 +325,14 @@ async function readSavedPlan(io: CliIo, file: string, repo: string): Promise<Pla
 async function commitProblem(repoDir: string, repo: string, commit: string): Promise<string | undefined> {
   const repository = await openGitRepository(repoDir);
   if (!repository) return `the plan was made from commit ${commit}, but ${repo} is not inside a git work tree`;
+  try {
+    return await commitProblemIn(repository, commit);
+  } finally {
+    closeGitRepository(repository);
+  }
+}
+
+async function commitProblemIn(repository: GitRepository, commit: string): Promise<string | undefined> {
   const head = await resolveCommit(repository, 'HEAD');
   // A repository with no commit yet has nothing the plan could undo.
   if (head === undefined) return undefined;

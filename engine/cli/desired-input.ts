@@ -18,7 +18,7 @@ import { changedFiles } from '../git/changed-files.ts';
 import { GitError, type GitErrorCode } from '../git/errors.ts';
 import { missingRefMessage } from '../git/fetch-hint.ts';
 import { gitCommitSource } from '../git/ref-source.ts';
-import { openGitRepository, type GitRepository } from '../git/repository.ts';
+import { closeGitRepository, openGitRepository, type GitRepository } from '../git/repository.ts';
 import { checkRefSyntax, isShallow, remoteNames, resolveCommit } from '../git/resolve-ref.ts';
 import { findTouchedContracts } from '../git/touched-contracts.ts';
 import type { BaseInput } from '../plan/plan-by-tenant.ts';
@@ -162,10 +162,19 @@ interface RunStart {
   readonly selected: readonly string[] | undefined;
 }
 
-async function startRun(io: CliIo, options: RunInputOptions, needsGit: boolean): Promise<RunStart | Extract<RunInputResult, { readonly kind: 'invalid-config' }>> {
+/** `run` with the repository (when the run needs git), whose git processes end with it. */
+async function withRepository<T>(io: CliIo, options: RunInputOptions, needsGit: boolean, run: (repository: GitRepository | undefined) => Promise<T>): Promise<T> {
+  const repository = needsGit ? await openGitRepository(path.resolve(io.cwd, options.repo)) : undefined;
+  try {
+    return await run(repository);
+  } finally {
+    if (repository) closeGitRepository(repository);
+  }
+}
+
+async function startRun(io: CliIo, options: RunInputOptions, repository: GitRepository | undefined): Promise<RunStart | Extract<RunInputResult, { readonly kind: 'invalid-config' }>> {
   const repoDir = path.resolve(io.cwd, options.repo);
   const { ref, base } = options;
-  const repository = needsGit ? await openGitRepository(repoDir) : undefined;
   let at: ConfigAtRef | undefined;
   if (ref !== undefined) {
     const atRepository = requireRepository(repository, options.repo, '--ref');
@@ -184,11 +193,16 @@ async function startRun(io: CliIo, options: RunInputOptions, needsGit: boolean):
   return { repoDir, repository, at, baseRepository, configFile, config, diagnostics, source, head, sharded, selected };
 }
 
-async function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult> {
+function load(io: CliIo, options: RunInputOptions): Promise<RunInputResult> {
+  const incremental = options.incremental === true || options.incrementalPlan === true;
+  const needsGit = options.ref !== undefined || options.base !== undefined || incremental || options.checkUncommitted === true || options.withoutHead !== true;
+  return withRepository(io, options, needsGit, (repository) => loadWith(io, options, repository));
+}
+
+async function loadWith(io: CliIo, options: RunInputOptions, gitRepository: GitRepository | undefined): Promise<RunInputResult> {
   const { ref, base } = options;
   const incremental = options.incremental === true || options.incrementalPlan === true;
-  const needsGit = ref !== undefined || base !== undefined || incremental || options.checkUncommitted === true || options.withoutHead !== true;
-  const started = await startRun(io, options, needsGit);
+  const started = await startRun(io, options, gitRepository);
   if ('kind' in started) return started;
   const { repoDir, repository, at, baseRepository, configFile, config, diagnostics, source, head, sharded, selected } = started;
   const tenants = selected ?? Object.keys(config.tenants).sort();
@@ -314,7 +328,7 @@ function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
 
 /**
  * By last applied commit, the contract sets its incremental tenants' files declared then: what
- * narrowToChangedContracts compares with. Only those files are read, one git process per commit
+ * narrowToChangedContracts compares with. Only those files are read, one reading per commit
  * (tenants that applied the same commit, the usual case, share it). A pull request's merge base is
  * often that commit: the files its change read there are not read and parsed again.
  */
@@ -452,9 +466,14 @@ export type RunFilesResult =
   | { readonly kind: 'ready'; readonly input: RunFiles }
   | Exclude<RunInputResult, { readonly kind: 'ready' } | InFullPlan>;
 
-async function loadFiles(io: CliIo, options: RunInputOptions): Promise<RunFilesResult> {
+function loadFiles(io: CliIo, options: RunInputOptions): Promise<RunFilesResult> {
+  const needsGit = options.ref !== undefined || options.base !== undefined || options.withoutHead !== true;
+  return withRepository(io, options, needsGit, (repository) => loadFilesWith(io, options, repository));
+}
+
+async function loadFilesWith(io: CliIo, options: RunInputOptions, repository: GitRepository | undefined): Promise<RunFilesResult> {
   const { ref, base } = options;
-  const started = await startRun(io, options, ref !== undefined || base !== undefined || options.withoutHead !== true);
+  const started = await startRun(io, options, repository);
   if ('kind' in started) return started;
   const { repoDir, at, baseRepository, configFile, config, diagnostics, source, head, sharded, selected } = started;
   const files = await source.readFiles(config.desired.paths);

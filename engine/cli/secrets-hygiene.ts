@@ -7,7 +7,7 @@ import path from 'node:path';
 import { secretFileRefs, secretHygiene } from '../config/hygiene.ts';
 import type { Diagnostic } from '../diagnostic.ts';
 import { readFileAtCommit } from '../git/ref-source.ts';
-import { openGitRepository } from '../git/repository.ts';
+import { closeGitRepository, openGitRepository } from '../git/repository.ts';
 import { trackedFiles } from '../git/tracked-files.ts';
 import { parseYamlSource, positionOf } from '../yaml-source.ts';
 import { CONFIG_FILE_NAME } from './config-args.ts';
@@ -26,7 +26,12 @@ type HygieneInput = Pick<RunInput, 'source' | 'configFile' | 'config' | 'repoDir
 async function configText(io: CliIo, input: HygieneInput, options: HygieneOptions, commit: string | undefined): Promise<Uint8Array | string | undefined> {
   if (commit !== undefined && options.config === undefined) {
     const repository = await openGitRepository(input.repoDir);
-    return repository ? (await readFileAtCommit(repository, commit, CONFIG_FILE_NAME))?.content : undefined;
+    if (!repository) return undefined;
+    try {
+      return (await readFileAtCommit(repository, commit, CONFIG_FILE_NAME))?.content;
+    } finally {
+      closeGitRepository(repository);
+    }
   }
   return readFile(path.resolve(io.cwd, input.configFile)).catch(() => undefined);
 }

@@ -1,7 +1,6 @@
 /**
- * Blob contents through one `git cat-file --batch` process, however many are asked for: ten
- * thousand files must not cost ten thousand processes. simple-git cannot write to a command's
- * stdin, so this one command is spawned directly.
+ * Blob contents through the repository's `git cat-file --batch` process, however many are asked
+ * for: ten thousand files must not cost ten thousand processes, nor each reading one of its own.
  */
 import { spawn } from 'node:child_process';
 import { GitError, redactUrls } from './errors.ts';
@@ -30,12 +29,34 @@ function runBatch(repo: GitRepository, input: string): Promise<Buffer> {
   });
 }
 
+function noBlob(oid: string, answer: string): GitError {
+  return new GitError('git-failed', `git cat-file has no blob ${oid} (${answer}): the repository may be incomplete`);
+}
+
 /** The contents of `oids`, in the order asked. */
 export async function readBlobs(repo: GitRepository, oids: readonly string[]): Promise<Buffer[]> {
   if (oids.length === 0) return [];
   for (const oid of oids) {
     if (!isObjectId(oid)) throw new TypeError(`readBlobs: expected object ids, got ${JSON.stringify(oid)}`);
   }
+  let answers;
+  try {
+    answers = await repo.objectContents.ask(oids);
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    // The shared process may have died of another question: these blobs are asked again in a
+    // process of their own, which answers or fails for them as it always did.
+    return readBlobsAlone(repo, oids);
+  }
+  return answers.map((answer, index) => {
+    const oid = oids[index]!;
+    if (!answer.found) throw noBlob(oid, answer.status);
+    if (answer.oid !== oid || answer.type !== 'blob' || answer.content === undefined) throw noBlob(oid, `${answer.type} ${answer.size}`);
+    return answer.content;
+  });
+}
+
+async function readBlobsAlone(repo: GitRepository, oids: readonly string[]): Promise<Buffer[]> {
   const output = await runBatch(repo, oids.map((oid) => `${oid}\n`).join(''));
   const blobs: Buffer[] = [];
   let offset = 0;
@@ -45,7 +66,7 @@ export async function readBlobs(repo: GitRepository, oids: readonly string[]): P
     if (newline < 0) throw new GitError('git-failed', `git cat-file ended before answering for ${oid}`);
     const header = output.toString('utf8', offset, newline).split(' ');
     if (header[0] !== oid || header[1] !== 'blob' || header.length !== 3) {
-      throw new GitError('git-failed', `git cat-file has no blob ${oid} (${header.slice(1).join(' ')}): the repository may be incomplete`);
+      throw noBlob(oid, header.slice(1).join(' '));
     }
     const size = Number(header[2]);
     const start = newline + 1;

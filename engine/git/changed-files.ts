@@ -26,6 +26,19 @@ function statusOf(letter: string): ChangeStatus {
  */
 export async function changedFiles(repo: GitRepository, from: string, to: string | null): Promise<ChangedFile[]> {
   if (!isObjectId(from) || (to !== null && !isObjectId(to))) throw new TypeError('changedFiles: expected commit ids');
+  if (to === null) return diff(repo, from, null);
+  const key = `${from} ${to}`;
+  let answer = repo.commitDiffs.get(key);
+  if (!answer) {
+    answer = diff(repo, from, to);
+    repo.commitDiffs.set(key, answer);
+    // A failure is not remembered: asking again asks git again, as before.
+    answer.catch(() => repo.commitDiffs.delete(key));
+  }
+  return [...(await answer)];
+}
+
+async function diff(repo: GitRepository, from: string, to: string | null): Promise<ChangedFile[]> {
   const revisions = to === null ? [from] : [from, to];
   const output = await runGit(repo, ['diff', '--name-status', '-z', '--no-renames', '--no-ext-diff', '--no-textconv', '--relative', ...revisions, '--']);
   const fields = output.split('\0');

@@ -4,6 +4,7 @@ import { desiredPathMatcher, patternRoots, type DesiredSource, type ReadDesiredO
 import type { DesiredFile } from '../desired/types.ts';
 import { DEFAULT_YAML_LIMITS } from '../yaml-source.ts';
 import { readBlobs } from './cat-file.ts';
+import { findFiles } from './find-files.ts';
 import { listTree, type TreeEntry } from './list-tree.ts';
 import type { GitRepository } from './repository.ts';
 
@@ -22,8 +23,13 @@ async function readEntries(repo: GitRepository, entries: readonly TreeEntry[], m
   return entries.map((entry) => ({ path: entry.path, content: contents.get(entry.path) ?? new Uint8Array(maxBytes + 1) }));
 }
 
-/** Up to this many `only` paths are passed to git as they are; more, and the tree is listed. */
+/** Up to this many `only` paths are looked up by name; more, and the tree is listed. */
 const LISTED_BY_NAME = 1000;
+
+/** The regular files at `paths` exactly: looked up in the commit's trees (no process of their own), else listed. */
+async function filesAt(repo: GitRepository, commit: string, paths: readonly string[]): Promise<TreeEntry[]> {
+  return (await findFiles(repo, commit, paths)) ?? listTree(repo, commit, paths);
+}
 
 /** The desired-state files of `commit` (a commit id), selected like the working tree's. */
 export function gitCommitSource(repo: GitRepository, commit: string): DesiredSource {
@@ -31,10 +37,12 @@ export function gitCommitSource(repo: GitRepository, commit: string): DesiredSou
     async readFiles(patterns: readonly string[], options: ReadDesiredOptions = {}): Promise<DesiredFile[]> {
       const selected = desiredPathMatcher(patterns);
       const { only } = options;
-      // A few files (an incremental run's) are listed by name: listing a tree of 100,000 files to
-      // keep three of them costs more than everything else such a run does.
-      const roots = only !== undefined && only.size <= LISTED_BY_NAME ? [...only].filter(selected) : patternRoots(patterns);
-      const entries = (roots.length === 0 ? [] : await listTree(repo, commit, roots))
+      // A few files (an incremental run's) are looked up by name: listing a tree of 100,000 files
+      // to keep three of them costs more than everything else such a run does.
+      const byName = only !== undefined && only.size <= LISTED_BY_NAME;
+      const roots = byName ? [...only].filter(selected) : patternRoots(patterns);
+      const listed = roots.length === 0 ? [] : byName ? await filesAt(repo, commit, roots) : await listTree(repo, commit, roots);
+      const entries = listed
         .filter((entry) => selected(entry.path) && (!only || only.has(entry.path)))
         .sort((a, b) => compareText(a.path, b.path));
       return readEntries(repo, entries, options.maxBytes ?? DEFAULT_YAML_LIMITS.maxBytes);
@@ -49,7 +57,7 @@ export async function readFileAtCommit(
   file: string,
   maxBytes = DEFAULT_YAML_LIMITS.maxBytes,
 ): Promise<DesiredFile | undefined> {
-  const entry = (await listTree(repo, commit, [file])).find((candidate) => candidate.path === file);
+  const entry = (await filesAt(repo, commit, [file])).find((candidate) => candidate.path === file);
   if (!entry) return undefined;
   const [read] = await readEntries(repo, [entry], maxBytes);
   return read;

@@ -1,14 +1,28 @@
 /** Adapter: one git repository, run through simple-git. Commands run in `dir`, so paths are relative to it. */
 import { stat } from 'node:fs/promises';
 import type { SimpleGit } from 'simple-git';
+import { CatFileProcess } from './cat-file-process.ts';
+import type { ChangedFile } from './changed-files.ts';
 import { GitError, redactUrls } from './errors.ts';
 
 export interface GitRepository {
   /** Absolute; may be a subdirectory of the work tree. Every path in and out is relative to it. */
   readonly dir: string;
+  /** `dir` relative to the top of the work tree, ending in `/` (`''` at the top): where its files are in a commit's trees. */
+  readonly prefix: string;
   readonly git: SimpleGit;
-  /** The git executable, for the one command simple-git cannot drive (a batch read over stdin). */
+  /** The git executable, for the commands simple-git cannot drive (batch reads over stdin). */
   readonly binary: string;
+  /** `git cat-file --batch-check`, started on first use: what objects and revisions are, without content. */
+  readonly objectInfo: CatFileProcess;
+  /** `git cat-file --batch`, started on first use: objects with their content. */
+  readonly objectContents: CatFileProcess;
+  /**
+   * changedFiles between two commits, by `from to`: one run asks the same question more than once
+   * (an incremental plan's last applied commit is often its pull request's merge base). Commits do
+   * not change; the working tree does, and is never remembered.
+   */
+  readonly commitDiffs: Map<string, Promise<readonly ChangedFile[]>>;
 }
 
 export interface OpenGitOptions {
@@ -17,7 +31,8 @@ export interface OpenGitOptions {
 
 /**
  * The repository `dir` is in, or undefined when `dir` is not inside a git work tree (or does not
- * exist): a plain directory of YAML files is a valid working tree source too.
+ * exist): a plain directory of YAML files is a valid working tree source too. closeGitRepository
+ * ends the git processes it starts on use.
  */
 export async function openGitRepository(dir: string, options: OpenGitOptions = {}): Promise<GitRepository | undefined> {
   const isDirectory = await stat(dir).then(
@@ -30,12 +45,24 @@ export async function openGitRepository(dir: string, options: OpenGitOptions = {
   const { simpleGit } = await import('simple-git');
   const git = simpleGit({ baseDir: dir, binary, trimmed: false });
   try {
-    const inside = await git.raw(['rev-parse', '--is-inside-work-tree']);
-    return inside.trim() === 'true' ? { dir, git, binary } : undefined;
+    // `true\n<prefix>\n`, where the prefix may hold a line feed too.
+    const answer = await git.raw(['rev-parse', '--is-inside-work-tree', '--show-prefix']);
+    if (!answer.startsWith('true\n') || !answer.endsWith('\n')) return undefined;
+    const prefix = answer.slice('true\n'.length, -1);
+    return { dir, prefix, git, binary, objectInfo: new CatFileProcess(binary, dir, false), objectContents: new CatFileProcess(binary, dir, true), commitDiffs: new Map() };
   } catch {
     // "not a git repository": the only failure expected here.
     return undefined;
   }
+}
+
+/**
+ * Ends the repository's long-lived git processes. Optional (an idle one does not keep node running)
+ * but tidy; the repository stays usable: a later question starts them again.
+ */
+export function closeGitRepository(repo: GitRepository): void {
+  repo.objectInfo.close();
+  repo.objectContents.close();
 }
 
 /**

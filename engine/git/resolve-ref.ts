@@ -16,9 +16,28 @@ export function isObjectId(text: string): boolean {
   return OBJECT_ID.test(text);
 }
 
-/** The commit `ref` names, or undefined when this clone has no such commit. */
+/**
+ * The commit `ref` names, or undefined when this clone has no such commit. Asked first of the
+ * repository's `cat-file --batch-check` process, which reads a revision as `rev-parse --verify`
+ * does: a run's refs cost no process of their own.
+ */
 export async function resolveCommit(repo: GitRepository, ref: string): Promise<string | undefined> {
   checkRefSyntax(ref, 'ref');
+  const answer = await repo.objectInfo.ask([`${ref}^{commit}`]).then(
+    ([found]) => found,
+    (error: unknown) => {
+      if (error instanceof GitError) return undefined;
+      throw error;
+    },
+  );
+  if (answer?.found && answer.type === 'commit') return answer.oid;
+  // Not a commit, or git died of the ref (`main@{upstream}` without one) or of another question:
+  // rev-parse answers as it always did, sometimes with an error (a ref to a tree, say) that
+  // cat-file only writes to its stderr.
+  return revParseCommit(repo, ref);
+}
+
+async function revParseCommit(repo: GitRepository, ref: string): Promise<string | undefined> {
   const output = (await runGit(repo, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`])).trim();
   return isObjectId(output) ? output : undefined;
 }

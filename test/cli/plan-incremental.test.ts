@@ -4,6 +4,7 @@
  * the StateStore API, as a finished apply leaves it), says so, and falls back to a full plan when
  * the record cannot be trusted.
  */
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -16,7 +17,7 @@ import type { PlanDocument } from '../../engine/plan/types.ts';
 import { fileStateStore } from '../../engine/state/file-store.ts';
 import { createRepo, type TestRepo } from '../git/helpers.ts';
 import { runCli } from '../helpers/cli.ts';
-import { configYaml } from '../helpers/files.ts';
+import { configYaml, writeTree } from '../helpers/files.ts';
 
 const CONFIG = configYaml(['acme', 'globex']);
 const ENV = { PATH: process.env.PATH ?? '' };
@@ -154,5 +155,31 @@ describe('plan on a pull request, with a last applied commit', () => {
     expect(idsOf(plan)).toEqual(['globex/G-1', 'globex/G-2']);
     expect(plan.source.incremental).toEqual({ tenants: [{ tenant: 'acme', since: applied, pending: 0 }], full: [{ tenant: 'globex', reason: 'no earlier run recorded a commit' }] });
     expect(text.stdout).toContain('--full plans every contract. globex: every contract planned (no earlier run recorded a commit).');
+  });
+});
+
+describe('the git processes of a pull-request plan', () => {
+  it('are five: the repository, two cat-file processes for every ref and file, one diff and the merge base', async () => {
+    const { repo, files, applied } = await setup();
+    await recordApplied(repo, files, applied);
+    await repo.git('checkout', '-q', '-b', 'pr');
+    files['contracts/acme/a.yaml']!['A-2'] = { Name: 'Two, edited' };
+    await repo.commit('edit one contract', yamlOf(files));
+    const { dir, cleanup } = await writeTree({});
+    cleanups.push(cleanup);
+    const trace = path.join(dir, 'trace.txt');
+
+    // Git processes inherit the environment of the test's process, not the CLI's `env`.
+    process.env.GIT_TRACE = trace;
+    let planned;
+    try {
+      planned = await planJson(repo, ['--ref', 'HEAD', '--base', 'main']);
+    } finally {
+      delete process.env.GIT_TRACE;
+    }
+    const commands = (await readFile(trace, 'utf8')).split('\n').flatMap((line) => /trace: built-in: git (\S+)/.exec(line)?.[1] ?? []);
+
+    expect(idsOf(planned.plan)).toEqual(['acme/A-2']);
+    expect(commands).toEqual(['rev-parse', 'cat-file', 'cat-file', 'diff', 'merge-base']);
   });
 });

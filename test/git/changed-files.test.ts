@@ -1,12 +1,13 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { changedFiles, openGitRepository, resolveCommit, type GitRepository } from '../../engine/git/index.ts';
-import { createRepo, type TestRepo } from './helpers.ts';
+import { createRepo, loggingGit, type TestRepo } from './helpers.ts';
 
 const repos: TestRepo[] = [];
+const cleanups: (() => Promise<void>)[] = [];
 
 afterEach(async () => {
-  await Promise.all(repos.splice(0).map((repo) => repo.cleanup()));
+  await Promise.all([...repos.splice(0).map((repo) => repo.cleanup()), ...cleanups.splice(0).map((cleanup) => cleanup())]);
 });
 
 async function setUp(): Promise<{ repo: TestRepo; repository: GitRepository; base: string }> {
@@ -60,6 +61,39 @@ describe('changedFiles', () => {
     expect(await changedFiles(repository, base, null)).toEqual([
       { path: 'a.yaml', status: 'modified' },
       { path: 'c.yaml', status: 'added' },
+    ]);
+  });
+
+  it('asks git once for the same two commits, and every time for the working tree, which may have changed', async () => {
+    const repo = await createRepo({ 'a.yaml': 'a' });
+    repos.push(repo);
+    const git = await loggingGit();
+    cleanups.push(git.cleanup);
+    const repository = (await openGitRepository(repo.dir, { binary: git.binary }))!;
+    const base = (await resolveCommit(repository, 'HEAD'))!;
+    const head = await repo.commit('change', { 'a.yaml': 'a2', 'b.yaml': 'b' });
+    await git.clear();
+
+    const first = await changedFiles(repository, base, head);
+    const again = await changedFiles(repository, base, head);
+    const clean = await changedFiles(repository, head, null);
+    await repo.write({ 'a.yaml': 'a3' });
+    const edited = await changedFiles(repository, head, null);
+
+    const expected = [
+      { path: 'a.yaml', status: 'modified' },
+      { path: 'b.yaml', status: 'added' },
+    ];
+    expect(first).toEqual(expected);
+    expect(again).toEqual(expected);
+    expect(clean).toEqual([]);
+    expect(edited).toEqual([{ path: 'a.yaml', status: 'modified' }]);
+    expect((await git.calls()).map((call) => call.split(' ').slice(0, 2).join(' '))).toEqual([
+      'diff --name-status',
+      'diff --name-status',
+      'ls-files --others',
+      'diff --name-status',
+      'ls-files --others',
     ]);
   });
 });

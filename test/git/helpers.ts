@@ -1,6 +1,6 @@
 /** Real temporary git repositories for tests, with fixed identities and dates so commit ids are reproducible. */
 import { execFile } from 'node:child_process';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { writeTree } from '../helpers/files.ts';
@@ -90,6 +90,31 @@ export async function shallowClone(source: string, args: readonly string[]): Pro
     git: (...gitArgs) => git(cloneDir, ...gitArgs),
     commit: () => Promise.reject(new Error('not for clones')),
     write: (changes) => writeFiles(cloneDir, changes),
+    cleanup,
+  };
+}
+
+export interface LoggingGit {
+  /** A wrapper around git, for openGitRepository's `binary`: it logs every call, then runs git. */
+  readonly binary: string;
+  /** The calls since the last `clear`, one a line: the arguments joined by spaces. */
+  calls(): Promise<string[]>;
+  clear(): Promise<void>;
+  cleanup(): Promise<void>;
+}
+
+/** A git that logs its calls: for tests that count the git processes a reading costs. */
+export async function loggingGit(): Promise<LoggingGit> {
+  const { dir, cleanup } = await writeTree({});
+  const log = path.join(dir, 'calls.log');
+  const binary = path.join(dir, 'git-wrapper');
+  await writeFile(binary, `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec git "$@"\n`);
+  await chmod(binary, 0o755);
+  await writeFile(log, '');
+  return {
+    binary,
+    calls: async () => (await readFile(log, 'utf8')).split('\n').filter((line) => line !== ''),
+    clear: () => writeFile(log, ''),
     cleanup,
   };
 }
