@@ -3,7 +3,9 @@
  * encoding, nesting and alias expansion are bounded before anything is built from it, and every
  * position can be traced back to `line:column` in the source.
  */
-import { Composer, isAlias, isCollection, isMap, isPair, isScalar, isSeq, LineCounter, Parser, visit, type CST, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as YamlModule from 'yaml';
+import type { CST, Document, LineCounter, Node, Pair, YAMLMap } from 'yaml';
 import type { Diagnostic } from './diagnostic.ts';
 import type { PathSegment } from './model/schema-validator.ts';
 import { plural } from './plural.ts';
@@ -15,6 +17,17 @@ export interface YamlLimits {
   readonly maxDepth: number;
   /** The `yaml` package's guard against alias ("billion laughs") expansion. */
   readonly maxAliasCount: number;
+}
+
+let yamlModule: typeof YamlModule | undefined;
+
+/**
+ * The `yaml` package, loaded on first use: some 70 modules, which a run whose files all take the
+ * fast path (engine/plain-yaml.ts) never needs.
+ */
+export function yamlPackage(): typeof YamlModule {
+  yamlModule ??= createRequire(import.meta.url)('yaml') as typeof YamlModule;
+  return yamlModule;
 }
 
 export const DEFAULT_YAML_LIMITS: YamlLimits = { maxBytes: 16 * 1024 * 1024, maxDepth: 64, maxAliasCount: 100 };
@@ -104,6 +117,7 @@ export function parseYamlSource(
   const text = decodeYamlText(file, content, limits);
   if (typeof text !== 'string') return { ok: false, diagnostics: [text] };
 
+  const { Composer, LineCounter, Parser } = yamlPackage();
   const lineCounter = new LineCounter();
   function at(offset: number): Position {
     const { line, col } = lineCounter.linePos(offset);
@@ -161,6 +175,7 @@ export function parseYamlSource(
 
 /** The path of the last node of `chain` (a node's ancestry as `visit` gives it, then the node). */
 function pathOf(chain: readonly unknown[]): PathSegment[] {
+  const { isPair, isScalar, isSeq } = yamlPackage();
   const path: PathSegment[] = [];
   for (const [index, item] of chain.entries()) {
     const parent = chain[index - 1];
@@ -171,7 +186,7 @@ function pathOf(chain: readonly unknown[]): PathSegment[] {
 }
 
 function kindOf(node: unknown): string {
-  return isSeq(node) ? 'a list' : 'a map';
+  return yamlPackage().isSeq(node) ? 'a list' : 'a map';
 }
 
 /**
@@ -182,6 +197,7 @@ function kindOf(node: unknown): string {
  * whose anchored node is one of its own ancestors.
  */
 function structureProblems(file: string, doc: Document.Parsed, at: (offset: number) => Position): Diagnostic[] {
+  const { isAlias, isCollection, visit } = yamlPackage();
   const problems: Diagnostic[] = [];
   function problem(node: Node, chain: readonly unknown[], code: string, message: string): void {
     const { line, column } = at(node.range?.[0] ?? 0);
@@ -210,6 +226,7 @@ function duplicateKeyMessage(text: string, offset: number): string {
 
 /** The first pair of map `node` whose key reads as `segment`. */
 function findPair(node: Node, segment: PathSegment, source: YamlSource): Pair | undefined {
+  const { isAlias, isMap, isScalar } = yamlPackage();
   if (!isMap(node)) return undefined;
   let pairs = source.pairIndex.get(node);
   if (pairs === undefined) {
@@ -231,6 +248,7 @@ function findPair(node: Node, segment: PathSegment, source: YamlSource): Pair | 
  * deepest existing ancestor, so a missing field points at the map that should hold it.
  */
 export function positionOf(source: YamlSource, path: readonly PathSegment[], atKey = false): Position {
+  const { isAlias, isSeq } = yamlPackage();
   const { doc, lineCounter } = source;
   let node: Node | null = doc.contents;
   let offset = node?.range?.[0] ?? 0;

@@ -9,7 +9,7 @@ import type { Diagnostic } from '../diagnostic.ts';
 import { readFileAtCommit } from '../git/ref-source.ts';
 import { closeGitRepository, openGitRepository } from '../git/repository.ts';
 import { trackedFiles } from '../git/tracked-files.ts';
-import { parseYamlSource, positionOf } from '../yaml-source.ts';
+import { parseYamlSource, positionOf, type YamlSource } from '../yaml-source.ts';
 import { CONFIG_FILE_NAME } from './config-args.ts';
 import type { RunInput } from './desired-input.ts';
 import { clockOf, type CliIo } from './io.ts';
@@ -43,8 +43,14 @@ async function configText(io: CliIo, input: HygieneInput, options: HygieneOption
 export async function checkSecretsHygiene(io: CliIo, input: HygieneInput, options: HygieneOptions = {}): Promise<Diagnostic[]> {
   const commit = input.source.ref !== null ? (input.source.commit ?? undefined) : undefined;
   const text = await configText(io, input, options, commit);
-  const parsed = text === undefined ? undefined : parseYamlSource(input.configFile, text);
-  const source = parsed?.ok ? parsed.source : undefined;
+  // Parsed by the yaml package only for a warning's position: a config without one never loads it.
+  let source: YamlSource | null | undefined;
+  function sourceOf(): YamlSource | null {
+    if (source !== undefined) return source;
+    const parsed = text === undefined ? undefined : parseYamlSource(input.configFile, text);
+    source = parsed?.ok ? parsed.source : null;
+    return source;
+  }
 
   const refs = secretFileRefs(input.config);
   const repository = refs.length > 0 ? await openGitRepository(input.repoDir) : undefined;
@@ -54,7 +60,10 @@ export async function checkSecretsHygiene(io: CliIo, input: HygieneInput, option
   return secretHygiene({
     config: input.config,
     file: input.configFile,
-    positionOf: (keyPath) => (source ? positionOf(source, keyPath) : { line: 1, column: 1 }),
+    positionOf(keyPath) {
+      const parsed = sourceOf();
+      return parsed ? positionOf(parsed, keyPath) : { line: 1, column: 1 };
+    },
     now: clockOf(io).now(),
     trackedSecretFiles: new Set([...absolute].filter(([, file]) => tracked.has(file)).map(([ref]) => ref)),
   });

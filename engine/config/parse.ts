@@ -2,7 +2,8 @@
 import { compareDiagnostics, isError, type Diagnostic } from '../diagnostic.ts';
 import { COLLECTION_FIELDS, type CollectionFieldName } from '../model/fields.ts';
 import { compileSchema, type PathSegment, type SchemaCheck } from '../model/schema-validator.ts';
-import { diagnosticAt, parseYamlSource, type SchemaProblem } from '../yaml-source.ts';
+import { readPlainYamlMap } from '../plain-yaml.ts';
+import { decodeYamlText, DEFAULT_YAML_LIMITS, diagnosticAt, parseYamlSource, type SchemaProblem } from '../yaml-source.ts';
 import { configSchema } from './schema.ts';
 import { DEFAULTS, type CollectionMode, type Config, type SecretRef, type StateConfig, type TenantConfig } from './types.ts';
 
@@ -137,8 +138,37 @@ function withDefaults(raw: RawConfig): Config {
   };
 }
 
+/** Reads the config: the fast way when it can vouch for the result, else with the `yaml` package. */
 export function parseConfig(file: string, content: Uint8Array | string): ConfigResult {
-  const parsed = parseYamlSource(file, content);
+  const text = decodeYamlText(file, content, DEFAULT_YAML_LIMITS);
+  if (typeof text !== 'string') return { diagnostics: [text] };
+  return parseFast(text) ?? parseExactly(file, text);
+}
+
+/**
+ * The `yaml` package's path alone: exact messages and positions for every problem. parseConfig
+ * falls back to it; exported so that tests can hold the fast path to it.
+ */
+export function parseConfigExactly(file: string, content: Uint8Array | string): ConfigResult {
+  const text = decodeYamlText(file, content, DEFAULT_YAML_LIMITS);
+  if (typeof text !== 'string') return { diagnostics: [text] };
+  return parseExactly(file, text);
+}
+
+/**
+ * The fast path: a config that js-yaml reads and that has no problem at all. Anything else (a
+ * problem to report at its position, something only the `yaml` package reads exactly) returns
+ * undefined.
+ */
+function parseFast(text: string): ConfigResult | undefined {
+  const value = readPlainYamlMap(text, DEFAULT_YAML_LIMITS);
+  if (value === undefined || schemaProblems(value).length > 0 || urlProblems(value).length > 0) return undefined;
+  const raw: object = value;
+  return { config: withDefaults(raw as RawConfig), diagnostics: [] };
+}
+
+function parseExactly(file: string, text: string): ConfigResult {
+  const parsed = parseYamlSource(file, text);
   if (!parsed.ok) return { diagnostics: parsed.diagnostics };
   const { source, value } = parsed;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {

@@ -1,5 +1,4 @@
 /** One desired-state file: YAML -> ContractSet, with every problem positioned. Pure. */
-import { isScalar } from 'yaml';
 import type { Diagnostic } from '../diagnostic.ts';
 import { FIELD_NAMES } from '../model/fields.ts';
 import { contractsFileSchema } from '../model/json-schemas.ts';
@@ -19,6 +18,7 @@ import {
   type SchemaProblem,
   type YamlLimits,
   type YamlSource,
+  yamlPackage,
 } from '../yaml-source.ts';
 import { fastParseDesired } from './fast-parse.ts';
 import { closest } from './suggest.ts';
@@ -55,6 +55,7 @@ function withSuggestion(problem: SchemaProblem): SchemaProblem {
 
 /** Keys like `0815:` are read by YAML as the number 815: the id would silently change. */
 function contractIdProblems(source: YamlSource, ids: readonly string[]): SchemaProblem[] {
+  const { isScalar } = yamlPackage();
   const problems: SchemaProblem[] = [];
   for (const id of ids) {
     const key = keyNodeAt(source, ['contracts', id]);

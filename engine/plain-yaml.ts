@@ -1,0 +1,259 @@
+/**
+ * The fast way to read a plain YAML file: js-yaml's event parser and constructor, in one pass.
+ *
+ * It only vouches for plain files, in which js-yaml and the `yaml` package provably read the same
+ * value: one document whose top level is a map, no directives, tags, anchors or aliases, only
+ * string keys, no duplicate keys, no tabs or lone carriage returns, no scalar or flow collection
+ * over several lines, nesting well inside the limit. For anything else it returns undefined and
+ * the caller reads the file with the `yaml` package (engine/yaml-source.ts), which gives the exact
+ * messages and positions of every problem. Plain scalars are resolved by the `yaml` package's
+ * YAML 1.2 core-schema rules, not js-yaml's (which differ, e.g. for `1e400`).
+ */
+import {
+  COLLECTION_STYLE,
+  constructFromEvents,
+  defineScalarTag,
+  EVENT_ID,
+  getScalarValue,
+  mapTag,
+  NOT_RESOLVED,
+  parseEvents,
+  SCALAR_STYLE,
+  Schema,
+  seqTag,
+  strTag,
+  type Event,
+  type ScalarEvent,
+} from 'js-yaml';
+import type { Position, YamlLimits } from './yaml-source.ts';
+
+// The `yaml` package's core schema (node_modules/yaml/dist/schema/core), rule for rule.
+const NULL = /^(?:~|[Nn]ull|NULL)?$/;
+const BOOL = /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/;
+const INT = /^[-+]?[0-9]+$/;
+const INT_OCT = /^0o[0-7]+$/;
+const INT_HEX = /^0x[0-9a-fA-F]+$/;
+const FLOAT_NAN = /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
+const FLOAT_EXP = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/;
+const FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/;
+
+const nullTag = defineScalarTag('tag:yaml.org,2002:null', {
+  implicit: true,
+  implicitFirstChars: ['', '~', 'n', 'N'],
+  resolve: (source) => (NULL.test(source) ? null : NOT_RESOLVED),
+  identify: (value) => value === null,
+});
+const boolTag = defineScalarTag('tag:yaml.org,2002:bool', {
+  implicit: true,
+  implicitFirstChars: ['t', 'T', 'f', 'F'],
+  resolve: (source) => (BOOL.test(source) ? source[0] === 't' || source[0] === 'T' : NOT_RESOLVED),
+  identify: (value) => typeof value === 'boolean',
+});
+const intTag = defineScalarTag('tag:yaml.org,2002:int', {
+  implicit: true,
+  implicitFirstChars: ['-', '+', ...'0123456789'],
+  resolve(source) {
+    if (INT_OCT.test(source)) return parseInt(source.substring(2), 8);
+    if (INT.test(source)) return parseInt(source, 10);
+    if (INT_HEX.test(source)) return parseInt(source.substring(2), 16);
+    return NOT_RESOLVED;
+  },
+  identify: (value) => Number.isInteger(value),
+});
+const floatTag = defineScalarTag('tag:yaml.org,2002:float', {
+  implicit: true,
+  implicitFirstChars: ['-', '+', '.', ...'0123456789'],
+  resolve(source) {
+    if (FLOAT_NAN.test(source)) {
+      if (source.slice(-3).toLowerCase() === 'nan') return NaN;
+      return source[0] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+    }
+    if (FLOAT_EXP.test(source) || FLOAT.test(source)) return parseFloat(source);
+    return NOT_RESOLVED;
+  },
+  identify: (value) => typeof value === 'number',
+});
+
+const SCHEMA = new Schema([strTag, nullTag, boolTag, intTag, floatTag, seqTag, mapTag]);
+
+/** What the `yaml` package reads as something other than a string, when written as a plain scalar: all of the above in one test. */
+const NON_STRING = new RegExp(`^(?:${[NULL, BOOL, INT, INT_OCT, INT_HEX, FLOAT_NAN, FLOAT_EXP, FLOAT].map((rule) => rule.source.slice(1, -1)).join('|')})$`);
+
+/** Where a scalar starts as the `yaml` package counts it: at the opening quote of a quoted one. */
+function scalarStart(event: ScalarEvent): number {
+  return event.style === SCALAR_STYLE.SINGLE_QUOTED || event.style === SCALAR_STYLE.DOUBLE_QUOTED ? event.valueStart - 1 : event.valueStart;
+}
+
+function scalarEnd(event: ScalarEvent): number {
+  return event.style === SCALAR_STYLE.SINGLE_QUOTED || event.style === SCALAR_STYLE.DOUBLE_QUOTED ? event.valueEnd + 1 : event.valueEnd;
+}
+
+/** Offsets -> 1-based line and column, counting lines once per file. */
+export function positionsIn(text: string): (offset: number) => Position {
+  const starts = [0];
+  for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) starts.push(index + 1);
+  return function at(offset) {
+    let low = 0;
+    let high = starts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (starts[middle]! <= offset) low = middle;
+      else high = middle - 1;
+    }
+    return { line: low + 1, column: offset - starts[low]! + 1 };
+  };
+}
+
+/** The offset just after the bracket closing a flow collection whose last content ends at `from`, or -1 if that is not on the same line. */
+function flowEnd(text: string, from: number): number {
+  for (let index = from; index < text.length; index++) {
+    const char = text[index];
+    if (char === ']' || char === '}') return index + 1;
+    if (char !== ' ' && char !== ',' && char !== ':' && char !== '?') return -1;
+  }
+  return -1;
+}
+
+// Around the document only blank lines, comments, and `---` / `...` markers at the start of a line.
+const PROLOGUE = /^\uFEFF?(?:(?:[ ]*(?:#[^\n]*)?|---(?:[ ]+#[^\n]*)?)\r?\n)*$/;
+const EPILOGUE = /^[ ]*(?:#[^\n]*)?\r?(?:\n(?:[ ]*(?:#[^\n]*)?|\.\.\.(?:[ ]+#[^\n]*)?)\r?)*\n?$/;
+/** The same after a last key whose value is empty (`EbaCode:`), which the text ends with. */
+const EPILOGUE_AFTER_KEY = new RegExp(`^[ ]*:${EPILOGUE.source.slice(1)}`);
+
+/** A map or a list that holds the node being read. */
+export interface PlainYamlAncestor {
+  readonly kind: 'mapping' | 'sequence';
+  /** Of a map: the key whose value is being read, or of a key node, that key. */
+  readonly key: string;
+}
+
+interface Frame extends PlainYamlAncestor {
+  /** Of a mapping: whether the next node is a key. */
+  atKey: boolean;
+  key: string;
+  readonly flow: boolean;
+  /** Of the outermost flow collection: where it starts; else -1. */
+  readonly flowStart: number;
+}
+
+/**
+ * How a node is written: `inline` a plain or quoted scalar, `block` a literal or folded one,
+ * `empty` no scalar at all (`a:`), `collection` a map or a list.
+ */
+export type PlainYamlForm = 'inline' | 'block' | 'empty' | 'collection';
+
+/**
+ * Shown each node on the way, before the node's own checks, by a caller that wants positions:
+ * `ancestors` outermost first (the top-level map is `ancestors[0]`; empty for the top-level map
+ * itself), `key` the text of a map key (undefined for a value or a list item), `start` the offset
+ * where the node starts as the `yaml` package counts it. Returning false refuses the file.
+ */
+export type PlainYamlVisit = (ancestors: readonly PlainYamlAncestor[], key: string | undefined, form: PlainYamlForm, start: number) => boolean;
+
+function formOf(event: Event): PlainYamlForm {
+  if (event.type !== EVENT_ID.SCALAR) return 'collection';
+  if (event.valueStart < 0) return 'empty';
+  return event.style === SCALAR_STYLE.LITERAL_BLOCK || event.style === SCALAR_STYLE.FOLDED_BLOCK ? 'block' : 'inline';
+}
+
+/**
+ * Reads `text` (already size-checked and decoded) the fast way: its top-level map, or undefined
+ * when the `yaml` package must read it. Never throws.
+ */
+export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: PlainYamlVisit): Record<string, unknown> | undefined {
+  if (text.includes('\t') || /\r(?!\n)/.test(text)) return undefined;
+  let events: Event[];
+  try {
+    // The parser recurses once per level: its own limit stops it before the stack is at risk.
+    events = parseEvents(text, { maxDepth: limits.maxDepth + 2 });
+  } catch {
+    return undefined;
+  }
+
+  const stack: Frame[] = [];
+  let documents = 0;
+  let end = 0;
+  let flowDepth = 0;
+  let emptyLast = false;
+  for (const event of events) {
+    if (event.type === EVENT_ID.DOCUMENT) {
+      documents += 1;
+      if (documents > 1 || event.directives.length > 0) return undefined;
+      continue;
+    }
+    if (event.type === EVENT_ID.ALIAS) return undefined;
+    if (event.type === EVENT_ID.POP) {
+      const frame = stack.pop();
+      if (frame === undefined) continue;
+      if (frame.flow) {
+        const closed = flowEnd(text, Math.max(end, frame.flowStart + 1));
+        if (closed === -1 || text[closed] === '#') return undefined;
+        end = closed;
+        if (frame.flowStart !== -1) {
+          const newline = text.indexOf('\n', frame.flowStart);
+          if (newline !== -1 && newline < end) return undefined;
+        }
+        flowDepth -= 1;
+      }
+      const parent = stack.at(-1);
+      if (parent?.kind === 'mapping') parent.atKey = true;
+      continue;
+    }
+
+    // A node: a scalar, a sequence or a mapping.
+    emptyLast = false;
+    if (event.anchorStart !== -1 || event.tagStart !== -1) return undefined;
+    // Nesting as engine/yaml-source.ts counts it, with a margin: near the limit, it decides.
+    if (stack.length >= limits.maxDepth - 1) return undefined;
+    const parent = stack.at(-1);
+    if (parent === undefined && (event.type !== EVENT_ID.MAPPING || !PROLOGUE.test(text.slice(0, event.start)))) return undefined;
+    const isKey = parent?.kind === 'mapping' && parent.atKey;
+    const start = event.type === EVENT_ID.SCALAR ? scalarStart(event) : event.start;
+
+    if (parent?.kind === 'mapping') {
+      if (isKey) {
+        if (event.type !== EVENT_ID.SCALAR || event.style === SCALAR_STYLE.LITERAL_BLOCK || event.style === SCALAR_STYLE.FOLDED_BLOCK) return undefined;
+        const key = getScalarValue(text, event);
+        // Non-string keys (`0815:`), merge keys and overlong implicit keys: the `yaml` package decides.
+        if ((event.style === SCALAR_STYLE.PLAIN && NON_STRING.test(key)) || key === '<<' || event.valueEnd - start > 1000) return undefined;
+        parent.key = key;
+      }
+      parent.atKey = !isKey;
+    }
+    if (visit !== undefined && !visit(stack, isKey ? parent.key : undefined, formOf(event), start)) return undefined;
+
+    if (event.type === EVENT_ID.SCALAR) {
+      // An empty scalar (`a:`) has no place in the text.
+      if (event.valueStart < 0) {
+        emptyLast = true;
+        continue;
+      }
+      end = scalarEnd(event);
+      // `"x"#c`: the yaml package wants a space before a comment.
+      if (text[end] === '#') return undefined;
+      const block = event.style === SCALAR_STYLE.LITERAL_BLOCK || event.style === SCALAR_STYLE.FOLDED_BLOCK;
+      if (!block) {
+        const newline = text.indexOf('\n', start);
+        if (newline !== -1 && newline < end) return undefined;
+      }
+      if (block && flowDepth > 0) return undefined;
+      continue;
+    }
+    const flow = event.style === COLLECTION_STYLE.FLOW;
+    if (flow) flowDepth += 1;
+    end = start + 1;
+    stack.push({ kind: event.type === EVENT_ID.MAPPING ? 'mapping' : 'sequence', atKey: true, key: '', flow, flowStart: flow && flowDepth === 1 ? start : -1 });
+  }
+  if (documents !== 1 || !(emptyLast ? EPILOGUE_AFTER_KEY : EPILOGUE).test(text.slice(end))) return undefined;
+
+  let documentValues: unknown[];
+  try {
+    documentValues = constructFromEvents(events, { source: text, schema: SCHEMA, maxAliases: 0, maxTotalMergeKeys: 0 });
+  } catch {
+    // Duplicate keys, and whatever else js-yaml refuses.
+    return undefined;
+  }
+  const [value] = documentValues;
+  if (documentValues.length !== 1 || value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  return value as Record<string, unknown>;
+}
