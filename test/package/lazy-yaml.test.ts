@@ -39,9 +39,10 @@ afterAll(async () => {
 async function planPullRequest(files: Readonly<Record<string, string>> = {}): Promise<{ code: number; stdout: string; stderr: string; yaml: string[] }> {
   await repo.commit('change', { 'contract-sync.yaml': CONFIG, 'contracts/acme/a.yaml': CHANGED, ...files });
   const out = path.join(repo.dir, '.git', 'yaml-loads.txt');
-  const argv = ['--import', 'tsx', '--import', REPORTER, ENTRY, 'plan', '--repo', '.', '--ref', 'HEAD', '--base', 'main'];
+  // Run from the package, where `--import tsx` resolves; the repository is a temporary directory.
+  const argv = ['--import', 'tsx', '--import', REPORTER, ENTRY, 'plan', '--repo', repo.dir, '--ref', 'HEAD', '--base', 'main'];
   const env = { ...process.env, REPORT_YAML_LOADS: out, CONTRACT_SYNC_LOG_LEVEL: 'warn' };
-  const run = await exec(process.execPath, argv, { cwd: repo.dir, env }).then(
+  const run = await exec(process.execPath, argv, { cwd: ROOT, env }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
   );
@@ -65,7 +66,7 @@ describe('a pull-request plan loads the yaml package only for a file with a prob
     const { code, stderr, yaml } = await planPullRequest({ 'contract-sync.yaml': config });
 
     expect(code).toBe(1);
-    expect(stderr).toBe('contract-sync.yaml:1:17  api.baseUrl  http:// is allowed only for loopback hosts; use https:// for cms.example.com\ninvalid config: no plan written\n');
+    expect(stderr).toBe(`${path.relative(ROOT, path.join(repo.dir, 'contract-sync.yaml'))}:1:17  api.baseUrl  http:// is allowed only for loopback hosts; use https:// for cms.example.com\ninvalid config: no plan written\n`);
     expect(yaml).not.toEqual([]);
   });
 
