@@ -150,10 +150,14 @@ export type PlainYamlForm = 'inline' | 'block' | 'empty' | 'collection';
  */
 export type PlainYamlVisit = (ancestors: readonly PlainYamlAncestor[], key: string | undefined, form: PlainYamlForm, start: number) => boolean;
 
+function isBlockScalar(event: Event): boolean {
+  return event.type === EVENT_ID.SCALAR && (event.style === SCALAR_STYLE.LITERAL_BLOCK || event.style === SCALAR_STYLE.FOLDED_BLOCK);
+}
+
 function formOf(event: Event): PlainYamlForm {
   if (event.type !== EVENT_ID.SCALAR) return 'collection';
   if (event.valueStart < 0) return 'empty';
-  return event.style === SCALAR_STYLE.LITERAL_BLOCK || event.style === SCALAR_STYLE.FOLDED_BLOCK ? 'block' : 'inline';
+  return isBlockScalar(event) ? 'block' : 'inline';
 }
 
 /**
@@ -209,10 +213,11 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
     if (parent === undefined && (event.type !== EVENT_ID.MAPPING || !PROLOGUE.test(text.slice(0, event.start)))) return undefined;
     const isKey = parent?.kind === 'mapping' && parent.atKey;
     const start = event.type === EVENT_ID.SCALAR ? scalarStart(event) : event.start;
+    const form = formOf(event);
 
     if (parent?.kind === 'mapping') {
       if (isKey) {
-        if (event.type !== EVENT_ID.SCALAR || event.style === SCALAR_STYLE.LITERAL_BLOCK || event.style === SCALAR_STYLE.FOLDED_BLOCK) return undefined;
+        if (event.type !== EVENT_ID.SCALAR || isBlockScalar(event)) return undefined;
         const key = getScalarValue(text, event);
         // Non-string keys (`0815:`), merge keys and overlong implicit keys: the `yaml` package decides.
         if ((event.style === SCALAR_STYLE.PLAIN && NON_STRING.test(key)) || key === '<<' || event.valueEnd - start > 1000) return undefined;
@@ -220,23 +225,22 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
       }
       parent.atKey = !isKey;
     }
-    if (visit !== undefined && !visit(stack, isKey ? parent.key : undefined, formOf(event), start)) return undefined;
+    if (visit !== undefined && !visit(stack, isKey ? parent.key : undefined, form, start)) return undefined;
 
     if (event.type === EVENT_ID.SCALAR) {
       // An empty scalar (`a:`) has no place in the text.
-      if (event.valueStart < 0) {
+      if (form === 'empty') {
         emptyLast = true;
         continue;
       }
       end = scalarEnd(event);
       // `"x"#c`: the yaml package wants a space before a comment.
       if (text[end] === '#') return undefined;
-      const block = event.style === SCALAR_STYLE.LITERAL_BLOCK || event.style === SCALAR_STYLE.FOLDED_BLOCK;
-      if (!block) {
+      if (form === 'inline') {
         const newline = text.indexOf('\n', start);
         if (newline !== -1 && newline < end) return undefined;
       }
-      if (block && flowDepth > 0) return undefined;
+      if (form === 'block' && flowDepth > 0) return undefined;
       continue;
     }
     const flow = event.style === COLLECTION_STYLE.FLOW;
