@@ -405,30 +405,57 @@ export async function loadPlanInputOrReport(io: CliIo, options: RunInputOptions,
   return reportLoaded(io, 'plan', { ...options, incrementalPlan: true }, outcome, loaded);
 }
 
-function reportLoaded(io: CliIo, command: string, options: RunInputOptions, outcome: string, loaded: Exclude<RunInputResult, InFullPlan>): RunInput | ExitCode {
-  if (loaded.kind === 'git-error') {
-    io.stderr.write(`contract-sync ${command}: ${loaded.message}\n`);
-    return EXIT.error;
-  }
-  if (loaded.kind === 'invalid-config') {
-    io.stderr.write(formatDiagnostics(loaded.diagnostics, 'text'));
+/** A run that could not be read (git, the config), said on stderr: the exit code. */
+export function reportUnread(io: CliIo, command: string, outcome: string, unread: Extract<RunInputResult, { readonly kind: 'git-error' | 'invalid-config' }>): ExitCode {
+  if (unread.kind === 'git-error') {
+    io.stderr.write(`contract-sync ${command}: ${unread.message}\n`);
+  } else {
+    io.stderr.write(formatDiagnostics(unread.diagnostics, 'text'));
     io.stderr.write(`invalid config: ${outcome}\n`);
+  }
+  return EXIT.error;
+}
+
+/** What a run read of the desired state and its targets, as reportDesired says it. */
+export interface DesiredProblems {
+  readonly configDiagnostics: readonly Diagnostic[];
+  readonly errors: readonly Diagnostic[];
+  readonly warnings: readonly Diagnostic[];
+  /** A base git could not compare with: said after the desired state's errors, before its warnings. */
+  readonly baseError?: GitError;
+  readonly targeting?: { readonly unmatchedTargets: readonly string[]; readonly unmatchedExcludes: readonly string[] };
+}
+
+/**
+ * The desired state's errors and warnings and the targets' problems, said on stderr where they
+ * cannot end up in a pull-request comment: the exit code when the run must stop, else undefined.
+ */
+export function reportDesired(io: CliIo, command: string, outcome: string, problems: DesiredProblems): ExitCode | undefined {
+  const { configDiagnostics, errors, warnings, baseError, targeting } = problems;
+  if (errors.length > 0) {
+    io.stderr.write(formatDiagnostics([...configDiagnostics, ...errors, ...warnings], 'text'));
+    io.stderr.write(`${plural(errors.length, 'error')} in the desired state: ${outcome}\n`);
     return EXIT.error;
   }
-  const { configDiagnostics, desired } = loaded.input;
-  if (desired.errors.length > 0) {
-    io.stderr.write(formatDiagnostics([...configDiagnostics, ...desired.errors, ...desired.warnings], 'text'));
-    io.stderr.write(`${plural(desired.errors.length, 'error')} in the desired state: ${outcome}\n`);
+  if (baseError) {
+    io.stderr.write(`contract-sync ${command}: ${baseError.message}\n`);
     return EXIT.error;
   }
-  if (configDiagnostics.length + desired.warnings.length > 0) io.stderr.write(formatDiagnostics([...configDiagnostics, ...desired.warnings], 'text'));
-  const targeting = loaded.input.targeting;
+  if (configDiagnostics.length + warnings.length > 0) io.stderr.write(formatDiagnostics([...configDiagnostics, ...warnings], 'text'));
   if (targeting && targeting.unmatchedTargets.length > 0) {
     for (const target of targeting.unmatchedTargets) io.stderr.write(`contract-sync ${command}: --target ${target} matches no contract declared in the desired state\n`);
     io.stderr.write(`${targeting.unmatchedTargets.length === 1 ? '1 target matches' : `${targeting.unmatchedTargets.length} targets match`} no contract: ${outcome}\n`);
     return EXIT.error;
   }
   for (const exclude of targeting?.unmatchedExcludes ?? []) io.stderr.write(`contract-sync ${command}: warning: --exclude ${exclude} matches no contract\n`);
+  return undefined;
+}
+
+function reportLoaded(io: CliIo, command: string, options: RunInputOptions, outcome: string, loaded: Exclude<RunInputResult, InFullPlan>): RunInput | ExitCode {
+  if (loaded.kind !== 'ready') return reportUnread(io, command, outcome, loaded);
+  const { configDiagnostics, desired, targeting } = loaded.input;
+  const stop = reportDesired(io, command, outcome, { configDiagnostics, errors: desired.errors, warnings: desired.warnings, ...(targeting ? { targeting } : {}) });
+  if (stop !== undefined) return stop;
   // With one tenant planned incrementally, the plan itself says which were planned in full and why.
   const { scopes } = loaded.input;
   if (options.incrementalPlan && scopes && !hasIncremental(scopes)) {

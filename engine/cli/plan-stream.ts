@@ -10,12 +10,10 @@ import { planByTenant, type PlanHeader } from '../plan/plan-by-tenant.ts';
 import { planJsonPieces } from '../plan/render-json.ts';
 import { renderPlanTextHead, renderPlanTextTail, renderPlanTextTenant, type TextRenderOptions } from '../plan/render-text.ts';
 import type { PlanMadeWith } from '../plan/types.ts';
-import { plural } from '../plural.ts';
 import { StateFormatError } from '../state/file-format.ts';
 import { PostgresStateError } from '../state/postgres/errors.ts';
 import type { KnownContracts, StateStore } from '../state/types.ts';
-import { loadRunFiles, type RunInputOptions } from './desired-input.ts';
-import { formatDiagnostics } from './diagnostics-output.ts';
+import { loadRunFiles, reportDesired, reportUnread, type RunInputOptions } from './desired-input.ts';
 import { EXIT, type CliIo, type ExitCode } from './io.ts';
 import { reportShard } from './shard-args.ts';
 import { spoolBeside, temporarySpool } from './spool.ts';
@@ -73,15 +71,7 @@ function lazyKnownState(open: () => Promise<StateStore | string>): { read(tenant
 
 export async function streamedStorePlan(io: CliIo, options: StreamedPlanOptions): Promise<ExitCode> {
   const loaded = await loadRunFiles(io, options);
-  if (loaded.kind === 'git-error') {
-    io.stderr.write(`contract-sync plan: ${loaded.message}\n`);
-    return EXIT.error;
-  }
-  if (loaded.kind === 'invalid-config') {
-    io.stderr.write(formatDiagnostics(loaded.diagnostics, 'text'));
-    io.stderr.write(`invalid config: ${OUTCOME}\n`);
-    return EXIT.error;
-  }
+  if (loaded.kind !== 'ready') return reportUnread(io, 'plan', OUTCOME, loaded);
   const { input } = loaded;
   const outFile = options.out === undefined ? undefined : path.resolve(io.cwd, options.out);
   const json = outFile !== undefined || options.format === 'json' ? { spool: outFile === undefined ? temporarySpool() : spoolBeside(outFile), pieces: planJsonPieces() } : undefined;
@@ -105,24 +95,15 @@ export async function streamedStorePlan(io: CliIo, options: StreamedPlanOptions)
         },
       },
     );
-    const { configDiagnostics } = input;
-    if (result.errors.length > 0) {
-      io.stderr.write(formatDiagnostics([...configDiagnostics, ...result.errors, ...result.warnings], 'text'));
-      io.stderr.write(`${plural(result.errors.length, 'error')} in the desired state: ${OUTCOME}\n`);
-      return EXIT.error;
-    }
-    if (input.baseError) {
-      io.stderr.write(`contract-sync plan: ${input.baseError.message}\n`);
-      return EXIT.error;
-    }
-    if (configDiagnostics.length + result.warnings.length > 0) io.stderr.write(formatDiagnostics([...configDiagnostics, ...result.warnings], 'text'));
     const { targeting } = result;
-    if (targeting && targeting.unmatchedTargets.length > 0) {
-      for (const target of targeting.unmatchedTargets) io.stderr.write(`contract-sync plan: --target ${target} matches no contract declared in the desired state\n`);
-      io.stderr.write(`${targeting.unmatchedTargets.length === 1 ? '1 target matches' : `${targeting.unmatchedTargets.length} targets match`} no contract: ${OUTCOME}\n`);
-      return EXIT.error;
-    }
-    for (const exclude of targeting?.unmatchedExcludes ?? []) io.stderr.write(`contract-sync plan: warning: --exclude ${exclude} matches no contract\n`);
+    const stop = reportDesired(io, 'plan', OUTCOME, {
+      configDiagnostics: input.configDiagnostics,
+      errors: result.errors,
+      warnings: result.warnings,
+      ...(input.baseError ? { baseError: input.baseError } : {}),
+      ...(targeting ? { targeting } : {}),
+    });
+    if (stop !== undefined) return stop;
     // An empty shard still plans (and writes --out): nothing, so that the steps after it find a plan.
     reportShard(io, input.shard, options.format === 'text' ? 'stdout' : 'stderr');
     const problem = await known.problem();
