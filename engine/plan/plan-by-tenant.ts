@@ -72,7 +72,11 @@ export interface PlanByTenantResult {
 
 function byTenant(sets: readonly ContractSet[]): Map<string, ContractSet[]> {
   const grouped = new Map<string, ContractSet[]>();
-  for (const set of sets) grouped.set(set.tenant, [...(grouped.get(set.tenant) ?? []), set]);
+  for (const set of sets) {
+    const group = grouped.get(set.tenant) ?? [];
+    grouped.set(set.tenant, group);
+    group.push(set);
+  }
   return grouped;
 }
 
