@@ -9,7 +9,7 @@
 import type { Config } from '../config/types.ts';
 import type { ContractSet } from '../desired/types.ts';
 import type { ContractFields } from '../model/types.ts';
-import { sameDesiredFields } from '../git/touched-contracts.ts';
+import { contractKey, sameDesiredFields } from '../git/touched-contracts.ts';
 import { fingerprint } from '../plan/fingerprint.ts';
 import { plural } from '../plural.ts';
 import type { TenantRunRecord } from '../state/types.ts';
@@ -102,10 +102,6 @@ export function narrowToScopes(contractSets: readonly ContractSet[], scopes: Rea
   });
 }
 
-function keyOf(tenant: string, id: string): string {
-  return `${tenant}\0${id}`;
-}
-
 /**
  * Within an incremental tenant's files, the contracts worth planning: those whose desired fields
  * differ from what the files declared at the tenant's last applied commit (added ones included),
@@ -124,7 +120,7 @@ export function narrowToChangedContracts(
   const declared = new Map<string, Map<string, ContractFields>>();
   for (const [commit, sets] of before) {
     const byKey = new Map<string, ContractFields>();
-    for (const set of sets) for (const contract of set.contracts) byKey.set(keyOf(set.tenant, contract.id), contract.fields);
+    for (const set of sets) for (const contract of set.contracts) byKey.set(contractKey(set.tenant, contract.id), contract.fields);
     declared.set(commit, byKey);
   }
   const narrowed: ContractSet[] = [];
@@ -141,7 +137,7 @@ export function narrowToChangedContracts(
     const contracts = set.contracts.filter((contract) => {
       if (scope.pendingIds.has(contract.id) || extra?.has(contract.id)) return true;
       if (!changed) return false;
-      const fields = then?.get(keyOf(set.tenant, contract.id));
+      const fields = then?.get(contractKey(set.tenant, contract.id));
       return fields === undefined || !sameDesiredFields(fields, contract.fields);
     });
     if (contracts.length > 0) narrowed.push(contracts.length === set.contracts.length ? set : { ...set, contracts });

@@ -28,7 +28,8 @@ export function sameDesiredFields(a: ContractFields, b: ContractFields): boolean
   return diffContract(a, b).length === 0 && diffContract(b, a).length === 0;
 }
 
-function keyOf(tenant: string, id: string): string {
+/** One key for a tenant's contract, for maps that hold several tenants' contracts. */
+export function contractKey(tenant: string, id: string): string {
   return `${tenant}\0${id}`;
 }
 
@@ -47,7 +48,7 @@ export function findTouchedContracts(
   const atBase = new Map<string, { fields: ContractFields; unmanaged: PlanUnmanagedContract }>();
   for (const set of base) {
     for (const contract of set.contracts) {
-      const key = keyOf(set.tenant, contract.id);
+      const key = contractKey(set.tenant, contract.id);
       if (atBase.has(key)) continue;
       atBase.set(key, { fields: contract.fields, unmanaged: { tenant: set.tenant, id: contract.id, file: set.file, line: contract.line } });
     }
@@ -58,7 +59,7 @@ export function findTouchedContracts(
   for (const set of head) {
     const changed = changedPaths.has(set.file);
     for (const contract of set.contracts) {
-      const key = keyOf(set.tenant, contract.id);
+      const key = contractKey(set.tenant, contract.id);
       atHead.add(key);
       if (!changed) continue;
       const before = atBase.get(key);
