@@ -4,10 +4,10 @@ import { runGit, type GitRepository } from './repository.ts';
 import { isObjectId } from './resolve-ref.ts';
 
 /** `file` (absolute) relative to the work tree's top, `/`-separated; undefined when outside the work tree. */
-function fromTop(repo: GitRepository, prefix: string, file: string): string | undefined {
+function fromTop(repo: GitRepository, file: string): string | undefined {
   const relative = path.relative(repo.dir, file);
   if (path.isAbsolute(relative)) return undefined;
-  const top = path.posix.normalize(`${prefix}${relative.split(path.sep).join('/')}`);
+  const top = path.posix.normalize(`${repo.prefix}${relative.split(path.sep).join('/')}`);
   return top === '..' || top.startsWith('../') || top === '.' ? undefined : top;
 }
 
@@ -17,10 +17,9 @@ function fromTop(repo: GitRepository, prefix: string, file: string): string | un
  */
 export async function trackedFiles(repo: GitRepository, files: readonly string[], commit?: string): Promise<Set<string>> {
   if (commit !== undefined && !isObjectId(commit)) throw new TypeError(`trackedFiles: expected a commit id, got ${JSON.stringify(commit)}`);
-  const prefix = (await runGit(repo, ['rev-parse', '--show-prefix'])).trim();
   const inside = new Map<string, string[]>();
   for (const file of files) {
-    const top = fromTop(repo, prefix, file);
+    const top = fromTop(repo, file);
     if (top !== undefined) inside.set(top, [...(inside.get(top) ?? []), file]);
   }
   if (inside.size === 0) return new Set();
