@@ -17,7 +17,7 @@ import { runApply } from '../engine/apply/run-apply.ts';
 import { createTenantTokens } from '../engine/auth/index.ts';
 import { systemClock } from '../engine/clock.ts';
 import { silentLogger } from '../engine/log/logger.ts';
-import { fingerprint } from '../engine/plan/fingerprint.ts';
+import { fingerprint } from '../engine/model/fingerprint.ts';
 import { fileStateStore } from '../engine/state/file-store.ts';
 import { startEmulator } from '../emulator/index.ts';
 import { createFleet, fleetConfig, fleetSeed, requestLog } from '../test/helpers/fleet.ts';

@@ -29,7 +29,7 @@ import { planningFingerprint } from '../engine/apply/incremental.ts';
 import { main } from '../engine/cli/main.ts';
 import { readConfig } from '../engine/config/index.ts';
 import { loadDesiredState, type DesiredStateResult } from '../engine/desired/index.ts';
-import { fingerprint } from '../engine/plan/index.ts';
+import { fingerprint } from '../engine/model/index.ts';
 import { fileStateStore } from '../engine/state/index.ts';
 import { writeContractsRepo } from './generate-contracts.ts';
 

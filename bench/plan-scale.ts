@@ -43,7 +43,7 @@ import { stringify } from 'yaml';
 import { planningFingerprint } from '../engine/apply/incremental.ts';
 import { readConfig } from '../engine/config/index.ts';
 import type { ContractFields } from '../engine/model/index.ts';
-import { fingerprint } from '../engine/plan/index.ts';
+import { fingerprint } from '../engine/model/index.ts';
 import { fileStateStore, stateRecordOf, type AppliedContract } from '../engine/state/index.ts';
 import { JOURNAL_FILE_NAME, journalRecordLine } from '../engine/state/journal-format.ts';
 import { differing, writeContractsRepo } from './generate-contracts.ts';

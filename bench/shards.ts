@@ -45,7 +45,7 @@ import { parseArgs } from 'node:util';
 import { shardOf } from '../engine/desired/shard.ts';
 import type { ContractSet } from '../engine/desired/types.ts';
 import type { ContractFields } from '../engine/model/types.ts';
-import { fingerprint } from '../engine/plan/fingerprint.ts';
+import { fingerprint } from '../engine/model/fingerprint.ts';
 import { openPostgresStateStore } from '../engine/state/postgres/index.ts';
 import { startEmulator, type Emulator } from '../emulator/index.ts';
 import { writeTree } from '../test/helpers/files.ts';

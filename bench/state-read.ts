@@ -12,7 +12,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fingerprint } from '../engine/plan/index.ts';
+import { fingerprint } from '../engine/model/index.ts';
 import { fileStateStore, readKnownState, type AppliedContract, type StateStore } from '../engine/state/index.ts';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10000x10,100000x100').split(',').map((size) => {

@@ -11,5 +11,6 @@ export * from './git/index.ts';
 export { createLogger, Redactor, silentLogger, type Logger } from './log/logger.ts';
 export * from './model/index.ts';
 export * from './plan/index.ts';
+export * from './run/index.ts';
 export { generatedSpecs } from './specs.ts';
 export * from './state/index.ts';

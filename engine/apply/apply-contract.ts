@@ -9,7 +9,7 @@ import type { CollectionFieldName } from '../model/fields.ts';
 import { applyAcceptedOps } from '../model/apply-ops.ts';
 import type { ContractFields, Op } from '../model/types.ts';
 import { diffContract } from '../plan/diff.ts';
-import { fingerprint } from '../plan/fingerprint.ts';
+import { fingerprint } from '../model/fingerprint.ts';
 import type { StateStore } from '../state/types.ts';
 import { messageOf } from './failure.ts';
 import type { TenantLane } from './tenant-lane.ts';

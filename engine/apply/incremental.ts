@@ -9,8 +9,8 @@
 import type { Config } from '../config/types.ts';
 import type { ContractSet } from '../desired/types.ts';
 import type { ContractFields } from '../model/types.ts';
-import { contractKey, sameDesiredFields } from '../git/touched-contracts.ts';
-import { fingerprint } from '../plan/fingerprint.ts';
+import { contractKey, sameDesiredFields } from '../plan/touched-contracts.ts';
+import { fingerprint } from '../model/fingerprint.ts';
 import { plural } from '../plural.ts';
 import type { TenantRunRecord } from '../state/types.ts';
 

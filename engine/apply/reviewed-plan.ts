@@ -2,7 +2,7 @@
  * Applying a saved plan (`apply PLAN.json`): a reviewed contract is sent only when planning it
  * again now gives exactly what was reviewed. Pure.
  */
-import { canonicalJson } from '../plan/fingerprint.ts';
+import { canonicalJson } from '../model/fingerprint.ts';
 import type { PlanContract, PlanDocument } from '../plan/types.ts';
 
 export const PLAN_AGAIN = 'run contract-sync plan again';

@@ -29,7 +29,7 @@ import type { ContractSet } from '../desired/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ContractFields } from '../model/types.ts';
 import { createPlan } from '../plan/create-plan.ts';
-import { fingerprint } from '../plan/fingerprint.ts';
+import { fingerprint } from '../model/fingerprint.ts';
 import { countRemovals, judgeRemovals, type RemovalLimits } from '../plan/removal-guard.ts';
 import type { PlanContract, PlanDocument, PlanSource, PlanTouched } from '../plan/types.ts';
 import type { AppliedContract, KnownContract, KnownContracts, PendingContract, StateStore, TenantLock, TenantRunRecord } from '../state/types.ts';

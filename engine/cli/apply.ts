@@ -25,7 +25,7 @@ import { clockOf, EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from
 import { createProgress } from './progress.ts';
 import { CONFIRM_OPTIONS, confirmHelp, parseMaxRemovals, removalLimits } from './removal-args.ts';
 import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-args.ts';
-import { recordRunHistory } from '../state/record-history.ts';
+import { recordRunHistory } from '../run/record-history.ts';
 import { openStateStore } from './state-store.ts';
 
 export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--refresh | --no-refresh]

@@ -5,7 +5,7 @@ import { readConfig } from '../config/read.ts';
 import type { Config } from '../config/types.ts';
 import { parseTargetPattern, type TargetPattern } from '../desired/target.ts';
 import type { Diagnostic } from '../diagnostic.ts';
-import { readFileAtCommit } from '../git/ref-source.ts';
+import { readFileAtCommit } from '../run/git-source.ts';
 import type { GitRepository } from '../git/repository.ts';
 import { UsageError, type CliIo } from './io.ts';
 

@@ -13,14 +13,14 @@ import { isTargeted, selectTargets, type TargetOptions, type TargetPattern } fro
 import type { ContractSet, DesiredFile, DesiredStateResult } from '../desired/types.ts';
 import type { Diagnostic } from '../diagnostic.ts';
 import { parseDesiredFile } from '../desired/parse-file.ts';
-import { readBaseChanges, type BaseChanges } from '../git/base-changes.ts';
+import { readBaseChanges, type BaseChanges } from '../run/base-changes.ts';
 import { changedFiles } from '../git/changed-files.ts';
 import { GitError, type GitErrorCode } from '../git/errors.ts';
 import { missingRefMessage } from '../git/fetch-hint.ts';
-import { gitCommitSource } from '../git/ref-source.ts';
+import { gitCommitSource } from '../run/git-source.ts';
 import { closeGitRepository, openGitRepository, type GitRepository } from '../git/repository.ts';
 import { checkRefSyntax, isShallow, remoteNames, resolveCommit } from '../git/resolve-ref.ts';
-import { findTouchedContracts } from '../git/touched-contracts.ts';
+import { findTouchedContracts } from '../plan/touched-contracts.ts';
 import type { BaseInput } from '../plan/plan-by-tenant.ts';
 import type { PlanIncremental, PlanSource, PlanTouched } from '../plan/types.ts';
 import { plural } from '../plural.ts';

@@ -9,7 +9,7 @@ import type { RunReport } from '../apply/run-report.ts';
 import type { Config } from '../config/types.ts';
 import type { ContractSet } from '../desired/types.ts';
 import { createPlan } from '../plan/create-plan.ts';
-import { readPlannedKnownState } from '../plan/incremental-plan.ts';
+import { readPlannedKnownState } from '../run/known-state.ts';
 import { renderPlanJson } from '../plan/render-json.ts';
 import type { RepositoryLinks } from '../plan/file-links.ts';
 import { renderPlanMarkdown } from '../plan/render-markdown.ts';

@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { secretFileRefs, secretHygiene } from '../config/hygiene.ts';
 import type { Diagnostic } from '../diagnostic.ts';
-import { readFileAtCommit } from '../git/ref-source.ts';
+import { readFileAtCommit } from '../run/git-source.ts';
 import { closeGitRepository, openGitRepository } from '../git/repository.ts';
 import { trackedFiles } from '../git/tracked-files.ts';
 import { parseYamlSource, positionOf, type YamlSource } from '../yaml-source.ts';

@@ -1,16 +1,10 @@
 /** The files that differ between a commit and another commit or the working tree (`git diff --name-status`). */
 import { compareText } from '../compare-text.ts';
 import { GitError } from './errors.ts';
-import { runGit, type GitRepository } from './repository.ts';
+import { runGit, type ChangedFile, type ChangeStatus, type GitRepository } from './repository.ts';
 import { isObjectId } from './resolve-ref.ts';
 
-export type ChangeStatus = 'added' | 'modified' | 'deleted';
-
-export interface ChangedFile {
-  /** Relative to the repository's `dir`. */
-  readonly path: string;
-  readonly status: ChangeStatus;
-}
+export type { ChangedFile, ChangeStatus } from './repository.ts';
 
 function statusOf(letter: string): ChangeStatus {
   if (letter === 'A') return 'added';

@@ -1,11 +1,8 @@
-export { readBaseChanges, type BaseChanges, type BaseChangesOptions } from './base-changes.ts';
 export { readBlobs } from './cat-file.ts';
 export { changedFiles, type ChangedFile, type ChangeStatus } from './changed-files.ts';
 export { GitError, redactUrls, type GitErrorCode } from './errors.ts';
 export { fetchCommand, missingRefMessage, noMergeBaseMessage } from './fetch-hint.ts';
 export { listTree, type TreeEntry } from './list-tree.ts';
-export { gitCommitSource, readFileAtCommit } from './ref-source.ts';
 export { closeGitRepository, openGitRepository, runGit, type GitRepository, type OpenGitOptions } from './repository.ts';
 export { checkRefSyntax, isObjectId, isShallow, mergeBase, remoteNames, resolveCommit } from './resolve-ref.ts';
-export { findTouchedContracts, sameDesiredFields } from './touched-contracts.ts';
 export { checkAncestor, type AncestorCheck } from './is-ancestor.ts';

@@ -2,8 +2,15 @@
 import { stat } from 'node:fs/promises';
 import type { SimpleGit } from 'simple-git';
 import { CatFileProcess } from './cat-file-process.ts';
-import type { ChangedFile } from './changed-files.ts';
 import { GitError, redactUrls } from './errors.ts';
+
+export type ChangeStatus = 'added' | 'modified' | 'deleted';
+
+export interface ChangedFile {
+  /** Relative to the repository's `dir`. */
+  readonly path: string;
+  readonly status: ChangeStatus;
+}
 
 export interface GitRepository {
   /** Absolute; may be a subdirectory of the work tree. Every path in and out is relative to it. */

@@ -2,7 +2,12 @@
  * The CI files `contract-sync init` writes: short versions of examples/github-actions and
  * examples/gitlab-ci (which explain every choice at length). Pure text.
  */
-import type { TenantNames } from './scaffold.ts';
+
+/** What each scaffolded tenant is called in the files: its key and the variable holding its secret. */
+export interface TenantNames {
+  readonly tenant: string;
+  readonly secretEnv: string;
+}
 
 /** The GitHub Action of this package (action.yml at the root of its repository). */
 export const ACTION_REF = 'contract-sync/contract-sync@v1';

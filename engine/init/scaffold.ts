@@ -4,7 +4,7 @@
  */
 import { stringify } from 'yaml';
 import { TENANT_PATTERN } from '../model/json-schemas.ts';
-import { githubWorkflow, gitlabPipeline } from './ci-templates.ts';
+import { githubWorkflow, gitlabPipeline, type TenantNames } from './ci-templates.ts';
 
 export type CiProvider = 'github' | 'gitlab' | 'none';
 export const CI_PROVIDERS: readonly CiProvider[] = ['github', 'gitlab', 'none'];
@@ -21,11 +21,7 @@ export interface ScaffoldFile {
   readonly content: string;
 }
 
-/** What each scaffolded tenant is called in the files: its key and the variable holding its secret. */
-export interface TenantNames {
-  readonly tenant: string;
-  readonly secretEnv: string;
-}
+export type { TenantNames } from './ci-templates.ts';
 
 export const CONFIG_FILE = 'contract-sync.yaml';
 export const GITIGNORE_FILE = '.gitignore';

@@ -1,4 +1,5 @@
 export * from './fields.ts';
+export { canonicalJson, fingerprint } from './fingerprint.ts';
 export type { JsonSchema } from './json-schema-type.ts';
 export * from './apply-ops.ts';
 export * from './json-schemas.ts';

@@ -67,3 +67,18 @@ export interface Op {
   path: `/Contract/${FieldName}`;
   value: unknown;
 }
+
+/** Where a contract's known state came from: the state store (what we last applied) or a live read. */
+export type KnownSource = 'state' | 'live';
+
+/** The last known state of one contract. */
+export interface KnownContract {
+  readonly fields: ContractFields;
+  readonly from: KnownSource;
+}
+
+/** Known state of one tenant's contracts, by ContractId. A contract never applied is absent. */
+export type KnownContracts = ReadonlyMap<string, KnownContract>;
+
+/** Known state of every tenant, by tenant name. */
+export type KnownState = ReadonlyMap<string, KnownContracts>;

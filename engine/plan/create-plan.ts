@@ -2,10 +2,10 @@
 import { compareText } from '../compare-text.ts';
 import type { ContractSet } from '../desired/types.ts';
 import { isUtcTimestamp } from '../model/normalise.ts';
-import type { KnownState } from '../state/types.ts';
+import type { KnownState } from '../model/types.ts';
 import { describeChanges } from './changes.ts';
 import { diffContract, type DiffOptions } from './diff.ts';
-import { fingerprint } from './fingerprint.ts';
+import { fingerprint } from '../model/fingerprint.ts';
 import { PLAN_VERSION, type PlanContract, type PlanDocument, type PlanSource, type PlanTenant, type PlanTouched, type PlanUnmanagedContract } from './types.ts';
 
 export interface PlanOptions extends DiffOptions {

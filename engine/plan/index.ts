@@ -1,7 +1,7 @@
 export { describeChanges } from './changes.ts';
 export { createPlan, type PlanOptions } from './create-plan.ts';
 export { checkDiffOptions, diffContract, type DiffOptions } from './diff.ts';
-export { canonicalJson, fingerprint } from './fingerprint.ts';
+export { findTouchedContracts, sameDesiredFields } from './touched-contracts.ts';
 export { checkPlan, parsePlan, PlanFormatError } from './read-plan.ts';
 export { renderPlanJson } from './render-json.ts';
 export { MARKDOWN_MAX_LENGTH, renderPlanMarkdown, type MarkdownRenderOptions } from './render-markdown.ts';

@@ -10,8 +10,8 @@ import { validateByTenant } from '../desired/by-tenant.ts';
 import { describeTargeting, selectTargets, type TargetOptions } from '../desired/target.ts';
 import type { ContractSet, DesiredFile } from '../desired/types.ts';
 import type { Diagnostic } from '../diagnostic.ts';
-import { findTouchedContracts } from '../git/touched-contracts.ts';
-import type { KnownContracts } from '../state/types.ts';
+import { findTouchedContracts } from './touched-contracts.ts';
+import type { KnownContracts } from '../model/types.ts';
 import { createPlan, sortNoLongerManaged } from './create-plan.ts';
 import type { PlanDocument, PlanSource, PlanSummary, PlanTenant, PlanUnmanagedContract } from './types.ts';
 

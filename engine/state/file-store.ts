@@ -13,7 +13,7 @@ import { acquireFileLock, forceRemoveFileLock, readFileLockHolder } from './file
 import { checkHistoryEntry, checkHistoryQuery, selectHistory, type RunHistoryEntry } from './history.ts';
 import { JOURNAL_FILE_NAME, journalRecordLine, journalRemovalLine } from './journal-format.ts';
 import type { LockHolder } from './lock-timeout-message.ts';
-import { fingerprint } from '../plan/fingerprint.ts';
+import { fingerprint } from '../model/fingerprint.ts';
 import { resolveFileStoreOptions, type FileStateStoreOptions } from './file-store-options.ts';
 import { checkLockOptions } from './lock-options.ts';
 import { checkApplied, checkContractId, checkRunRecord, checkTenant } from './store-input.ts';

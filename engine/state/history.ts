@@ -2,10 +2,14 @@
  * Run history: one entry per finished `apply` or `drift --fix` run, kept by the state store
  * (docs/architecture.md section 7), read by `contract-sync state history`. Pure.
  */
-import type { RunReport } from '../apply/run-report.ts';
-import type { HistoryQuery } from './types.ts';
 
 export type HistoryCommand = 'apply' | 'drift --fix';
+
+export interface HistoryQuery {
+  readonly tenant?: string;
+  /** At most this many entries (the newest). */
+  readonly limit?: number;
+}
 
 /**
  * Who or what started a run, from the CI variables when there are any. Only what identifies the
@@ -63,25 +67,6 @@ export function startedByFromEnv(env: Readonly<Record<string, string | undefined
     };
   }
   return {};
-}
-
-/** The history entry of a finished run. */
-export function historyEntryOf(report: RunReport, command: HistoryCommand, startedBy: StartedBy): RunHistoryEntry {
-  return {
-    runId: report.runId,
-    command,
-    startedAt: report.startedAt,
-    finishedAt: report.finishedAt,
-    commit: report.source.commit,
-    startedBy,
-    tenants: report.tenants.map((tenant) => ({
-      tenant: tenant.tenant,
-      changed: tenant.changed,
-      applied: tenant.applied,
-      failed: tenant.failures.length,
-      ...(tenant.error === undefined ? {} : { error: tenant.error }),
-    })),
-  };
 }
 
 /** A bad entry is a programming error: TypeError. */

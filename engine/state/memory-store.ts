@@ -6,7 +6,7 @@
  */
 import { systemClock } from '../clock.ts';
 import { compareText } from '../compare-text.ts';
-import { fingerprint } from '../plan/fingerprint.ts';
+import { fingerprint } from '../model/fingerprint.ts';
 import { checkHistoryEntry, checkHistoryQuery, selectHistory, type RunHistoryEntry } from './history.ts';
 import { checkLockOptions } from './lock-options.ts';
 import { lockTimeoutMessage, type LockHolder } from './lock-timeout-message.ts';

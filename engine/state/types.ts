@@ -1,21 +1,10 @@
-import type { ContractFields } from '../model/types.ts';
+import type { ContractFields, KnownContracts } from '../model/types.ts';
 import type { LockHolder } from './lock-timeout-message.ts';
-import type { RunHistoryEntry } from './history.ts';
+import type { HistoryQuery, RunHistoryEntry } from './history.ts';
 
-/** Where a contract's known state came from: the state store (what we last applied) or a live read. */
-export type KnownSource = 'state' | 'live';
+export type { HistoryQuery } from './history.ts';
 
-/** The last known state of one contract. */
-export interface KnownContract {
-  readonly fields: ContractFields;
-  readonly from: KnownSource;
-}
-
-/** Known state of one tenant's contracts, by ContractId. A contract never applied is absent. */
-export type KnownContracts = ReadonlyMap<string, KnownContract>;
-
-/** Known state of every tenant, by tenant name. */
-export type KnownState = ReadonlyMap<string, KnownContracts>;
+export type { KnownContract, KnownContracts, KnownSource, KnownState } from '../model/types.ts';
 
 /** What a successful PATCH leaves behind for one contract (docs/architecture.md section 7). */
 export interface AppliedContract {
@@ -35,12 +24,6 @@ export interface AppliedContract {
  * them (file backend); the fingerprint is then computed from the fields.
  */
 export type StoredContract = Omit<AppliedContract, 'appliedAt' | 'commit'> & { readonly appliedAt?: string; readonly commit?: string | null };
-
-export interface HistoryQuery {
-  readonly tenant?: string;
-  /** At most this many entries (the newest). */
-  readonly limit?: number;
-}
 
 /**
  * A contract a run did not finish:

@@ -13,7 +13,7 @@ import { silentLogger } from '../../engine/log/logger.ts';
 import { validateOps } from '../../engine/model/apply-ops.ts';
 import type { ContractFields, Op } from '../../engine/model/types.ts';
 import { diffContract } from '../../engine/plan/diff.ts';
-import { fingerprint } from '../../engine/plan/fingerprint.ts';
+import { fingerprint } from '../../engine/model/fingerprint.ts';
 import { memoryStateStore, type MemoryStateStore } from '../../engine/state/memory-store.ts';
 
 const T0 = Date.UTC(2027, 0, 1, 12, 0, 0);

@@ -17,7 +17,7 @@ import { createLogger, Redactor } from '../../engine/log/logger.ts';
 import type { ContractFields } from '../../engine/model/types.ts';
 import { createPlan } from '../../engine/plan/create-plan.ts';
 import { diffContract } from '../../engine/plan/diff.ts';
-import { fingerprint } from '../../engine/plan/fingerprint.ts';
+import { fingerprint } from '../../engine/model/fingerprint.ts';
 import { fileStateStore } from '../../engine/state/file-store.ts';
 import { readKnownState } from '../../engine/state/memory-store.ts';
 import type { AppliedContract, StateStore } from '../../engine/state/types.ts';

@@ -14,7 +14,7 @@ import { systemClock } from '../../engine/clock.ts';
 import type { Config } from '../../engine/config/types.ts';
 import { silentLogger } from '../../engine/log/logger.ts';
 import type { ContractFields } from '../../engine/model/types.ts';
-import { fingerprint } from '../../engine/plan/fingerprint.ts';
+import { fingerprint } from '../../engine/model/fingerprint.ts';
 import { fileStateStore } from '../../engine/state/file-store.ts';
 import type { PendingContract, StateStore } from '../../engine/state/types.ts';
 import { startEmulator, type Emulator } from '../../emulator/index.ts';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fileStateStore } from '../../engine/state/file-store.ts';
 import type { ContractFields } from '../../engine/model/types.ts';
-import { fingerprint } from '../../engine/plan/fingerprint.ts';
+import { fingerprint } from '../../engine/model/fingerprint.ts';
 import { startEmulator, type Emulator, type Seed } from '../../emulator/index.ts';
 import { cleanupsAfterEach } from '../helpers/cleanups.ts';
 import { runCli } from '../helpers/cli.ts';

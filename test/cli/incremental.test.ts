@@ -13,8 +13,8 @@ import { loadRunInput, type RunInputOptions } from '../../engine/cli/desired-inp
 import type { CliIo } from '../../engine/cli/io.ts';
 import type { ContractFields, Op } from '../../engine/model/types.ts';
 import { createPlan } from '../../engine/plan/create-plan.ts';
-import { fingerprint } from '../../engine/plan/fingerprint.ts';
-import { readPlannedKnownState } from '../../engine/plan/incremental-plan.ts';
+import { fingerprint } from '../../engine/model/fingerprint.ts';
+import { readPlannedKnownState } from '../../engine/run/known-state.ts';
 import type { PlanDocument } from '../../engine/plan/types.ts';
 import { fileStateStore } from '../../engine/state/file-store.ts';
 import { readKnownState } from '../../engine/state/memory-store.ts';

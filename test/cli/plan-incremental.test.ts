@@ -11,7 +11,7 @@ import { stringify } from 'yaml';
 import { planningFingerprint } from '../../engine/apply/incremental.ts';
 import { parseConfig } from '../../engine/config/parse.ts';
 import type { ContractFields } from '../../engine/model/types.ts';
-import { fingerprint } from '../../engine/plan/fingerprint.ts';
+import { fingerprint } from '../../engine/model/fingerprint.ts';
 import { parsePlan } from '../../engine/plan/read-plan.ts';
 import type { PlanDocument } from '../../engine/plan/types.ts';
 import { fileStateStore } from '../../engine/state/file-store.ts';

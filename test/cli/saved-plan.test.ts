@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { applyOps } from '../../engine/model/apply-ops.ts';
 import type { ContractFields } from '../../engine/model/types.ts';
 import { diffContract } from '../../engine/plan/diff.ts';
-import { fingerprint } from '../../engine/plan/fingerprint.ts';
+import { fingerprint } from '../../engine/model/fingerprint.ts';
 import { parsePlan } from '../../engine/plan/read-plan.ts';
 import type { PlanDocument } from '../../engine/plan/types.ts';
 import { fileStateStore } from '../../engine/state/file-store.ts';

@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { compareText } from '../../engine/compare-text.ts';
 import type { DesiredFile } from '../../engine/desired/types.ts';
 import { findFiles } from '../../engine/git/find-files.ts';
-import { closeGitRepository, gitCommitSource, listTree, openGitRepository, readBlobs, readFileAtCommit, type GitRepository } from '../../engine/git/index.ts';
+import { closeGitRepository, listTree, openGitRepository, readBlobs, type GitRepository } from '../../engine/git/index.ts';
+import { gitCommitSource, readFileAtCommit } from '../../engine/run/index.ts';
 import { createRepo, loggingGit, type TestRepo } from './helpers.ts';
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -10,7 +10,7 @@ import { parseConfig } from '../../engine/config/parse.ts';
 import type { Config } from '../../engine/config/types.ts';
 import type { ContractSet } from '../../engine/desired/types.ts';
 import type { ContractFields } from '../../engine/model/types.ts';
-import { fingerprint } from '../../engine/plan/fingerprint.ts';
+import { fingerprint } from '../../engine/model/fingerprint.ts';
 import { fileStateStore } from '../../engine/state/file-store.ts';
 import type { StateStore } from '../../engine/state/types.ts';
 import type { Emulator, RequestLogEntry, Seed } from '../../emulator/index.ts';

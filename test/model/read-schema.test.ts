@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileSchema, contractReadSchema, readContract, validateOps } from '../../engine/model/index.ts';
 import { diffContract } from '../../engine/plan/diff.ts';
-import { fingerprint } from '../../engine/plan/fingerprint.ts';
+import { fingerprint } from '../../engine/model/fingerprint.ts';
 import { contract } from '../plan/arbitraries.ts';
 
 /** `value` with a key the model does not list added to every map, at every depth. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Config } from '../../engine/config/index.ts';
 import { parseTargetPattern, selectTargets, type TargetPattern } from '../../engine/desired/target.ts';
 import { validateDesiredState, type ContractSet, type DesiredFile } from '../../engine/desired/index.ts';
-import { findTouchedContracts } from '../../engine/git/touched-contracts.ts';
+import { findTouchedContracts } from '../../engine/plan/touched-contracts.ts';
 import { createPlan } from '../../engine/plan/create-plan.ts';
 import { planByTenant, type BaseInput } from '../../engine/plan/plan-by-tenant.ts';
 import { planJsonPieces, renderPlanJson } from '../../engine/plan/render-json.ts';

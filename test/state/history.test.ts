@@ -1,7 +1,8 @@
 /** Run history entries: who started a run (from CI variables), and what an entry keeps of a run report. */
 import { describe, expect, it } from 'vitest';
 import type { RunReport } from '../../engine/apply/run-report.ts';
-import { historyEntryOf, selectHistory, startedByFromEnv } from '../../engine/state/history.ts';
+import { historyEntryOf } from '../../engine/run/record-history.ts';
+import { selectHistory, startedByFromEnv } from '../../engine/state/history.ts';
 
 describe('startedByFromEnv', () => {
   it.each([

@@ -1,8 +1,27 @@
 /** Adapter: stores a finished run in the state store's run history (docs/architecture.md section 7). */
 import type { RunReport } from '../apply/run-report.ts';
 import type { Logger } from '../log/logger.ts';
-import { historyEntryOf, startedByFromEnv, type HistoryCommand } from './history.ts';
-import type { StateStore } from './types.ts';
+import { startedByFromEnv, type HistoryCommand, type RunHistoryEntry, type StartedBy } from '../state/history.ts';
+import type { StateStore } from '../state/types.ts';
+
+/** The history entry of a finished run. */
+export function historyEntryOf(report: RunReport, command: HistoryCommand, startedBy: StartedBy): RunHistoryEntry {
+  return {
+    runId: report.runId,
+    command,
+    startedAt: report.startedAt,
+    finishedAt: report.finishedAt,
+    commit: report.source.commit,
+    startedBy,
+    tenants: report.tenants.map((tenant) => ({
+      tenant: tenant.tenant,
+      changed: tenant.changed,
+      applied: tenant.applied,
+      failed: tenant.failures.length,
+      ...(tenant.error === undefined ? {} : { error: tenant.error }),
+    })),
+  };
+}
 
 /**
  * Appends the run to the history. The run is over and recorded contract by contract already: a

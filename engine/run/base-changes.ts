@@ -3,12 +3,12 @@ import { desiredPathMatcher } from '../desired/read-files.ts';
 import { parseDesiredFile } from '../desired/parse-file.ts';
 import type { ContractSet } from '../desired/types.ts';
 import type { PlanBase } from '../plan/types.ts';
-import { changedFiles } from './changed-files.ts';
-import { GitError } from './errors.ts';
-import { missingRefMessage, noMergeBaseMessage } from './fetch-hint.ts';
-import { gitCommitSource } from './ref-source.ts';
-import type { GitRepository } from './repository.ts';
-import { checkRefSyntax, isShallow, mergeBase, remoteNames, resolveCommit } from './resolve-ref.ts';
+import { changedFiles } from '../git/changed-files.ts';
+import { GitError } from '../git/errors.ts';
+import { missingRefMessage, noMergeBaseMessage } from '../git/fetch-hint.ts';
+import { gitCommitSource } from './git-source.ts';
+import type { GitRepository } from '../git/repository.ts';
+import { checkRefSyntax, isShallow, mergeBase, remoteNames, resolveCommit } from '../git/resolve-ref.ts';
 
 export interface BaseChanges {
   readonly base: PlanBase;

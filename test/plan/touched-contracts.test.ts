@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ContractSet } from '../../engine/desired/index.ts';
-import { findTouchedContracts, sameDesiredFields } from '../../engine/git/index.ts';
+import { findTouchedContracts, sameDesiredFields } from '../../engine/plan/index.ts';
 import type { ContractFields } from '../../engine/model/index.ts';
 
 function set(tenant: string, file: string, contracts: Record<string, ContractFields>): ContractSet {

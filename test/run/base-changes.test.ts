@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { GitError, openGitRepository, readBaseChanges, resolveCommit } from '../../engine/git/index.ts';
-import { createRepo, git, shallowClone, type TestRepo } from './helpers.ts';
+import { GitError, openGitRepository, resolveCommit } from '../../engine/git/index.ts';
+import { readBaseChanges } from '../../engine/run/index.ts';
+import { createRepo, git, shallowClone, type TestRepo } from '../git/helpers.ts';
 
 const PATTERNS = ['contracts/**/*.yaml'];
 const repos: TestRepo[] = [];

@@ -5,8 +5,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ContractSet } from '../desired/types.ts';
 import type { ContractFields } from '../model/types.ts';
-import { diffContract } from '../plan/diff.ts';
-import type { PlanTouched, PlanUnmanagedContract } from '../plan/types.ts';
+import { diffContract } from './diff.ts';
+import type { PlanTouched, PlanUnmanagedContract } from './types.ts';
 
 function present(fields: ContractFields): string[] {
   return Object.entries(fields)

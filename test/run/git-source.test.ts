@@ -2,9 +2,10 @@ import { chmod, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { validateDesiredState, workingTreeSource } from '../../engine/desired/index.ts';
-import { GitError, gitCommitSource, openGitRepository, readFileAtCommit, resolveCommit, type GitRepository } from '../../engine/git/index.ts';
+import { GitError, openGitRepository, resolveCommit, type GitRepository } from '../../engine/git/index.ts';
+import { gitCommitSource, readFileAtCommit } from '../../engine/run/index.ts';
 import { writeTree } from '../helpers/files.ts';
-import { createRepo, type TestRepo } from './helpers.ts';
+import { createRepo, type TestRepo } from '../git/helpers.ts';
 
 const PATTERNS = ['contracts/**/*.yaml'];
 

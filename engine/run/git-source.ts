@@ -3,10 +3,10 @@ import { compareText } from '../compare-text.ts';
 import { desiredPathMatcher, patternRoots, type DesiredSource, type ReadDesiredOptions } from '../desired/read-files.ts';
 import type { DesiredFile } from '../desired/types.ts';
 import { DEFAULT_YAML_LIMITS } from '../yaml-source.ts';
-import { readBlobs } from './cat-file.ts';
-import { findFiles } from './find-files.ts';
-import { listTree, type TreeEntry } from './list-tree.ts';
-import type { GitRepository } from './repository.ts';
+import { readBlobs } from '../git/cat-file.ts';
+import { findFiles } from '../git/find-files.ts';
+import { listTree, type TreeEntry } from '../git/list-tree.ts';
+import type { GitRepository } from '../git/repository.ts';
 
 /**
  * Blobs of `entries`; one over `maxBytes` is not read: it stands as `maxBytes + 1` zero bytes, which
