@@ -87,6 +87,12 @@ export interface ApplyRunOptions {
    * as its error); the other tenants go on. Left out, nothing is refused (the library's default).
    */
   readonly removals?: RemovalLimits;
+  /**
+   * Checked for each tenant under its lock, with the run record read there: what another run
+   * recorded while this one waited (a newer commit applied) can refuse the tenant, whose reason
+   * becomes its error (nothing sent for it). Not called in a dry run, which takes no lock.
+   */
+  readonly checkUnderLock?: (tenant: string, record: TenantRunRecord | undefined) => Promise<string | undefined>;
 }
 
 /** What a run is about to send, once every tenant is planned: what `confirm` is shown. */
@@ -132,6 +138,11 @@ export interface ApplyRunResult {
   readonly report: RunReport;
   /** `confirm` declined: nothing was sent or written. */
   readonly cancelled?: true;
+}
+
+/** A tenant the run's own check refuses under its lock: its message is the tenant's error. */
+class TenantRefused extends Error {
+  readonly code = 'refused';
 }
 
 /** Why the contracts of a run cancelled at its confirmation were not sent. */
@@ -217,6 +228,8 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     const unreadable = new Map<string, ContractResult>();
     try {
       const previousRun = dryRun ? undefined : await store.readRun(tenant);
+      const refusal = dryRun ? undefined : await options.checkUnderLock?.(tenant, previousRun);
+      if (refusal !== undefined) throw new TenantRefused(refusal);
       const uncertain = uncertainContracts(previousRun?.pending);
       // Only the records of the contracts planned: an incremental run of a large tenant reads a few.
       const planned = new Set(desiredById.get(tenant)?.keys() ?? []);

@@ -1,32 +1,21 @@
 /** `contract-sync apply [PLAN.json]`: plan (or check a saved plan), then send the ops, record each applied contract, report. */
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { describeScope, filesReadByTenant } from '../apply/incremental.ts';
-import { planReadLive } from '../apply/reviewed-plan.ts';
+import { describeScope } from '../apply/incremental.ts';
 import { renderRunSummary } from '../apply/run-report.ts';
-import { runApply, type SendPreview } from '../apply/run-apply.ts';
-import type { Scope } from '../auth/index.ts';
-import { GitError } from '../git/errors.ts';
-import { fetchCommand } from '../git/fetch-hint.ts';
-import { restrictToContracts } from '../desired/target.ts';
-import { checkAncestor } from '../git/is-ancestor.ts';
-import { closeGitRepository, openGitRepository, type GitRepository } from '../git/repository.ts';
-import { isObjectId, isShallow, remoteNames, resolveCommit } from '../git/resolve-ref.ts';
-import { parsePlan, PlanFormatError } from '../plan/read-plan.ts';
 import { renderPlanText } from '../plan/render-text.ts';
-import type { PlanDocument } from '../plan/types.ts';
-import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './config-args.ts';
+import { runApplyRequest, type ApplyRunResult } from '../run/apply.ts';
+import type { ApplyPreview } from '../run/types.ts';
 import { applyQuestion, askYes, shouldAsk } from './confirm.ts';
-import { loadRunInputOrReport } from './desired-input.ts';
+import { EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { parseLockTimeout } from './lock-timeout.ts';
-import { createEngineSetup } from './engine-setup.ts';
-import { clockOf, EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
-import { createProgress } from './progress.ts';
-import { CONFIRM_OPTIONS, confirmHelp, parseMaxRemovals, removalLimits } from './removal-args.ts';
-import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-args.ts';
-import { recordRunHistory } from '../run/record-history.ts';
-import { openStateStore } from './state-store.ts';
+import { CONFIRM_OPTIONS, confirmHelp, parseMaxRemovals } from './removal-args.ts';
+import { runEffects } from './run-effects.ts';
+import { reportDesired, reportUnread } from './run-problems.ts';
+import { runView } from './run-view.ts';
+import { parseShardArg, SHARD_OPTION, shardHelp } from './shard-args.ts';
+import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './target-args.ts';
 
 export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--refresh | --no-refresh]
                            [--target TENANT/ID]... [--exclude TENANT/ID]...
@@ -110,28 +99,50 @@ Exit codes: 0 everything applied (or nothing to do), 1 any error, any contract n
 tenant refused by the removal guard, or the question not answered yes (Apply cancelled.).
 `;
 
+const OPTIONS = {
+  config: { type: 'string' },
+  repo: { type: 'string', default: '.' },
+  ref: { type: 'string' },
+  tenant: { type: 'string', multiple: true },
+  ...SHARD_OPTION,
+  ...TARGET_OPTIONS,
+  refresh: { type: 'boolean' },
+  'no-refresh': { type: 'boolean' },
+  full: { type: 'boolean', default: false },
+  'dry-run': { type: 'boolean', default: false },
+  ...CONFIRM_OPTIONS,
+  'lock-timeout': { type: 'string' },
+  report: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Flags a saved plan decides itself: each is a usage error with PLAN.json, and says why. */
+const NOT_WITH_A_PLAN: readonly [readonly string[], string][] = [
+  [['tenant'], '--tenant cannot be used with a plan file: the plan names its tenants'],
+  [['shard'], '--shard cannot be used with a plan file: the plan names its tenants'],
+  [['target', 'exclude'], '--target and --exclude cannot be used with a plan file: the plan names the contracts to apply (plan with --target, then apply that plan)'],
+  [['ref'], "--ref cannot be used with a plan file: the desired state is read at the plan's commit"],
+  [['full'], '--full cannot be used with a plan file: the plan names the contracts to apply'],
+  [['refresh', 'no-refresh'], '--refresh and --no-refresh cannot be used with a plan file: the known state is obtained the way the plan obtained it'],
+];
+
+/** Before the first PATCH: what was selected, the plan (with a saved plan, what was reviewed). */
+function showPreview(io: CliIo, preview: ApplyPreview, dryRun: boolean): void {
+  const { targeting } = preview;
+  if (targeting) {
+    const keeps = !dryRun && targeting.narrowed.size > 0 ? ' Contracts not targeted were not planned; the run record keeps its last applied commit.' : ' Contracts not targeted were not planned.';
+    io.stdout.write(`${targeting.description}${keeps}\n`);
+  }
+  for (const { scope, contracts } of preview.scopes) io.stdout.write(`${describeScope(scope, contracts)}\n`);
+  // Contracts whose read failed are not in the plan: its headline must not say "No changes" then.
+  const listed = new Set(preview.shown.tenants.flatMap((tenant) => tenant.contracts.map((contract) => `${tenant.tenant}/${contract.id}`)));
+  const notPlanned = preview.unreadable.filter(({ tenant, result }) => !listed.has(`${tenant}/${result.contractId}`));
+  const notOnService = notPlanned.filter(({ result }) => result.outcome === 'not-on-service').length;
+  io.stdout.write(renderPlanText(preview.shown, { color: wantsColor(io), notPlanned: { count: notPlanned.length, notOnService } }));
+}
+
 export async function applyCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      config: { type: 'string' },
-      repo: { type: 'string', default: '.' },
-      ref: { type: 'string' },
-      tenant: { type: 'string', multiple: true },
-      ...SHARD_OPTION,
-      ...TARGET_OPTIONS,
-      refresh: { type: 'boolean' },
-      'no-refresh': { type: 'boolean' },
-      full: { type: 'boolean', default: false },
-      'dry-run': { type: 'boolean', default: false },
-      ...CONFIRM_OPTIONS,
-      'lock-timeout': { type: 'string' },
-      report: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: true,
-  });
+  const { values, positionals } = parseArgs({ args: [...args], options: OPTIONS, strict: true, allowPositionals: true });
   if (values.help) {
     io.stdout.write(APPLY_HELP);
     return EXIT.ok;
@@ -139,208 +150,63 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
   const planFile = positionals[0];
   if (values.refresh && values['no-refresh']) throw new UsageError('--refresh and --no-refresh exclude each other');
-  if (planFile !== undefined) {
-    if (values.tenant !== undefined) throw new UsageError('--tenant cannot be used with a plan file: the plan names its tenants');
-    if (values.shard !== undefined) throw new UsageError('--shard cannot be used with a plan file: the plan names its tenants');
-    if (values.target !== undefined || values.exclude !== undefined) {
-      throw new UsageError('--target and --exclude cannot be used with a plan file: the plan names the contracts to apply (plan with --target, then apply that plan)');
-    }
-    if (values.ref !== undefined) throw new UsageError("--ref cannot be used with a plan file: the desired state is read at the plan's commit");
-    if (values.full) throw new UsageError('--full cannot be used with a plan file: the plan names the contracts to apply');
-    if (values.refresh || values['no-refresh']) {
-      throw new UsageError('--refresh and --no-refresh cannot be used with a plan file: the known state is obtained the way the plan obtained it');
-    }
+  for (const [flags, message] of planFile === undefined ? [] : NOT_WITH_A_PLAN) {
+    if (flags.some((flag) => values[flag as keyof typeof values] !== undefined && values[flag as keyof typeof values] !== false)) throw new UsageError(message);
   }
   const lockTimeoutMs = parseLockTimeout(values['lock-timeout']);
   const maxRemovals = parseMaxRemovals(values['max-removals']);
   const shard = parseShardArg(values.shard);
-  const selection = parseTargetFlags(values);
+  const dryRun = values['dry-run'];
 
-  const reviewed = planFile === undefined ? undefined : await readSavedPlan(io, planFile, values.repo);
-  if (typeof reviewed === 'number') return reviewed;
-  const planTenants = reviewed?.tenants.map((tenant) => tenant.tenant);
-  const input = await loadRunInputOrReport(
-    io,
-    'apply',
+  const view = runView(io, { shardOn: 'stdout', showPreview: (preview) => showPreview(io, preview, dryRun) });
+  const result = await runApplyRequest(
     {
-      repo: values.repo,
-      config: values.config,
-      ref: reviewed ? (reviewed.source.commit ?? undefined) : values.ref,
-      tenants: values.tenant,
-      ...(shard ? { shard } : {}),
-      ...selection,
-      ...(reviewed ? {} : { incremental: !values.full, checkUncommitted: true }),
-    },
-    'nothing applied',
-  );
-  if (typeof input === 'number') return input;
-  // A shard without tenants has nothing to lock, read or send.
-  if (reportShard(io, input.shard, 'stdout')) return EXIT.ok;
-  const { repoDir, config } = input;
-  let { contractSets, source } = input;
-  let narrowed = input.targeting?.narrowed;
-  const canRead = config.api.read !== undefined;
-  let refresh = values['no-refresh'] ? false : canRead;
-  if (reviewed && planTenants) {
-    const unknown = planTenants.filter((tenant) => !Object.hasOwn(config.tenants, tenant));
-    if (unknown.length > 0) {
-      io.stderr.write(`contract-sync apply: ${planFile}: the plan names ${unknown.length === 1 ? 'tenant' : 'tenants'} ${unknown.join(', ')}, which the config does not know; nothing applied\n`);
-      return EXIT.error;
-    }
-    // A plan made with --target lists only its targets: the others are not planned, and the run record keeps its commit.
-    const restricted = restrictToContracts(contractSets, new Map(reviewed.tenants.map((tenant) => [tenant.tenant, new Set(tenant.contracts.map((contract) => contract.id))])));
-    contractSets = restricted.contractSets;
-    narrowed = restricted.narrowed;
-    source = { repo: values.repo, ref: reviewed.source.ref, commit: reviewed.source.commit };
-    refresh = planReadLive(reviewed);
-    if (refresh && !canRead) {
-      io.stderr.write(`contract-sync apply: ${planFile} was made with --refresh (known state read live), and applying it reads live again; configure api.read (e.g. read: { path: "/contract/{id}" }); nothing applied\n`);
-      return EXIT.error;
-    }
-  } else if (values.refresh && !canRead) {
-    io.stderr.write('contract-sync apply: --refresh needs reads; configure api.read (e.g. read: { path: "/contract/{id}" })\n');
-    return EXIT.error;
-  }
-
-  const scopes = applyScopes({ dryRun: values['dry-run'], refresh, canRead });
-  // Builds objects only: nothing is sent before the store is open.
-  const engine = createEngineSetup(io, config, scopes.tokens);
-  const store = await openStateStore(config, repoDir, io, engine.redactor);
-  if (typeof store === 'string') {
-    io.stderr.write(`contract-sync apply: ${store}\n`);
-    return EXIT.error;
-  }
-  const readTokens = scopes.reads === undefined ? undefined : engine.tokensFor(scopes.reads);
-  const clock = clockOf(io);
-  const progress = createProgress({ stream: io.stderr, logger: engine.logger, now: clock.now });
-
-  const { targeting, scopes: tenantScopes } = input;
-  const saved = reviewed;
-  /** Before the first PATCH: what was selected, the plan, and on a terminal the question. */
-  async function confirm(preview: SendPreview): Promise<boolean> {
-    if (targeting) {
-      const keeps = !values['dry-run'] && targeting.narrowed.size > 0 ? ' Contracts not targeted were not planned; the run record keeps its last applied commit.' : ' Contracts not targeted were not planned.';
-      io.stdout.write(`${targeting.description}${keeps}\n`);
-    }
-    for (const scope of tenantScopes?.values() ?? []) {
-      const contracts = contractSets.filter((set) => set.tenant === scope.tenant).reduce((sum, set) => sum + set.contracts.length, 0);
-      io.stdout.write(`${describeScope(scope, contracts)}\n`);
-    }
-    // With a saved plan, what was reviewed is what is sent; the summary says what of it went through.
-    // Contracts whose read failed are not in the plan: its headline must not say "No changes" then.
-    const shown = saved ?? preview.plan;
-    const listed = new Set(shown.tenants.flatMap((tenant) => tenant.contracts.map((contract) => `${tenant.tenant}/${contract.id}`)));
-    const notPlanned = preview.unreadable.filter(({ tenant, result }) => !listed.has(`${tenant}/${result.contractId}`));
-    const notOnService = notPlanned.filter(({ result }) => result.outcome === 'not-on-service').length;
-    io.stdout.write(renderPlanText(shown, { color: wantsColor(io), notPlanned: { count: notPlanned.length, notOnService } }));
-    // A saved plan was reviewed when it was made: applied without asking, as Terraform does.
-    if (values['dry-run'] || saved || !shouldAsk(io, { autoApprove: values['auto-approve'], ops: preview.sending.ops })) return true;
-    for (const { reason } of preview.refused) io.stdout.write(`\n${reason}\n`);
-    io.stdout.write('\n');
-    return askYes(io, applyQuestion(preview.sending));
-  }
-
-  const { report, cancelled } = await runApply(
-    {
-      config,
-      contractSets,
-      source,
-      refresh,
-      dryRun: values['dry-run'],
+      kind: 'apply',
+      where: { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }), ...(values.ref === undefined ? {} : { ref: values.ref }) },
+      selection: { ...(values.tenant ? { tenants: values.tenant } : {}), ...(shard ? { shard } : {}), ...parseTargetFlags(values) },
+      ...(planFile === undefined ? {} : { savedPlan: planFile }),
+      ...(values['no-refresh'] ? { known: 'store' as const } : values.refresh ? { known: 'live' as const } : {}),
+      scope: values.full ? 'every-contract' : 'incremental',
+      mode: dryRun ? 'dry-run' : 'send',
       lockTimeoutMs,
-      runId: engine.runId,
-      ...(reviewed ? { reviewed } : {}),
-      uncommitted: input.committed === false,
-      ...(input.scopes ? { filesRead: filesReadByTenant(input.scopes) } : {}),
-      ...(narrowed ? { narrowed } : {}),
-      removals: removalLimits(maxRemovals, values['allow-removals'], config.safety),
+      removals: { ...(maxRemovals === undefined ? {} : { max: maxRemovals }), allow: values['allow-removals'] },
     },
-    { store, tokens: engine.tokens, ...(readTokens ? { readTokens } : {}), api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event), confirm },
-  )
-    .then(async (run) => {
-      if (!values['dry-run'] && !run.cancelled) await recordRunHistory(store, run.report, { command: 'apply', env: io.env, logger: engine.logger, warn: (line) => io.stderr.write(`contract-sync apply: ${line}`) });
-      return run;
-    })
-    .finally(() => store.close());
-  progress.finish();
+    await runEffects(io, {
+      logs: true,
+      onEvent: view.onEvent,
+      onLogger: view.onLogger,
+      async confirm(preview) {
+        if (!shouldAsk(io, { autoApprove: values['auto-approve'], ops: preview.sending.ops })) return true;
+        for (const { reason } of preview.refused) io.stdout.write(`\n${reason}\n`);
+        io.stdout.write('\n');
+        return askYes(io, applyQuestion(preview.sending));
+      },
+    }),
+  );
+  view.finish();
+  return renderApply(io, result, values.report);
+}
 
-  if (cancelled) {
+async function renderApply(io: CliIo, result: ApplyRunResult, reportFile: string | undefined): Promise<ExitCode> {
+  const outcome = 'nothing applied';
+  if (result.kind === 'git-error' || result.kind === 'invalid-config' || result.kind === 'bad-request') return reportUnread(io, 'apply', outcome, result);
+  if (result.kind === 'invalid-desired') return reportDesired(io, 'apply', outcome, result.problems) ?? EXIT.error;
+  if (result.kind === 'refused') {
+    io.stderr.write(`contract-sync apply: ${result.message}\n`);
+    return EXIT.error;
+  }
+  if (result.kind === 'empty-shard') return EXIT.ok;
+  for (const warning of result.warnings) io.stderr.write(`contract-sync apply: ${warning}`);
+  if (result.cancelled) {
     io.stdout.write('\nApply cancelled.\n');
     return EXIT.error;
   }
+  const { report } = result;
   io.stdout.write(`\n${renderRunSummary(report)}`);
-  if ([...(input.scopes?.values() ?? [])].some((scope) => scope.kind === 'incremental')) {
+  if (result.incremental) {
     io.stdout.write('Incremental run: contracts unchanged since the last applied commit were not planned; contract-sync drift (or apply --full) checks them against the service.\n');
   }
-  if (values.report !== undefined) await writeFile(path.resolve(io.cwd, values.report), `${JSON.stringify(report, null, 2)}\n`);
-  const behind = [...(input.scopes?.values() ?? [])].some((scope) => scope.kind === 'behind');
-  const failed = behind || report.summary.failed > 0 || report.tenants.some((tenant) => tenant.error !== undefined);
+  if (reportFile !== undefined) await writeFile(path.resolve(io.cwd, reportFile), `${JSON.stringify(report, null, 2)}\n`);
+  const failed = result.behind.length > 0 || report.summary.failed > 0 || report.tenants.some((tenant) => tenant.error !== undefined);
   return failed ? EXIT.error : EXIT.ok;
-}
-
-/**
- * The scopes an apply asks for: the least each run needs (docs/architecture.md section 7). A dry run
- * sends no PATCH: core:read, for its reads. A run that refreshes reads and writes. A run without
- * refresh writes; when reads are configured it may still read, to settle a contract an earlier run
- * left uncertain or a 409, and asks for a core:read token only then (`reads`).
- */
-export function applyScopes(run: { readonly dryRun: boolean; readonly refresh: boolean; readonly canRead: boolean }): { tokens: Scope[]; reads?: Scope[] } {
-  if (run.dryRun) return { tokens: ['core:read'] };
-  if (run.refresh) return { tokens: ['core:read', 'core:write'] };
-  return run.canRead ? { tokens: ['core:write'], reads: ['core:read'] } : { tokens: ['core:write'] };
-}
-
-/** The saved plan, checked: readable, a plan document of a known version, made from a commit HEAD descends from. */
-async function readSavedPlan(io: CliIo, file: string, repo: string): Promise<PlanDocument | ExitCode> {
-  function refuse(message: string): ExitCode {
-    io.stderr.write(`contract-sync apply: ${file}: ${message}; nothing applied\n`);
-    return EXIT.error;
-  }
-  let text: string;
-  try {
-    text = await readFile(path.resolve(io.cwd, file), 'utf8');
-  } catch (error) {
-    return refuse(`cannot read the plan file (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  let plan: PlanDocument;
-  try {
-    plan = parsePlan(text);
-  } catch (error) {
-    if (!(error instanceof PlanFormatError)) throw error;
-    return refuse(error.message);
-  }
-  const { commit } = plan.source;
-  if (commit === null) return plan;
-  if (!isObjectId(commit)) return refuse(`invalid plan: source.commit ${JSON.stringify(commit)} is not a commit id`);
-  try {
-    const problem = await commitProblem(path.resolve(io.cwd, repo), repo, commit);
-    return problem === undefined ? plan : refuse(problem);
-  } catch (error) {
-    if (!(error instanceof GitError)) throw error;
-    return refuse(error.message);
-  }
-}
-
-/** Why a plan made from `commit` must not be applied here, if it must not. */
-async function commitProblem(repoDir: string, repo: string, commit: string): Promise<string | undefined> {
-  const repository = await openGitRepository(repoDir);
-  if (!repository) return `the plan was made from commit ${commit}, but ${repo} is not inside a git work tree`;
-  try {
-    return await commitProblemIn(repository, commit);
-  } finally {
-    closeGitRepository(repository);
-  }
-}
-
-async function commitProblemIn(repository: GitRepository, commit: string): Promise<string | undefined> {
-  const head = await resolveCommit(repository, 'HEAD');
-  // A repository with no commit yet has nothing the plan could undo.
-  if (head === undefined) return undefined;
-  const check = await checkAncestor(repository, commit, head);
-  if (check === 'ancestor') return undefined;
-  if (check === 'not-ancestor') {
-    return `the plan was made from commit ${commit}, which is not an ancestor of the current commit ${head} (another branch, or rewritten history): applying it could undo what is in the current commit; run contract-sync plan again`;
-  }
-  const fetch = fetchCommand(commit, { shallow: await isShallow(repository), remotes: await remoteNames(repository) });
-  return `the plan was made from commit ${commit}, which this clone does not have, so it cannot be checked against the current commit ${head}; fetch it (${fetch}) or run contract-sync plan again`;
 }

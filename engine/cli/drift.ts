@@ -3,27 +3,21 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { renderRunSummary } from '../apply/run-report.ts';
-import { runApply, type SendPreview } from '../apply/run-apply.ts';
-import type { Scope } from '../auth/index.ts';
-import { createDriftReport, driftFailed, driftRemains } from '../drift/create-report.ts';
+import { driftFailed, driftRemains } from '../drift/create-report.ts';
 import { renderDriftJson } from '../drift/render-json.ts';
 import { renderDriftMarkdown } from '../drift/render-markdown.ts';
 import { renderDriftText } from '../drift/render-text.ts';
 import { renderPlanText } from '../plan/render-text.ts';
-import { StateFormatError } from '../state/file-format.ts';
-import { PostgresStateError } from '../state/postgres/errors.ts';
-import type { KnownContracts } from '../state/types.ts';
-import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './config-args.ts';
+import { runDrift, type DriftRunResult } from '../run/drift.ts';
 import { askYes, fixQuestion, shouldAsk } from './confirm.ts';
-import { loadRunInputOrReport } from './desired-input.ts';
+import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { parseLockTimeout } from './lock-timeout.ts';
-import { createEngineSetup } from './engine-setup.ts';
-import { clockOf, EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
-import { createProgress } from './progress.ts';
-import { CONFIRM_OPTIONS, confirmHelp, parseMaxRemovals, removalLimits } from './removal-args.ts';
-import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-args.ts';
-import { recordRunHistory } from '../run/record-history.ts';
-import { openStateStore } from './state-store.ts';
+import { CONFIRM_OPTIONS, confirmHelp, parseMaxRemovals } from './removal-args.ts';
+import { runEffects } from './run-effects.ts';
+import { reportDesired, reportUnread } from './run-problems.ts';
+import { runView } from './run-view.ts';
+import { parseShardArg, SHARD_OPTION, shardHelp } from './shard-args.ts';
+import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './target-args.ts';
 
 export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--fix]
                            [--target TENANT/ID]... [--exclude TENANT/ID]...
@@ -73,6 +67,7 @@ refused by the removal guard, the question not answered yes);
 `;
 
 const FORMATS = ['text', 'markdown', 'json'] as const;
+type DriftFormat = (typeof FORMATS)[number];
 
 export async function driftCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
   const { values, positionals } = parseArgs({
@@ -102,7 +97,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const format = parseFormat(values.format, FORMATS, 'text');
   const lockTimeoutMs = parseLockTimeout(values['lock-timeout']);
-  const fix = values.fix;
+  const { fix } = values;
   const maxRemovals = parseMaxRemovals(values['max-removals']);
   if (!fix) {
     const only = (['auto-approve', 'allow-removals'] as const).filter((flag) => values[flag]).map((flag) => `--${flag}`);
@@ -111,95 +106,52 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   }
   const shard = parseShardArg(values.shard);
 
-  const outcome = fix ? 'nothing read or fixed' : 'nothing read';
-  const selection = parseTargetFlags(values);
-  const input = await loadRunInputOrReport(
-    io,
-    'drift',
-    { repo: values.repo, config: values.config, ref: values.ref, tenants: values.tenant, ...(shard ? { shard } : {}), ...selection, checkUncommitted: fix },
-    outcome,
-  );
-  if (typeof input === 'number') return input;
-  // An empty shard still reports (no drift), so that a job reading --report finds one.
-  reportShard(io, input.shard, format === 'text' ? 'stdout' : 'stderr');
-  const { repoDir, config, contractSets, source } = input;
-  if (config.api.read === undefined) {
-    io.stderr.write(
-      'contract-sync drift: drift detection reads each managed contract live and compares it with git, so it needs reads; ' +
-        'configure api.read in the engine config (e.g. read: { path: "/contract/{id}" }). Nothing was sent.\n',
-    );
-    return EXIT.error;
-  }
-
-  const scopes: Scope[] = fix ? ['core:read', 'core:write'] : ['core:read'];
-  // Builds objects only: nothing is sent before the store is open.
-  const engine = createEngineSetup(io, config, scopes);
-  const store = await openStateStore(config, repoDir, io, engine.redactor);
-  if (typeof store === 'string') {
-    io.stderr.write(`contract-sync drift: ${store}\n`);
-    return EXIT.error;
-  }
-  // Read before the run: with --fix the run rewrites these records, and the cause of a drift is
-  // judged against what was applied before it. (A concurrent apply between this read and the
-  // fix's lock can only make a cause stale, never what is sent: the fix re-reads under the lock.)
-  const tenantNames = [...new Set(contractSets.map((set) => set.tenant))];
-  const lastApplied = new Map<string, KnownContracts>();
-  for (const tenant of tenantNames) {
-    const managed = new Set(contractSets.filter((set) => set.tenant === tenant).flatMap((set) => set.contracts.map((contract) => contract.id)));
-    try {
-      lastApplied.set(tenant, await store.readTenant(tenant, managed));
-    } catch (error) {
-      await store.close();
-      if (!(error instanceof StateFormatError) && !(error instanceof PostgresStateError)) throw error;
-      io.stderr.write(`contract-sync drift: cannot read the state store: ${error.message}; nothing read\n`);
-      return EXIT.error;
-    }
-  }
-
-  const clock = clockOf(io);
-  const progress = createProgress({ stream: io.stderr, logger: engine.logger, now: clock.now });
-
-  /** With --fix on a terminal: the plan of the corrections, then the question, before the first PATCH. */
-  async function confirm(preview: SendPreview): Promise<boolean> {
-    if (!fix || !shouldAsk(io, { autoApprove: values['auto-approve'], ops: preview.sending.ops })) return true;
-    const notOnService = preview.unreadable.filter(({ result }) => result.outcome === 'not-on-service').length;
-    io.stdout.write(renderPlanText(preview.plan, { color: wantsColor(io), notPlanned: { count: preview.unreadable.length, notOnService } }));
-    for (const { reason } of preview.refused) io.stdout.write(`\n${reason}\n`);
-    io.stdout.write('\n');
-    return askYes(io, fixQuestion(preview.sending));
-  }
-
-  // One run: without --fix a dry run (reads only, no lock, nothing written); with it the same
-  // plan is sent, so the drift reported is exactly what was corrected.
-  const { plan, report: run, cancelled } = await runApply(
+  const view = runView(io, { shardOn: format === 'text' ? 'stdout' : 'stderr' });
+  const result = await runDrift(
     {
-      config,
-      contractSets,
-      source,
-      refresh: true,
-      dryRun: !fix,
+      kind: 'drift',
+      where: { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }), ...(values.ref === undefined ? {} : { ref: values.ref }) },
+      selection: { ...(values.tenant ? { tenants: values.tenant } : {}), ...(shard ? { shard } : {}), ...parseTargetFlags(values) },
+      mode: fix ? 'fix' : 'report',
       lockTimeoutMs,
-      runId: engine.runId,
-      uncommitted: input.committed === false,
-      ...(input.targeting ? { narrowed: input.targeting.narrowed } : {}),
-      ...(fix ? { removals: removalLimits(maxRemovals, values['allow-removals'], config.safety) } : {}),
+      removals: { ...(maxRemovals === undefined ? {} : { max: maxRemovals }), allow: values['allow-removals'] },
     },
-    { store, tokens: engine.tokens, api: engine.api, clock, random: Math.random, logger: engine.logger, onProgress: (event) => progress.update(event), confirm },
-  )
-    .then(async (run) => {
-      if (fix && !run.cancelled) await recordRunHistory(store, run.report, { command: 'drift --fix', env: io.env, logger: engine.logger, warn: (line) => io.stderr.write(`contract-sync drift: ${line}`) });
-      return run;
-    })
-    .finally(() => store.close());
-  progress.finish();
-  if (cancelled) {
+    await runEffects(io, {
+      logs: true,
+      onEvent: view.onEvent,
+      onLogger: view.onLogger,
+      /** With --fix on a terminal: the plan of the corrections, then the question, before the first PATCH. */
+      async confirm(preview) {
+        if (!shouldAsk(io, { autoApprove: values['auto-approve'], ops: preview.sending.ops })) return true;
+        const notOnService = preview.unreadable.filter(({ result }) => result.outcome === 'not-on-service').length;
+        io.stdout.write(renderPlanText(preview.plan, { color: wantsColor(io), notPlanned: { count: preview.unreadable.length, notOnService } }));
+        for (const { reason } of preview.refused) io.stdout.write(`\n${reason}\n`);
+        io.stdout.write('\n');
+        return askYes(io, fixQuestion(preview.sending));
+      },
+    }),
+  );
+  view.finish();
+  return renderDrift(io, result, { format, fix, detailedExitcode: values['detailed-exitcode'], report: values.report });
+}
+
+async function renderDrift(io: CliIo, result: DriftRunResult, flags: { format: DriftFormat; fix: boolean; detailedExitcode: boolean; report: string | undefined }): Promise<ExitCode> {
+  const { format, fix } = flags;
+  const outcome = fix ? 'nothing read or fixed' : 'nothing read';
+  if (result.kind === 'git-error' || result.kind === 'invalid-config' || result.kind === 'bad-request') return reportUnread(io, 'drift', outcome, result);
+  if (result.kind === 'invalid-desired') return reportDesired(io, 'drift', outcome, result.problems) ?? EXIT.error;
+  if (result.kind === 'refused') {
+    io.stderr.write(`contract-sync drift: ${result.message}\n`);
+    return EXIT.error;
+  }
+  for (const warning of result.warnings) io.stderr.write(`contract-sync drift: ${warning}`);
+  if (result.cancelled) {
     io.stdout.write('\nFix cancelled.\n');
     return EXIT.error;
   }
-
-  const drift = createDriftReport({ plan, run, lastApplied, fix });
+  const { drift } = result;
   // Said first, like Terraform's targeting warning; json stays one document on stdout.
-  const targeted = input.targeting?.description;
+  const targeted = result.targeting?.description;
   if (targeted !== undefined) {
     if (format === 'json') io.stderr.write(`contract-sync drift: ${targeted}\n`);
     else io.stdout.write(format === 'markdown' ? `> **${targeted}** Contracts not targeted were not checked.\n\n` : `${targeted} Contracts not targeted were not checked.\n\n`);
@@ -208,10 +160,9 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   else if (format === 'markdown') io.stdout.write(renderDriftMarkdown(drift));
   else io.stdout.write(renderDriftText(drift, { color: wantsColor(io) }));
   // The run summary says what the fix sent; markdown and json carry the same per contract, and json stays one document.
-  if (fix && format === 'text') io.stdout.write(`\n${renderRunSummary(run)}`);
-  if (values.report !== undefined) await writeFile(path.resolve(io.cwd, values.report), renderDriftJson(drift));
-
+  if (fix && format === 'text') io.stdout.write(`\n${renderRunSummary(result.run)}`);
+  if (flags.report !== undefined) await writeFile(path.resolve(io.cwd, flags.report), renderDriftJson(drift));
   if (driftFailed(drift)) return EXIT.error;
-  if (values['detailed-exitcode'] && driftRemains(drift)) return EXIT.changes;
+  if (flags.detailedExitcode && driftRemains(drift)) return EXIT.changes;
   return EXIT.ok;
 }

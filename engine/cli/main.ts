@@ -2,7 +2,7 @@
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 import { closest } from '../desired/suggest.ts';
 import { GLOBAL_OPTIONS_HELP, takeGlobalOptions } from './global-options.ts';
-import { packageVersion } from './version.ts';
+import { packageVersion } from '../run/version.ts';
 
 type Command = (args: readonly string[], io: CliIo) => Promise<ExitCode>;
 

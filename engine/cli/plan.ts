@@ -5,27 +5,21 @@
 import { appendFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { RunReport } from '../apply/run-report.ts';
-import type { Config } from '../config/types.ts';
-import type { ContractSet } from '../desired/types.ts';
-import { createPlan } from '../plan/create-plan.ts';
-import { readPlannedKnownState } from '../run/known-state.ts';
-import { renderPlanJson } from '../plan/render-json.ts';
 import type { RepositoryLinks } from '../plan/file-links.ts';
+import type { PlanHeader, PlanSink } from '../plan/plan-by-tenant.ts';
+import { planJsonPieces, renderPlanJson } from '../plan/render-json.ts';
 import { renderPlanMarkdown } from '../plan/render-markdown.ts';
-import { renderPlanText } from '../plan/render-text.ts';
-import type { PlanDocument, PlanSource, PlanTouched } from '../plan/types.ts';
-import { plural } from '../plural.ts';
-import { StateFormatError } from '../state/file-format.ts';
-import { PostgresStateError } from '../state/postgres/errors.ts';
-import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './config-args.ts';
-import { loadPlanInputOrReport, loadRunInputOrReport, type RunInput } from './desired-input.ts';
-import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-args.ts';
-import { openStateStore } from './state-store.ts';
-import { clockOf, EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { renderPlanText, renderPlanTextHead, renderPlanTextTail, renderPlanTextTenant } from '../plan/render-text.ts';
+import type { PlanDocument } from '../plan/types.ts';
+import { runPlan, type PlanRunResult } from '../run/plan.ts';
+import { ciRepositoryLinks } from '../run/repository-links.ts';
+import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { renderPlanAnnotations } from './plan-github.ts';
-import { planMadeWith, streamedStorePlan } from './plan-stream.ts';
-import { ciRepositoryLinks } from './repository-links.ts';
+import { runEffects } from './run-effects.ts';
+import { reportDesired, reportUnread } from './run-problems.ts';
+import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-args.ts';
+import { spoolBeside, temporarySpool, type Spool } from './spool.ts';
+import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './target-args.ts';
 
 export const PLAN_HELP = `Usage: contract-sync plan [--config FILE] [--repo DIR] [--ref REF] [--base REF] [--tenant T]... [--shard I/N]
                           [--target TENANT/ID]... [--exclude TENANT/ID]...
@@ -128,77 +122,108 @@ async function writeStepSummary(plan: PlanDocument, io: CliIo, links: Repository
   }
 }
 
-interface PlanInput {
-  readonly config: Config;
-  readonly contractSets: readonly ContractSet[];
-  readonly source: PlanSource;
-  readonly touched: PlanTouched | undefined;
+const OUTCOME = 'no plan written';
+
+/** Where a text or JSON plan goes as it comes, one tenant at a time: spools, written out once the run is known to be good. */
+interface Spools {
+  readonly sink: PlanSink;
+  readonly pieces: ReturnType<typeof planJsonPieces>;
+  readonly outFile?: string;
+  json(): Spool | undefined;
+  text(): Spool | undefined;
+  discard(): void;
 }
 
-/** Against the state store: no network, no credentials. */
-async function storePlan(io: CliIo, { config, repoDir, contractSets, source, touched }: PlanInput & { readonly repoDir: string }): Promise<PlanDocument | ExitCode> {
-  const store = await openStateStore(config, repoDir, io);
-  if (typeof store === 'string') {
-    io.stderr.write(`contract-sync plan: ${store}\n`);
+/** The spools are made when the first tenant's plan comes: a run that stops before writes no file. */
+function spools(io: CliIo, format: 'text' | 'json', out: string | undefined): Spools {
+  const outFile = out === undefined ? undefined : path.resolve(io.cwd, out);
+  const pieces = planJsonPieces();
+  const color = format === 'text' && wantsColor(io);
+  let json: Spool | undefined;
+  let text: Spool | undefined;
+  const sink: PlanSink = {
+    start(header: PlanHeader) {
+      if (outFile !== undefined || format === 'json') json ??= outFile === undefined ? temporarySpool() : spoolBeside(outFile);
+      if (format === 'text') text ??= temporarySpool();
+      json?.reset();
+      text?.reset();
+      json?.write(pieces.header(header));
+    },
+    tenant(tenant) {
+      json?.write(pieces.tenant(tenant));
+      text?.write(renderPlanTextTenant(tenant, { color }));
+    },
+  };
+  return {
+    sink,
+    pieces,
+    ...(outFile ? { outFile } : {}),
+    json: () => json,
+    text: () => text,
+    discard() {
+      json?.discard();
+      text?.discard();
+    },
+  };
+}
+
+interface PlanFlags {
+  readonly format: PlanFormat;
+  readonly out: string | undefined;
+  readonly detailedExitcode: boolean;
+}
+
+/** What a plan run ended with, said and written: the exit code. */
+async function renderPlanRun(io: CliIo, result: PlanRunResult, flags: PlanFlags, written: Spools | undefined): Promise<ExitCode> {
+  const { format } = flags;
+  if (result.kind === 'git-error' || result.kind === 'invalid-config' || result.kind === 'bad-request') return reportUnread(io, 'plan', OUTCOME, result);
+  for (const note of result.notes) io.stderr.write(`contract-sync plan: ${note}\n`);
+  if (result.kind === 'invalid-desired') return reportDesired(io, 'plan', OUTCOME, result.problems) ?? EXIT.error;
+  reportDesired(io, 'plan', OUTCOME, result.warnings);
+  // An empty shard still plans (and writes --out): nothing, so that the steps after it find a plan.
+  reportShard(io, result.shard, format === 'text' ? 'stdout' : 'stderr');
+  if (result.kind === 'refused') {
+    io.stderr.write(`contract-sync plan: ${result.message}\n`);
     return EXIT.error;
   }
-  let known;
-  try {
-    known = await readPlannedKnownState(store, contractSets);
-  } catch (error) {
-    if (!(error instanceof StateFormatError) && !(error instanceof PostgresStateError)) throw error;
-    io.stderr.write(`contract-sync plan: cannot read the state store: ${error.message}\n`);
+  if (result.kind === 'unreadable') {
+    for (const problem of result.problems) io.stderr.write(`contract-sync plan: ${problem}\n`);
+    io.stderr.write(`${result.summary}\n`);
     return EXIT.error;
-  } finally {
-    await store.close();
   }
-  return createPlan(contractSets, known, {
-    createdAt: (io.now ?? (() => new Date()))().toISOString(),
-    source,
-    collections: config.collections,
-    ...(touched ? { touched } : {}),
-  });
-}
-
-/** Every problem that kept a live plan from being complete, one line each. */
-function readProblems(report: RunReport): string[] {
-  return report.tenants.flatMap((tenant) => [
-    ...(tenant.error === undefined ? [] : [`${tenant.tenant}: ${tenant.error}`]),
-    ...tenant.failures.map((failure) => {
-      const what = failure.outcome === 'not-on-service' ? 'not on the service: ' : '';
-      return `${tenant.tenant} ${failure.contractId} (${failure.file}:${failure.line}): ${what}${failure.reason ?? failure.outcome}`;
-    }),
-  ]);
-}
-
-/**
- * Against live reads: the apply engine's dry run (no lock, no PATCH, nothing written), so that the
- * known state is read exactly as apply reads it. A plan missing a contract or a tenant would look
- * complete to its reviewer: any read problem is an error instead.
- */
-async function livePlan(io: CliIo, { config, contractSets, source, touched }: PlanInput): Promise<PlanDocument | ExitCode> {
-  // Loaded here: a plan against the state store needs neither the HTTP client nor the OpenID client.
-  const [{ runApply }, { createEngineSetup }, { emptyStateStore }, { countNotOnService, notOnServiceText }] = await Promise.all([
-    import('../apply/run-apply.ts'),
-    import('./engine-setup.ts'),
-    import('../state/memory-store.ts'),
-    import('../apply/run-report.ts'),
-  ]);
-  const engine = createEngineSetup(io, config, ['core:read']);
-  const clock = clockOf(io);
-  const { plan, report } = await runApply(
-    { config, contractSets, source, refresh: true, dryRun: true, lockTimeoutMs: 0, runId: engine.runId, ...(touched ? { touched } : {}) },
-    // A dry run never touches the state store.
-    { store: emptyStateStore(), tokens: engine.tokens, api: engine.api, clock, random: Math.random, logger: engine.logger },
-  );
-  const problems = readProblems(report);
-  if (problems.length === 0) return plan;
-  for (const problem of problems) io.stderr.write(`contract-sync plan: ${problem}\n`);
-  const missing = countNotOnService(report);
-  const others = problems.length - missing;
-  const summary = [...(missing > 0 ? [notOnServiceText(missing)] : []), ...(others > 0 ? [`${plural(others, 'problem')} reading the known state live`] : [])];
-  io.stderr.write(`${summary.join(', ')}: no plan written\n`);
-  return EXIT.error;
+  const plan = result.kind === 'planned' ? result.plan : undefined;
+  const links = plan && (format === 'markdown' || format === 'github') ? await ciRepositoryLinks(io, result.repoDir) : undefined;
+  if (plan && flags.out !== undefined) await writeFile(path.resolve(io.cwd, flags.out), renderPlanJson(plan));
+  const json = written?.json();
+  const text = written?.text();
+  if (result.kind === 'streamed' && json) json.write(written!.pieces.trailer(result.trailer));
+  // Said before the plan, like Terraform's targeting warning; json stays one document on stdout.
+  const targeted = result.targeting?.description;
+  if (targeted !== undefined) {
+    if (format === 'json') io.stderr.write(`contract-sync plan: ${targeted}\n`);
+    else io.stdout.write(format === 'markdown' ? `> **${targeted}** Contracts not targeted were not planned.\n\n` : `${targeted} Contracts not targeted were not planned.\n\n`);
+  }
+  if (plan) {
+    io.stdout.write(render(plan, format, io, links));
+    const problem = format === 'github' ? await writeStepSummary(plan, io, links) : undefined;
+    if (problem !== undefined) {
+      io.stderr.write(`contract-sync plan: ${problem}\n`);
+      return EXIT.error;
+    }
+    return flags.detailedExitcode && plan.summary.changed > 0 ? EXIT.changes : EXIT.ok;
+  }
+  function write(chunk: string): void {
+    io.stdout.write(chunk);
+  }
+  if (format === 'json') json?.copyTo(write);
+  if (json && written?.outFile !== undefined) json.commitTo(written.outFile);
+  if (text && result.kind === 'streamed') {
+    const color = wantsColor(io);
+    io.stdout.write(renderPlanTextHead({ source: result.source, ...result.trailer }, { color }));
+    text.copyTo(write);
+    io.stdout.write(renderPlanTextTail(result.trailer.noLongerManaged ?? [], result.unknown, { color }));
+  }
+  return flags.detailedExitcode && result.kind === 'streamed' && result.trailer.summary.changed > 0 ? EXIT.changes : EXIT.ok;
 }
 
 export async function planCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
@@ -230,56 +255,24 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   const format = parseFormat<PlanFormat>(values.format, PLAN_FORMATS, 'text');
   if (values.refresh && values['no-refresh']) throw new UsageError('--refresh and --no-refresh exclude each other');
   const shard = parseShardArg(values.shard);
-
-  const selection = parseTargetFlags(values);
-  const runOptions = { repo: values.repo, config: values.config, ref: values.ref, base: values.base, tenants: values.tenant, ...(shard ? { shard } : {}), ...selection };
-  let input: RunInput | ExitCode;
-  if (!values.refresh && (format === 'text' || format === 'json')) {
-    // Incremental where a tenant can be; a plan of everything goes one tenant at a time, streamed.
-    const loaded = values.full ? { kind: 'in-full' as const, notes: [] } : await loadPlanInputOrReport(io, runOptions, 'no plan written');
-    if (typeof loaded !== 'number' && 'kind' in loaded) {
-      for (const note of loaded.notes) io.stderr.write(`contract-sync plan: ${note}\n`);
-      return streamedStorePlan(io, {
-        ...runOptions,
-        out: values.out,
-        format,
-        text: { color: format === 'text' && wantsColor(io) },
-        detailedExitcode: values['detailed-exitcode'],
-      });
-    }
-    input = loaded;
-  } else {
-    input = await loadRunInputOrReport(io, 'plan', { ...runOptions, incrementalPlan: !values.full }, 'no plan written');
+  const known = values.refresh ? 'live' : 'store';
+  // Text and JSON go out one tenant at a time when the run plans every contract against the state store.
+  const written = known === 'store' && (format === 'text' || format === 'json') ? spools(io, format, values.out) : undefined;
+  try {
+    const result = await runPlan(
+      {
+        kind: 'plan',
+        where: { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }), ...(values.ref === undefined ? {} : { ref: values.ref }) },
+        selection: { ...(values.tenant ? { tenants: values.tenant } : {}), ...(shard ? { shard } : {}), ...parseTargetFlags(values) },
+        ...(values.base === undefined ? {} : { base: values.base }),
+        known,
+        scope: values.full ? 'every-contract' : 'incremental',
+        ...(written ? { sink: written.sink } : {}),
+      },
+      await runEffects(io, { logs: known === 'live' }),
+    );
+    return await renderPlanRun(io, result, { format, out: values.out, detailedExitcode: values['detailed-exitcode'] }, written);
+  } finally {
+    written?.discard();
   }
-  if (typeof input === 'number') return input;
-  // An empty shard still plans (and writes --out): nothing, so that the steps after it find a plan.
-  reportShard(io, input.shard, format === 'text' ? 'stdout' : 'stderr');
-  const { repoDir, config, contractSets, source, touched } = input;
-  if (values.refresh && config.api.read === undefined) {
-    io.stderr.write('contract-sync plan: --refresh needs reads; configure api.read (e.g. read: { path: "/contract/{id}" }); no plan written\n');
-    return EXIT.error;
-  }
-
-  const planned = values.refresh ? await livePlan(io, { config, contractSets, source, touched }) : await storePlan(io, { config, repoDir, contractSets, source, touched });
-  if (typeof planned === 'number') return planned;
-  // Recorded for the reviewer, so that show PLAN.json renders what plan rendered (the markdown plan's header and notes).
-  const plan: PlanDocument = { ...planned, madeWith: planMadeWith(config) };
-  const links = format === 'markdown' || format === 'github' ? await ciRepositoryLinks(io, repoDir) : undefined;
-
-  if (values.out !== undefined) await writeFile(path.resolve(io.cwd, values.out), renderPlanJson(plan));
-  // Said before the plan, like Terraform's targeting warning; json stays one document on stdout.
-  const targeted = input.targeting?.description;
-  if (targeted !== undefined) {
-    if (format === 'json') io.stderr.write(`contract-sync plan: ${targeted}\n`);
-    else io.stdout.write(format === 'markdown' ? `> **${targeted}** Contracts not targeted were not planned.\n\n` : `${targeted} Contracts not targeted were not planned.\n\n`);
-  }
-  io.stdout.write(render(plan, format, io, links));
-  if (format === 'github') {
-    const problem = await writeStepSummary(plan, io, links);
-    if (problem !== undefined) {
-      io.stderr.write(`contract-sync plan: ${problem}\n`);
-      return EXIT.error;
-    }
-  }
-  return values['detailed-exitcode'] && plan.summary.changed > 0 ? EXIT.changes : EXIT.ok;
 }

@@ -1,10 +1,10 @@
 /** `contract-sync state list|show|history|unlock|rm|push|pull`: inspect, repair and move the configured state store. */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { readRepoConfig } from './config-args.ts';
+import { readRepoConfig } from '../run/config.ts';
 import { formatDiagnostics } from './diagnostics-output.ts';
 import { EXIT, parseFormat, UsageError, type CliIo, type ExitCode } from './io.ts';
-import { openStateStore } from './state-store.ts';
+import { openStateStore } from '../run/open-store.ts';
 import { copyState } from '../state/copy.ts';
 import { fileStateStore } from '../state/file-store.ts';
 import { describeLockHolder, readStateSummary, renderHistoryText, renderRecordText, renderSummaryText } from '../state/inspect.ts';

@@ -1,14 +1,12 @@
 /** `contract-sync validate`: every problem of the config and the desired state, at once. No network. */
 import { parseArgs } from 'node:util';
-import { compareDiagnostics, isError, type Diagnostic } from '../diagnostic.ts';
-import { GitError } from '../git/errors.ts';
+import { isError } from '../diagnostic.ts';
 import { shortCommit } from '../plan/render-common.ts';
 import { plural } from '../plural.ts';
-import { validateByTenant } from '../desired/by-tenant.ts';
-import { loadRunFiles } from './desired-input.ts';
+import { runValidate } from '../run/validate.ts';
 import { DIAGNOSTIC_FORMATS, formatDiagnostics, type DiagnosticFormat } from './diagnostics-output.ts';
 import { EXIT, parseFormat, type CliIo, type ExitCode } from './io.ts';
-import { checkSecretsHygiene } from './secrets-hygiene.ts';
+import { runEffects } from './run-effects.ts';
 
 export const VALIDATE_HELP = `Usage: contract-sync validate [--config FILE] [--repo DIR] [--ref REF] [--format text|json|github]
 
@@ -47,39 +45,26 @@ export async function validateCommand(args: readonly string[], io: CliIo): Promi
     return EXIT.ok;
   }
   const format = parseFormat<DiagnosticFormat>(values.format, DIAGNOSTIC_FORMATS, 'text');
-  const loaded = await loadRunFiles(io, { repo: values.repo, config: values.config, ref: values.ref, withoutHead: true });
-  if (loaded.kind === 'git-error') {
-    io.stderr.write(`contract-sync validate: ${loaded.message}\n`);
+  const where = { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }), ...(values.ref === undefined ? {} : { ref: values.ref }) };
+  const result = await runValidate({ kind: 'validate', where }, await runEffects(io));
+  if (result.kind === 'git-error' || result.kind === 'bad-request') {
+    io.stderr.write(`contract-sync validate: ${result.message}\n`);
     return EXIT.error;
   }
-  if (loaded.kind === 'invalid-config') {
-    io.stdout.write(formatDiagnostics(loaded.diagnostics, format));
-    if (format === 'text') io.stdout.write(`\n${summary(loaded.diagnostics.filter(isError).length, 0)} in ${loaded.configFile}\n`);
+  if (result.kind === 'invalid-config') {
+    io.stdout.write(formatDiagnostics(result.diagnostics, format));
+    if (format === 'text') io.stdout.write(`\n${summary(result.diagnostics.filter(isError).length, 0)} in ${result.configFile}\n`);
     return EXIT.error;
   }
-
-  const { configDiagnostics, source } = loaded.input;
-  // One tenant at a time: nothing is kept of a tenant but its diagnostics and counts.
-  const desired = await validateByTenant(loaded.input.files, loaded.input.config, { tenant() {}, restart() {} });
-  let hygiene: Diagnostic[];
-  try {
-    hygiene = await checkSecretsHygiene(io, loaded.input, { config: values.config });
-  } catch (error) {
-    if (!(error instanceof GitError)) throw error;
-    io.stderr.write(`contract-sync validate: ${error.message}\n`);
-    return EXIT.error;
-  }
-  // Warnings only: hygiene never changes the exit code.
-  const configWarnings = [...configDiagnostics, ...hygiene].sort(compareDiagnostics);
-  const diagnostics = [...configWarnings, ...desired.errors, ...desired.warnings];
+  const { configWarnings, errors, warnings, source } = result;
+  const diagnostics = [...configWarnings, ...errors, ...warnings];
   io.stdout.write(formatDiagnostics(diagnostics, format));
   if (format === 'text') {
-    const { contracts, files } = desired;
-    const counts = summary(desired.errors.length, desired.warnings.length + configWarnings.length);
+    const counts = summary(errors.length, warnings.length + configWarnings.length);
     const at = source.ref !== null && source.commit !== null ? ` at ${source.ref} (${shortCommit(source.commit)})` : '';
-    io.stdout.write(`${diagnostics.length > 0 ? '\n' : ''}${counts}; ${plural(contracts, 'valid contract')} in ${plural(files, 'file')}${at}\n`);
+    io.stdout.write(`${diagnostics.length > 0 ? '\n' : ''}${counts}; ${plural(result.contracts, 'valid contract')} in ${plural(result.files, 'file')}${at}\n`);
   }
-  return desired.errors.length > 0 ? EXIT.error : EXIT.ok;
+  return errors.length > 0 ? EXIT.error : EXIT.ok;
 }
 
 function summary(errors: number, warnings: number): string {

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { createRandom, generateContract } from '../../bench/generate-contracts.ts';
-import { loadRunInput, type RunInputOptions } from '../../engine/cli/desired-input.ts';
+import { openRunInput, readScopes, readWholeInput, type ScopeHistory } from '../../engine/run/input.ts';
 import type { CliIo } from '../../engine/cli/io.ts';
 import type { ContractFields, Op } from '../../engine/model/types.ts';
 import { createPlan } from '../../engine/plan/create-plan.ts';
@@ -276,15 +276,18 @@ async function applyEdit(desired: Desired, edit: Edit, step: number, serial: () 
   if (edit.kind === 'move') files.get(fileName(tenant, edit.file))!.set(id, fields);
 }
 
-/** The plan the run input gives against the state store (as `plan` makes it, or apply without reads). */
-async function planOf(repo: TestRepo, options: Omit<RunInputOptions, 'repo'>): Promise<PlanDocument> {
+/** The plan the run input gives against the state store (as `plan` makes it, or apply without reads); `since`: incremental, as apply or as plan. */
+async function planOf(repo: TestRepo, options: { readonly ref?: string; readonly base?: string; readonly since?: ScopeHistory }): Promise<PlanDocument> {
   const io: CliIo = { stdout: { write: () => true }, stderr: { write: () => true }, env: PATH_ENV, cwd: repo.dir };
-  const loaded = await loadRunInput(io, { repo: '.', ...options });
-  if (loaded.kind !== 'ready') throw new Error(`input not ready: ${JSON.stringify(loaded)}`);
-  const { config, contractSets, source, touched } = loaded.input;
   const store = fileStateStore(path.join(repo.dir, '.contract-sync/state'));
+  const opened = await openRunInput(io, options.since === 'ancestor' ? 'apply' : 'plan', { repo: '.', ...(options.ref ? { ref: options.ref } : {}) }, {}, options.base);
+  if ('kind' in opened) throw new Error(`input not ready: ${JSON.stringify(opened)}`);
+  const scopes = options.since ? await readScopes(opened, store, options.since) : undefined;
+  const loaded = await readWholeInput(opened, { ...(scopes ? { scopes } : {}), describeIncremental: options.since === 'any', ...(options.base ? { base: options.base } : {}), records: false });
+  opened.close();
+  const { config, contractSets, source, touched } = loaded;
   // A full run reads every record of its tenants; the incremental one only those it plans.
-  const known = options.incremental || options.incrementalPlan ? await readPlannedKnownState(store, contractSets) : await readKnownState(store, Object.keys(config.tenants));
+  const known = options.since ? await readPlannedKnownState(store, contractSets) : await readKnownState(store, Object.keys(config.tenants));
   return createPlan(contractSets, known, { createdAt: '2026-11-22T00:00:00.000Z', source, collections: config.collections, ...(touched ? { touched } : {}) });
 }
 
@@ -302,7 +305,7 @@ function marksOf(plan: PlanDocument): { touched: string[]; noLongerManaged: unkn
 }
 
 async function plannedOps(repo: TestRepo, incremental: boolean): Promise<Record<string, readonly Op[]>> {
-  return opsOf(await planOf(repo, { incremental }));
+  return opsOf(await planOf(repo, incremental ? { since: 'ancestor' } : {}));
 }
 
 describe('incremental and full runs', () => {
@@ -330,9 +333,9 @@ describe('incremental and full runs', () => {
 
             // A pull request's plan from the first commit, and a plan of that older commit (the
             // last applied commits are not in its history): the same ops and marks as --full.
-            const pullRequest = await planOf(repo, { ref: 'HEAD', base: root, incrementalPlan: true });
+            const pullRequest = await planOf(repo, { ref: 'HEAD', base: root, since: 'any' });
             const pullRequestFull = await planOf(repo, { ref: 'HEAD', base: root });
-            const older = await planOf(repo, { ref: root, incrementalPlan: true });
+            const older = await planOf(repo, { ref: root, since: 'any' });
             const olderFull = await planOf(repo, { ref: root });
 
             expect(opsOf(pullRequest)).toEqual(opsOf(pullRequestFull));

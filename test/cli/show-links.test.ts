@@ -6,7 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { packageVersion } from '../../engine/cli/version.ts';
+import { packageVersion } from '../../engine/run/version.ts';
 import { parsePlan } from '../../engine/index.ts';
 import { runCli } from '../helpers/cli.ts';
 import { configYaml } from '../helpers/files.ts';

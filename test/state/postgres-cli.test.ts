@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator, type RequestLogEntry } from '../../emulator/index.ts';
-import { openStateStore } from '../../engine/cli/state-store.ts';
+import { openStateStore } from '../../engine/run/open-store.ts';
 import { parseConfig } from '../../engine/config/parse.ts';
 import { Redactor } from '../../engine/log/logger.ts';
 import { diffContract } from '../../engine/plan/diff.ts';

@@ -1,13 +1,12 @@
-/** `--config` / `--repo` (and `--ref`), resolved the same way by every command that reads a repository. */
+/** The engine config of a run: `--config` / `--repo` (and `--ref`), resolved the same way by every run that reads a repository. */
 import path from 'node:path';
 import { parseConfig } from '../config/parse.ts';
 import { readConfig } from '../config/read.ts';
 import type { Config } from '../config/types.ts';
-import { parseTargetPattern, type TargetPattern } from '../desired/target.ts';
 import type { Diagnostic } from '../diagnostic.ts';
-import { readFileAtCommit } from '../run/git-source.ts';
 import type { GitRepository } from '../git/repository.ts';
-import { UsageError, type CliIo } from './io.ts';
+import { readFileAtCommit } from './git-source.ts';
+import type { RunPlace } from './types.ts';
 
 export interface RepoConfig {
   /** Absolute path of the repository. */
@@ -40,45 +39,19 @@ function missing(file: string, message: string): Diagnostic {
  * always a file of the working tree, for CI that keeps its settings outside the branch.
  */
 export async function readRepoConfig(
-  io: CliIo,
+  place: Pick<RunPlace, 'cwd'>,
   options: { readonly config?: string; readonly repo: string },
   at?: ConfigAtRef,
 ): Promise<RepoConfig> {
-  const repoDir = path.resolve(io.cwd, options.repo);
-  const configFile = path.relative(io.cwd, path.resolve(io.cwd, options.config ?? path.join(options.repo, CONFIG_FILE_NAME)));
+  const repoDir = path.resolve(place.cwd, options.repo);
+  const configFile = path.relative(place.cwd, path.resolve(place.cwd, options.config ?? path.join(options.repo, CONFIG_FILE_NAME)));
   if (at !== undefined && options.config === undefined) {
     const file = await readFileAtCommit(at.repository, at.commit, CONFIG_FILE_NAME);
     if (!file) return { repoDir, configFile, diagnostics: [missing(configFile, `config file not found at ${at.ref} (commit it there, or pass --config FILE)`)] };
     const result = parseConfig(configFile, file.content);
     return { repoDir, configFile, config: result.config, diagnostics: result.diagnostics.map((d) => ({ ...d, file: configFile })) };
   }
-  const result = await readConfig(path.resolve(io.cwd, configFile));
+  const result = await readConfig(path.resolve(place.cwd, configFile));
   return { repoDir, configFile, config: result.config, diagnostics: result.diagnostics.map((d) => ({ ...d, file: configFile })) };
 }
 
-/** `--target` and `--exclude` for parseArgs: plan, apply and drift take both. */
-export const TARGET_OPTIONS = {
-  target: { type: 'string', multiple: true },
-  exclude: { type: 'string', multiple: true },
-} as const;
-
-/** The help lines of `--target` / `--exclude`, descriptions starting at `column` (as the command's other options). */
-export function targetHelp(column: number): string {
-  const rows: [string, string[]][] = [
-    ['--target TENANT/ID', ['plan, read and send only this contract (repeatable); selects its tenant', '(no --tenant needed). A target no desired-state file declares is an error']],
-    ['--exclude TENANT/ID', ['leave this contract out (repeatable; the id may be a glob, e.g. acme/47*)']],
-  ];
-  return rows.map(([flag, text]) => text.map((line, index) => `${(index === 0 ? `  ${flag}` : '').padEnd(column)}${line}\n`).join('')).join('');
-}
-
-/** The values of `--target` / `--exclude`, checked: each must be TENANT/ID. */
-export function parseTargetFlags(values: { readonly target?: readonly string[]; readonly exclude?: readonly string[] }): { targets: TargetPattern[]; excludes: TargetPattern[] } {
-  function parse(flag: string, raw: readonly string[] | undefined): TargetPattern[] {
-    return (raw ?? []).map((value) => {
-      const pattern = parseTargetPattern(value);
-      if (typeof pattern === 'string') throw new UsageError(`${flag}: ${pattern}`);
-      return pattern;
-    });
-  }
-  return { targets: parse('--target', values.target), excludes: parse('--exclude', values.exclude) };
-}

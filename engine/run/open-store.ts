@@ -6,19 +6,19 @@ import type { Config } from '../config/types.ts';
 import type { Redactor } from '../log/logger.ts';
 import { fileStateStore } from '../state/file-store.ts';
 import type { StateStore } from '../state/types.ts';
-import type { CliIo } from './io.ts';
+import type { RunPlace } from './types.ts';
 
 /**
  * The configured state store, or a one-line message saying why there is none. The PostgreSQL store
  * is connected (and its tables migrated) here, before the command sends anything. The caller calls
  * close() on the store when done. `redactor` learns the database URL and its password.
  */
-export async function openStateStore(config: Config, repoDir: string, io: Pick<CliIo, 'env' | 'cwd'>, redactor?: Redactor): Promise<StateStore | string> {
+export async function openStateStore(config: Config, repoDir: string, place: RunPlace, redactor?: Pick<Redactor, 'add'>): Promise<StateStore | string> {
   const state = config.state;
   if (state.backend === 'file') return fileStateStore(path.resolve(repoDir, state.path));
   let url: string;
   try {
-    url = await resolveSecret(state.url, { env: io.env, readFile: (file) => readFile(path.resolve(io.cwd, file), 'utf8') });
+    url = await resolveSecret(state.url, { env: place.env, readFile: (file) => readFile(path.resolve(place.cwd, file), 'utf8') });
   } catch (error) {
     const reason = error instanceof SecretError ? error.message : `${describeSecretRef(state.url)} cannot be read`;
     return `state.url cannot be resolved: ${reason}`;

@@ -6,7 +6,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { repositoryLinks, type RepositoryLinks } from '../plan/file-links.ts';
-import type { CliIo } from './io.ts';
+import type { CliIo } from '../cli/io.ts';
 
 /** The nearest directory at or above `dir` holding `.git` (a directory, or a file in a linked work tree). */
 async function workTreeTop(dir: string): Promise<string | undefined> {

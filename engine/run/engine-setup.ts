@@ -1,13 +1,13 @@
 /**
- * The side of a run that talks to the world: logger with redaction, token cache, API client and
- * state store, built once per command from the config. Shared by every command that sends requests.
+ * The side of a run that talks to the world: its id, the redactor, the log, the token cache and
+ * the API client, built once per run from the config and the run's effects.
  */
 import { randomUUID } from 'node:crypto';
 import { createApiClient, type ApiClient } from '../api/client.ts';
 import { createTenantTokens, type Scope, type TenantTokens } from '../auth/index.ts';
 import type { Config } from '../config/types.ts';
-import { createLogger, Redactor, type Logger } from '../log/logger.ts';
-import { logSettings, type CliIo } from './io.ts';
+import { Redactor, silentLogger, type Logger } from '../log/logger.ts';
+import type { RunEffects } from './types.ts';
 import { packageVersion } from './version.ts';
 
 const USER_AGENT = `contract-sync/${packageVersion()}`;
@@ -23,18 +23,12 @@ export interface EngineSetup {
   readonly api: ApiClient;
 }
 
-/** Logs go to stderr, as text at a terminal and JSON lines otherwise (logSettings: --log-format, CONTRACT_SYNC_LOG_*). */
-function createRunLogger(io: CliIo, redactor: Redactor, runId: string): Logger {
-  const { format, level, color, terminal } = logSettings(io);
-  return createLogger({ redactor, destination: io.stderr, level, format, color, clearLine: terminal, base: { runId } });
-}
-
-export function createEngineSetup(io: CliIo, config: Config, scopes: readonly Scope[]): EngineSetup {
+export function createEngineSetup(effects: Pick<RunEffects, 'env' | 'logger'>, config: Config, scopes: readonly Scope[]): EngineSetup {
   const runId = randomUUID();
   const redactor = new Redactor();
-  const logger = createRunLogger(io, redactor, runId);
+  const logger = effects.logger?.({ runId, redactor }) ?? silentLogger();
   function tokensFor(wanted: readonly Scope[]): TenantTokens {
-    return createTenantTokens({ auth: config.auth, tenants: config.tenants, scopes: wanted, env: io.env, logger, redactor });
+    return createTenantTokens({ auth: config.auth, tenants: config.tenants, scopes: wanted, env: effects.env, logger, redactor });
   }
   const tokens = tokensFor(scopes);
   const api = createApiClient({

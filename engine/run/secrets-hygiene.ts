@@ -6,13 +6,14 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { secretFileRefs, secretHygiene } from '../config/hygiene.ts';
 import type { Diagnostic } from '../diagnostic.ts';
-import { readFileAtCommit } from '../run/git-source.ts';
+import { readFileAtCommit } from './git-source.ts';
 import { closeGitRepository, openGitRepository } from '../git/repository.ts';
 import { trackedFiles } from '../git/tracked-files.ts';
 import { parseYamlSource, positionOf, type YamlSource } from '../yaml-source.ts';
-import { CONFIG_FILE_NAME } from './config-args.ts';
-import type { RunInput } from './desired-input.ts';
-import { clockOf, type CliIo } from './io.ts';
+import { CONFIG_FILE_NAME } from './config.ts';
+import type { Config } from '../config/types.ts';
+import type { PlanSource } from '../plan/types.ts';
+import type { RunEffects, RunPlace } from './types.ts';
 
 export interface HygieneOptions {
   /** `--config` as given: always a working-tree file. */
@@ -20,10 +21,15 @@ export interface HygieneOptions {
 }
 
 /** What the check reads of a run's input (validate reads the desired state one tenant at a time, plan everything). */
-type HygieneInput = Pick<RunInput, 'source' | 'configFile' | 'config' | 'repoDir'>;
+interface HygieneInput {
+  readonly source: PlanSource;
+  readonly configFile: string;
+  readonly config: Config;
+  readonly repoDir: string;
+}
 
 /** The config's text where the run read it: at the ref's commit without --config, else the working-tree file. */
-async function configText(io: CliIo, input: HygieneInput, options: HygieneOptions, commit: string | undefined): Promise<Uint8Array | string | undefined> {
+async function configText(io: RunPlace, input: HygieneInput, options: HygieneOptions, commit: string | undefined): Promise<Uint8Array | string | undefined> {
   if (commit !== undefined && options.config === undefined) {
     const repository = await openGitRepository(input.repoDir);
     if (!repository) return undefined;
@@ -40,7 +46,7 @@ async function configText(io: CliIo, input: HygieneInput, options: HygieneOption
  * Warnings about the secrets of a valid config. A `{file}` secret is read relative to the working
  * directory; with --ref, "tracked" means present in the ref's commit, else in the index.
  */
-export async function checkSecretsHygiene(io: CliIo, input: HygieneInput, options: HygieneOptions = {}): Promise<Diagnostic[]> {
+export async function checkSecretsHygiene(io: Pick<RunEffects, 'cwd' | 'env' | 'clock'>, input: HygieneInput, options: HygieneOptions = {}): Promise<Diagnostic[]> {
   const commit = input.source.ref !== null ? (input.source.commit ?? undefined) : undefined;
   const text = await configText(io, input, options, commit);
   // Parsed by the yaml package only for a warning's position: a config without one never loads it.
@@ -64,7 +70,7 @@ export async function checkSecretsHygiene(io: CliIo, input: HygieneInput, option
       const parsed = sourceOf();
       return parsed ? positionOf(parsed, keyPath) : { line: 1, column: 1 };
     },
-    now: clockOf(io).now(),
+    now: io.clock.now(),
     trackedSecretFiles: new Set([...absolute].filter(([, file]) => tracked.has(file)).map(([ref]) => ref)),
   });
 }

@@ -1,0 +1,284 @@
+/**
+ * The apply run: the desired state (git objects at a ref, the working tree, or a saved plan's
+ * commit), planned per tenant under its lock against the known state, confirmed, sent through the
+ * rate-controlled lanes, recorded contract by contract, and written to the run history. The
+ * per-tenant work (lock, learn, plan, guard, send, record) is engine/apply/run-apply.ts; this file
+ * reads the run's input, checks what must hold for the whole run, and wires the effects.
+ */
+import { filesReadByTenant, type TenantScope } from '../apply/incremental.ts';
+import { planReadLive } from '../apply/reviewed-plan.ts';
+import type { RunReport } from '../apply/run-report.ts';
+import type { ApplyRunOptions, SendPreview } from '../apply/run-apply.ts';
+import type { Scope } from '../auth/index.ts';
+import { restrictToContracts } from '../desired/target.ts';
+import { changedFiles } from '../git/changed-files.ts';
+import { GitError } from '../git/errors.ts';
+import { checkAncestor } from '../git/is-ancestor.ts';
+import type { GitRepository } from '../git/repository.ts';
+import { desiredPathMatcher } from '../desired/read-files.ts';
+import type { RemovalLimits } from '../plan/removal-guard.ts';
+import type { PlanDocument } from '../plan/types.ts';
+import type { HistoryCommand } from '../state/history.ts';
+import type { StateStore, TenantRunRecord } from '../state/types.ts';
+import { openRunInput, readScopes, readWholeInput, type OpenedInput, type RunInput } from './input.ts';
+import { desiredProblems } from './plan.ts';
+import { recordRunHistory } from './record-history.ts';
+import { lazyStore, type LazyStore } from './lazy-store.ts';
+import { readSavedPlan } from './saved-plan.ts';
+import type { ApplyPreview, RunEffects, RunInvalid, RunRefused, RunSelection, RunTargeting, RunUnread, RunWhere, ShardSelection } from './types.ts';
+
+export interface ApplyRequest {
+  readonly kind: 'apply';
+  readonly where: RunWhere;
+  readonly selection?: RunSelection;
+  /** A saved plan (`apply PLAN.json`, relative to the working directory): exactly its reviewed ops are sent. */
+  readonly savedPlan?: string;
+  /** Where the known state comes from; left out: live reads when api.read is configured, else the state store. */
+  readonly known?: 'store' | 'live';
+  /** `incremental` (since each tenant's last applied commit) or `every-contract` (`--full`). */
+  readonly scope: 'incremental' | 'every-contract';
+  /** `dry-run`: plan (and read) but send nothing, take no lock and write nothing. */
+  readonly mode: 'send' | 'dry-run';
+  readonly lockTimeoutMs: number;
+  /** `--max-removals` (default: the config's safety.maxRemovals) and `--allow-removals`. */
+  readonly removals: { readonly max?: number; readonly allow: boolean };
+}
+
+export type ApplyRunResult =
+  | RunUnread
+  | RunInvalid
+  | RunRefused
+  /** The shard holds no tenant: nothing to lock, read or send. */
+  | { readonly kind: 'empty-shard'; readonly shard: ShardSelection }
+  | {
+      readonly kind: 'applied';
+      readonly report: RunReport;
+      /** The confirmation was declined: nothing was sent or written. */
+      readonly cancelled: boolean;
+      readonly shard?: ShardSelection;
+      /** Some tenant was planned incrementally: contracts unchanged in git were not planned. */
+      readonly incremental: boolean;
+      /** Tenants last applied at a newer commit: not applied (the run fails). */
+      readonly behind: readonly TenantScope[];
+      /** Said after the run: e.g. the run history could not be written. */
+      readonly warnings: readonly string[];
+    };
+
+/**
+ * The scopes an apply asks for: the least each run needs (docs/architecture.md section 7). A dry run
+ * sends no PATCH: core:read, for its reads. A run that refreshes reads and writes. A run without
+ * refresh writes; when reads are configured it may still read, to settle a contract an earlier run
+ * left uncertain or a 409, and asks for a core:read token only then (`reads`).
+ */
+export function applyScopes(run: { readonly dryRun: boolean; readonly refresh: boolean; readonly canRead: boolean }): { tokens: Scope[]; reads?: Scope[] } {
+  if (run.dryRun) return { tokens: ['core:read'] };
+  if (run.refresh) return { tokens: ['core:read', 'core:write'] };
+  return run.canRead ? { tokens: ['core:write'], reads: ['core:read'] } : { tokens: ['core:write'] };
+}
+
+export async function runApplyRequest(request: ApplyRequest, effects: RunEffects): Promise<ApplyRunResult> {
+  effects.onEvent?.({ type: 'phase', phase: 'read-input' });
+  let saved: PlanDocument | undefined;
+  if (request.savedPlan !== undefined) {
+    const read = await readSavedPlan(effects, request.savedPlan, request.where.repo);
+    if ('refused' in read) return { kind: 'refused', message: `${request.savedPlan}: ${read.refused}; nothing applied` };
+    saved = read;
+  }
+  const where: RunWhere = saved ? { ...request.where, ...(saved.source.commit === null ? {} : { ref: saved.source.commit }) } : request.where;
+  const opened = await openRunInput(effects, 'apply', where, saved ? {} : (request.selection ?? {}));
+  if ('kind' in opened) return opened;
+  const store = lazyStore(opened.config, opened.repoDir, effects);
+  try {
+    // A saved plan names its contracts: never incremental.
+    const scopes = request.scope === 'incremental' && !saved ? await readScopes(opened, await store.get(), 'ancestor') : undefined;
+    const input = await readWholeInput(opened, { ...(scopes ? { scopes } : {}), describeIncremental: false, records: !saved });
+    const invalid = desiredProblems(input);
+    if (invalid) return invalid;
+    effects.onEvent?.({ type: 'input', ...(input.shard ? { shard: input.shard } : {}) });
+    // A shard without tenants has nothing to lock, read or send.
+    if (input.shard && input.shard.tenants.length === 0) return { kind: 'empty-shard', shard: input.shard };
+    return await applyInput(opened, input, saved, request, effects, store);
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    return { kind: 'git-error', code: error.code, message: error.message };
+  } finally {
+    opened.close();
+    await store.close();
+  }
+}
+
+async function applyInput(
+  opened: OpenedInput,
+  input: RunInput,
+  saved: PlanDocument | undefined,
+  request: ApplyRequest,
+  effects: RunEffects,
+  store: LazyStore,
+): Promise<ApplyRunResult> {
+  const { config } = input;
+  const dryRun = request.mode === 'dry-run';
+  let { contractSets, source } = input;
+  let narrowed = input.targeting?.narrowed;
+  const canRead = config.api.read !== undefined;
+  let refresh = request.known === undefined ? canRead : request.known === 'live';
+  if (saved) {
+    const unknown = saved.tenants.map((tenant) => tenant.tenant).filter((tenant) => !Object.hasOwn(config.tenants, tenant));
+    if (unknown.length > 0) {
+      return { kind: 'refused', message: `${request.savedPlan}: the plan names ${unknown.length === 1 ? 'tenant' : 'tenants'} ${unknown.join(', ')}, which the config does not know; nothing applied` };
+    }
+    // A plan made with --target lists only its targets: the others are not planned, and the run record keeps its commit.
+    const restricted = restrictToContracts(contractSets, new Map(saved.tenants.map((tenant) => [tenant.tenant, new Set(tenant.contracts.map((contract) => contract.id))])));
+    contractSets = restricted.contractSets;
+    narrowed = restricted.narrowed;
+    source = { repo: request.where.repo, ref: saved.source.ref, commit: saved.source.commit };
+    refresh = planReadLive(saved);
+    if (refresh && !canRead) {
+      return {
+        kind: 'refused',
+        message: `${request.savedPlan} was made with --refresh (known state read live), and applying it reads live again; configure api.read (e.g. read: { path: "/contract/{id}" }); nothing applied`,
+      };
+    }
+  } else if (request.known === 'live' && !canRead) {
+    return { kind: 'refused', message: '--refresh needs reads; configure api.read (e.g. read: { path: "/contract/{id}" })' };
+  }
+
+  const tenantScopes = input.scopes;
+  const scopeList = [...(tenantScopes?.values() ?? [])];
+  const sent = await sendRun(
+    {
+      command: 'apply',
+      tokenScopes: applyScopes({ dryRun, refresh, canRead }),
+      previewScopes: scopeList.map((scope) => ({
+        scope,
+        contracts: contractSets.filter((set) => set.tenant === scope.tenant).reduce((sum, set) => sum + set.contracts.length, 0),
+      })),
+      ...(saved ? { saved } : {}),
+      ...(input.targeting ? { targeting: input.targeting } : {}),
+      options: {
+        config,
+        contractSets,
+        source,
+        refresh,
+        dryRun,
+        lockTimeoutMs: request.lockTimeoutMs,
+        ...(saved ? { reviewed: saved } : {}),
+        uncommitted: input.committed === false,
+        ...(tenantScopes ? { filesRead: filesReadByTenant(tenantScopes) } : {}),
+        ...(narrowed ? { narrowed } : {}),
+        removals: removalLimits(request.removals, config.safety),
+        ...(tenantScopes && opened.repository && source.commit ? { checkUnderLock: commitCheck(opened.repository, source.commit, tenantScopes, config.desired.paths) } : {}),
+      },
+    },
+    effects,
+    store,
+  );
+  if ('kind' in sent) return sent;
+  return {
+    kind: 'applied',
+    ...sent,
+    ...(input.shard ? { shard: input.shard } : {}),
+    incremental: scopeList.some((scope) => scope.kind === 'incremental'),
+    behind: scopeList.filter((scope) => scope.kind === 'behind'),
+  };
+}
+
+/** What a run that may send (apply, drift) asks of the lanes: runApply's options but the run id, which the engine setup makes. */
+export interface SendRunRequest {
+  readonly command: HistoryCommand;
+  readonly tokenScopes: { readonly tokens: readonly Scope[]; readonly reads?: readonly Scope[] };
+  readonly options: Omit<ApplyRunOptions, 'runId'>;
+  readonly previewScopes?: ApplyPreview['scopes'];
+  readonly saved?: PlanDocument;
+  readonly targeting?: RunTargeting;
+  /** Called with the open store before anything is sent (drift reads the last applied records). */
+  readonly before?: (store: StateStore) => Promise<RunRefused | undefined>;
+}
+
+/**
+ * Sets up the engine (tokens, API client, log), takes the state store and runs the tenants'
+ * lanes; the run history is written after a run that sent (not a dry run, not a cancelled one).
+ */
+export async function sendRun(
+  request: SendRunRequest,
+  effects: RunEffects,
+  store: LazyStore,
+): Promise<RunRefused | { readonly plan: PlanDocument; readonly report: RunReport; readonly cancelled: boolean; readonly warnings: readonly string[] }> {
+  const { options } = request;
+  // Loaded here: the HTTP client and the OpenID client, only for runs that talk to the service.
+  const [{ runApply }, { createEngineSetup }] = await Promise.all([import('../apply/run-apply.ts'), import('./engine-setup.ts')]);
+  // Builds objects only: nothing is sent before the store is open.
+  const engine = createEngineSetup(effects, options.config, request.tokenScopes.tokens);
+  const opening = await store.get(engine.redactor);
+  if (typeof opening === 'string') return { kind: 'refused', message: opening };
+  const stateStore = opening;
+  const refused = await request.before?.(stateStore);
+  if (refused) return refused;
+  const readTokens = request.tokenScopes.reads === undefined ? undefined : engine.tokensFor(request.tokenScopes.reads);
+
+  /** Before the first PATCH: the preview for the caller to show, then its answer when something would be sent. */
+  async function confirm(preview: SendPreview): Promise<boolean> {
+    const { saved, targeting } = request;
+    const full: ApplyPreview = { ...preview, shown: saved ?? preview.plan, saved: saved !== undefined, ...(targeting ? { targeting } : {}), scopes: request.previewScopes ?? [] };
+    effects.onEvent?.({ type: 'preview', preview: full });
+    // A saved plan was reviewed when it was made: applied without asking, as Terraform does.
+    if (options.dryRun || saved || preview.sending.ops === 0 || effects.confirm === undefined) return true;
+    effects.onEvent?.({ type: 'phase', phase: 'confirm' });
+    return effects.confirm(full);
+  }
+
+  const { plan, report, cancelled } = await runApply(
+    { ...options, runId: engine.runId },
+    {
+      store: stateStore,
+      tokens: engine.tokens,
+      ...(readTokens ? { readTokens } : {}),
+      api: engine.api,
+      clock: effects.clock,
+      random: effects.random ?? Math.random,
+      logger: engine.logger,
+      onProgress: (progress) => effects.onEvent?.({ type: 'progress', ...progress }),
+      confirm,
+    },
+  );
+  const warnings: string[] = [];
+  if (!options.dryRun && !cancelled) await recordRunHistory(stateStore, report, { command: request.command, env: effects.env, logger: engine.logger, warn: (line) => warnings.push(line) });
+  return { plan, report, cancelled: cancelled === true, warnings };
+}
+
+/** The removal guard's limits of a run: `--max-removals` over the config's, and `--allow-removals`. */
+export function removalLimits(removals: ApplyRequest['removals'], safety: { readonly maxRemovals: number }): RemovalLimits {
+  return { maxRemovals: removals.max ?? safety.maxRemovals, allow: removals.allow };
+}
+
+/**
+ * What must hold for a tenant under its lock, with its run record read there: the record this run
+ * planned from is still the tenant's. Another run may have applied while this one waited for the
+ * lock. A newer commit (this one is in its history) is never sent over: the tenant is refused.
+ * An older or equal commit leaves this run's plan right only when every file changed since that
+ * commit is in this run's scope; otherwise the tenant is refused, to be planned again.
+ */
+function commitCheck(
+  repository: GitRepository,
+  head: string,
+  scopes: ReadonlyMap<string, TenantScope>,
+  desiredPaths: readonly string[],
+): (tenant: string, record: TenantRunRecord | undefined) => Promise<string | undefined> {
+  const selected = desiredPathMatcher(desiredPaths);
+  return async (tenant, record) => {
+    const scope = scopes.get(tenant);
+    const recorded = record?.lastAppliedCommit ?? null;
+    if (scope === undefined || recorded === null || recorded === head) return undefined;
+    if (scope.kind === 'incremental' && recorded === scope.since) return undefined;
+    const waited = `while this run waited for the lock, another run recorded ${recorded.slice(0, 12)} as tenant ${tenant}'s last applied commit`;
+    if ((await checkAncestor(repository, head, recorded)) === 'ancestor') {
+      return `not applied: ${waited}, which is newer than this commit ${head.slice(0, 12)}; nothing sent (to go back, commit a revert, or pass --full to apply this commit anyway)`;
+    }
+    // A full plan reads every contract's record under the lock: whatever was applied, it plans from it.
+    if (scope.kind === 'full') return undefined;
+    if (scope.kind === 'incremental' && (await checkAncestor(repository, recorded, head)) === 'ancestor') {
+      const changed = (await changedFiles(repository, recorded, head)).map((file) => file.path).filter(selected);
+      if (changed.every((file) => scope.files.has(file))) return undefined;
+    }
+    return `not applied: ${waited}, which this run did not plan from; nothing sent; run apply again`;
+  };
+}

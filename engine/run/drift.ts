@@ -1,0 +1,112 @@
+/**
+ * The drift run: every managed contract read live and compared with the desired state, each
+ * difference judged against the state store's record of the last apply; with `fix`, the same plan
+ * is sent through apply's lanes, so what is reported is exactly what was corrected.
+ */
+import { createDriftReport } from '../drift/create-report.ts';
+import type { DriftReport } from '../drift/types.ts';
+import { GitError } from '../git/errors.ts';
+import type { KnownContracts } from '../model/types.ts';
+import { StateFormatError } from '../state/file-format.ts';
+import { PostgresStateError } from '../state/postgres/errors.ts';
+import type { RunReport } from '../apply/run-report.ts';
+import { removalLimits, sendRun } from './apply.ts';
+import { openRunInput, readWholeInput, type RunTargeting } from './input.ts';
+import { lazyStore } from './lazy-store.ts';
+import { desiredProblems } from './plan.ts';
+import type { RunEffects, RunInvalid, RunRefused, RunSelection, RunUnread, RunWhere } from './types.ts';
+
+export interface DriftRequest {
+  readonly kind: 'drift';
+  readonly where: RunWhere;
+  readonly selection?: RunSelection;
+  /** `report`: read and compare only; `fix`: also send the corrections and record them. */
+  readonly mode: 'report' | 'fix';
+  readonly lockTimeoutMs: number;
+  /** With `fix`: the removal guard's `--max-removals` and `--allow-removals`. */
+  readonly removals: { readonly max?: number; readonly allow: boolean };
+}
+
+export type DriftRunResult =
+  | RunUnread
+  | RunInvalid
+  | RunRefused
+  | {
+      readonly kind: 'checked';
+      readonly drift: DriftReport;
+      /** The fix's run: what it sent. */
+      readonly run: RunReport;
+      readonly cancelled: boolean;
+      readonly targeting?: RunTargeting;
+      readonly warnings: readonly string[];
+    };
+
+export async function runDrift(request: DriftRequest, effects: RunEffects): Promise<DriftRunResult> {
+  const fix = request.mode === 'fix';
+  effects.onEvent?.({ type: 'phase', phase: 'read-input' });
+  const opened = await openRunInput(effects, 'drift', request.where, request.selection ?? {});
+  if ('kind' in opened) return opened;
+  const store = lazyStore(opened.config, opened.repoDir, effects);
+  try {
+    const input = await readWholeInput(opened, { describeIncremental: false, records: fix });
+    const invalid = desiredProblems(input);
+    if (invalid) return invalid;
+    // An empty shard still reports (no drift), so that a job reading --report finds one.
+    effects.onEvent?.({ type: 'input', ...(input.shard ? { shard: input.shard } : {}) });
+    const { config, contractSets, source } = input;
+    if (config.api.read === undefined) {
+      return {
+        kind: 'refused',
+        message:
+          'drift detection reads each managed contract live and compares it with git, so it needs reads; ' +
+          'configure api.read in the engine config (e.g. read: { path: "/contract/{id}" }). Nothing was sent.',
+      };
+    }
+    // Read before the run: with --fix the run rewrites these records, and the cause of a drift is
+    // judged against what was applied before it. (A concurrent apply between this read and the
+    // fix's lock can only make a cause stale, never what is sent: the fix re-reads under the lock.)
+    const lastApplied = new Map<string, KnownContracts>();
+    const sent = await sendRun(
+      {
+        command: 'drift --fix',
+        tokenScopes: { tokens: fix ? ['core:read', 'core:write'] : ['core:read'] },
+        ...(input.targeting ? { targeting: input.targeting } : {}),
+        options: {
+          config,
+          contractSets,
+          source,
+          refresh: true,
+          // Without --fix a dry run: reads only, no lock, nothing written.
+          dryRun: !fix,
+          lockTimeoutMs: request.lockTimeoutMs,
+          uncommitted: input.committed === false,
+          ...(input.targeting ? { narrowed: input.targeting.narrowed } : {}),
+          ...(fix ? { removals: removalLimits(request.removals, config.safety) } : {}),
+        },
+        async before(stateStore) {
+          for (const tenant of new Set(contractSets.map((set) => set.tenant))) {
+            const managed = new Set(contractSets.filter((set) => set.tenant === tenant).flatMap((set) => set.contracts.map((contract) => contract.id)));
+            try {
+              lastApplied.set(tenant, await stateStore.readTenant(tenant, managed));
+            } catch (error) {
+              if (!(error instanceof StateFormatError) && !(error instanceof PostgresStateError)) throw error;
+              return { kind: 'refused', message: `cannot read the state store: ${error.message}; nothing read` };
+            }
+          }
+          return undefined;
+        },
+      },
+      effects,
+      store,
+    );
+    if ('kind' in sent) return sent;
+    const drift = createDriftReport({ plan: sent.plan, run: sent.report, lastApplied, fix });
+    return { kind: 'checked', drift, run: sent.report, cancelled: sent.cancelled, ...(input.targeting ? { targeting: input.targeting } : {}), warnings: sent.warnings };
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    return { kind: 'git-error', code: error.code, message: error.message };
+  } finally {
+    opened.close();
+    await store.close();
+  }
+}

@@ -1,0 +1,374 @@
+/**
+ * Everything a run reads before it plans: the repository, the ref, the config, the tenants it
+ * selects and, per kind of run, the desired state (whole, or its raw files for a run one tenant at a
+ * time), the incremental scopes and, with a base, what the change touched. A run opens its input
+ * once (openRunInput) and reads from it what its kind needs; nothing is read twice.
+ */
+import path from 'node:path';
+import { narrowToChangedContracts, narrowToScopes, type TenantScope } from '../apply/incremental.ts';
+import type { Config } from '../config/types.ts';
+import { loadDesiredState } from '../desired/load.ts';
+import { parseDesiredFile } from '../desired/parse-file.ts';
+import { desiredPathMatcher, workingTreeSource, type DesiredSource } from '../desired/read-files.ts';
+import { selectShard, type ShardSelection } from '../desired/shard.ts';
+import { isTargeted, selectTargets, type TargetOptions } from '../desired/target.ts';
+import type { ContractSet, DesiredFile, DesiredStateResult } from '../desired/types.ts';
+import type { Diagnostic } from '../diagnostic.ts';
+import { changedFiles } from '../git/changed-files.ts';
+import { GitError } from '../git/errors.ts';
+import { missingRefMessage } from '../git/fetch-hint.ts';
+import { closeGitRepository, openGitRepository, type GitRepository } from '../git/repository.ts';
+import { checkRefSyntax, isShallow, remoteNames, resolveCommit } from '../git/resolve-ref.ts';
+import type { BaseInput } from '../plan/plan-by-tenant.ts';
+import { findTouchedContracts } from '../plan/touched-contracts.ts';
+import type { PlanIncremental, PlanSource, PlanTouched } from '../plan/types.ts';
+import type { StateStore } from '../state/types.ts';
+import { readBaseChanges, type BaseChanges } from './base-changes.ts';
+import { readRepoConfig, type ConfigAtRef } from './config.ts';
+import { gitCommitSource } from './git-source.ts';
+import { readTenantScopes } from './incremental-scopes.ts';
+import type { RunPlace, RunSelection, RunTargeting, RunUnread, RunWhere } from './types.ts';
+
+/** The kinds of run that read a repository, and what each reads of it. */
+export type InputKind = 'validate' | 'plan' | 'apply' | 'drift' | 'import';
+
+/** A run's input, opened: the repository (its git processes end with close()), the config, the selection. */
+export interface OpenedInput {
+  readonly where: RunWhere;
+  readonly selection: RunSelection;
+  readonly repoDir: string;
+  readonly repository: GitRepository | undefined;
+  /** With --ref: the commit the desired state and the config are read at. */
+  readonly at: ConfigAtRef | undefined;
+  readonly configFile: string;
+  readonly config: Config;
+  /** The config's warnings (a config with errors does not open). */
+  readonly configDiagnostics: readonly Diagnostic[];
+  readonly desiredSource: DesiredSource;
+  /** Without --ref the desired state may hold uncommitted edits; HEAD is still the best name for it. */
+  readonly head: string | null;
+  readonly shard: ShardSelection | undefined;
+  /** The tenants selected; undefined: every tenant. */
+  readonly selected: readonly string[] | undefined;
+  readonly targets: TargetOptions;
+  close(): void;
+}
+
+/** The whole desired state of a run, validated, narrowed to what it plans. */
+export interface RunInput {
+  readonly repoDir: string;
+  readonly configFile: string;
+  readonly config: Config;
+  readonly configDiagnostics: readonly Diagnostic[];
+  /** The whole desired state as validated, every tenant: with errors, nothing may be planned or applied. */
+  readonly desired: DesiredStateResult;
+  /** The valid contract sets of the selected tenants, narrowed to the incremental scopes and the targets. */
+  readonly contractSets: readonly ContractSet[];
+  /** Where the desired state was read (and, with a base, what it was compared with), for the plan document. */
+  readonly source: PlanSource;
+  /** With a base and a desired state without errors: what the change touched, selected tenants only. */
+  readonly touched?: PlanTouched;
+  /** Incremental runs: what each selected tenant plans. */
+  readonly scopes?: ReadonlyMap<string, TenantScope>;
+  /**
+   * Runs that record (apply, drift --fix): true when the desired state read is exactly
+   * `source.commit` (always, with a ref). A run from a working tree with uncommitted desired-state
+   * edits must not record HEAD as applied: a later incremental run would not see those edits undone.
+   */
+  readonly committed?: boolean;
+  readonly shard?: ShardSelection;
+  /** With targets or excludes: what was selected. */
+  readonly targeting?: RunTargeting;
+}
+
+export type { RunTargeting };
+
+/**
+ * What a run that validates and plans one tenant at a time reads up front (plan against the state
+ * store, validate): the raw desired-state files and, with a base, what the change did; nothing is
+ * parsed or validated yet (engine/desired/by-tenant.ts does, per tenant).
+ */
+export interface RunFiles {
+  readonly files: readonly DesiredFile[];
+  readonly source: PlanSource;
+  readonly base?: BaseInput;
+  /**
+   * The base could not be compared with; reported after the desired state's errors, which a run
+   * reading everything at once reports first (it compares with the base only without errors).
+   */
+  readonly baseError?: GitError;
+}
+
+/** How a run's scopes are computed: an apply descends from the last applied commit, a plan may start from any. */
+export type ScopeHistory = 'ancestor' | 'any';
+
+/** Opens a run's input, or says why it cannot be read. Git problems come back as `git-error`. */
+export async function openRunInput(place: RunPlace, kind: InputKind, where: RunWhere, selection: RunSelection = {}, base?: string): Promise<OpenedInput | RunUnread> {
+  // validate without a ref asks git nothing (source.commit is null): start-up spares the git adapter.
+  const needsGit = kind !== 'validate' || where.ref !== undefined;
+  const repoDir = path.resolve(place.cwd, where.repo);
+  let repository: GitRepository | undefined;
+  try {
+    repository = needsGit ? await openGitRepository(repoDir) : undefined;
+    const opened = await openWith(place, where, selection, base, repoDir, repository);
+    if (opened.kind !== 'opened' && repository) closeGitRepository(repository);
+    return opened.kind === 'opened' ? opened.input : opened;
+  } catch (error) {
+    if (repository) closeGitRepository(repository);
+    if (!(error instanceof GitError)) throw error;
+    return { kind: 'git-error', code: error.code, message: error.message };
+  }
+}
+
+function requireRepository(repository: GitRepository | undefined, repo: string, flag: string): GitRepository {
+  if (!repository) throw new GitError('not-a-repository', `${flag} needs a git repository: ${repo} is not inside a git work tree`);
+  return repository;
+}
+
+async function resolveRef(repository: GitRepository, ref: string): Promise<string> {
+  checkRefSyntax(ref, '--ref');
+  const commit = await resolveCommit(repository, ref);
+  if (commit !== undefined) return commit;
+  throw new GitError('unknown-ref', missingRefMessage('--ref', ref, { shallow: await isShallow(repository), remotes: await remoteNames(repository) }));
+}
+
+async function openWith(
+  place: RunPlace,
+  where: RunWhere,
+  selection: RunSelection,
+  base: string | undefined,
+  repoDir: string,
+  repository: GitRepository | undefined,
+): Promise<{ readonly kind: 'opened'; readonly input: OpenedInput } | RunUnread> {
+  let at: ConfigAtRef | undefined;
+  if (where.ref !== undefined) {
+    const atRepository = requireRepository(repository, where.repo, '--ref');
+    at = { repository: atRepository, commit: await resolveRef(atRepository, where.ref), ref: where.ref };
+  }
+  // Checked before anything is read: a missing repository is the user's first problem to solve.
+  if (base !== undefined) requireRepository(repository, where.repo, '--base');
+
+  const { configFile, config, diagnostics } = await readRepoConfig(place, where, at);
+  if (!config) return { kind: 'invalid-config', repoDir, configFile, diagnostics };
+  const named = selectTenants(config, selection);
+  if (typeof named === 'string') return { kind: 'bad-request', message: named };
+  const desiredSource = at ? gitCommitSource(at.repository, at.commit) : workingTreeSource(repoDir);
+  const head = at?.commit ?? (repository ? ((await resolveCommit(repository, 'HEAD')) ?? null) : null);
+  const shard = selection.shard === undefined ? undefined : selectShard(named.length === 0 ? Object.keys(config.tenants).sort() : [...new Set(named)], selection.shard);
+  const selected = shard?.tenants ?? (named.length === 0 ? undefined : named);
+  return {
+    kind: 'opened',
+    input: {
+      where,
+      selection,
+      repoDir,
+      repository,
+      at,
+      configFile,
+      config,
+      configDiagnostics: diagnostics,
+      desiredSource,
+      head,
+      shard,
+      selected,
+      targets: { targets: selection.targets ?? [], excludes: selection.excludes ?? [] },
+      close() {
+        if (repository) closeGitRepository(repository);
+      },
+    },
+  };
+}
+
+/**
+ * The tenants a run selects: `--tenant` (default: all), or without it the tenants of the targets.
+ * Each must be configured; with `--tenant`, a target of another tenant is a mistake: its message.
+ */
+function selectTenants(config: Config, selection: RunSelection): string[] | string {
+  function known(): string {
+    return Object.keys(config.tenants).join(', ') || 'none';
+  }
+  const selected = selection.tenants ?? [];
+  for (const tenant of selected) {
+    if (!Object.hasOwn(config.tenants, tenant)) return `--tenant "${tenant}" is not configured (known: ${known()})`;
+  }
+  for (const [flag, patterns] of [['--target', selection.targets ?? []], ['--exclude', selection.excludes ?? []]] as const) {
+    for (const pattern of patterns) {
+      if (!Object.hasOwn(config.tenants, pattern.tenant)) return `${flag} ${pattern.raw}: tenant "${pattern.tenant}" is not configured (known: ${known()})`;
+    }
+  }
+  const targets = selection.targets ?? [];
+  if (selected.length > 0) {
+    const outside = targets.find((target) => !selected.includes(target.tenant));
+    if (outside) return `--target ${outside.raw} names tenant "${outside.tenant}", which --tenant does not select (a target selects its tenant: --tenant is not needed)`;
+    return [...selected];
+  }
+  return [...new Set(targets.map((target) => target.tenant))];
+}
+
+/** Every selected tenant's name. */
+export function selectedTenants(input: OpenedInput): readonly string[] {
+  return input.selected ?? Object.keys(input.config.tenants).sort();
+}
+
+/**
+ * Every selected tenant's incremental scope, or undefined (every contract planned) when the run is
+ * targeted, outside git, or has no state store to read run records from (`store` a message: the
+ * run reports it where it reads known state).
+ */
+export async function readScopes(input: OpenedInput, store: StateStore | string, history: ScopeHistory): Promise<ReadonlyMap<string, TenantScope> | undefined> {
+  const { repository, head } = input;
+  if (isTargeted(input.targets) || !repository || head === null || typeof store === 'string') return undefined;
+  return readTenantScopes(repository, store, input.config, selectedTenants(input), { commit: head, workingTree: !input.at, anyHistory: history === 'any' });
+}
+
+export function hasIncremental(scopes: ReadonlyMap<string, TenantScope> | undefined): boolean {
+  return scopes !== undefined && [...scopes.values()].some((scope) => scope.kind === 'incremental');
+}
+
+/** What the whole reading is asked for: the scopes, a base to compare with, and whether the run records a commit. */
+export interface WholeReading {
+  readonly scopes?: ReadonlyMap<string, TenantScope>;
+  /** A plan says how it was planned incrementally (source.incremental); an apply's scopes say it themselves. */
+  readonly describeIncremental: boolean;
+  readonly base?: string;
+  /** The run records a commit (apply, drift --fix): find out whether the desired state is exactly that commit. */
+  readonly records: boolean;
+}
+
+/** Reads, validates and narrows the whole desired state. */
+export async function readWholeInput(input: OpenedInput, reading: WholeReading): Promise<RunInput> {
+  const { repoDir, repository, at, config, configDiagnostics, configFile, desiredSource, head, shard, selected, where, targets } = input;
+  const { scopes, base } = reading;
+  const readBase =
+    base === undefined || !repository ? undefined : () => readBaseChanges(repository, { base, head: at?.commit ?? null, headName: where.ref ?? 'HEAD', patterns: config.desired.paths });
+  // An incremental run with a base reads the files of the change from the base too, so that its
+  // marks are a full plan's. A base git cannot compare with is reported after the desired state's
+  // errors, as without incremental runs.
+  const early = readBase && hasIncremental(scopes) ? settle(readBase()) : undefined;
+  const earlyBase = early ? await early : undefined;
+  const only = scopes ? scopeFiles(scopes, earlyBase?.ok ? earlyBase.value.changedPaths : undefined) : undefined;
+  const desired = await loadDesiredState(repoDir, config, { source: desiredSource, ...(only ? { only } : {}) });
+  const chosen = selected === undefined ? desired.contractSets : desired.contractSets.filter((set) => selected.includes(set.tenant));
+  let changes: BaseChanges | undefined;
+  if (readBase && desired.errors.length === 0) {
+    if (earlyBase && !earlyBase.ok) throw earlyBase.error;
+    changes = earlyBase?.value ?? (await readBase());
+  }
+  const touched = changes ? findTouchedContracts(desired.contractSets, changes.baseContractSets, changes.changedPaths) : undefined;
+  let contractSets = chosen;
+  if (scopes && repository) {
+    const before = await declaredBefore(repository, config, scopes, changes);
+    contractSets = narrowToChangedContracts(narrowToScopes(chosen, scopes, changes?.changedPaths), scopes, before, touched?.contracts);
+  }
+  let targeting: RunTargeting | undefined;
+  // With errors nothing is planned, and a target may be the very contract left out for its error.
+  if (isTargeted(targets) && desired.errors.length === 0) {
+    const selection = selectTargets(contractSets, targets);
+    if (selection.kind === 'unmatched') {
+      targeting = { description: '', narrowed: new Set(), unmatchedTargets: selection.unmatched, unmatchedExcludes: [] };
+    } else {
+      contractSets = [...selection.contractSets];
+      targeting = { description: selection.description, narrowed: selection.narrowed, unmatchedTargets: [], unmatchedExcludes: selection.unmatchedExcludes };
+    }
+  }
+  const incrementalSource = reading.describeIncremental && scopes ? planIncremental(scopes) : undefined;
+  const planSource: PlanSource = { repo: where.repo, ref: where.ref ?? null, commit: head, ...(incrementalSource ? { incremental: incrementalSource } : {}) };
+  const committed = reading.records ? at !== undefined || (repository !== undefined && head !== null && !(await hasUncommittedDesiredFiles(repository, head, config))) : undefined;
+  const whole = {
+    repoDir,
+    configFile,
+    config,
+    configDiagnostics,
+    desired,
+    contractSets,
+    ...(scopes ? { scopes } : {}),
+    ...(committed === undefined ? {} : { committed }),
+    ...(shard ? { shard } : {}),
+    ...(targeting ? { targeting } : {}),
+  };
+  if (!changes || !touched) return { ...whole, source: planSource };
+  return { ...whole, source: { ...planSource, base: changes.base }, touched: selectTouched(touched, selected) };
+}
+
+/** Reads the raw desired-state files (and, with a base, what the change did) for a run one tenant at a time. */
+export async function readRunFiles(input: OpenedInput, base?: string): Promise<RunFiles> {
+  const { repository, at, config, desiredSource, head, where } = input;
+  const files = await desiredSource.readFiles(config.desired.paths);
+  const source: PlanSource = { repo: where.repo, ref: where.ref ?? null, commit: head };
+  if (base === undefined || !repository) return { files, source };
+  try {
+    const changes = await readBaseChanges(repository, { base, head: at?.commit ?? null, headName: where.ref ?? 'HEAD', patterns: config.desired.paths });
+    return { files, source: { ...source, base: changes.base }, base: changes };
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    return { files, source, baseError: error };
+  }
+}
+
+function selectTouched(touched: PlanTouched, tenants: readonly string[] | undefined): PlanTouched {
+  if (tenants === undefined) return touched;
+  return {
+    contracts: new Map([...touched.contracts].filter(([tenant]) => tenants.includes(tenant))),
+    noLongerManaged: touched.noLongerManaged.filter((contract) => tenants.includes(contract.tenant)),
+  };
+}
+
+/** The files to read: undefined (all) as soon as one tenant is planned in full; `also`, a base's changed files. */
+function scopeFiles(scopes: ReadonlyMap<string, TenantScope>, also: ReadonlySet<string> = new Set()): ReadonlySet<string> | undefined {
+  const files = new Set<string>(also);
+  for (const scope of scopes.values()) {
+    if (scope.kind === 'full') return undefined;
+    if (scope.kind === 'incremental') for (const file of scope.files) files.add(file);
+  }
+  return files;
+}
+
+type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown; readonly value?: undefined };
+
+function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
+  return promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+}
+
+/**
+ * By last applied commit, the contract sets its incremental tenants' files declared then: what
+ * narrowToChangedContracts compares with. Only those files are read, one reading per commit
+ * (tenants that applied the same commit, the usual case, share it). A pull request's merge base is
+ * often that commit: the files its change read there are not read and parsed again.
+ */
+async function declaredBefore(repository: GitRepository, config: Config, scopes: ReadonlyMap<string, TenantScope>, base: BaseChanges | undefined): Promise<Map<string, ContractSet[]>> {
+  const filesByCommit = new Map<string, Set<string>>();
+  for (const scope of scopes.values()) {
+    if (scope.kind !== 'incremental') continue;
+    const files = filesByCommit.get(scope.since) ?? new Set<string>();
+    for (const file of scope.files) files.add(file);
+    filesByCommit.set(scope.since, files);
+  }
+  const before = new Map<string, ContractSet[]>();
+  for (const [commit, files] of filesByCommit) {
+    const known = base?.base.mergeBase === commit ? base : undefined;
+    const reused = known ? known.baseContractSets.filter((set) => files.has(set.file)) : [];
+    const toRead = new Set([...files].filter((file) => !known?.changedPaths.has(file)));
+    const read = toRead.size === 0 ? [] : await gitCommitSource(repository, commit).readFiles(config.desired.paths, { only: toRead });
+    before.set(commit, [...reused, ...read.flatMap((file) => parseDesiredFile(file).contractSet ?? [])]);
+  }
+  return before;
+}
+
+/** What the plan document says of an incremental plan; undefined when no tenant was planned incrementally. */
+function planIncremental(scopes: ReadonlyMap<string, TenantScope>): PlanIncremental | undefined {
+  if (!hasIncremental(scopes)) return undefined;
+  const values = [...scopes.values()];
+  return {
+    tenants: values.flatMap((scope) => (scope.kind === 'incremental' ? [{ tenant: scope.tenant, since: scope.since, pending: scope.pending }] : [])),
+    full: values.flatMap((scope) => (scope.kind === 'full' ? [{ tenant: scope.tenant, reason: scope.reason }] : [])),
+  };
+}
+
+async function hasUncommittedDesiredFiles(repository: GitRepository, head: string, config: Config): Promise<boolean> {
+  const selected = desiredPathMatcher(config.desired.paths);
+  return (await changedFiles(repository, head, null)).some((file) => selected(file.path));
+}
+

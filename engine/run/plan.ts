@@ -1,0 +1,233 @@
+/**
+ * The plan run: desired state against the known state (the state store, or live reads), a plan
+ * document; nothing is sent or written. A plan of every contract against the state store goes one
+ * tenant at a time through the caller's sink (engine/plan/plan-by-tenant.ts) and is never held
+ * whole; any other plan (incremental, live, or a caller without a sink) is one document.
+ */
+import type { TenantScope } from '../apply/incremental.ts';
+import type { RunReport } from '../apply/run-report.ts';
+import type { Config } from '../config/types.ts';
+import { GitError } from '../git/errors.ts';
+import type { KnownContracts } from '../model/types.ts';
+import { createPlan } from '../plan/create-plan.ts';
+import { planByTenant, type PlanSink, type PlanTrailer } from '../plan/plan-by-tenant.ts';
+import type { PlanDocument, PlanMadeWith, PlanSource } from '../plan/types.ts';
+import { plural } from '../plural.ts';
+import { StateFormatError } from '../state/file-format.ts';
+import { PostgresStateError } from '../state/postgres/errors.ts';
+import { hasIncremental, openRunInput, readRunFiles, readScopes, readWholeInput, type OpenedInput, type RunInput, type RunTargeting } from './input.ts';
+import { readPlannedKnownState } from './known-state.ts';
+import { lazyStore, type LazyStore } from './lazy-store.ts';
+import type { RunEffects, RunInvalid, RunRefused, RunSelection, RunUnread, RunWhere, ShardSelection } from './types.ts';
+import { packageVersion } from './version.ts';
+
+export interface PlanRequest {
+  readonly kind: 'plan';
+  readonly where: RunWhere;
+  readonly selection?: RunSelection;
+  /** Mark what the change since this ref touches (merge-base semantics, like a pull request). */
+  readonly base?: string;
+  /** Where the known state comes from: the state store (no network, no credentials) or live reads. */
+  readonly known: 'store' | 'live';
+  /** `incremental` (only what changed since each tenant's last applied commit) or `every-contract` (`--full`). */
+  readonly scope: 'incremental' | 'every-contract';
+  /**
+   * Where a caller that writes the plan as it comes (text, JSON) takes it: a plan of every contract
+   * against the state store then goes through it one tenant at a time, and the result is `streamed`.
+   */
+  readonly sink?: PlanSink;
+}
+
+/** What every plan that got past reading its input says besides the plan. */
+interface PlanRunCommon {
+  /** Tenants planned in full, and why, when no tenant could be planned incrementally. */
+  readonly notes: readonly string[];
+  readonly shard?: ShardSelection;
+  readonly targeting?: RunTargeting;
+  /** The config's and the desired state's warnings. */
+  readonly warnings: RunInvalid['problems'];
+}
+
+export type PlanRunResult =
+  | RunUnread
+  | (RunInvalid & { readonly notes: readonly string[] })
+  | (RunRefused & PlanRunCommon)
+  /** A live plan with contracts or tenants that could not be read: no plan, one line per problem. */
+  | ({ readonly kind: 'unreadable'; readonly problems: readonly string[]; readonly summary: string } & PlanRunCommon)
+  | ({ readonly kind: 'planned'; readonly plan: PlanDocument; readonly repoDir: string } & PlanRunCommon)
+  /** Every tenant went through the sink; the trailer is what the document says after them. */
+  | ({ readonly kind: 'streamed'; readonly source: PlanSource; readonly trailer: PlanTrailer; readonly unknown: number; readonly repoDir: string } & PlanRunCommon);
+
+/** Recorded for the reviewer, so that show PLAN.json renders what plan rendered (the markdown plan's header and notes). */
+export function planMadeWith(config: Config): PlanMadeWith {
+  return { version: packageVersion(), reads: config.api.read !== undefined, collections: config.collections, maxRemovals: config.safety.maxRemovals };
+}
+
+function fullNotes(scopes: ReadonlyMap<string, TenantScope> | undefined): string[] {
+  if (scopes === undefined || hasIncremental(scopes)) return [];
+  return [...scopes.values()].flatMap((scope) => (scope.kind === 'full' ? [`${scope.tenant}: every contract planned (${scope.reason})`] : []));
+}
+
+export async function runPlan(request: PlanRequest, effects: RunEffects): Promise<PlanRunResult> {
+  effects.onEvent?.({ type: 'phase', phase: 'read-input' });
+  const opened = await openRunInput(effects, 'plan', request.where, request.selection, request.base);
+  if ('kind' in opened) return opened;
+  const store = lazyStore(opened.config, opened.repoDir, effects);
+  try {
+    const scopes = request.scope === 'incremental' ? await readScopes(opened, await store.get(), 'any') : undefined;
+    const notes = fullNotes(scopes);
+    if (request.known === 'store' && request.sink !== undefined && !hasIncremental(scopes)) return await streamedPlan(opened, request, request.sink, store, notes, effects);
+    const input = await readWholeInput(opened, { ...(scopes ? { scopes } : {}), describeIncremental: true, ...(request.base === undefined ? {} : { base: request.base }), records: false });
+    return await documentPlan(input, request, store, notes, effects);
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    return { kind: 'git-error', code: error.code, message: error.message };
+  } finally {
+    opened.close();
+    await store.close();
+  }
+}
+
+/** The desired state's problems, when they keep it from being planned. */
+export function desiredProblems(input: RunInput): RunInvalid | undefined {
+  const { configDiagnostics, desired, targeting } = input;
+  const problems = { configDiagnostics, errors: desired.errors, warnings: desired.warnings, ...(targeting ? { targeting } : {}) };
+  return desired.errors.length > 0 || (targeting?.unmatchedTargets.length ?? 0) > 0 ? { kind: 'invalid-desired', problems } : undefined;
+}
+
+function commonOf(input: RunInput, notes: readonly string[]): PlanRunCommon {
+  const { configDiagnostics, desired, targeting, shard } = input;
+  return { notes, ...(shard ? { shard } : {}), ...(targeting ? { targeting } : {}), warnings: { configDiagnostics, errors: [], warnings: desired.warnings, ...(targeting ? { targeting } : {}) } };
+}
+
+async function documentPlan(input: RunInput, request: PlanRequest, store: LazyStore, notes: readonly string[], effects: RunEffects): Promise<PlanRunResult> {
+  const invalid = desiredProblems(input);
+  if (invalid) return { ...invalid, notes };
+  const common = commonOf(input, notes);
+  const { config, contractSets, source, touched } = input;
+  const createdAt = new Date(effects.clock.now()).toISOString();
+  if (request.known === 'live') {
+    if (config.api.read === undefined) return { kind: 'refused', message: '--refresh needs reads; configure api.read (e.g. read: { path: "/contract/{id}" }); no plan written', ...common };
+    effects.onEvent?.({ type: 'phase', phase: 'read-known' });
+    const live = await livePlan(input, effects);
+    if ('problems' in live) return { kind: 'unreadable', ...live, ...common };
+    return { kind: 'planned', plan: { ...live.plan, madeWith: planMadeWith(config) }, repoDir: input.repoDir, ...common };
+  }
+  const opened = await store.get();
+  if (typeof opened === 'string') return { kind: 'refused', message: opened, ...common };
+  let known;
+  try {
+    known = await readPlannedKnownState(opened, contractSets);
+  } catch (error) {
+    if (!(error instanceof StateFormatError) && !(error instanceof PostgresStateError)) throw error;
+    return { kind: 'refused', message: `cannot read the state store: ${error.message}`, ...common };
+  }
+  effects.onEvent?.({ type: 'phase', phase: 'plan' });
+  const plan = createPlan(contractSets, known, { createdAt, source, collections: config.collections, ...(touched ? { touched } : {}) });
+  return { kind: 'planned', plan: { ...plan, madeWith: planMadeWith(config) }, repoDir: input.repoDir, ...common };
+}
+
+/** Every problem that kept a live plan from being complete, one line each. */
+function readProblems(report: RunReport): string[] {
+  return report.tenants.flatMap((tenant) => [
+    ...(tenant.error === undefined ? [] : [`${tenant.tenant}: ${tenant.error}`]),
+    ...tenant.failures.map((failure) => {
+      const what = failure.outcome === 'not-on-service' ? 'not on the service: ' : '';
+      return `${tenant.tenant} ${failure.contractId} (${failure.file}:${failure.line}): ${what}${failure.reason ?? failure.outcome}`;
+    }),
+  ]);
+}
+
+/**
+ * Against live reads: the apply engine's dry run (no lock, no PATCH, nothing written), so that the
+ * known state is read exactly as apply reads it. A plan missing a contract or a tenant would look
+ * complete to its reviewer: any read problem is an error instead.
+ */
+async function livePlan(input: RunInput, effects: RunEffects): Promise<{ readonly plan: PlanDocument } | { readonly problems: string[]; readonly summary: string }> {
+  const { config, contractSets, source, touched } = input;
+  // Loaded here: a plan against the state store needs neither the HTTP client nor the OpenID client.
+  const [{ runApply }, { createEngineSetup }, { emptyStateStore }, { countNotOnService, notOnServiceText }] = await Promise.all([
+    import('../apply/run-apply.ts'),
+    import('./engine-setup.ts'),
+    import('../state/memory-store.ts'),
+    import('../apply/run-report.ts'),
+  ]);
+  const engine = createEngineSetup(effects, config, ['core:read']);
+  const { plan, report } = await runApply(
+    { config, contractSets, source, refresh: true, dryRun: true, lockTimeoutMs: 0, runId: engine.runId, ...(touched ? { touched } : {}) },
+    // A dry run never touches the state store.
+    { store: emptyStateStore(), tokens: engine.tokens, api: engine.api, clock: effects.clock, random: effects.random ?? Math.random, logger: engine.logger },
+  );
+  const problems = readProblems(report);
+  if (problems.length === 0) return { plan };
+  const missing = countNotOnService(report);
+  const others = problems.length - missing;
+  const summary = [...(missing > 0 ? [notOnServiceText(missing)] : []), ...(others > 0 ? [`${plural(others, 'problem')} reading the known state live`] : [])];
+  return { problems, summary: `${summary.join(', ')}: no plan written` };
+}
+
+/** One tenant's known state from the state store; a store that cannot be read is a problem kept for the end (errors in the desired state come first). */
+function storeReader(store: LazyStore): { read(tenant: string): Promise<KnownContracts>; problem(): Promise<string | undefined> } {
+  let problem: string | undefined;
+  return {
+    async read(tenant) {
+      if (problem !== undefined) return new Map();
+      const opened = await store.get();
+      if (typeof opened === 'string') {
+        problem = opened;
+        return new Map();
+      }
+      try {
+        return await opened.readTenant(tenant);
+      } catch (error) {
+        if (!(error instanceof StateFormatError) && !(error instanceof PostgresStateError)) throw error;
+        problem = `cannot read the state store: ${error.message}`;
+        return new Map();
+      }
+    },
+    /** Opens the store if no tenant did: a store that cannot be opened is an error even for an empty plan. */
+    async problem() {
+      const opened = await store.get();
+      return typeof opened === 'string' ? opened : problem;
+    },
+  };
+}
+
+/** Every contract against the state store, one tenant at a time through `sink`. */
+async function streamedPlan(opened: OpenedInput, request: PlanRequest, sink: PlanSink, store: LazyStore, notes: readonly string[], effects: RunEffects): Promise<PlanRunResult> {
+  const files = await readRunFiles(opened, request.base);
+  const known = storeReader(store);
+  effects.onEvent?.({ type: 'phase', phase: 'plan' });
+  const result = await planByTenant(
+    {
+      files: files.files,
+      config: opened.config,
+      ...(opened.selected ? { tenants: opened.selected } : {}),
+      targets: opened.targets,
+      ...(files.base ? { base: files.base } : {}),
+      createdAt: new Date(effects.clock.now()).toISOString(),
+      source: files.source,
+    },
+    { readKnown: (tenant) => known.read(tenant), sink },
+  );
+  const { targeting, errors, warnings } = result;
+  const { configDiagnostics, shard } = opened;
+  const problems = { configDiagnostics, errors, warnings, ...(files.baseError ? { baseError: files.baseError } : {}), ...(targeting ? { targeting } : {}) };
+  if (errors.length > 0 || files.baseError !== undefined || (targeting?.unmatchedTargets.length ?? 0) > 0) return { kind: 'invalid-desired', problems, notes };
+  const common: PlanRunCommon = {
+    notes,
+    ...(shard ? { shard } : {}),
+    ...(targeting ? { targeting: { ...targeting, narrowed: new Set() } } : {}),
+    warnings: { ...problems, errors: [] },
+  };
+  const problem = await known.problem();
+  if (problem !== undefined) return { kind: 'refused', message: problem, ...common };
+  return {
+    kind: 'streamed',
+    source: files.source,
+    trailer: { ...result.trailer, madeWith: planMadeWith(opened.config) },
+    unknown: result.unknown,
+    repoDir: opened.repoDir,
+    ...common,
+  };
+}

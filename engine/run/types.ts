@@ -1,0 +1,117 @@
+/**
+ * The runs' requests, effects, events and problems (docs/architecture.md section 4). A request says
+ * which run it is (`kind`) and carries its explicit inputs; effects are everything a run may touch
+ * of the world, injected; problems come back as values, and the caller decides what to print and
+ * how the process ends.
+ */
+import type { ApplyProgress, SendPreview } from '../apply/run-apply.ts';
+import type { PlanDocument } from '../plan/types.ts';
+import type { Clock } from '../clock.ts';
+import type { Shard, ShardSelection } from '../desired/shard.ts';
+import type { TargetPattern } from '../desired/target.ts';
+import type { Diagnostic } from '../diagnostic.ts';
+import type { GitError, GitErrorCode } from '../git/errors.ts';
+import type { Logger, Redactor } from '../log/logger.ts';
+import type { TenantScope } from '../apply/incremental.ts';
+
+/** Where a run reads its repository: `--repo`, `--config` and `--ref` as given. */
+export interface RunWhere {
+  /** The repository, relative to the working directory (`.` by default). */
+  readonly repo: string;
+  /** A working-tree config file; without it `REPO/contract-sync.yaml` (at `ref` when there is one). */
+  readonly config?: string;
+  /** Read the desired state (and the config) from git objects at this ref, not the working tree. */
+  readonly ref?: string;
+}
+
+/** Which tenants and contracts a run takes: `--tenant`, `--shard`, `--target`, `--exclude`. */
+export interface RunSelection {
+  /** Only these tenants (default: every configured one); each must be configured. */
+  readonly tenants?: readonly string[];
+  readonly shard?: Shard;
+  /** Only these contracts, planned from every file (a targeted run is never incremental). */
+  readonly targets?: readonly TargetPattern[];
+  readonly excludes?: readonly TargetPattern[];
+}
+
+/** The process a run lives in: its working directory and environment (secrets, CI variables). */
+export interface RunPlace {
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+/** What a run reports while it runs; the command layer renders it (progress line, CI log, JSON log). */
+export type RunEvent =
+  | { readonly type: 'phase'; readonly phase: RunPhase }
+  /** Incremental runs: what each tenant plans, once known (before anything is read live). */
+  | { readonly type: 'scope'; readonly scope: TenantScope; readonly contracts: number }
+  | ({ readonly type: 'progress' } & ApplyProgress)
+  /** The input is read and valid: which tenants a sharded run took. */
+  | { readonly type: 'input'; readonly shard?: ShardSelection }
+  /** Before the first PATCH (also in a dry run): what would be sent. */
+  | { readonly type: 'preview'; readonly preview: ApplyPreview };
+
+/** What a run that sends shows before its first PATCH: the plan to send, with what was selected and how. */
+export interface ApplyPreview extends SendPreview {
+  /** The plan shown: a saved plan as reviewed, else the plan just made. */
+  readonly shown: PlanDocument;
+  readonly saved: boolean;
+  readonly targeting?: RunTargeting;
+  /** Incremental runs: per tenant, its scope and how many of its contracts were planned. */
+  readonly scopes: readonly { readonly scope: TenantScope; readonly contracts: number }[];
+}
+
+export interface RunTargeting {
+  /** `Targeted run: 2 of 180 contracts (--target acme/4711 ...).` */
+  readonly description: string;
+  /** Tenants planned with some of their contracts left out: their run record keeps its commit. */
+  readonly narrowed: ReadonlySet<string>;
+  /** Targets that match no declared contract: the run is refused. */
+  readonly unmatchedTargets: readonly string[];
+  readonly unmatchedExcludes: readonly string[];
+}
+
+export type RunPhase = 'read-input' | 'lock' | 'read-known' | 'plan' | 'confirm' | 'send' | 'record';
+
+/** Everything a run may touch beyond its request, injected so that tests and library callers choose. */
+export interface RunEffects extends RunPlace {
+  readonly clock: Clock;
+  /** Jitter of retries. */
+  readonly random?: () => number;
+  /** The run's log, given the run's id and the redactor that learns every secret the run reads. */
+  readonly logger?: (run: { readonly runId: string; readonly redactor: Redactor }) => Logger;
+  /** Called once, before the first PATCH, with what would be sent; false cancels the run (nothing sent or written). */
+  readonly confirm?: (preview: ApplyPreview) => Promise<boolean>;
+  readonly onEvent?: (event: RunEvent) => void;
+}
+
+/** A run that could not start: its input could not be read. */
+export type RunUnread =
+  | { readonly kind: 'git-error'; readonly code: GitErrorCode; readonly message: string }
+  | { readonly kind: 'invalid-config'; readonly repoDir: string; readonly configFile: string; readonly diagnostics: readonly Diagnostic[] }
+  /** A request the config does not allow (an unknown tenant, a target outside --tenant): a usage mistake. */
+  | { readonly kind: 'bad-request'; readonly message: string };
+
+/** What a run read of the desired state and its targets: with errors nothing is planned. */
+export interface DesiredProblems {
+  readonly configDiagnostics: readonly Diagnostic[];
+  readonly errors: readonly Diagnostic[];
+  readonly warnings: readonly Diagnostic[];
+  /** A base git could not compare with: said after the desired state's errors, before its warnings. */
+  readonly baseError?: GitError;
+  readonly targeting?: { readonly unmatchedTargets: readonly string[]; readonly unmatchedExcludes: readonly string[] };
+}
+
+/** The desired state could not be planned (errors, a base git cannot compare with, unmatched targets). */
+export interface RunInvalid {
+  readonly kind: 'invalid-desired';
+  readonly problems: DesiredProblems;
+}
+
+/** A one-line refusal before anything was sent (a state store that cannot be opened, reads not configured). */
+export interface RunRefused {
+  readonly kind: 'refused';
+  readonly message: string;
+}
+
+export type { ShardSelection };
