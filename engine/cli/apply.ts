@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { describeScope } from '../apply/incremental.ts';
 import { renderRunSummary } from '../apply/run-report.ts';
 import { renderPlanText } from '../plan/render-text.ts';
-import { runApplyRequest, type ApplyRunResult } from '../run/apply.ts';
+import { runApplyRequest, type ApplyRunOutcome } from '../run/apply.ts';
 import type { ApplyPreview } from '../run/types.ts';
 import { applyQuestion, askYes, shouldAsk } from './confirm.ts';
 import { EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
@@ -14,8 +14,7 @@ import { CONFIRM_OPTIONS, confirmHelp, parseMaxRemovals } from './removal-args.t
 import { runEffects } from './run-effects.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
 import { runView } from './run-view.ts';
-import { parseShardArg, SHARD_OPTION, shardHelp } from './shard-args.ts';
-import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './target-args.ts';
+import { RUN_OPTIONS, selectionOf, shardHelp, targetHelp, whereOf } from './run-args.ts';
 
 export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--refresh | --no-refresh]
                            [--target TENANT/ID]... [--exclude TENANT/ID]...
@@ -100,12 +99,7 @@ tenant refused by the removal guard, or the question not answered yes (Apply can
 `;
 
 const OPTIONS = {
-  config: { type: 'string' },
-  repo: { type: 'string', default: '.' },
-  ref: { type: 'string' },
-  tenant: { type: 'string', multiple: true },
-  ...SHARD_OPTION,
-  ...TARGET_OPTIONS,
+  ...RUN_OPTIONS,
   refresh: { type: 'boolean' },
   'no-refresh': { type: 'boolean' },
   full: { type: 'boolean', default: false },
@@ -155,15 +149,14 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   }
   const lockTimeoutMs = parseLockTimeout(values['lock-timeout']);
   const maxRemovals = parseMaxRemovals(values['max-removals']);
-  const shard = parseShardArg(values.shard);
   const dryRun = values['dry-run'];
 
   const view = runView(io, { shardOn: 'stdout', showPreview: (preview) => showPreview(io, preview, dryRun) });
   const result = await runApplyRequest(
     {
       kind: 'apply',
-      where: { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }), ...(values.ref === undefined ? {} : { ref: values.ref }) },
-      selection: { ...(values.tenant ? { tenants: values.tenant } : {}), ...(shard ? { shard } : {}), ...parseTargetFlags(values) },
+      where: whereOf(values),
+      selection: selectionOf(values),
       ...(planFile === undefined ? {} : { savedPlan: planFile }),
       ...(values['no-refresh'] ? { known: 'store' as const } : values.refresh ? { known: 'live' as const } : {}),
       scope: values.full ? 'every-contract' : 'incremental',
@@ -187,7 +180,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   return renderApply(io, result, values.report);
 }
 
-async function renderApply(io: CliIo, result: ApplyRunResult, reportFile: string | undefined): Promise<ExitCode> {
+async function renderApply(io: CliIo, result: ApplyRunOutcome, reportFile: string | undefined): Promise<ExitCode> {
   const outcome = 'nothing applied';
   if (result.kind === 'git-error' || result.kind === 'invalid-config' || result.kind === 'bad-request') return reportUnread(io, 'apply', outcome, result);
   if (result.kind === 'invalid-desired') return reportDesired(io, 'apply', outcome, result.problems) ?? EXIT.error;

@@ -8,7 +8,7 @@ import { renderDriftJson } from '../drift/render-json.ts';
 import { renderDriftMarkdown } from '../drift/render-markdown.ts';
 import { renderDriftText } from '../drift/render-text.ts';
 import { renderPlanText } from '../plan/render-text.ts';
-import { runDrift, type DriftRunResult } from '../run/drift.ts';
+import { runDrift, type DriftRunOutcome } from '../run/drift.ts';
 import { askYes, fixQuestion, shouldAsk } from './confirm.ts';
 import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { parseLockTimeout } from './lock-timeout.ts';
@@ -16,8 +16,7 @@ import { CONFIRM_OPTIONS, confirmHelp, parseMaxRemovals } from './removal-args.t
 import { runEffects } from './run-effects.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
 import { runView } from './run-view.ts';
-import { parseShardArg, SHARD_OPTION, shardHelp } from './shard-args.ts';
-import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './target-args.ts';
+import { RUN_OPTIONS, selectionOf, shardHelp, targetHelp, whereOf } from './run-args.ts';
 
 export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--fix]
                            [--target TENANT/ID]... [--exclude TENANT/ID]...
@@ -73,12 +72,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   const { values, positionals } = parseArgs({
     args: [...args],
     options: {
-      config: { type: 'string' },
-      repo: { type: 'string', default: '.' },
-      ref: { type: 'string' },
-      tenant: { type: 'string', multiple: true },
-      ...SHARD_OPTION,
-      ...TARGET_OPTIONS,
+      ...RUN_OPTIONS,
       fix: { type: 'boolean', default: false },
       ...CONFIRM_OPTIONS,
       format: { type: 'string' },
@@ -104,14 +98,13 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
     if (maxRemovals !== undefined) only.push('--max-removals');
     if (only.length > 0) throw new UsageError(`${only.join(', ')} only ${only.length === 1 ? 'applies' : 'apply'} with --fix: without it drift sends nothing`);
   }
-  const shard = parseShardArg(values.shard);
 
   const view = runView(io, { shardOn: format === 'text' ? 'stdout' : 'stderr' });
   const result = await runDrift(
     {
       kind: 'drift',
-      where: { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }), ...(values.ref === undefined ? {} : { ref: values.ref }) },
-      selection: { ...(values.tenant ? { tenants: values.tenant } : {}), ...(shard ? { shard } : {}), ...parseTargetFlags(values) },
+      where: whereOf(values),
+      selection: selectionOf(values),
       mode: fix ? 'fix' : 'report',
       lockTimeoutMs,
       removals: { ...(maxRemovals === undefined ? {} : { max: maxRemovals }), allow: values['allow-removals'] },
@@ -135,7 +128,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   return renderDrift(io, result, { format, fix, detailedExitcode: values['detailed-exitcode'], report: values.report });
 }
 
-async function renderDrift(io: CliIo, result: DriftRunResult, flags: { format: DriftFormat; fix: boolean; detailedExitcode: boolean; report: string | undefined }): Promise<ExitCode> {
+async function renderDrift(io: CliIo, result: DriftRunOutcome, flags: { format: DriftFormat; fix: boolean; detailedExitcode: boolean; report: string | undefined }): Promise<ExitCode> {
   const { format, fix } = flags;
   const outcome = fix ? 'nothing read or fixed' : 'nothing read';
   if (result.kind === 'git-error' || result.kind === 'invalid-config' || result.kind === 'bad-request') return reportUnread(io, 'drift', outcome, result);

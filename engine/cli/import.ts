@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { CONTRACT_ID_PATTERN } from '../model/json-schemas.ts';
 import { plural } from '../plural.ts';
 import { runImport } from '../run/import.ts';
-import { formatDiagnostics } from './diagnostics-output.ts';
+import { formatDiagnostics } from '../diagnostic-format.ts';
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 import { runEffects } from './run-effects.ts';
 

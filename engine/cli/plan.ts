@@ -11,15 +11,14 @@ import { planJsonPieces, renderPlanJson } from '../plan/render-json.ts';
 import { renderPlanMarkdown } from '../plan/render-markdown.ts';
 import { renderPlanText, renderPlanTextHead, renderPlanTextTail, renderPlanTextTenant } from '../plan/render-text.ts';
 import type { PlanDocument } from '../plan/types.ts';
-import { runPlan, type PlanRunResult } from '../run/plan.ts';
+import { runPlan, type PlanRunOutcome } from '../run/plan.ts';
 import { ciRepositoryLinks } from '../run/repository-links.ts';
 import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
-import { renderPlanAnnotations } from './plan-github.ts';
+import { renderPlanAnnotations } from '../plan/render-github.ts';
 import { runEffects } from './run-effects.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
-import { parseShardArg, reportShard, SHARD_OPTION, shardHelp } from './shard-args.ts';
 import { spoolBeside, temporarySpool, type Spool } from './spool.ts';
-import { parseTargetFlags, targetHelp, TARGET_OPTIONS } from './target-args.ts';
+import { reportShard, RUN_OPTIONS, selectionOf, shardHelp, targetHelp, whereOf } from './run-args.ts';
 
 export const PLAN_HELP = `Usage: contract-sync plan [--config FILE] [--repo DIR] [--ref REF] [--base REF] [--tenant T]... [--shard I/N]
                           [--target TENANT/ID]... [--exclude TENANT/ID]...
@@ -174,7 +173,7 @@ interface PlanFlags {
 }
 
 /** What a plan run ended with, said and written: the exit code. */
-async function renderPlanRun(io: CliIo, result: PlanRunResult, flags: PlanFlags, written: Spools | undefined): Promise<ExitCode> {
+async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags, written: Spools | undefined): Promise<ExitCode> {
   const { format } = flags;
   if (result.kind === 'git-error' || result.kind === 'invalid-config' || result.kind === 'bad-request') return reportUnread(io, 'plan', OUTCOME, result);
   for (const note of result.notes) io.stderr.write(`contract-sync plan: ${note}\n`);
@@ -230,13 +229,8 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   const { values } = parseArgs({
     args: [...args],
     options: {
-      config: { type: 'string' },
-      repo: { type: 'string', default: '.' },
-      ref: { type: 'string' },
+      ...RUN_OPTIONS,
       base: { type: 'string' },
-      tenant: { type: 'string', multiple: true },
-      ...SHARD_OPTION,
-      ...TARGET_OPTIONS,
       refresh: { type: 'boolean' },
       'no-refresh': { type: 'boolean' },
       full: { type: 'boolean', default: false },
@@ -254,7 +248,6 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   }
   const format = parseFormat<PlanFormat>(values.format, PLAN_FORMATS, 'text');
   if (values.refresh && values['no-refresh']) throw new UsageError('--refresh and --no-refresh exclude each other');
-  const shard = parseShardArg(values.shard);
   const known = values.refresh ? 'live' : 'store';
   // Text and JSON go out one tenant at a time when the run plans every contract against the state store.
   const written = known === 'store' && (format === 'text' || format === 'json') ? spools(io, format, values.out) : undefined;
@@ -262,8 +255,8 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
     const result = await runPlan(
       {
         kind: 'plan',
-        where: { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }), ...(values.ref === undefined ? {} : { ref: values.ref }) },
-        selection: { ...(values.tenant ? { tenants: values.tenant } : {}), ...(shard ? { shard } : {}), ...parseTargetFlags(values) },
+        where: whereOf(values),
+        selection: selectionOf(values),
         ...(values.base === undefined ? {} : { base: values.base }),
         known,
         scope: values.full ? 'every-contract' : 'incremental',

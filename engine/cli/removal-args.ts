@@ -1,6 +1,4 @@
 /** `--auto-approve`, `--max-removals N` and `--allow-removals` on apply and drift --fix. */
-import type { SafetyConfig } from '../config/types.ts';
-import type { RemovalLimits } from '../plan/removal-guard.ts';
 import { UsageError } from './io.ts';
 
 export const CONFIRM_OPTIONS = {
@@ -26,9 +24,4 @@ export function parseMaxRemovals(value: string | undefined): number | undefined 
   if (value === undefined) return undefined;
   if (!/^\d{1,7}$/.test(value)) throw new UsageError(`--max-removals must be a whole number of collection members, 0 or more; got "${value}"`);
   return Number(value);
-}
-
-/** The guard's limits of a run: --max-removals over the config's safety.maxRemovals. */
-export function removalLimits(maxRemovals: number | undefined, allow: boolean, safety: SafetyConfig): RemovalLimits {
-  return { maxRemovals: maxRemovals ?? safety.maxRemovals, allow };
 }

@@ -4,7 +4,7 @@
  */
 import { plural } from '../plural.ts';
 import type { DesiredProblems, RunUnread } from '../run/types.ts';
-import { formatDiagnostics } from './diagnostics-output.ts';
+import { formatDiagnostics } from '../diagnostic-format.ts';
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 
 /** A run that could not be read (git, the config), said on stderr: the exit code. `outcome` says what did not happen, e.g. "no plan written". */

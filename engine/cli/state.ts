@@ -1,16 +1,12 @@
 /** `contract-sync state list|show|history|unlock|rm|push|pull`: inspect, repair and move the configured state store. */
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { readRepoConfig } from '../run/config.ts';
-import { formatDiagnostics } from './diagnostics-output.ts';
-import { EXIT, parseFormat, UsageError, type CliIo, type ExitCode } from './io.ts';
-import { openStateStore } from '../run/open-store.ts';
-import { copyState } from '../state/copy.ts';
-import { fileStateStore } from '../state/file-store.ts';
+import { plural } from '../plural.ts';
+import { copyStore, openConfiguredStore, openOtherStore, type OtherStore } from '../run/state.ts';
 import { describeLockHolder, readStateSummary, renderHistoryText, renderRecordText, renderSummaryText } from '../state/inspect.ts';
 import { checkContractId, checkTenant } from '../state/store-input.ts';
 import type { StateStore } from '../state/types.ts';
-import { plural } from '../plural.ts';
+import { formatDiagnostics } from '../diagnostic-format.ts';
+import { EXIT, parseFormat, UsageError, type CliIo, type ExitCode } from './io.ts';
 
 export const STATE_HELP = `Usage: contract-sync state <subcommand> [--config FILE] [--repo DIR] [options]
 
@@ -57,52 +53,38 @@ interface Options {
   readonly limit: number;
   readonly format: 'text' | 'json';
   readonly force: boolean;
-  /** push and pull: how to open the other store. */
-  readonly other?: () => Promise<StateStore | string>;
+  /** push and pull: the other store. */
+  readonly other?: OtherStore;
 }
 
 /** How push and pull open the other store: --to/--from postgres|file with --url-env/--schema or --path. */
-function otherStore(sub: 'push' | 'pull', values: { to?: string; from?: string; 'url-env'?: string; schema?: string; path?: string }, io: CliIo): () => Promise<StateStore | string> {
+function otherStore(sub: 'push' | 'pull', values: { to?: string; from?: string; 'url-env'?: string; schema?: string; path?: string }): OtherStore {
   const flag = sub === 'push' ? '--to' : '--from';
   const backend = sub === 'push' ? values.to : values.from;
   if (backend === 'file') {
-    const directory = values.path;
-    if (directory === undefined) throw new UsageError(`${flag} file needs --path DIR`);
-    return async () => fileStateStore(path.resolve(io.cwd, directory));
+    if (values.path === undefined) throw new UsageError(`${flag} file needs --path DIR`);
+    return { backend, path: values.path };
   }
   if (backend !== 'postgres') throw new UsageError(`${flag} must be postgres or file; got ${backend === undefined ? 'nothing' : `"${backend}"`}`);
-  const name = values['url-env'];
-  if (name === undefined) throw new UsageError(`${flag} postgres needs --url-env NAME (the variable holding the URL)`);
-  const schema = values.schema;
-  return async () => {
-    const url = io.env[name];
-    if (url === undefined || url === '') return `--url-env ${name}: the variable is not set`;
-    // Loaded here only, as for the configured store.
-    const { openPostgresStateStore, PostgresStateError } = await import('../state/postgres/index.ts');
-    try {
-      return await openPostgresStateStore({ url, ...(schema === undefined ? {} : { schema }) });
-    } catch (error) {
-      if (error instanceof PostgresStateError) return error.message;
-      throw error;
-    }
-  };
+  if (values['url-env'] === undefined) throw new UsageError(`${flag} postgres needs --url-env NAME (the variable holding the URL)`);
+  return { backend, urlEnv: values['url-env'], ...(values.schema === undefined ? {} : { schema: values.schema }) };
 }
 
 /** push / pull: copies `from` into `to` unless `to` holds state already (without --force). */
 async function copy(sub: 'push' | 'pull', store: StateStore, options: Options, io: CliIo): Promise<ExitCode> {
-  const other = await options.other!();
+  const other = await openOtherStore(io, options.other!);
   if (typeof other === 'string') {
     io.stderr.write(`contract-sync state ${sub}: ${other}\n`);
     return EXIT.error;
   }
   try {
     const [from, to] = sub === 'push' ? [store, other] : [other, store];
-    const held = (await to.listTenants()).length + (await to.readHistory({ limit: 1 })).length;
-    if (held > 0 && !options.force) {
+    const result = await copyStore(from, to, options.force);
+    if (result.kind === 'held') {
       io.stderr.write(`contract-sync state ${sub}: the ${sub === 'push' ? 'target' : 'configured'} store already holds state; nothing copied. Run again with --force to copy over it (records of the same contracts are replaced, others kept)\n`);
       return EXIT.error;
     }
-    const { copied, mismatches } = await copyState(from, to);
+    const { copied, mismatches } = result;
     io.stdout.write(`copied ${plural(copied.tenants, 'tenant')}: ${plural(copied.records, 'record')}, ${plural(copied.runs, 'run record')}, ${plural(copied.history, 'history entry', 'history entries')}\n`);
     if (mismatches.length > 0) {
       io.stderr.write(`contract-sync state ${sub}: the copy differs from the source when read back:\n${mismatches.map((line) => `  ${line}\n`).join('')}`);
@@ -229,15 +211,14 @@ export async function stateCommand(args: readonly string[], io: CliIo): Promise<
     limit: parseLimit(values.limit),
     format: parseFormat(values.format, ['text', 'json'] as const, 'text'),
     force: values.force,
-    ...(sub === 'push' || sub === 'pull' ? { other: otherStore(sub, values, io) } : {}),
+    ...(sub === 'push' || sub === 'pull' ? { other: otherStore(sub, values) } : {}),
   };
 
-  const { repoDir, config, diagnostics } = await readRepoConfig(io, { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }) });
-  if (config === undefined) {
-    io.stderr.write(formatDiagnostics(diagnostics, 'text'));
+  const store = await openConfiguredStore(io, { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }) });
+  if (typeof store === 'object' && 'diagnostics' in store) {
+    io.stderr.write(formatDiagnostics(store.diagnostics, 'text'));
     return EXIT.error;
   }
-  const store = await openStateStore(config, repoDir, io);
   if (typeof store === 'string') {
     io.stderr.write(`contract-sync state ${sub}: ${store}\n`);
     return EXIT.error;

@@ -4,7 +4,7 @@ import { isError } from '../diagnostic.ts';
 import { shortCommit } from '../plan/render-common.ts';
 import { plural } from '../plural.ts';
 import { runValidate } from '../run/validate.ts';
-import { DIAGNOSTIC_FORMATS, formatDiagnostics, type DiagnosticFormat } from './diagnostics-output.ts';
+import { DIAGNOSTIC_FORMATS, formatDiagnostics, type DiagnosticFormat } from '../diagnostic-format.ts';
 import { EXIT, parseFormat, type CliIo, type ExitCode } from './io.ts';
 import { runEffects } from './run-effects.ts';
 

@@ -44,7 +44,7 @@ export interface ApplyRequest {
   readonly removals: { readonly max?: number; readonly allow: boolean };
 }
 
-export type ApplyRunResult =
+export type ApplyRunOutcome =
   | RunUnread
   | RunInvalid
   | RunRefused
@@ -76,7 +76,7 @@ export function applyScopes(run: { readonly dryRun: boolean; readonly refresh: b
   return run.canRead ? { tokens: ['core:write'], reads: ['core:read'] } : { tokens: ['core:write'] };
 }
 
-export async function runApplyRequest(request: ApplyRequest, effects: RunEffects): Promise<ApplyRunResult> {
+export async function runApplyRequest(request: ApplyRequest, effects: RunEffects): Promise<ApplyRunOutcome> {
   effects.onEvent?.({ type: 'phase', phase: 'read-input' });
   let saved: PlanDocument | undefined;
   if (request.savedPlan !== undefined) {
@@ -114,7 +114,7 @@ async function applyInput(
   request: ApplyRequest,
   effects: RunEffects,
   store: LazyStore,
-): Promise<ApplyRunResult> {
+): Promise<ApplyRunOutcome> {
   const { config } = input;
   const dryRun = request.mode === 'dry-run';
   let { contractSets, source } = input;

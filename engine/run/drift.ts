@@ -27,7 +27,7 @@ export interface DriftRequest {
   readonly removals: { readonly max?: number; readonly allow: boolean };
 }
 
-export type DriftRunResult =
+export type DriftRunOutcome =
   | RunUnread
   | RunInvalid
   | RunRefused
@@ -41,7 +41,7 @@ export type DriftRunResult =
       readonly warnings: readonly string[];
     };
 
-export async function runDrift(request: DriftRequest, effects: RunEffects): Promise<DriftRunResult> {
+export async function runDrift(request: DriftRequest, effects: RunEffects): Promise<DriftRunOutcome> {
   const fix = request.mode === 'fix';
   effects.onEvent?.({ type: 'phase', phase: 'read-input' });
   const opened = await openRunInput(effects, 'drift', request.where, request.selection ?? {});

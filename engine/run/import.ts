@@ -39,7 +39,7 @@ export interface ImportRequest {
 /** What is wrong with a file import would write: its diagnostics, or the op it would plan. */
 export type ImportDetail = { readonly diagnostics: readonly Diagnostic[]; readonly text?: undefined } | { readonly text: string; readonly diagnostics?: undefined };
 
-export type ImportRunResult =
+export type ImportRunOutcome =
   | RunUnread
   /** Nothing imported: `message` says why; `detail` (diagnostics, a plan's problem) comes before it. */
   | { readonly kind: 'refused'; readonly message: string; readonly detail?: ImportDetail; readonly warnings: readonly string[] }
@@ -185,10 +185,10 @@ async function writeTarget(target: Target & { file: string }, text: string, forc
 }
 
 
-export async function runImport(request: ImportRequest, effects: RunEffects): Promise<ImportRunResult> {
+export async function runImport(request: ImportRequest, effects: RunEffects): Promise<ImportRunOutcome> {
   const { tenant, ids, force } = request;
   const warnings: string[] = [];
-  function refuse(message: string, detail?: ImportDetail): ImportRunResult {
+  function refuse(message: string, detail?: ImportDetail): ImportRunOutcome {
     return { kind: 'refused', message, ...(detail === undefined ? {} : { detail }), warnings };
   }
   const opened = await openRunInput(effects, 'import', request.where, { tenants: [tenant] });

@@ -1,4 +1,11 @@
+export { applyScopes, runApplyRequest, type ApplyRequest, type ApplyRunOutcome } from './apply.ts';
 export { readBaseChanges, type BaseChanges, type BaseChangesOptions } from './base-changes.ts';
+export { runDrift, type DriftRequest, type DriftRunOutcome } from './drift.ts';
 export { gitCommitSource, readFileAtCommit } from './git-source.ts';
+export { runImport, type ImportDetail, type ImportRequest, type ImportRunOutcome } from './import.ts';
 export { readPlannedKnownState } from './known-state.ts';
+export { planMadeWith, runPlan, type PlanRequest, type PlanRunOutcome } from './plan.ts';
 export { historyEntryOf, recordRunHistory } from './record-history.ts';
+export { run, type RunRequest, type RunResults } from './run.ts';
+export type * from './types.ts';
+export { runValidate, type ValidateRequest, type ValidateRunOutcome } from './validate.ts';

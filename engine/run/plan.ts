@@ -48,7 +48,7 @@ interface PlanRunCommon {
   readonly warnings: RunInvalid['problems'];
 }
 
-export type PlanRunResult =
+export type PlanRunOutcome =
   | RunUnread
   | (RunInvalid & { readonly notes: readonly string[] })
   | (RunRefused & PlanRunCommon)
@@ -68,7 +68,7 @@ function fullNotes(scopes: ReadonlyMap<string, TenantScope> | undefined): string
   return [...scopes.values()].flatMap((scope) => (scope.kind === 'full' ? [`${scope.tenant}: every contract planned (${scope.reason})`] : []));
 }
 
-export async function runPlan(request: PlanRequest, effects: RunEffects): Promise<PlanRunResult> {
+export async function runPlan(request: PlanRequest, effects: RunEffects): Promise<PlanRunOutcome> {
   effects.onEvent?.({ type: 'phase', phase: 'read-input' });
   const opened = await openRunInput(effects, 'plan', request.where, request.selection, request.base);
   if ('kind' in opened) return opened;
@@ -100,7 +100,7 @@ function commonOf(input: RunInput, notes: readonly string[]): PlanRunCommon {
   return { notes, ...(shard ? { shard } : {}), ...(targeting ? { targeting } : {}), warnings: { configDiagnostics, errors: [], warnings: desired.warnings, ...(targeting ? { targeting } : {}) } };
 }
 
-async function documentPlan(input: RunInput, request: PlanRequest, store: LazyStore, notes: readonly string[], effects: RunEffects): Promise<PlanRunResult> {
+async function documentPlan(input: RunInput, request: PlanRequest, store: LazyStore, notes: readonly string[], effects: RunEffects): Promise<PlanRunOutcome> {
   const invalid = desiredProblems(input);
   if (invalid) return { ...invalid, notes };
   const common = commonOf(input, notes);
@@ -194,7 +194,7 @@ function storeReader(store: LazyStore): { read(tenant: string): Promise<KnownCon
 }
 
 /** Every contract against the state store, one tenant at a time through `sink`. */
-async function streamedPlan(opened: OpenedInput, request: PlanRequest, sink: PlanSink, store: LazyStore, notes: readonly string[], effects: RunEffects): Promise<PlanRunResult> {
+async function streamedPlan(opened: OpenedInput, request: PlanRequest, sink: PlanSink, store: LazyStore, notes: readonly string[], effects: RunEffects): Promise<PlanRunOutcome> {
   const files = await readRunFiles(opened, request.base);
   const known = storeReader(store);
   effects.onEvent?.({ type: 'phase', phase: 'plan' });

@@ -6,7 +6,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { repositoryLinks, type RepositoryLinks } from '../plan/file-links.ts';
-import type { CliIo } from '../cli/io.ts';
+import type { RunPlace } from './types.ts';
 
 /** The nearest directory at or above `dir` holding `.git` (a directory, or a file in a linked work tree). */
 async function workTreeTop(dir: string): Promise<string | undefined> {
@@ -21,7 +21,7 @@ async function workTreeTop(dir: string): Promise<string | undefined> {
 }
 
 /** `repoDir`: the directory the plan's file paths are relative to (absolute). */
-export async function ciRepositoryLinks(io: CliIo, repoDir: string): Promise<RepositoryLinks | undefined> {
+export async function ciRepositoryLinks(io: RunPlace, repoDir: string): Promise<RepositoryLinks | undefined> {
   // Outside CI, nothing is read from the file system.
   if (repositoryLinks(io.env) === undefined) return undefined;
   const top = await workTreeTop(repoDir);

@@ -12,7 +12,7 @@ export interface ValidateRequest {
   readonly where: RunWhere;
 }
 
-export type ValidateRunResult =
+export type ValidateRunOutcome =
   | RunUnread
   | {
       readonly kind: 'validated';
@@ -25,7 +25,7 @@ export type ValidateRunResult =
       readonly files: number;
     };
 
-export async function runValidate(request: ValidateRequest, effects: RunEffects): Promise<ValidateRunResult> {
+export async function runValidate(request: ValidateRequest, effects: RunEffects): Promise<ValidateRunOutcome> {
   const opened = await openRunInput(effects, 'validate', request.where);
   if ('kind' in opened) return opened;
   try {

@@ -116,9 +116,16 @@ describe('commands are loaded lazily', () => {
   });
 
   it('sees the heavy modules when a command does load them (the recorder works)', { timeout: 30_000 }, async () => {
-    const { code, modules } = await loadedBy(['apply', '--help']);
+    const { code, modules } = await loadedBy(['import', '--help']);
 
     expect(code).toBe(0);
     expect(heavyIn(modules)).toEqual(expect.arrayContaining(['the HTTP client', 'openid-client']));
+  });
+
+  it('`contract-sync apply --help` loads neither the HTTP client nor the OpenID client: the run loads them when it sends', { timeout: 30_000 }, async () => {
+    const { code, modules } = await loadedBy(['apply', '--help']);
+
+    expect(code).toBe(0);
+    expect(heavyIn(modules)).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 /** Diagnostics as text (`file:line:col  field  message`), JSON, or GitHub workflow annotations. */
-import type { Diagnostic } from '../diagnostic.ts';
+import type { Diagnostic } from './diagnostic.ts';
 import { escapeData, escapeProperty } from './github-commands.ts';
 
 export type DiagnosticFormat = 'text' | 'json' | 'github';

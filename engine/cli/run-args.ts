@@ -1,0 +1,81 @@
+/** The flags plan, apply and drift share (`--config`, `--repo`, `--ref`, `--tenant`, `--shard`, `--target`, `--exclude`), parsed into a run's request. */
+import { describeShard, parseShard, ShardFormatError, type Shard, type ShardSelection } from '../desired/shard.ts';
+import { parseTargetPattern, type TargetPattern } from '../desired/target.ts';
+import type { RunSelection, RunWhere } from '../run/types.ts';
+import { UsageError, type CliIo } from './io.ts';
+
+/** For parseArgs: where a run reads, and what it selects. */
+export const RUN_OPTIONS = {
+  config: { type: 'string' },
+  repo: { type: 'string', default: '.' },
+  ref: { type: 'string' },
+  tenant: { type: 'string', multiple: true },
+  shard: { type: 'string' },
+  target: { type: 'string', multiple: true },
+  exclude: { type: 'string', multiple: true },
+} as const;
+
+interface RunValues {
+  readonly config?: string;
+  readonly repo: string;
+  readonly ref?: string;
+  readonly tenant?: readonly string[];
+  readonly shard?: string;
+  readonly target?: readonly string[];
+  readonly exclude?: readonly string[];
+}
+
+export function whereOf(values: Pick<RunValues, 'config' | 'repo' | 'ref'>): RunWhere {
+  return { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }), ...(values.ref === undefined ? {} : { ref: values.ref }) };
+}
+
+export function selectionOf(values: RunValues): RunSelection {
+  const shard = parseShardArg(values.shard);
+  return { ...(values.tenant ? { tenants: values.tenant } : {}), ...(shard ? { shard } : {}), ...parseTargetFlags(values) };
+}
+
+/** The help lines of `--target` / `--exclude`, descriptions starting at `column` (as the command's other options). */
+export function targetHelp(column: number): string {
+  const rows: [string, string[]][] = [
+    ['--target TENANT/ID', ['plan, read and send only this contract (repeatable); selects its tenant', '(no --tenant needed). A target no desired-state file declares is an error']],
+    ['--exclude TENANT/ID', ['leave this contract out (repeatable; the id may be a glob, e.g. acme/47*)']],
+  ];
+  return rows.map(([flag, text]) => text.map((line, index) => `${(index === 0 ? `  ${flag}` : '').padEnd(column)}${line}\n`).join('')).join('');
+}
+
+/** The values of `--target` / `--exclude`, checked: each must be TENANT/ID. */
+function parseTargetFlags(values: { readonly target?: readonly string[]; readonly exclude?: readonly string[] }): { targets: TargetPattern[]; excludes: TargetPattern[] } {
+  function parse(flag: string, raw: readonly string[] | undefined): TargetPattern[] {
+    return (raw ?? []).map((value) => {
+      const pattern = parseTargetPattern(value);
+      if (typeof pattern === 'string') throw new UsageError(`${flag}: ${pattern}`);
+      return pattern;
+    });
+  }
+  return { targets: parse('--target', values.target), excludes: parse('--exclude', values.exclude) };
+}
+
+/** The `--shard` lines of a command's help, its description starting at `column`. */
+export function shardHelp(column: number): string {
+  const indent = ' '.repeat(column);
+  return [
+    `${'  --shard I/N'.padEnd(column)}take only the tenants of shard I of N (1 ≤ I ≤ N): each tenant is on`,
+    `${indent}exactly one shard, chosen by a hash of its name, the same in every run for a`,
+    `${indent}given N; with --tenant, the tenants named that are on the shard`,
+  ].join('\n');
+}
+
+function parseShardArg(value: string | undefined): Shard | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return parseShard(value);
+  } catch (error) {
+    if (error instanceof ShardFormatError) throw new UsageError(`--shard ${error.message}`);
+    throw error;
+  }
+}
+
+/** Says that the run was sharded, on `stream` (stdout unless that carries a document). */
+export function reportShard(io: CliIo, selection: ShardSelection | undefined, stream: 'stdout' | 'stderr'): void {
+  if (selection !== undefined) io[stream].write(`${describeShard(selection)}\n`);
+}

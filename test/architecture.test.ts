@@ -1,0 +1,90 @@
+/**
+ * The layers of engine/ (docs/architecture.md section 4), checked on the sources: folders import
+ * one way, no file imports itself through others, and the command layer reaches the engine only
+ * through the runs, renderers and public types.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ENGINE = path.resolve(import.meta.dirname, '../engine');
+
+/** Lowest first: a folder may import only folders before it (files directly under engine/ are shared utilities). */
+const LAYERS = ['log', 'model', 'config', 'desired', 'plan', 'state', 'git', 'auth', 'api', 'apply', 'drift', 'init', 'run', 'cli'];
+
+interface Import {
+  readonly from: string;
+  readonly to: string;
+  readonly typeOnly: boolean;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(file);
+    return entry.name.endsWith('.ts') ? [file] : [];
+  });
+}
+
+/** Every relative import of engine/ (static, type-only and dynamic), as paths relative to engine/. */
+function engineImports(): Import[] {
+  return sourceFiles(ENGINE).flatMap((file) => {
+    const text = readFileSync(file, 'utf8');
+    const typeOnly = new Set([...text.matchAll(/^import type [^;]*? from '([^']+)'/gms)].map((match) => match[1]));
+    return ts
+      .preProcessFile(text, true, true)
+      .importedFiles.map((imported) => imported.fileName)
+      .filter((name) => name.startsWith('.'))
+      .map((name) => ({ from: path.relative(ENGINE, file), to: path.relative(ENGINE, path.resolve(path.dirname(file), name)), typeOnly: typeOnly.has(name) }));
+  });
+}
+
+function folderOf(file: string): string {
+  return file.includes(path.sep) ? file.split(path.sep)[0]! : '';
+}
+
+const imports = engineImports();
+
+describe('engine layers', () => {
+  it('import one way: each folder only folders below it', () => {
+    const upward = imports.filter(({ from, to }) => {
+      const [source, target] = [folderOf(from), folderOf(to)];
+      if (source === '' || target === '' || source === target || to.startsWith('..')) return false;
+      return LAYERS.indexOf(target) > LAYERS.indexOf(source);
+    });
+
+    expect(upward.map(({ from, to }) => `${from} -> ${to}`)).toEqual([]);
+  });
+
+  it('have no import circle, type-only imports included', () => {
+    const graph = new Map<string, string[]>();
+    for (const { from, to } of imports) graph.set(from, [...(graph.get(from) ?? []), to]);
+    const circles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    function visit(file: string, trail: string[]): void {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        circles.push([...trail.slice(trail.indexOf(file)), file].join(' > '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const next of graph.get(file) ?? []) visit(next, [...trail, file]);
+      state.set(file, 'done');
+    }
+    for (const file of graph.keys()) visit(file, []);
+
+    expect(circles).toEqual([]);
+  });
+
+  it('keep the command layer thin: engine/cli reaches state, git, apply and plan only through renderers and types', () => {
+    // Besides renderers: the plan file's reader (show), the state command's argument checks and its summary.
+    const allowed = new Set(['plan/read-plan.ts', 'state/store-input.ts', 'state/inspect.ts', 'apply/incremental.ts', 'apply/run-report.ts']);
+    const reaching = imports.filter(({ from, to, typeOnly }) => {
+      if (folderOf(from) !== 'cli' || typeOnly || !['state', 'git', 'apply', 'plan'].includes(folderOf(to))) return false;
+      return !path.basename(to).startsWith('render-') && !allowed.has(to.split(path.sep).join('/'));
+    });
+
+    expect(reaching.map(({ from, to }) => `${from} -> ${to}`)).toEqual([]);
+  });
+});
