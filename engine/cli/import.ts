@@ -20,6 +20,7 @@ import { CONTRACT_ID_PATTERN, SPEC_BASE_URL } from '../model/json-schemas.ts';
 import type { ContractFields } from '../model/types.ts';
 import { diffContract } from '../plan/diff.ts';
 import { plural } from '../plural.ts';
+import { tenantMessage } from '../tenant-message.ts';
 import { loadRunInput, type RunInput } from './desired-input.ts';
 import { formatDiagnostics } from './diagnostics-output.ts';
 import { createEngineSetup, type EngineSetup } from './engine-setup.ts';
@@ -264,7 +265,7 @@ export async function importCommand(args: readonly string[], io: CliIo): Promise
     // The token is checked (tenant_id, core:read) before any read is queued.
     await engine.tokens.get(tenant);
   } catch (error) {
-    return fail(redacted(`tenant "${tenant}": ${messageOf(error)}; nothing imported`));
+    return fail(redacted(`${tenantMessage(tenant, messageOf(error))}; nothing imported`));
   }
   const results = await readContracts(config, tenant, ids, engine, clock);
   const failed = results.filter((result) => 'error' in result);

@@ -5,9 +5,9 @@
 import { appendFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { RunReport } from '../apply/run-report.ts';
 import type { Config } from '../config/types.ts';
 import type { ContractSet } from '../desired/types.ts';
+import { readProblems } from '../apply/read-problems.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import { readPlannedKnownState } from '../plan/incremental-plan.ts';
 import { renderPlanJson } from '../plan/render-json.ts';
@@ -158,17 +158,6 @@ async function storePlan(io: CliIo, { config, repoDir, contractSets, source, tou
     collections: config.collections,
     ...(touched ? { touched } : {}),
   });
-}
-
-/** Every problem that kept a live plan from being complete, one line each. */
-function readProblems(report: RunReport): string[] {
-  return report.tenants.flatMap((tenant) => [
-    ...(tenant.error === undefined ? [] : [`${tenant.tenant}: ${tenant.error}`]),
-    ...tenant.failures.map((failure) => {
-      const what = failure.outcome === 'not-on-service' ? 'not on the service: ' : '';
-      return `${tenant.tenant} ${failure.contractId} (${failure.file}:${failure.line}): ${what}${failure.reason ?? failure.outcome}`;
-    }),
-  ]);
 }
 
 /**

@@ -239,7 +239,9 @@ describe('contract-sync import', () => {
     const run = await runCli(['import', '--tenant', 'acme', '--id', '4711'], repo.dir, { ...SECRETS, ACME_SECRET: wrong });
 
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/tenant "acme": .*invalid_client.*; nothing imported/);
+    // The tenant is named once (the auth error names it already), not `tenant "acme": tenant acme: ...`.
+    expect(run.stderr).toMatch(/^contract-sync import: tenant acme: the token endpoint rejected client cs-acme \(invalid_client\).*; nothing imported$/m);
+    expect(run.stderr).not.toMatch(/tenant "?acme"?: tenant acme/);
     expect(await apiRequests()).toEqual([]);
     expectNoSecret(run.stdout, run.stderr);
     expect(run.stdout + run.stderr).not.toContain(wrong);
