@@ -16,7 +16,8 @@ import type { Config } from '../config/types.ts';
 import { desiredPathMatcher } from '../desired/read-files.ts';
 import { renderDesiredFile } from '../desired/render-file.ts';
 import { validateDesiredState } from '../desired/validate.ts';
-import { CONTRACT_ID_PATTERN, SPEC_BASE_URL } from '../model/json-schemas.ts';
+import { CONTRACT_ID_PATTERN } from '../model/json-schemas.ts';
+import { schemaReference as packageSchemaReference } from '../init/schema-path.ts';
 import type { ContractFields } from '../model/types.ts';
 import { diffContract } from '../plan/diff.ts';
 import { plural } from '../plural.ts';
@@ -134,12 +135,9 @@ function alreadyDeclared(io: CliIo, input: RunInput, tenant: string, ids: readon
   return problems;
 }
 
-/** The `$schema` of the first line: the repository's own copy of the schema when it has one, else the schema's published id. */
-async function schemaReference(repoDir: string, target: Target): Promise<string> {
-  const local = path.join(repoDir, 'specs', 'contracts.schema.json');
-  if (target.file === undefined || !(await exists(local))) return `${SPEC_BASE_URL}/contracts.schema.json`;
-  const relative = path.relative(path.dirname(target.file), local).split(path.sep).join('/');
-  return relative.startsWith('.') ? relative : `./${relative}`;
+/** The `$schema` of the first line: as init writes it (engine/init/schema-path.ts), from the file's directory (stdout: the working directory's). */
+function schemaReference(cwd: string, target: Target): string {
+  return packageSchemaReference(target.file === undefined ? cwd : path.dirname(target.file), 'contracts.schema.json');
 }
 
 type ReadResult = { readonly id: string; readonly fields: ContractFields } | { readonly id: string; readonly error: unknown };
@@ -280,7 +278,7 @@ export async function importCommand(args: readonly string[], io: CliIo): Promise
   }
   const live = new Map(results.map((result) => [result.id, 'fields' in result ? result.fields : {}]));
 
-  const rendered = renderDesiredFile({ tenant, contracts: live, schema: await schemaReference(repoDir, target) });
+  const rendered = renderDesiredFile({ tenant, contracts: live, schema: schemaReference(io.cwd, target) });
   const problem = checkRendered(rendered.text, config, tenant, target, live);
   if (problem !== undefined) {
     io.stderr.write(redacted(problem));

@@ -3,10 +3,10 @@
  * repository's root, --chdir, CONTRACT_SYNC_CONFIG and the other variables for CI's flags, and a
  * "not found" message that says where contract-sync looked. Real git repositories.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { argsWithEnvironment } from '../../engine/cli/environment-args.ts';
+import { argsWithEnvironment, ENVIRONMENT_OPTIONS } from '../../engine/cli/environment-args.ts';
 import { findConfig } from '../../engine/config/find.ts';
 import { createRepo, type TestRepo } from '../git/helpers.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -149,5 +149,12 @@ describe('finding contract-sync.yaml', () => {
     expect(argsWithEnvironment('apply', ['--shard=2/2', '--', 'x'], env)).toEqual(['--shard=2/2', '--tenant', 'a', '--tenant', 'b', '--lock-timeout', '5', '--', 'x']);
     expect(argsWithEnvironment('validate', [], env)).toEqual([]);
     expect(argsWithEnvironment('init', [], { CONTRACT_SYNC_CONFIG: 'c.yaml' })).toEqual([]);
+  });
+
+  it('the README lists every environment variable that stands for a flag', async () => {
+    const readme = await readFile(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
+
+    for (const option of ENVIRONMENT_OPTIONS) expect(readme).toMatch(new RegExp(`^\\| \`${option.env}\` \\| \`${option.flag}`, 'm'));
+    expect(readme).toContain('| `CONTRACT_SYNC_CHDIR` | `--chdir DIR` |');
   });
 });
