@@ -12,7 +12,8 @@ import {
   type CiProvider,
   type ScaffoldFile,
 } from '../init/scaffold.ts';
-import { installedFor, packageRoot, schemaReference } from '../init/schema-path.ts';
+import { installedFor, schemaReference } from '../init/schema-path.ts';
+import { packageRoot } from '../package-root.ts';
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 
 export const INIT_HELP = `Usage: contract-sync init [--dir DIR] [--tenant T]... [--ci github|gitlab|none] [--force]

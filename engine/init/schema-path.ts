@@ -4,24 +4,8 @@
  * finds it from `init --dir SUBDIR` and `import --out SUBDIR/...` too. The project serves no web
  * address for its schemas.
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const PACKAGE_NAME = 'contract-sync';
-
-/** The directory of contract-sync's package.json, found upward from `from` (the sources, dist/engine/ or the CLI bundle in dist/cli/). */
-export function packageRoot(from: string = path.dirname(fileURLToPath(import.meta.url))): string {
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    try {
-      const json = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: unknown };
-      if (json.name === PACKAGE_NAME) return dir;
-    } catch {
-      // No package.json here (or not JSON): keep walking up.
-    }
-    if (path.dirname(dir) === dir) throw new Error(`no package.json of ${PACKAGE_NAME} above ${from}`);
-  }
-}
+import { PACKAGE_NAME, packageRoot } from '../package-root.ts';
 
 /** `../node_modules/contract-sync/specs/config.schema.json`: from the directory `fileDir` to `specsDir/name`, `/`-separated. Pure. */
 export function relativeSchemaPath(fileDir: string, specsDir: string, name: string): string {

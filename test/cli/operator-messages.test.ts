@@ -58,6 +58,26 @@ describe('messages that say what to do', () => {
     expect(run.stdout).toBe('');
   });
 
+  it('apply with two missing secrets: the reason once per tenant, one line per tenant under Failures', async () => {
+    const run = await runCli(['apply', '--auto-approve', '--full'], repo.dir);
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain(
+      [
+        'acme: 0 of 3 contracts changed, 3 ops, 0 requests, 0 retries, 3 failed',
+        '  tenant acme: clientSecret cannot be resolved: environment variable ACME_SECRET is not set',
+        'globex: 0 of 1 contract changed, 1 op, 0 requests, 0 retries, 1 failed',
+        '  tenant globex: clientSecret cannot be resolved: environment variable GLOBEX_SECRET is not set',
+        '',
+        'Failures:',
+        '  acme: 3 contracts not sent: the tenant could not start (see above)',
+        '  globex: 1 contract not sent: the tenant could not start (see above)',
+        '',
+        'Apply: 0 of 4 contracts changed, 4 ops, 0 requests, 0 retries, 4 failed.',
+      ].join('\n'),
+    );
+  });
+
   it('an unreachable host says "connection refused"', async () => {
     const run = await runCli(['plan', '--refresh', '--full', '--tenant', 'acme'], repo.dir, { ACME_SECRET: 's1', GLOBEX_SECRET: 's2' });
 
