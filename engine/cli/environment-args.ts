@@ -17,7 +17,6 @@ export interface EnvironmentOption {
   readonly commands: readonly string[];
   /** A repeatable flag: the variable holds a comma-separated list, one flag per item. */
   readonly list?: true;
-  readonly help: string;
 }
 
 /** The commands that read a repository's config (and take --config and --repo). */
@@ -25,11 +24,11 @@ const REPOSITORY_COMMANDS = ['validate', 'plan', 'apply', 'drift', 'import', 'st
 const PLANNING_COMMANDS = ['plan', 'apply', 'drift'] as const;
 
 export const ENVIRONMENT_OPTIONS: readonly EnvironmentOption[] = [
-  { env: 'CONTRACT_SYNC_CONFIG', flag: '--config', commands: REPOSITORY_COMMANDS, help: 'the engine config file' },
-  { env: 'CONTRACT_SYNC_REPO', flag: '--repo', commands: REPOSITORY_COMMANDS, help: 'the repository holding the desired-state files' },
-  { env: 'CONTRACT_SYNC_TENANT', flag: '--tenant', commands: PLANNING_COMMANDS, list: true, help: 'the tenants to run, comma-separated' },
-  { env: 'CONTRACT_SYNC_SHARD', flag: '--shard', commands: PLANNING_COMMANDS, help: 'this job\'s shard, I/N' },
-  { env: 'CONTRACT_SYNC_LOCK_TIMEOUT', flag: '--lock-timeout', commands: ['apply', 'drift'], help: 'seconds to wait for a tenant\'s lock' },
+  { env: 'CONTRACT_SYNC_CONFIG', flag: '--config', commands: REPOSITORY_COMMANDS },
+  { env: 'CONTRACT_SYNC_REPO', flag: '--repo', commands: REPOSITORY_COMMANDS },
+  { env: 'CONTRACT_SYNC_TENANT', flag: '--tenant', commands: PLANNING_COMMANDS, list: true },
+  { env: 'CONTRACT_SYNC_SHARD', flag: '--shard', commands: PLANNING_COMMANDS },
+  { env: 'CONTRACT_SYNC_LOCK_TIMEOUT', flag: '--lock-timeout', commands: ['apply', 'drift'] },
 ];
 
 /** The flags given before `--` (which ends the options), by name: `--tenant` for `--tenant x` and `--tenant=x`. */
@@ -89,5 +88,5 @@ export async function workingDirectory(cwd: string, chdir: string | undefined, e
 
 /** The list of the variables, for the README and the help. */
 export function environmentHelp(): string {
-  return ENVIRONMENT_OPTIONS.map((option) => `  ${option.env.padEnd(28)}${option.flag} (${option.commands.join(', ')}): ${option.help}\n`).join('');
+  return ENVIRONMENT_OPTIONS.map((option) => `  ${option.env.padEnd(28)}${option.flag}${option.list ? ' (comma-separated)' : ''}: ${option.commands.join(', ')}\n`).join('');
 }

@@ -18,6 +18,9 @@ export const GLOBAL_OPTIONS_HELP = `Global options (every command):
   --log-format F        json or text log lines on stderr (also: CONTRACT_SYNC_LOG_FORMAT); default:
                         text at a terminal, showing warnings and errors only, else JSON lines at info
                         (CONTRACT_SYNC_LOG_LEVEL=debug|info|warn|error|silent overrides the level)
+Without --config or --repo, contract-sync.yaml is looked for in the working directory, then in each
+directory above it up to the git repository's root. Environment variables for common flags
+(CONTRACT_SYNC_CONFIG, ...): see contract-sync --help.
 `;
 
 /** The global options and the arguments left for the command; arguments after `--` are left alone. */

@@ -102,9 +102,6 @@ Options:
 ${GLOBAL_OPTIONS_HELP}
 Environment variables for the flags CI sets most (a flag given on the command line wins):
 ${environmentHelp()}
-Without --config or --repo, a command that reads a repository uses the contract-sync.yaml of the
-working directory, or else of the nearest directory above it, up to the git repository's root.
-
 Exit codes: 0 success, 1 error, 2 changes present (with --detailed-exitcode).
 `;
 }
