@@ -2,7 +2,7 @@
  * The JSON Schema of an emulator seed file. specs/emulator-seed.schema.json is this object written
  * out (`npm run specs`); test/emulator/seed.test.ts keeps the two equal.
  */
-import { CONTRACT_ID_PATTERN, contractSchema, SPEC_BASE_URL, TENANT_PATTERN, type JsonSchema } from '../engine/model/index.ts';
+import { CONTRACT_ID_PATTERN, contractSchema, SPEC_ID_BASE, TENANT_PATTERN, type JsonSchema } from '../engine/model/index.ts';
 
 export const REALM_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 /** RFC 6749 scope-token characters, without the space that separates scopes. */
@@ -17,7 +17,7 @@ export const SEED_DEFAULTS = {
 export function seedSchema(): JsonSchema {
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
-    $id: `${SPEC_BASE_URL}/emulator-seed.schema.json`,
+    $id: `${SPEC_ID_BASE}/emulator-seed.schema.json`,
     title: 'contract-sync emulator seed',
     description: 'Realm, tenants, OAuth clients and initial contracts of `contract-sync emulator --seed FILE`.',
     type: 'object',

@@ -7,6 +7,7 @@ import { readContract } from '../model/read-schema.ts';
 import type { SchemaIssue } from '../model/schema-validator.ts';
 import type { ContractFields, Op } from '../model/types.ts';
 import { systemClock } from '../clock.ts';
+import { describeNetworkError, networkErrorCode } from '../network-error.ts';
 import { REDACTED, type Redactor } from '../log/logger.ts';
 import { formatPath } from '../yaml-source.ts';
 import { ApiError, classifyStatus, isAmbiguousPatchStatus } from './errors.ts';
@@ -218,16 +219,6 @@ function describeReadIssues(issues: readonly SchemaIssue[]): string {
 // undici's codes for a connection that was never made: the request cannot have been applied.
 const NOT_SENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
-function causeCode(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth += 1) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
 /**
  * Sends `request` with the timeout. A failure without a response is retryable; it is ambiguous
  * unless the connection was never made, because a reset or timeout after sending tells nothing
@@ -239,9 +230,9 @@ async function send(request: Request, options: ApiClientOptions): Promise<Respon
     return await (options.fetch ?? fetch)(request, { signal });
   } catch (error) {
     const timedOut = signal.aborted;
-    const code = timedOut ? 'timeout' : (causeCode(error) ?? 'network error');
+    const code = timedOut ? 'timeout' : (networkErrorCode(error) ?? 'network error');
     const ambiguous = timedOut || !NOT_SENT_CODES.has(code);
-    const what = timedOut ? `no answer within ${options.timeoutMs} ms` : `connection failed (${code})`;
+    const what = timedOut ? `no answer within ${options.timeoutMs} ms` : describeNetworkError(error);
     return Promise.reject(new ApiError(`${describe(request)}: ${what}`, { kind: 'retryable', status: null, excerpt: '', ambiguous, cause: error }));
   }
 }

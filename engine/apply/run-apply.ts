@@ -219,7 +219,8 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
 
   /** A tenant that cannot be applied: nothing is sent for it, and it holds no lock. */
   function failedTenant(tenant: string, lane: TenantLane, unreadable: Map<string, ContractResult>, error: unknown): PreparedTenant {
-    logger.info({ tenant, code: (error as { code?: unknown }).code }, 'tenant not applied');
+    // A dry run (plan --refresh) applies nothing: its command reports the tenant's problem itself.
+    if (!dryRun) logger.info({ tenant, code: (error as { code?: unknown }).code }, 'tenant not applied');
     return { tenant, lane, known: new Map(), unreadable, uncertain: new Map(), error: messageOf(error) };
   }
 

@@ -104,6 +104,11 @@ function traffic(counts: { readonly ops: number; readonly requests: number; read
   return `${plural(counts.ops, 'op')}, ${plural(counts.requests, 'request')}, ${plural(counts.retries, 'retry', 'retries')}`;
 }
 
+/** A contract skipped because its tenant could not start (engine/apply/run-apply.ts says so in its reason). */
+function isUnstarted(failure: ContractResult): boolean {
+  return failure.outcome === 'skipped' && failure.reason?.endsWith('could not start') === true;
+}
+
 /** The human summary: one line per tenant, then one line per failure. */
 export function renderRunSummary(report: RunReport): string {
   const lines: string[] = [];
@@ -122,7 +127,14 @@ export function renderRunSummary(report: RunReport): string {
   const failures = report.tenants.flatMap((tenant) => tenant.failures.map((failure) => ({ tenant: tenant.tenant, failure })));
   if (failures.length > 0) {
     lines.push('', 'Failures:');
+    // A tenant that could not start sent none of its contracts, for the one reason printed above: one line, not one per contract.
+    const unstarted = new Set(report.tenants.filter((tenant) => tenant.error !== undefined).map((tenant) => tenant.tenant));
+    for (const tenant of report.tenants) {
+      const unsent = unstarted.has(tenant.tenant) ? tenant.failures.filter(isUnstarted).length : 0;
+      if (unsent > 0) lines.push(`  ${tenant.tenant}: ${plural(unsent, 'contract')} not sent: the tenant could not start (see above)`);
+    }
     for (const { tenant, failure } of failures) {
+      if (unstarted.has(tenant) && isUnstarted(failure)) continue;
       // A stale contract's reason starts with "stale plan:" already.
       const status = failure.outcome === 'not-on-service' ? 'not on the service' : failure.status !== null ? String(failure.status) : failure.outcome === 'stale' ? 'refused' : failure.outcome;
       lines.push(`  ${tenant} ${failure.contractId} (${failure.file}:${failure.line}) ${status}: ${failure.reason ?? failure.outcome}`);

@@ -3,6 +3,7 @@
  * the network failed, and whether the cause may be kept (it never holds a token or a secret).
  */
 import * as client from 'openid-client';
+import { describeNetworkError } from '../network-error.ts';
 
 /** A request that got no HTTP answer (connection refused or reset, DNS, timeout). */
 export class TransportError extends Error {
@@ -45,9 +46,7 @@ export function createTransport(fetchImpl: typeof fetch, options: TransportOptio
       const origin = new URL(url).origin;
       if (deadline.aborted) throw new TransportError(`no answer from ${origin} within ${timeoutMs} ms`, { cause: error });
       // undici rejects with "fetch failed" and keeps the reason (ECONNREFUSED, ...) in its cause.
-      const inner = (error as { cause?: unknown } | undefined)?.cause;
-      const reason = errorCode(inner) ?? errorCode(error) ?? (error as Error | undefined)?.name ?? 'error';
-      throw new TransportError(`no answer from ${origin} (${reason})`, { cause: error });
+      throw new TransportError(`no answer from ${origin}: ${describeNetworkError(error)}`, { cause: error });
     }
   };
 }

@@ -1,19 +1,26 @@
 /**
- * Options every command accepts (`--no-color`, `--log-format json|text`), taken out of a command's
+ * Options every command accepts (`--chdir DIR`, `--no-color`, `--log-format json|text`), taken out of a command's
  * arguments before the command parses its own. Pure.
  */
 import { LOG_FORMATS, UsageError, type LogFormat } from './io.ts';
 
 export interface GlobalOptions {
+  /** `--chdir DIR`: run as if started in DIR (main resolves and checks it). */
+  readonly chdir?: string;
   readonly noColor?: boolean;
   readonly logFormat?: LogFormat;
 }
 
 export const GLOBAL_OPTIONS_HELP = `Global options (every command):
+  --chdir DIR           run as if started in DIR: every path is relative to it (also:
+                        CONTRACT_SYNC_CHDIR)
   --no-color            no colour (also: NO_COLOR set to any value)
   --log-format F        json or text log lines on stderr (also: CONTRACT_SYNC_LOG_FORMAT); default:
                         text at a terminal, showing warnings and errors only, else JSON lines at info
                         (CONTRACT_SYNC_LOG_LEVEL=debug|info|warn|error|silent overrides the level)
+Without --config or --repo, contract-sync.yaml is looked for in the working directory, then in each
+directory above it up to the git repository's root. Environment variables for common flags
+(CONTRACT_SYNC_CONFIG, ...): see contract-sync --help.
 `;
 
 /** The global options and the arguments left for the command; arguments after `--` are left alone. */
@@ -21,6 +28,7 @@ export function takeGlobalOptions(args: readonly string[]): { options: GlobalOpt
   const rest: string[] = [];
   let noColor: boolean | undefined;
   let logFormat: LogFormat | undefined;
+  let chdir: string | undefined;
   for (let index = 0; index < args.length; index += 1) {
     const arg = args[index]!;
     if (arg === '--') {
@@ -29,6 +37,12 @@ export function takeGlobalOptions(args: readonly string[]): { options: GlobalOpt
     }
     if (arg === '--no-color') {
       noColor = true;
+      continue;
+    }
+    if (arg === '--chdir' || arg.startsWith('--chdir=')) {
+      const value = arg === '--chdir' ? args[(index += 1)] : arg.slice('--chdir='.length);
+      if (value === undefined || value === '') throw new UsageError('--chdir needs a directory');
+      chdir = value;
       continue;
     }
     if (arg === '--log-format' || arg.startsWith('--log-format=')) {
@@ -40,5 +54,5 @@ export function takeGlobalOptions(args: readonly string[]): { options: GlobalOpt
     }
     rest.push(arg);
   }
-  return { options: { ...(noColor ? { noColor } : {}), ...(logFormat ? { logFormat } : {}) }, rest };
+  return { options: { ...(chdir === undefined ? {} : { chdir }), ...(noColor ? { noColor } : {}), ...(logFormat ? { logFormat } : {}) }, rest };
 }

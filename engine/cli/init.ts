@@ -12,6 +12,8 @@ import {
   type CiProvider,
   type ScaffoldFile,
 } from '../init/scaffold.ts';
+import { installedFor, schemaReference } from '../init/schema-path.ts';
+import { packageRoot } from '../package-root.ts';
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 
 export const INIT_HELP = `Usage: contract-sync init [--dir DIR] [--tenant T]... [--ci github|gitlab|none] [--force]
@@ -59,7 +61,9 @@ export async function initCommand(args: readonly string[], io: CliIo): Promise<E
   const tenants = parseTenants(values.tenant ?? [DEFAULT_TENANT]);
   const root = path.resolve(io.cwd, values.dir);
   const ci = values.ci === undefined ? await defaultCi(root) : parseCi(values.ci);
-  const files = scaffoldRepository({ tenants, ci });
+  // Relative paths to the specs/ of the contract-sync running now, from each file's directory.
+  const schemas = { config: schemaReference(root, 'config.schema.json'), contracts: schemaReference(path.join(root, 'contracts', tenants[0]!), 'contracts.schema.json') };
+  const files = scaffoldRepository({ tenants, ci, schemas });
   function shown(file: string): string {
     return path.relative(io.cwd, path.join(root, file)) || '.';
   }
@@ -86,7 +90,7 @@ export async function initCommand(args: readonly string[], io: CliIo): Promise<E
 
   for (const file of files) io.stdout.write(`${existing.includes(file.path) ? 'overwrote' : 'created'}  ${shown(file.path)}\n`);
   if (gitignore !== undefined) io.stdout.write(`${gitignoreBefore === undefined ? 'created' : 'updated'}  ${shown(GITIGNORE_FILE)}\n`);
-  io.stdout.write(nextSteps(values.dir === '.' ? CONFIG_FILE : shown(CONFIG_FILE), ci));
+  io.stdout.write(nextSteps({ config: values.dir === '.' ? CONFIG_FILE : shown(CONFIG_FILE), dir: values.dir === '.' ? undefined : shown(''), ci, installed: installedFor(root), specs: shown(path.relative(root, path.join(packageRoot(), 'specs'))) }));
   return EXIT.ok;
 }
 
@@ -132,13 +136,28 @@ async function readIfExists(file: string): Promise<string | undefined> {
   }
 }
 
-function nextSteps(config: string, ci: CiProvider): string {
+interface NextSteps {
+  /** The config as the user names it from the working directory. */
+  readonly config: string;
+  /** `--dir`, as shown, when not `.`. */
+  readonly dir?: string;
+  readonly ci: CiProvider;
+  /** This contract-sync is installed for the repository (its node_modules or one above it). */
+  readonly installed: boolean;
+  /** The specs/ directory the $schema lines point into, as shown. */
+  readonly specs: string;
+}
+
+/** What to do next, for how init ran: from a copy installed for the repository, or from elsewhere (a global install, a checkout). */
+function nextSteps({ config, dir, ci, installed, specs }: NextSteps): string {
   const ciNote =
     ci === 'none' ? '  (no CI file: contract-sync init --ci github|gitlab writes one)\n' : '  add each tenant secret to the CI settings, named as in the config\n';
+  const chdir = dir === undefined ? '' : ` --chdir ${dir}`;
+  const install = installed ? '' : `  npm install --save-dev <contract-sync's packed tarball or git URL>   # in ${dir ?? 'the repository'}: CI and npx run that copy\n`;
+  const schemas = installed ? '' : `The $schema lines point into ${specs}, the specs/ of the contract-sync that ran init.\n`;
   return `
 Next:
-  npm install contract-sync   # in the repository's root: the $schema lines point into node_modules/contract-sync
-  edit ${config}: api.baseUrl, auth.url, auth.realm and each tenant's clientId
-  npx contract-sync validate
-${ciNote}`;
+${install}  edit ${config}: api.baseUrl, auth.url, auth.realm and each tenant's clientId
+  npx contract-sync validate${chdir}
+${ciNote}${schemas}`;
 }

@@ -1,6 +1,7 @@
 /** The CLI entry point: the only place that reads process.* and sets the exit code. */
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 import { closest } from '../desired/suggest.ts';
+import { argsWithEnvironment, argsWithRepository, environmentHelp, workingDirectory } from './environment-args.ts';
 import { GLOBAL_OPTIONS_HELP, takeGlobalOptions } from './global-options.ts';
 import { packageVersion } from '../run/version.ts';
 
@@ -99,6 +100,8 @@ Options:
   -V, --version   print the version
 
 ${GLOBAL_OPTIONS_HELP}
+Environment variables for the flags CI sets most (a flag given on the command line wins):
+${environmentHelp()}
 Exit codes: 0 success, 1 error, 2 changes present (with --detailed-exitcode).
 `;
 }
@@ -139,10 +142,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     io.stdout.write(`${packageVersion()}\n`);
     return EXIT.ok;
   }
-  // `help COMMAND` is `COMMAND --help`; `help` alone is --help.
+  // `help COMMAND` is `COMMAND --help`; `help` alone (or `help --help`) is --help.
   const helpOnly = first === 'help';
   const name = helpOnly ? afterFirst[0] : first;
-  if (name === undefined || (helpOnly && (name === 'help' || name === 'version'))) {
+  if (name === undefined || (helpOnly && (name === 'help' || name === 'version' || name.startsWith('-')))) {
     io.stdout.write(help());
     return EXIT.ok;
   }
@@ -159,7 +162,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       return EXIT.ok;
     }
     const { options, rest } = takeGlobalOptions(afterFirst);
-    return await loaded.run(rest, { ...io, ...options });
+    const { chdir, ...global } = options;
+    const commandIo: CliIo = { ...io, ...global, cwd: await workingDirectory(io.cwd, chdir, io.env) };
+    return await loaded.run(await argsWithRepository(name, argsWithEnvironment(name, rest, io.env), commandIo.cwd), commandIo);
   } catch (error) {
     // parseArgs throws TypeErrors with codes like ERR_PARSE_ARGS_UNKNOWN_OPTION.
     const code = (error as { code?: string }).code ?? '';

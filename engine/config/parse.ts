@@ -5,6 +5,7 @@ import { compileSchema, type PathSegment, type SchemaCheck } from '../model/sche
 import { readPlainYamlMap } from '../plain-yaml.ts';
 import { decodeYamlText, DEFAULT_YAML_LIMITS, diagnosticAt, parseYamlSource, type SchemaProblem } from '../yaml-source.ts';
 import { configSchema } from './schema.ts';
+import { withKeySuggestion } from './suggest-key.ts';
 import { DEFAULTS, type CollectionMode, type Config, type SecretRef, type StateConfig, type TenantConfig } from './types.ts';
 
 export interface ConfigResult {
@@ -35,7 +36,8 @@ function schemaProblems(value: unknown): SchemaProblem[] {
   for (const issue of issues) {
     const secretPath = secretPathOf(issue.path);
     if (secretPath === undefined || (issue.keyword === 'required' && issue.path.length < 3)) {
-      problems.push({ path: issue.path, atKey: issue.atKey, code: 'config', message: issue.message });
+      const message = issue.atKey === true ? withKeySuggestion(configSchema(), issue.path, issue.message) : issue.message;
+      problems.push({ path: issue.path, atKey: issue.atKey, code: 'config', message });
       continue;
     }
     // A secret reference fails both of its forms at once; say it once, and never quote the value.

@@ -1,7 +1,7 @@
 /** The engine config schema; specs/config.schema.json is this object written out. */
 import { COLLECTION_FIELDS } from '../model/fields.ts';
 import type { JsonSchema } from '../model/json-schema-type.ts';
-import { SPEC_BASE_URL, TENANT_PATTERN } from '../model/json-schemas.ts';
+import { SPEC_ID_BASE, TENANT_PATTERN } from '../model/json-schemas.ts';
 
 const secretRef: JsonSchema = {
   description: 'Where a secret comes from. Secrets are never written in this file.',
@@ -29,7 +29,7 @@ const collectionMode: JsonSchema = { enum: ['authoritative', 'additive'] };
 export function configSchema(): JsonSchema {
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
-    $id: `${SPEC_BASE_URL}/config.schema.json`,
+    $id: `${SPEC_ID_BASE}/config.schema.json`,
     title: 'contract-sync engine config (contract-sync.yaml)',
     type: 'object',
     properties: {

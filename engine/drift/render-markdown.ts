@@ -8,6 +8,7 @@ import { escapeHtml, escapeInline } from '../markdown-escape.ts';
 import { plural } from '../plan/render-common.ts';
 import { ABSENT, driftSummaryLine, errorStatusText, fixText, viewDriftItem } from './render-common.ts';
 import type { DriftContract, DriftReport } from './types.ts';
+import { withoutTenantPrefix } from '../tenant-message.ts';
 
 export const DRIFT_MARKDOWN_MAX_LENGTH = 60_000;
 
@@ -80,7 +81,7 @@ export function renderDriftMarkdown(report: DriftReport, options: DriftMarkdownO
   }
 
   const problems = report.tenants.flatMap((tenant) => [
-    ...(tenant.error === undefined ? [] : [`- ${escapeInline(tenant.tenant)}: not checked: ${escapeInline(tenant.error)}\n`]),
+    ...(tenant.error === undefined ? [] : [`- ${escapeInline(tenant.tenant)}: not checked: ${escapeInline(withoutTenantPrefix(tenant.tenant, tenant.error))}\n`]),
     ...tenant.errors.map(
       (error) =>
         `- **\`${error.id}\`** · ${escapeInline(tenant.tenant)} · ${escapeInline(`${error.file}:${error.line}`)} · ` +

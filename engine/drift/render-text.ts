@@ -2,6 +2,7 @@
 import { plural } from '../plan/render-common.ts';
 import { driftSummaryLine, errorStatusText, fixText, viewDriftItem } from './render-common.ts';
 import type { DriftReport } from './types.ts';
+import { withoutTenantPrefix } from '../tenant-message.ts';
 
 export interface DriftTextOptions {
   readonly color?: boolean;
@@ -38,7 +39,7 @@ export function renderDriftText(report: DriftReport, options: DriftTextOptions =
   }
   // Every error the summary line counts is listed here: it points to this heading.
   const problems = report.tenants.flatMap((tenant) => [
-    ...(tenant.error === undefined ? [] : [`  ${tenant.tenant}: ${tenant.error}`]),
+    ...(tenant.error === undefined ? [] : [`  ${tenant.tenant}: ${withoutTenantPrefix(tenant.tenant, tenant.error)}`]),
     ...tenant.errors.map((error) => `  ${tenant.tenant} ${error.id} (${error.file}:${error.line}) ${errorStatusText(error)}: ${error.reason}`),
   ]);
   if (problems.length > 0) lines.push(paint('red', 'Not checked:'), ...problems, '');

@@ -13,6 +13,12 @@ export interface ScaffoldOptions {
   /** Tenant keys, in the order given; at least one. */
   readonly tenants: readonly string[];
   readonly ci: CiProvider;
+  /**
+   * The `$schema` targets: from the repository's root to config.schema.json, and from
+   * contracts/<tenant>/ to contracts.schema.json. Default: node_modules/contract-sync/specs of the
+   * root (the CLI passes where the running package actually is, engine/init/schema-path.ts).
+   */
+  readonly schemas?: { readonly config: string; readonly contracts: string };
 }
 
 export interface ScaffoldFile {
@@ -30,6 +36,7 @@ export const STATE_DIR = '.contract-sync/';
 export const GITIGNORE_ENTRIES: readonly string[] = [STATE_DIR, 'node_modules/'];
 /** Where the package's schemas are once contract-sync is a dependency of the repository. */
 const INSTALLED_SPECS = 'node_modules/contract-sync/specs';
+const DEFAULT_SCHEMAS = { config: `${INSTALLED_SPECS}/config.schema.json`, contracts: `../../${INSTALLED_SPECS}/contracts.schema.json` };
 
 const TENANT_KEY = new RegExp(TENANT_PATTERN);
 
@@ -64,7 +71,7 @@ export function contractsFilePath(tenant: string): string {
   return `contracts/${tenant}/example.yaml`;
 }
 
-function configFile(names: readonly TenantNames[]): string {
+function configFile(names: readonly TenantNames[], schema: string): string {
   const tenantBlocks = names.map(({ tenant, secretEnv }) =>
     [
       `  ${scalar(tenant)}:`,
@@ -75,7 +82,7 @@ function configFile(names: readonly TenantNames[]): string {
       `    paths: [${JSON.stringify(`contracts/${tenant}/**`)}]   # the only files allowed to name this tenant`,
     ].join('\n'),
   );
-  return `# yaml-language-server: $schema=${INSTALLED_SPECS}/config.schema.json
+  return `# yaml-language-server: $schema=${schema}
 # contract-sync engine config; every key is described in the package's README (Config reference).
 # Secrets are never written here: each is named by an environment variable ({ env: NAME }) or a
 # file holding only the secret ({ file: /run/secrets/name }). http:// is refused except for loopback.
@@ -108,9 +115,9 @@ state: { backend: file, path: .contract-sync/state }
 `;
 }
 
-function contractsFile(tenant: string): string {
+function contractsFile(tenant: string, schema: string): string {
   const importTarget = `contracts/${tenant}/imported.yaml`;
-  return `# yaml-language-server: $schema=../../${INSTALLED_SPECS}/contracts.schema.json
+  return `# yaml-language-server: $schema=${schema}
 # The desired state of tenant ${tenant}'s contracts, keyed by ContractId. Any *.yaml below
 # contracts/${tenant}/ may hold more; each names one tenant.
 #
@@ -170,9 +177,10 @@ export function scaffoldRepository(options: ScaffoldOptions): ScaffoldFile[] {
   }
   if (new Set(options.tenants).size !== options.tenants.length) throw new TypeError('scaffoldRepository: tenants must be distinct');
   const names = tenantNames(options.tenants);
+  const schemas = options.schemas ?? DEFAULT_SCHEMAS;
   const files: ScaffoldFile[] = [
-    { path: CONFIG_FILE, content: configFile(names) },
-    ...names.map(({ tenant }) => ({ path: contractsFilePath(tenant), content: contractsFile(tenant) })),
+    { path: CONFIG_FILE, content: configFile(names, schemas.config) },
+    ...names.map(({ tenant }) => ({ path: contractsFilePath(tenant), content: contractsFile(tenant, schemas.contracts) })),
   ];
   const ciPath = ciFilePath(options.ci);
   if (ciPath !== undefined) files.push({ path: ciPath, content: options.ci === 'github' ? githubWorkflow(names) : gitlabPipeline() });

@@ -5,7 +5,11 @@
 import { DURATION_UNITS, FIELDS, opPath, type FieldSpec } from './fields.ts';
 import type { JsonSchema } from './json-schema-type.ts';
 
-export const SPEC_BASE_URL = 'https://contract-sync.dev/specs';
+/**
+ * The base of the schemas' `$id`s: a name, not an address (the project serves no web site). Files
+ * point to the schemas by relative paths into the installed package's specs/ (engine/init/schema-path.ts).
+ */
+export const SPEC_ID_BASE = 'urn:contract-sync:specs';
 
 /** Tenant names: also used in URLs, file names and log lines. */
 export const TENANT_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
@@ -70,7 +74,7 @@ export function contractSchema(): JsonSchema {
 export function contractsFileSchema(): JsonSchema {
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
-    $id: `${SPEC_BASE_URL}/contracts.schema.json`,
+    $id: `${SPEC_ID_BASE}/contracts.schema.json`,
     title: 'contract-sync desired-state file',
     description: 'One tenant and the desired state of its contracts, keyed by ContractId.',
     type: 'object',
@@ -113,7 +117,7 @@ export function opShapes(): OpShape[] {
 export function patchSchema(): JsonSchema {
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
-    $id: `${SPEC_BASE_URL}/patch.schema.json`,
+    $id: `${SPEC_ID_BASE}/patch.schema.json`,
     title: 'Body of PATCH /contract/{ContractId}',
     description: 'A non-empty list of operations, applied all-or-nothing.',
     type: 'array',

@@ -8,7 +8,7 @@
  */
 import { FIELDS, type FieldSpec } from './fields.ts';
 import type { JsonSchema } from './json-schema-type.ts';
-import { fieldValueSchema, SPEC_BASE_URL } from './json-schemas.ts';
+import { fieldValueSchema, SPEC_ID_BASE } from './json-schemas.ts';
 import { isJsonObject } from './normalise.ts';
 import { compileSchema, type SchemaCheck, type SchemaIssue } from './schema-validator.ts';
 import type { ContractFields } from './types.ts';
@@ -53,7 +53,7 @@ function fieldReadSchema(field: FieldSpec): JsonSchema {
 export function contractReadSchema(): JsonSchema {
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
-    $id: `${SPEC_BASE_URL}/contract-read.schema.json`,
+    $id: `${SPEC_ID_BASE}/contract-read.schema.json`,
     title: 'A contract as read from the service',
     description:
       'What contract-sync accepts from GET /contract/{ContractId}. Fields and member keys it does not list are ignored; ' +

@@ -1,7 +1,7 @@
 /** The JSON Schema of the plan document, derived from the field table and the op shapes (specs/plan.schema.json). */
 import { COLLECTION_FIELDS, FIELD_NAMES } from '../model/fields.ts';
 import type { JsonSchema } from '../model/json-schema-type.ts';
-import { CONTRACT_ID_PATTERN, opShapes, SPEC_BASE_URL, TENANT_PATTERN } from '../model/json-schemas.ts';
+import { CONTRACT_ID_PATTERN, opShapes, SPEC_ID_BASE, TENANT_PATTERN } from '../model/json-schemas.ts';
 import { PLAN_VERSION } from './types.ts';
 
 const COUNT = { type: 'integer', minimum: 0 } as const;
@@ -11,7 +11,7 @@ const COMMIT = { type: 'string', pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$' } as c
 export function planSchema(): JsonSchema {
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
-    $id: `${SPEC_BASE_URL}/plan.schema.json`,
+    $id: `${SPEC_ID_BASE}/plan.schema.json`,
     title: 'contract-sync plan',
     description: 'What `contract-sync plan` computed and `contract-sync apply PLAN.json` sends: one PATCH body per changed contract.',
     type: 'object',

@@ -1,5 +1,6 @@
 /** The engine config of a run: `--config` / `--repo` (and `--ref`), resolved the same way by every run that reads a repository. */
 import path from 'node:path';
+import { CONFIG_FILE_NAME, configNotFoundMessage, findConfig } from '../config/find.ts';
 import { parseConfig } from '../config/parse.ts';
 import { readConfig } from '../config/read.ts';
 import type { Config } from '../config/types.ts';
@@ -26,7 +27,12 @@ export interface ConfigAtRef {
   readonly ref: string;
 }
 
-export const CONFIG_FILE_NAME = 'contract-sync.yaml';
+export { CONFIG_FILE_NAME };
+
+/** A file --config (or CONTRACT_SYNC_CONFIG, engine/cli/environment-args.ts) names but that is not there. */
+function named(d: Diagnostic): Diagnostic {
+  return d.code === 'config-missing' && d.message.startsWith('config file not found') ? { ...d, message: 'config file not found (named by --config or CONTRACT_SYNC_CONFIG)' } : d;
+}
 
 function missing(file: string, message: string): Diagnostic {
   return { severity: 'error', code: 'config-missing', file, line: 1, column: 1, field: '', message };
@@ -51,7 +57,14 @@ export async function readRepoConfig(
     const result = parseConfig(configFile, file.content);
     return { repoDir, configFile, config: result.config, diagnostics: result.diagnostics.map((d) => ({ ...d, file: configFile })) };
   }
+  if (options.config === undefined) {
+    // The default file is missing: say where contract-sync looked (engine/config/find.ts), and what to do.
+    const search = await findConfig(repoDir);
+    if (search.found !== path.resolve(place.cwd, configFile)) {
+      return { repoDir, configFile, diagnostics: [missing(configFile, configNotFoundMessage(search, (file) => path.relative(place.cwd, file) || '.'))] };
+    }
+  }
   const result = await readConfig(path.resolve(place.cwd, configFile));
-  return { repoDir, configFile, config: result.config, diagnostics: result.diagnostics.map((d) => ({ ...d, file: configFile })) };
+  return { repoDir, configFile, config: result.config, diagnostics: result.diagnostics.map((d) => named({ ...d, file: configFile })) };
 }
 

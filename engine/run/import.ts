@@ -16,7 +16,8 @@ import { renderDesiredFile } from '../desired/render-file.ts';
 import { validateDesiredState } from '../desired/validate.ts';
 import type { Diagnostic } from '../diagnostic.ts';
 import { GitError } from '../git/errors.ts';
-import { SPEC_BASE_URL } from '../model/json-schemas.ts';
+import { schemaReference as packageSchemaReference } from '../init/schema-path.ts';
+import { tenantMessage } from '../tenant-message.ts';
 import type { ContractFields } from '../model/types.ts';
 import { diffContract } from '../plan/diff.ts';
 import { plural } from '../plural.ts';
@@ -121,12 +122,9 @@ function alreadyDeclared(io: RunPlace, input: RunInput, tenant: string, ids: rea
   return problems;
 }
 
-/** The `$schema` of the first line: the repository's own copy of the schema when it has one, else the schema's published id. */
-async function schemaReference(repoDir: string, target: Target): Promise<string> {
-  const local = path.join(repoDir, 'specs', 'contracts.schema.json');
-  if (target.file === undefined || !(await exists(local))) return `${SPEC_BASE_URL}/contracts.schema.json`;
-  const relative = path.relative(path.dirname(target.file), local).split(path.sep).join('/');
-  return relative.startsWith('.') ? relative : `./${relative}`;
+/** The `$schema` of the first line: as init writes it (engine/init/schema-path.ts), from the file's directory (stdout: the working directory's). */
+function schemaReference(cwd: string, target: Target): string {
+  return packageSchemaReference(target.file === undefined ? cwd : path.dirname(target.file), 'contracts.schema.json');
 }
 
 type ReadResult = { readonly id: string; readonly fields: ContractFields } | { readonly id: string; readonly error: unknown };
@@ -229,7 +227,7 @@ export async function runImport(request: ImportRequest, effects: RunEffects): Pr
     // The token is checked (tenant_id, core:read) before any read is queued.
     await engine.tokens.get(tenant);
   } catch (error) {
-    return refuse(redacted(`tenant "${tenant}": ${messageOf(error)}; nothing imported`));
+    return refuse(redacted(`${tenantMessage(tenant, messageOf(error))}; nothing imported`));
   }
   const results = await readContracts(config, tenant, ids, engine, effects);
   const failed = results.filter((result) => 'error' in result);
@@ -244,7 +242,7 @@ export async function runImport(request: ImportRequest, effects: RunEffects): Pr
   }
   const live = new Map(results.map((result) => [result.id, 'fields' in result ? result.fields : {}]));
 
-  const rendered = renderDesiredFile({ tenant, contracts: live, schema: await schemaReference(repoDir, target) });
+  const rendered = renderDesiredFile({ tenant, contracts: live, schema: schemaReference(effects.cwd, target) });
   const problem = checkRendered(rendered.text, config, tenant, target, live);
   if (problem !== undefined) return refuse('the contracts as read do not make a desired-state file that validates and plans to no op; nothing written', problem.text === undefined ? { diagnostics: problem.diagnostics.map((d) => ({ ...d, message: redacted(d.message) })) } : { text: redacted(problem.text) });
   for (const note of rendered.notes) warnings.push(redacted(`note: contract ${note.contractId}: ${note.field} ${note.message}`));

@@ -5,7 +5,7 @@
  * whole; any other plan (incremental, live, or a caller without a sink) is one document.
  */
 import type { TenantScope } from '../apply/incremental.ts';
-import type { RunReport } from '../apply/run-report.ts';
+import { readProblems } from '../apply/read-problems.ts';
 import type { Config } from '../config/types.ts';
 import { GitError } from '../git/errors.ts';
 import type { KnownContracts } from '../model/types.ts';
@@ -125,17 +125,6 @@ async function documentPlan(input: RunInput, request: PlanRequest, store: LazySt
   effects.onEvent?.({ type: 'phase', phase: 'plan' });
   const plan = createPlan(contractSets, known, { createdAt, source, collections: config.collections, ...(touched ? { touched } : {}) });
   return { kind: 'planned', plan: { ...plan, madeWith: planMadeWith(config) }, repoDir: input.repoDir, ...common };
-}
-
-/** Every problem that kept a live plan from being complete, one line each. */
-function readProblems(report: RunReport): string[] {
-  return report.tenants.flatMap((tenant) => [
-    ...(tenant.error === undefined ? [] : [`${tenant.tenant}: ${tenant.error}`]),
-    ...tenant.failures.map((failure) => {
-      const what = failure.outcome === 'not-on-service' ? 'not on the service: ' : '';
-      return `${tenant.tenant} ${failure.contractId} (${failure.file}:${failure.line}): ${what}${failure.reason ?? failure.outcome}`;
-    }),
-  ]);
 }
 
 /**

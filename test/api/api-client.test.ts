@@ -85,13 +85,13 @@ describe('createApiClient: sending', () => {
 
 describe('createApiClient: failures without an answer', () => {
   it.each<[string, unknown, boolean, string]>([
-    ['ECONNREFUSED: never connected', { code: 'ECONNREFUSED' }, false, 'connection failed (ECONNREFUSED)'],
-    ['ENOTFOUND: the host is unknown', { code: 'ENOTFOUND' }, false, 'connection failed (ENOTFOUND)'],
-    ['UND_ERR_CONNECT_TIMEOUT: never connected', { code: 'UND_ERR_CONNECT_TIMEOUT' }, false, 'connection failed (UND_ERR_CONNECT_TIMEOUT)'],
-    ['ECONNRESET: reset after sending', { code: 'ECONNRESET' }, true, 'connection failed (ECONNRESET)'],
-    ['UND_ERR_SOCKET: the socket closed', { code: 'UND_ERR_SOCKET' }, true, 'connection failed (UND_ERR_SOCKET)'],
-    ['a code two causes deep', new Error('socket', { cause: { code: 'ECONNRESET' } }), true, 'connection failed (ECONNRESET)'],
-    ['no code at all', new Error('other side closed'), true, 'connection failed (network error)'],
+    ['ECONNREFUSED: never connected', { code: 'ECONNREFUSED' }, false, 'connection refused (ECONNREFUSED)'],
+    ['ENOTFOUND: the host is unknown', { code: 'ENOTFOUND' }, false, 'host not found (ENOTFOUND)'],
+    ['UND_ERR_CONNECT_TIMEOUT: never connected', { code: 'UND_ERR_CONNECT_TIMEOUT' }, false, 'connection timed out (UND_ERR_CONNECT_TIMEOUT)'],
+    ['ECONNRESET: reset after sending', { code: 'ECONNRESET' }, true, 'connection reset (ECONNRESET)'],
+    ['UND_ERR_SOCKET: the socket closed', { code: 'UND_ERR_SOCKET' }, true, 'connection closed (UND_ERR_SOCKET)'],
+    ['a code two causes deep', new Error('socket', { cause: { code: 'ECONNRESET' } }), true, 'connection reset (ECONNRESET)'],
+    ['no code at all', new Error('other side closed'), true, 'network error: other side closed'],
   ])('%s', async (_case, cause, ambiguous, what) => {
     const client = createApiClient(options(failingWith(cause)));
 
@@ -125,7 +125,7 @@ describe('createApiClient: failures without an answer', () => {
 
     const error = await rejection(client.read('C/1', TOKEN));
 
-    expect(error.message).toBe('GET /contract/C%2F1: connection failed (ECONNRESET)');
+    expect(error.message).toBe('GET /contract/C%2F1: connection reset (ECONNRESET)');
   });
 });
 
@@ -199,7 +199,7 @@ describe('createApiClient: real fetch over loopback HTTP', () => {
 
     const error = await rejection(client.patch('C-1', OPS, TOKEN));
 
-    expect(error).toMatchObject({ kind: 'retryable', status: null, ambiguous: false, message: 'PATCH /contract/C-1: connection failed (ECONNREFUSED)' });
+    expect(error).toMatchObject({ kind: 'retryable', status: null, ambiguous: false, message: 'PATCH /contract/C-1: connection refused (ECONNREFUSED)' });
   });
 
   it('classifies a connection dropped after the request arrived as ambiguous', async () => {
@@ -209,7 +209,7 @@ describe('createApiClient: real fetch over loopback HTTP', () => {
     const error = await rejection(client.patch('C-1', OPS, TOKEN));
 
     expect(error).toMatchObject({ kind: 'retryable', status: null, ambiguous: true });
-    expect(error.message).toMatch(/^PATCH \/contract\/C-1: connection failed \((UND_ERR_SOCKET|ECONNRESET)\)$/);
+    expect(error.message).toMatch(/^PATCH \/contract\/C-1: connection (closed|reset) \((UND_ERR_SOCKET|ECONNRESET)\)$/);
   });
 
   it('gives up on a server that never answers after timeoutMs, as ambiguous', async () => {

@@ -9,6 +9,8 @@ import { runCli } from '../helpers/cli.ts';
 import { requestLog } from '../helpers/fleet.ts';
 import { createRepo, type TestRepo } from '../git/helpers.ts';
 
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
 const SECRETS = { ACME_SECRET: 'throwaway-secret-acme-0123456789', GLOBEX_SECRET: 'throwaway-secret-globex-0123456789' };
 
 /** Every field kind, YAML-special text, nulls where the model allows them. */
@@ -131,7 +133,11 @@ describe('contract-sync import', () => {
     expect(imported.code, imported.stderr).toBe(0);
     expect(imported.stdout).toBe('Imported 3 contracts of tenant acme into contracts/acme/imported.yaml.\n');
     const text = await readFile(path.join(repo.dir, 'contracts/acme/imported.yaml'), 'utf8');
-    expect(text.split('\n').slice(0, 4)).toEqual(['# yaml-language-server: $schema=https://contract-sync.dev/specs/contracts.schema.json', 'tenant: acme', 'contracts:', '  "4711":']);
+    const [schemaLine, ...rest] = text.split('\n');
+    expect(rest.slice(0, 3)).toEqual(['tenant: acme', 'contracts:', '  "4711":']);
+    // A relative path from the file to the specs/ of the contract-sync that ran (here: these sources), as init writes it.
+    expect(schemaLine).toMatch(/^# yaml-language-server: \$schema=\.\.\/\S+\/specs\/contracts\.schema\.json$/);
+    expect(path.resolve(repo.dir, 'contracts/acme', schemaLine!.replace(/^.*\$schema=/, ''))).toBe(path.join(ROOT, 'specs/contracts.schema.json'));
     expect(Object.keys(parse(text).contracts)).toEqual(['4711', '0815', 'G-100']);
     expect(validate.code, validate.stdout).toBe(0);
     expect(validate.stdout).toContain('0 errors, 0 warnings; 4 valid contracts in 2 files');
@@ -239,7 +245,9 @@ describe('contract-sync import', () => {
     const run = await runCli(['import', '--tenant', 'acme', '--id', '4711'], repo.dir, { ...SECRETS, ACME_SECRET: wrong });
 
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/tenant "acme": .*invalid_client.*; nothing imported/);
+    // The tenant is named once (the auth error names it already), not `tenant "acme": tenant acme: ...`.
+    expect(run.stderr).toMatch(/^contract-sync import: tenant acme: the token endpoint rejected client cs-acme \(invalid_client\).*; nothing imported$/m);
+    expect(run.stderr).not.toMatch(/tenant "?acme"?: tenant acme/);
     expect(await apiRequests()).toEqual([]);
     expectNoSecret(run.stdout, run.stderr);
     expect(run.stdout + run.stderr).not.toContain(wrong);

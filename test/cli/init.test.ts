@@ -8,6 +8,7 @@ import { parse } from 'yaml';
 import { initCommand } from '../../engine/cli/init.ts';
 import { UsageError, type CliIo } from '../../engine/cli/io.ts';
 import { scaffoldRepository } from '../../engine/init/scaffold.ts';
+import { installedFor, relativeSchemaPath } from '../../engine/init/schema-path.ts';
 import { extractInvocations } from '../examples/shell-invocations.ts';
 import { runCli } from '../helpers/cli.ts';
 
@@ -79,21 +80,34 @@ describe('contract-sync init', () => {
     expect(validated.code).toBe(0);
   });
 
-  it('points the $schema lines at the schemas of the installed package, relative to each file', async () => {
-    await init(['--tenant', 'acme'], dir);
+  it('points the $schema lines at the specs/ of the contract-sync that runs, relative to each file, with --dir too', async () => {
+    for (const [args, root] of [[['--tenant', 'acme'], dir], [['--tenant', 'acme', '--dir', 'sub/repo'], path.join(dir, 'sub/repo')]] as const) {
+      const written = await init(args, dir);
+      const config = (await read(root, 'contract-sync.yaml')).split('\n')[0];
+      const contracts = (await read(root, 'contracts/acme/example.yaml')).split('\n')[0];
 
-    const config = (await read(dir, 'contract-sync.yaml')).split('\n')[0];
-    const contracts = (await read(dir, 'contracts/acme/example.yaml')).split('\n')[0];
-
-    expect(config).toBe('# yaml-language-server: $schema=node_modules/contract-sync/specs/config.schema.json');
-    expect(contracts).toBe('# yaml-language-server: $schema=../../node_modules/contract-sync/specs/contracts.schema.json');
-    // Both resolve, from the file's directory, to the package's specs/ (here: this repository's).
-    const installed = path.join(dir, 'node_modules/contract-sync');
-    for (const [file, line] of [['contract-sync.yaml', config], ['contracts/acme/example.yaml', contracts]] as const) {
-      const target = path.resolve(path.dirname(path.join(dir, file)), (line ?? '').replace(/^.*\$schema=/, ''));
-      expect(path.relative(installed, target)).toMatch(/^specs\/(config|contracts)\.schema\.json$/);
-      await expect(readFile(path.join(ROOT, path.relative(installed, target)), 'utf8')).resolves.toContain('"$schema"');
+      // Run from these sources: the specs/ of this repository; installed, node_modules/contract-sync/specs (test/package).
+      for (const [file, line, schema] of [['contract-sync.yaml', config, 'config'], ['contracts/acme/example.yaml', contracts, 'contracts']] as const) {
+        expect(line).toMatch(/^# yaml-language-server: \$schema=\.\.\/\S+$/);
+        const target = path.resolve(path.dirname(path.join(root, file)), (line ?? '').replace(/^.*\$schema=/, ''));
+        expect(target).toBe(path.join(ROOT, `specs/${schema}.schema.json`));
+        await expect(readFile(target, 'utf8')).resolves.toContain('"$schema"');
+      }
+      // Not installed for the repository: init says to install it, and where the $schema lines point.
+      expect(written.stdout).toContain("npm install --save-dev <contract-sync's packed tarball or git URL>");
+      expect(written.stdout).toContain(`The $schema lines point into ${path.relative(dir, path.join(ROOT, 'specs'))}, the specs/ of the contract-sync that ran init.`);
     }
+  });
+
+  it('knows a copy installed for the repository (node_modules of its root or above) from one that is not', () => {
+    const repo = path.join(dir, 'work/repo');
+
+    expect(installedFor(repo, path.join(dir, 'work/repo/node_modules/contract-sync'))).toBe(true);
+    expect(installedFor(repo, path.join(dir, 'work/node_modules/contract-sync'))).toBe(true);
+    expect(installedFor(repo, path.join(dir, 'other/node_modules/contract-sync'))).toBe(false);
+    expect(installedFor(repo, path.join(dir, 'work/repo/sub/node_modules/contract-sync'))).toBe(false);
+    expect(installedFor(repo, ROOT)).toBe(false);
+    expect(relativeSchemaPath(repo, path.join(dir, 'work/node_modules/contract-sync/specs'), 'config.schema.json')).toBe('../node_modules/contract-sync/specs/config.schema.json');
   });
 
   it('refers to every secret through an environment variable, one per tenant', async () => {

@@ -141,7 +141,7 @@ describe('contract-sync validate', () => {
     const run = await runCli(['validate', '--repo', 'no-such-dir'], broken);
 
     expect(run.code).toBe(1);
-    expect(run.stdout).toContain('no-such-dir/contract-sync.yaml:1:1  -  config file not found (pass --config FILE)');
+    expect(run.stdout).toContain('no-such-dir/contract-sync.yaml:1:1  -  no such directory: no-such-dir');
   });
 
   it.each([

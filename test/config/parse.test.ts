@@ -114,7 +114,7 @@ describe('parseConfig', () => {
   });
 
   it.each([
-    ['an unknown top-level key', 'tenant: {}', '7:1  tenant  unknown field "tenant"'],
+    ['an unknown top-level key', 'tenant: {}', '7:1  tenant  unknown field "tenant" (did you mean "tenants"?)'],
     ['an unknown collection mode', 'collections: sometimes', '7:14  collections  expected one of "authoritative", "additive", got "sometimes"'],
     ['a collection mode for a non-collection', 'collections: { Name: additive }', '7:16  collections.Name  unknown field "Name"'],
     ['a zero concurrency', 'rate: { concurrency: 0 }', '7:22  rate.concurrency  expected a number >= 1, got 0'],

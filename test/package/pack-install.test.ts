@@ -52,7 +52,9 @@ describe('the packed package', () => {
   it('holds the compiled code, specs, README, LICENSE and the example config, and no sources, tests or project files', () => {
     const unwanted = tarballFiles.filter(
       (file) =>
-        /^(test|bench|\.ci|scripts|examples|engine|emulator\/.*\.ts$|node_modules)\b/.test(file) ||
+        /^(test|bench|\.ci|scripts|engine|emulator\/.*\.ts$|node_modules)\b/.test(file) ||
+        // examples/: only the demo repository and the CI files (shipped documents point to them), no code.
+        (/^examples\//.test(file) && !/^examples\/(demo-repo|github-actions|gitlab-ci)\/.*\.ya?ml$/.test(file)) ||
         (/\.ts$/.test(file) && !/\.d\.ts$/.test(file)) ||
         /^(tsconfig.*|eslint\.config\.js|vitest\.config\.ts|package-lock\.json|bin\/contract-sync-dev\.js)$/.test(file),
     );
@@ -74,6 +76,9 @@ describe('the packed package', () => {
         'emulator/seed.example.yaml',
         'specs/contracts.schema.json',
         'specs/config.schema.json',
+        'examples/demo-repo/contract-sync.yaml',
+        'examples/github-actions/contract-sync.yml',
+        'examples/gitlab-ci/.gitlab-ci.yml',
       ]),
     );
   });
@@ -182,6 +187,83 @@ describe('the packed package', () => {
     }
     expect(outputs).toHaveLength(4);
     expect(outputs.every(({ built }) => (JSON.parse(built) as unknown[]).length >= 4)).toBe(true);
+  });
+
+  it('ships every file a shipped document or a file init writes points to', { timeout: 60_000 }, async () => {
+    const installed = path.join(consumer, 'node_modules/contract-sync');
+    const shipped = new Set(tarballFiles);
+    const shippedDirs = new Set(tarballFiles.flatMap((file) => file.split('/').slice(0, -1).map((_, index, parts) => parts.slice(0, index + 1).join('/'))));
+    function isShipped(file: string): boolean {
+      const normal = path.posix.normalize(file).replace(/\/$/, '');
+      return shipped.has(normal) || shippedDirs.has(normal);
+    }
+    // A link of a markdown file (relative, not an anchor or a URL), from its directory; a path named
+    // in the text of a file (`examples/github-actions`, `emulator/seed.example.yaml`), from the
+    // package's root. README.md and docs/architecture.md also describe the source repository
+    // (engine/, bench/, test/): there only their links count.
+    const PATH_IN_TEXT = /(?<![\w./-])((?:examples|emulator|engine|docs|specs|bench|scripts|test|bin|dist)\/[\w./-]*[\w/])/g;
+    function pointers(file: string, text: string): string[] {
+      const links = file.endsWith('.md')
+        ? [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1]!).filter((target) => !/^([a-z]+:|#)/.test(target)).map((target) => path.posix.join(path.posix.dirname(file), target.replace(/#.*$/, '')))
+        : [];
+      const named = file === 'README.md' || file === 'docs/architecture.md' ? [] : [...text.matchAll(PATH_IN_TEXT)].map((match) => match[1]!);
+      return [...links, ...named];
+    }
+    const missing: string[] = [];
+    for (const file of tarballFiles.filter((name) => /\.(md|ya?ml|json)$/.test(name) && !name.startsWith('dist/') && name !== 'package.json')) {
+      for (const target of pointers(file, await readFile(path.join(installed, file), 'utf8'))) if (!isShipped(target)) missing.push(`${file} -> ${target}`);
+    }
+    // What init writes, from the installed CLI, for each CI provider.
+    for (const ci of ['github', 'gitlab']) {
+      const repo = path.join(work, `init-pointers-${ci}`);
+      const result = await run(NPX, ['--no', '--', 'contract-sync', 'init', '--dir', repo, '--ci', ci, '--tenant', 'acme'], { cwd: consumer });
+      expect(result.code, result.stderr).toBe(0);
+      const written = ['contract-sync.yaml', 'contracts/acme/example.yaml', ci === 'github' ? '.github/workflows/contract-sync.yml' : '.gitlab-ci.yml'];
+      for (const file of written) for (const target of pointers(file, await readFile(path.join(repo, file), 'utf8'))) if (!isShipped(target)) missing.push(`init --ci ${ci}: ${file} -> ${target}`);
+    }
+
+    expect(missing).toEqual([]);
+  });
+
+  it('init --dir SUBDIR writes $schema lines that resolve into the installed package, and says the next step of an installed copy', { timeout: 30_000 }, async () => {
+    const repo = path.join(consumer, 'repos/acme-contracts');
+
+    const result = await run(NPX, ['--no', '--', 'contract-sync', 'init', '--dir', 'repos/acme-contracts', '--tenant', 'acme'], { cwd: consumer });
+
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).not.toContain('npm install');
+    expect(result.stdout).toContain('npx contract-sync validate --chdir repos/acme-contracts');
+    for (const [file, schema] of [['contract-sync.yaml', 'config'], ['contracts/acme/example.yaml', 'contracts']] as const) {
+      const line = (await readFile(path.join(repo, file), 'utf8')).split('\n')[0]!;
+      const target = path.resolve(path.dirname(path.join(repo, file)), line.replace(/^# yaml-language-server: \$schema=/, ''));
+      expect(target, line).toBe(path.join(consumer, `node_modules/contract-sync/specs/${schema}.schema.json`));
+      await expect(access(target)).resolves.toBeUndefined();
+    }
+    const validated = await run(NPX, ['--no', '--', 'contract-sync', 'validate', '--chdir', 'repos/acme-contracts'], { cwd: consumer });
+    expect(validated.code, validated.stdout + validated.stderr).toBe(0);
+  });
+
+  it('exports the emulator as `contract-sync/emulator`, which serves the shipped seed\'s clients as its README lists them', { timeout: 60_000 }, async () => {
+    const installed = path.join(consumer, 'node_modules/contract-sync');
+    const script = [
+      "const { readSeedFile, startEmulator } = await import('contract-sync/emulator');",
+      "const seed = await readSeedFile('node_modules/contract-sync/emulator/seed.example.yaml');",
+      'const emulator = await startEmulator(seed, { port: 0 });',
+      'const { authUrl, realm } = emulator.urls;',
+      "const discovery = await (await fetch(`${authUrl}/realms/${realm}/.well-known/openid-configuration`)).json();",
+      "const token = await fetch(discovery.token_endpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'contract-sync-acme', client_secret: 'dev-secret-acme', scope: 'core:read' }) });",
+      'await emulator.close();',
+      'console.log(JSON.stringify({ token: token.status, clients: Object.fromEntries(Object.entries(seed.tenants).map(([tenant, t]) => [tenant, (t.clients ?? []).map((c) => [c.clientId, c.secret])])) }));',
+    ].join('\n');
+
+    const result = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: consumer });
+    const readme = await readFile(path.join(installed, 'emulator/README.md'), 'utf8');
+
+    expect(result.code, result.stderr).toBe(0);
+    const { token, clients } = JSON.parse(result.stdout.trim().split('\n').at(-1)!) as { token: number; clients: Record<string, [string, string][]> };
+    expect(token).toBe(200);
+    expect(readme).toContain("import { readSeedFile, startEmulator } from 'contract-sync/emulator';");
+    for (const [tenant, list] of Object.entries(clients)) for (const [clientId, secret] of list) expect(readme).toContain(`| \`${tenant}\` | \`${clientId}\` | \`${secret}\``);
   });
 
   it('exports the library, with type declarations, from `import ... from "contract-sync"`', { timeout: 30_000 }, async () => {

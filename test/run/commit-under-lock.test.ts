@@ -56,14 +56,16 @@ function apply(ref: string, cwd: string, env: Record<string, string>): Promise<C
 
 function startApply(ref: string, cwd: string, env: Record<string, string>, reportLockLooks = false): Started {
   const preload = reportLockLooks ? ['--import', pathToFileURL(REPORT_LOCK_LOOKS).href] : [];
-  let looked: () => void = () => undefined;
-  const lookedAtLock = new Promise<void>((resolve) => (looked = resolve));
+  let looked: (() => void) | undefined;
+  const lookedAtLock = new Promise<void>((resolve) => {
+    looked = resolve;
+  });
   const child = spawn(process.execPath, [...preload, BIN, 'apply', '--ref', ref, '--lock-timeout', '60'], { cwd, env: { ...process.env, ...env, CONTRACT_SYNC_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     output += chunk;
-    if (/^looked at the lock of /m.test(chunk)) looked();
+    if (/^looked at the lock of /m.test(chunk)) looked?.();
   });
   const finished = new Promise<ChildRun>((resolve, reject) => {
     child.on('error', reject);
@@ -105,7 +107,9 @@ async function setup(backend: 'file' | 'postgres'): Promise<Setup> {
   expect(c0.code, c0.output).toBe(0);
   const c1 = await repo.commit('c1', renamedFiles(fleet, 'c1'));
   const c2 = await repo.commit('c2', renamedFiles(fleet, 'c2'));
-  const store = async (): Promise<StateStore> => (url ? openPostgresStateStore({ url }) : fileStateStore(path.join(repo.dir, '.contract-sync/state')));
+  async function store(): Promise<StateStore> {
+    return url ? openPostgresStateStore({ url }) : fileStateStore(path.join(repo.dir, '.contract-sync/state'));
+  }
   return { fleet, repo, env, commits: { c1, c2 }, store };
 }
 
