@@ -57,7 +57,7 @@ function patterns(values: readonly string[] = []): TargetPattern[] {
   return values.map((value) => parseTargetPattern(value) as TargetPattern);
 }
 
-/** What plan does with everything at once (engine/cli/desired-input.ts and createPlan). */
+/** What plan does with everything at once (engine/run/input.ts and createPlan). */
 function wholePlan(options: Case) {
   const desired = validateDesiredState(FILES, CONFIG);
   let sets: readonly ContractSet[] = options.tenants ? desired.contractSets.filter((set) => options.tenants!.includes(set.tenant)) : desired.contractSets;
