@@ -3,7 +3,7 @@ export { readBaseChanges, type BaseChanges, type BaseChangesOptions } from './ba
 export { runDrift, type DriftRequest, type DriftRunOutcome } from './drift.ts';
 export { gitCommitSource, readFileAtCommit } from './git-source.ts';
 export { runImport, type ImportDetail, type ImportRequest, type ImportRunOutcome } from './import.ts';
-export { readPlannedKnownState } from './known-state.ts';
+export { knownStateReader, readPlannedKnownState, storeReader, type KnownStateReader } from './known-state.ts';
 export { planMadeWith, runPlan, type PlanRequest, type PlanRunOutcome } from './plan.ts';
 export { historyEntryOf, recordRunHistory } from './record-history.ts';
 export { run, type RunRequest, type RunResults } from './run.ts';

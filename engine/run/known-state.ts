@@ -1,13 +1,50 @@
-/** The known state a plan needs: the records of the contracts it plans, not of every contract of their tenants. */
-import type { ContractSet } from '../desired/types.ts';
-import type { KnownContracts, KnownState, StateStore } from '../state/types.ts';
-
 /**
- * Per tenant of `contractSets`, the state store's records of their contracts only. An incremental
- * plan of one changed contract in a tenant of 10,000 reads one record; a full plan reads as many
- * as listing the tenant would. A tenant with no contract planned is not opened at all.
+ * The one reader of the state store's known state for plans: per tenant, the records of the
+ * contracts planned (an incremental plan of one changed contract in a tenant of 10,000 reads one
+ * record), or of every contract when a tenant is planned whole. A store that cannot be opened or
+ * read is a problem kept for the end: the desired state's own errors are said first.
  */
-export async function readPlannedKnownState(store: StateStore, contractSets: readonly ContractSet[]): Promise<KnownState> {
+import type { ContractSet } from '../desired/types.ts';
+import type { KnownContracts, KnownState } from '../model/types.ts';
+import { StateFormatError } from '../state/file-format.ts';
+import { PostgresStateError } from '../state/postgres/errors.ts';
+import type { StateStore } from '../state/types.ts';
+import type { LazyStore } from './lazy-store.ts';
+
+export interface KnownStateReader {
+  /** `tenant`'s records (of `only`, when given); none once the store has a problem. */
+  read(tenant: string, only?: ReadonlySet<string>): Promise<KnownContracts>;
+  /** Why the store could not be opened or read, if it could not; opens it if no read did. */
+  problem(): Promise<string | undefined>;
+}
+
+export function knownStateReader(store: LazyStore): KnownStateReader {
+  let problem: string | undefined;
+  return {
+    async read(tenant, only) {
+      if (problem !== undefined) return new Map();
+      const opened = await store.get();
+      if (typeof opened === 'string') {
+        problem = opened;
+        return new Map();
+      }
+      try {
+        return await opened.readTenant(tenant, only);
+      } catch (error) {
+        if (!(error instanceof StateFormatError) && !(error instanceof PostgresStateError)) throw error;
+        problem = `cannot read the state store: ${error.message}`;
+        return new Map();
+      }
+    },
+    async problem() {
+      const opened = await store.get();
+      return typeof opened === 'string' ? opened : problem;
+    },
+  };
+}
+
+/** Per tenant of `contractSets`, the records of their contracts only; a tenant with no contract planned is not read at all. */
+export async function readPlannedKnownState(reader: Pick<KnownStateReader, 'read'>, contractSets: readonly ContractSet[]): Promise<KnownState> {
   const ids = new Map<string, Set<string>>();
   for (const set of contractSets) {
     const tenantIds = ids.get(set.tenant) ?? new Set<string>();
@@ -15,6 +52,11 @@ export async function readPlannedKnownState(store: StateStore, contractSets: rea
     ids.set(set.tenant, tenantIds);
   }
   const known = new Map<string, KnownContracts>();
-  for (const tenant of [...ids.keys()].sort()) known.set(tenant, await store.readTenant(tenant, ids.get(tenant)));
+  for (const tenant of [...ids.keys()].sort()) known.set(tenant, await reader.read(tenant, ids.get(tenant)));
   return known;
+}
+
+/** A store as a reader (tests and library callers holding an open store). */
+export function storeReader(store: StateStore): Pick<KnownStateReader, 'read'> {
+  return { read: (tenant, only) => store.readTenant(tenant, only) };
 }

@@ -8,15 +8,12 @@ import type { TenantScope } from '../apply/incremental.ts';
 import { readProblems } from '../apply/read-problems.ts';
 import type { Config } from '../config/types.ts';
 import { GitError } from '../git/errors.ts';
-import type { KnownContracts } from '../model/types.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import { planByTenant, type PlanSink, type PlanTrailer } from '../plan/plan-by-tenant.ts';
 import type { PlanDocument, PlanMadeWith, PlanSource } from '../plan/types.ts';
 import { plural } from '../plural.ts';
-import { StateFormatError } from '../state/file-format.ts';
-import { PostgresStateError } from '../state/postgres/errors.ts';
 import { hasIncremental, openRunInput, readRunFiles, readScopes, readWholeInput, type OpenedInput, type RunInput, type RunTargeting } from './input.ts';
-import { readPlannedKnownState } from './known-state.ts';
+import { knownStateReader, readPlannedKnownState } from './known-state.ts';
 import { lazyStore, type LazyStore } from './lazy-store.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunSelection, RunUnread, RunWhere, ShardSelection } from './types.ts';
 import { packageVersion } from './version.ts';
@@ -113,15 +110,10 @@ async function documentPlan(input: RunInput, request: PlanRequest, store: LazySt
     if ('problems' in live) return { kind: 'unreadable', ...live, ...common };
     return { kind: 'planned', plan: { ...live.plan, madeWith: planMadeWith(config) }, repoDir: input.repoDir, ...common };
   }
-  const opened = await store.get();
-  if (typeof opened === 'string') return { kind: 'refused', message: opened, ...common };
-  let known;
-  try {
-    known = await readPlannedKnownState(opened, contractSets);
-  } catch (error) {
-    if (!(error instanceof StateFormatError) && !(error instanceof PostgresStateError)) throw error;
-    return { kind: 'refused', message: `cannot read the state store: ${error.message}`, ...common };
-  }
+  const reader = knownStateReader(store);
+  const known = await readPlannedKnownState(reader, contractSets);
+  const problem = await reader.problem();
+  if (problem !== undefined) return { kind: 'refused', message: problem, ...common };
   effects.onEvent?.({ type: 'phase', phase: 'plan' });
   const plan = createPlan(contractSets, known, { createdAt, source, collections: config.collections, ...(touched ? { touched } : {}) });
   return { kind: 'planned', plan: { ...plan, madeWith: planMadeWith(config) }, repoDir: input.repoDir, ...common };
@@ -155,37 +147,10 @@ async function livePlan(input: RunInput, effects: RunEffects): Promise<{ readonl
   return { problems, summary: `${summary.join(', ')}: no plan written` };
 }
 
-/** One tenant's known state from the state store; a store that cannot be read is a problem kept for the end (errors in the desired state come first). */
-function storeReader(store: LazyStore): { read(tenant: string): Promise<KnownContracts>; problem(): Promise<string | undefined> } {
-  let problem: string | undefined;
-  return {
-    async read(tenant) {
-      if (problem !== undefined) return new Map();
-      const opened = await store.get();
-      if (typeof opened === 'string') {
-        problem = opened;
-        return new Map();
-      }
-      try {
-        return await opened.readTenant(tenant);
-      } catch (error) {
-        if (!(error instanceof StateFormatError) && !(error instanceof PostgresStateError)) throw error;
-        problem = `cannot read the state store: ${error.message}`;
-        return new Map();
-      }
-    },
-    /** Opens the store if no tenant did: a store that cannot be opened is an error even for an empty plan. */
-    async problem() {
-      const opened = await store.get();
-      return typeof opened === 'string' ? opened : problem;
-    },
-  };
-}
-
 /** Every contract against the state store, one tenant at a time through `sink`. */
 async function streamedPlan(opened: OpenedInput, request: PlanRequest, sink: PlanSink, store: LazyStore, notes: readonly string[], effects: RunEffects): Promise<PlanRunOutcome> {
   const files = await readRunFiles(opened, request.base);
-  const known = storeReader(store);
+  const known = knownStateReader(store);
   effects.onEvent?.({ type: 'phase', phase: 'plan' });
   const result = await planByTenant(
     {

@@ -14,7 +14,7 @@ import type { CliIo } from '../../engine/cli/io.ts';
 import type { ContractFields, Op } from '../../engine/model/types.ts';
 import { createPlan } from '../../engine/plan/create-plan.ts';
 import { fingerprint } from '../../engine/model/fingerprint.ts';
-import { readPlannedKnownState } from '../../engine/run/known-state.ts';
+import { readPlannedKnownState, storeReader } from '../../engine/run/known-state.ts';
 import type { PlanDocument } from '../../engine/plan/types.ts';
 import { fileStateStore } from '../../engine/state/file-store.ts';
 import { readKnownState } from '../../engine/state/memory-store.ts';
@@ -287,7 +287,7 @@ async function planOf(repo: TestRepo, options: { readonly ref?: string; readonly
   opened.close();
   const { config, contractSets, source, touched } = loaded;
   // A full run reads every record of its tenants; the incremental one only those it plans.
-  const known = options.since ? await readPlannedKnownState(store, contractSets) : await readKnownState(store, Object.keys(config.tenants));
+  const known = options.since ? await readPlannedKnownState(storeReader(store), contractSets) : await readKnownState(store, Object.keys(config.tenants));
   return createPlan(contractSets, known, { createdAt: '2026-11-22T00:00:00.000Z', source, collections: config.collections, ...(touched ? { touched } : {}) });
 }
 
