@@ -1,6 +1,6 @@
 /** The CLI entry point: the only place that reads process.* and sets the exit code. */
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
-import { closest } from '../desired/suggest.ts';
+import { closest } from '../suggest.ts';
 import { argsWithEnvironment, argsWithRepository, environmentHelp, workingDirectory } from './environment-args.ts';
 import { GLOBAL_OPTIONS_HELP, takeGlobalOptions } from './global-options.ts';
 import { packageVersion } from '../run/version.ts';

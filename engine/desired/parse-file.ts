@@ -21,7 +21,7 @@ import {
   yamlPackage,
 } from '../yaml-source.ts';
 import { fastParseDesired } from './fast-parse.ts';
-import { closest } from './suggest.ts';
+import { closest } from '../suggest.ts';
 import type { ContractSet, DesiredContract, DesiredFile } from './types.ts';
 
 let check: SchemaCheck | undefined;
