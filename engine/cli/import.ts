@@ -16,7 +16,7 @@ import type { Config } from '../config/types.ts';
 import { desiredPathMatcher } from '../desired/read-files.ts';
 import { renderDesiredFile } from '../desired/render-file.ts';
 import { validateDesiredState } from '../desired/validate.ts';
-import { CONTRACT_ID_PATTERN, SPEC_BASE_URL } from '../model/json-schemas.ts';
+import { CONTRACT_ID_RULE, isContractId, SPEC_BASE_URL } from '../model/json-schemas.ts';
 import type { ContractFields } from '../model/types.ts';
 import { diffContract } from '../plan/diff.ts';
 import { plural } from '../plural.ts';
@@ -72,9 +72,8 @@ interface Declared {
 }
 
 function uniqueIds(ids: readonly string[]): string[] {
-  const idPattern = new RegExp(CONTRACT_ID_PATTERN);
   for (const id of ids) {
-    if (!idPattern.test(id)) throw new UsageError(`--id "${id}" is not a ContractId (letters, digits, ".", "_", "~" and "-"; at most 128 characters)`);
+    if (!isContractId(id)) throw new UsageError(`--id ${JSON.stringify(id)} is not a ContractId (${CONTRACT_ID_RULE})`);
   }
   return [...new Set(ids)];
 }

@@ -59,6 +59,11 @@ function contractIdProblems(source: YamlSource, ids: readonly string[]): SchemaP
   const problems: SchemaProblem[] = [];
   for (const id of ids) {
     const key = keyNodeAt(source, ['contracts', id]);
+    if (isScalar(key) && key.value === '<<' && key.type === 'PLAIN') {
+      // Any id is allowed now, but a plain `<<` is a merge key to YAML 1.1 readers (js-yaml among them).
+      problems.push({ path: ['contracts', id], atKey: true, code: 'contract-id', message: 'ContractId << is read by YAML 1.1 tools as a merge key; quote it: "<<"' });
+      continue;
+    }
     if (!isScalar(key) || typeof key.value === 'string') continue;
     const written = key.source ?? String(key.value);
     if (typeof key.value !== 'number' || written !== String(key.value)) {

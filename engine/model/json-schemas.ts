@@ -4,6 +4,7 @@
  */
 import { DURATION_UNITS, FIELDS, opPath, type FieldSpec } from './fields.ts';
 import type { JsonSchema } from './json-schema-type.ts';
+import { identityMemberSchema } from './members.ts';
 
 export const SPEC_BASE_URL = 'https://contract-sync.dev/specs';
 
@@ -11,10 +12,22 @@ export const SPEC_BASE_URL = 'https://contract-sync.dev/specs';
 export const TENANT_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 
 /**
- * ContractIds: the service does not publish their format; we accept URL-safe ids that cannot
+ * ContractIds: the service does not publish their format, so any id it could have is accepted:
+ * non-empty, at most 256 characters, no control characters (C0, DEL, C1), no leading or trailing
+ * white space. Every URL percent-encodes it (encodeURIComponent), so `/`, `?`, `#` and `%` cannot
  * escape the `/contract/` path segment.
  */
-export const CONTRACT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$';
+export const CONTRACT_ID_PATTERN = String.raw`^(?!\s)[^\u0000-\u001F\u007F-\u009F]{1,256}(?<!\s)$`;
+
+const CONTRACT_ID = new RegExp(CONTRACT_ID_PATTERN, 'u');
+
+/** True for an id CONTRACT_ID_PATTERN allows, counted in characters as the JSON Schemas count them. */
+export function isContractId(id: unknown): id is string {
+  return typeof id === 'string' && CONTRACT_ID.test(id);
+}
+
+/** What CONTRACT_ID_PATTERN allows, for messages. */
+export const CONTRACT_ID_RULE = 'a ContractId is non-empty, at most 256 characters, without control characters or leading or trailing white space';
 
 const UTC_TIMESTAMP_PATTERN = String.raw`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$`;
 const SAFE = Number.MAX_SAFE_INTEGER;
@@ -43,9 +56,14 @@ export function fieldValueSchema(field: FieldSpec): JsonSchema {
   return KIND_SCHEMAS[field.kind];
 }
 
-/** The schema of one op's `value` in a PATCH body. */
-function opValueSchema(field: FieldSpec): JsonSchema {
-  return field.kind === 'collection' ? field.member : KIND_SCHEMAS[field.kind];
+/**
+ * The schema of one op's `value` in a PATCH body. An `Add` carries a complete member; a `Remove`
+ * carries the member as known, which a read guarantees only up to its identity (the service
+ * matches a Remove by identity).
+ */
+function opValueSchema(field: FieldSpec, op: FieldSpec['ops'][number]): JsonSchema {
+  if (field.kind !== 'collection') return KIND_SCHEMAS[field.kind];
+  return op === 'Remove' ? identityMemberSchema(field) : field.member;
 }
 
 function fieldDescription(field: FieldSpec): string {
@@ -78,7 +96,7 @@ export function contractsFileSchema(): JsonSchema {
       tenant: { type: 'string', pattern: TENANT_PATTERN, description: 'The tenant, as named in contract-sync.yaml.' },
       contracts: {
         type: 'object',
-        propertyNames: { pattern: CONTRACT_ID_PATTERN },
+        propertyNames: { pattern: CONTRACT_ID_PATTERN, description: CONTRACT_ID_RULE },
         additionalProperties: { $ref: '#/$defs/Contract' },
       },
     },
@@ -102,7 +120,7 @@ export function opShapes(): OpShape[] {
       field,
       schema: {
         type: 'object',
-        properties: { op: { const: op }, path: { const: opPath(field.name as never) }, value: opValueSchema(field) },
+        properties: { op: { const: op }, path: { const: opPath(field.name as never) }, value: opValueSchema(field, op) },
         required: ['op', 'path', 'value'],
         additionalProperties: false,
       } satisfies JsonSchema,

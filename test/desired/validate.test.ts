@@ -70,7 +70,7 @@ describe('validateDesiredState: one problem in one contract', () => {
     ],
     [
       'duplicate member identity, nested key',
-      'Owner:\n  - { OwnerType: { Value: 1 }, User: { Id: 5 } }\n  - { OwnerType: { Value: 1, Name: X }, User: { Id: 5, Name: Y } }',
+      'Owner:\n  - { OwnerType: { Value: 1, Name: X }, User: { Id: 5 } }\n  - { OwnerType: { Value: 1, Name: X }, User: { Id: 5, Name: Y } }',
       '6:9  Owner[1]  same identity (OwnerType.Value 1, User.Id 5) as Owner[0]; each member may appear once',
     ],
     ['collection as a map', 'Company: { Id: 12 }', '4:14  Company  expected a list, got a map'],
@@ -79,7 +79,7 @@ describe('validateDesiredState: one problem in one contract', () => {
   });
 
   it('accepts null where the model says nullable', () => {
-    expect(problems([contractFile('Type:\n  - { Lookup: ICT, EbaCode: null }\nSupplierNoticePeriod: { Days: null, Hours: 4 }')])).toEqual([]);
+    expect(problems([contractFile('Type:\n  - { Lookup: ICT, EbaCode: null, IsDora: false }\nSupplierNoticePeriod: { Days: null, Hours: 4 }')])).toEqual([]);
   });
 
   it('keeps the valid contracts of a file with an invalid one', () => {
@@ -101,7 +101,7 @@ describe('validateDesiredState: file shape', () => {
     ['unknown top-level key', 'tenant: acme\ncontracts: {}\ncontract: {}\n', '3:1  contract  unknown field "contract" (did you mean "contracts"?)'],
     ['contracts as a list', 'tenant: acme\ncontracts: []\n', '2:12  contracts  expected a map, got a list'],
     ['a list at the top', '- tenant: acme\n', '1:1    expected a map with "tenant" and "contracts", got a list'],
-    ['invalid ContractId', 'tenant: acme\ncontracts:\n  "a/b": {}\n', '3:3  contracts["a/b"]  invalid name "a/b": expected to match ^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$'],
+    ['invalid ContractId', 'tenant: acme\ncontracts:\n  " a": {}\n', '3:3  contracts[" a"]  invalid name " a": a ContractId is non-empty, at most 256 characters, without control characters or leading or trailing white space'],
     ['ContractId read as a number', 'tenant: acme\ncontracts:\n  0815: {}\n', '3:3  contracts.815  ContractId 0815 is read by YAML as 815; quote it: "0815"'],
     ['duplicate ContractId in a file', 'tenant: acme\ncontracts:\n  "1": {}\n  "1": {}\n', '4:3    duplicate key "1": each key may appear once in a map'],
     ['YAML syntax error', 'tenant: acme\ncontracts:\n  "1": { Name: [ }\n', '3:18    invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] (and 1 more error after it)'],
