@@ -3,7 +3,7 @@
  * state store, built once per command from the config. Shared by every command that sends requests.
  */
 import { randomUUID } from 'node:crypto';
-import { createApiClient, type ApiClient } from '../api/client.ts';
+import { apiClientSettings, createApiClient, type ApiClient } from '../api/client.ts';
 import { createTenantTokens, type Scope, type TenantTokens } from '../auth/index.ts';
 import type { Config } from '../config/types.ts';
 import { createLogger, Redactor, type Logger } from '../log/logger.ts';
@@ -38,9 +38,7 @@ export function createEngineSetup(io: CliIo, config: Config, scopes: readonly Sc
   }
   const tokens = tokensFor(scopes);
   const api = createApiClient({
-    baseUrl: config.api.baseUrl,
-    ...(config.api.read ? { readPath: config.api.read.path } : {}),
-    timeoutMs: config.api.timeoutMs,
+    ...apiClientSettings(config.api),
     userAgent: USER_AGENT,
     correlationId: runId,
     redactor,

@@ -20,11 +20,15 @@ function requireOnly(schema: JsonSchema, paths: readonly MemberPath[]): JsonSche
   const properties = Object.fromEntries(
     Object.entries(schema.properties).map(([key, sub]) => [key, requireOnly(sub, paths.filter((path) => path[0] === key && path.length > 1).map((path) => path.slice(1)))]),
   );
-  const { required: _all, ...rest } = schema;
+  const { required: _all, additionalProperties: _closed, ...rest } = schema;
   return { ...rest, properties, ...(required.length > 0 ? { required } : {}) };
 }
 
-/** The member schema with only the identity required: what a read and a `Remove` must carry. */
+/**
+ * The member schema with only the identity required and other keys tolerated: what a `Remove`
+ * must carry. It sends the member as known (a record may hold keys the model does not list), and
+ * the service matches it by identity.
+ */
 export function identityMemberSchema(field: CollectionFieldSpec): JsonSchema {
   return requireOnly(field.member, field.identity);
 }
