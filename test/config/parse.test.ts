@@ -6,6 +6,11 @@ function problems(content: string) {
   return parseConfig('contract-sync.yaml', content).diagnostics.map((d) => `${d.line}:${d.column}  ${d.field}  ${d.message}`);
 }
 
+/** A config whose api section holds `lines` after baseUrl. */
+function api(lines: string): string {
+  return configYaml(['acme']).replace('api: { baseUrl: https://cms.example.com }\n', `api:\n  baseUrl: https://cms.example.com\n${lines}`);
+}
+
 describe('parseConfig', () => {
   it('applies the defaults of docs/architecture.md section 5', () => {
     const { config, diagnostics } = parseConfig('contract-sync.yaml', configYaml(['acme']));
@@ -25,7 +30,6 @@ describe('parseConfig', () => {
   });
 
   it('reads the settings of unpublished behaviours, with their defaults, and refuses bad values at their position', () => {
-    const api = (lines: string) => configYaml(['acme']).replace('api: { baseUrl: https://cms.example.com }\n', `api:\n  baseUrl: https://cms.example.com\n${lines}`);
     const set = parseConfig(
       'contract-sync.yaml',
       api('  read: { path: "/contract/{id}", pointer: /Contract, timestamps: utc }\n  patch: { contentType: application/json-patch+json }\n  conflictStatuses: [409, 422]\n'),
