@@ -42,6 +42,34 @@ export function seedSchema(): JsonSchema {
         additionalProperties: false,
         default: SEED_DEFAULTS.rateLimit,
       },
+      behaviours: {
+        type: 'object',
+        description:
+          'Optional behaviours a real service may have where the service publishes nothing (emulator/README.md). Each is off by default; contract-sync copes with each once configured for it.',
+        properties: {
+          readEnvelope: {
+            type: 'string',
+            pattern: '^[A-Za-z][A-Za-z0-9_]*$',
+            description: 'GET answers {"<readEnvelope>": contract, "Links": {...}} instead of the bare contract (api.read.pointer: /<readEnvelope>).',
+          },
+          naiveTimestamps: {
+            type: 'boolean',
+            description: 'GET writes ValidFrom and ValidTo without an offset, e.g. 2027-01-01T00:00:00 (api.read.timestamps: utc).',
+          },
+          patchContentType: {
+            type: 'string',
+            pattern: '^[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+$',
+            description: 'The only Content-Type a PATCH may have (default application/json); others are answered 415 (api.patch.contentType).',
+          },
+          conflictStatus: {
+            type: 'integer',
+            minimum: 400,
+            maximum: 499,
+            description: 'The status of an Add of a member already present or a Remove of an absent one (default 409; api.conflictStatuses).',
+          },
+        },
+        additionalProperties: false,
+      },
       tenants: {
         type: 'object',
         propertyNames: { pattern: TENANT_PATTERN },

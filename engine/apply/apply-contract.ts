@@ -76,6 +76,16 @@ function conflictReason(error: ApiError, ops: readonly Op[], settle: string): st
   return `${error.message}; conflict: the service does not hold the members this patch expects for ${membersOf(ops)}, so its known state was behind the service (${settle})`;
 }
 
+// Statuses a service may answer when an Add/Remove meets members other than it expected (the
+// service publishes none): worth a hint when api.conflictStatuses does not list them.
+const LIKELY_CONFLICT_STATUSES: ReadonlySet<number> = new Set([400, 422]);
+
+/** A hint to configure api.conflictStatuses, for an Add/Remove patch refused with a likely conflict status. */
+function conflictHint(error: unknown, ops: readonly Op[]): string {
+  if (!(error instanceof ApiError) || error.status === null || error.conflict || !LIKELY_CONFLICT_STATUSES.has(error.status) || isReplaceOnly(ops)) return '';
+  return ` (if the service answers ${error.status} when its members differ from what contract-sync knew, add ${error.status} to api.conflictStatuses: such an answer is then settled by a read and one re-plan)`;
+}
+
 /** Why the loop reads the contract: an earlier run's uncertainty, a lost answer, or a 409. */
 type ReadReason = 'uncertain' | 'ambiguous' | 'conflict';
 
@@ -130,7 +140,7 @@ export async function applyContract(work: ContractWork, context: ContractContext
         reading = 'conflict';
         continue;
       }
-      if (!(error instanceof ApiError) || !error.ambiguous) return { outcome: 'failed', status: error instanceof ApiError ? error.status : null, reason: messageOf(error) };
+      if (!(error instanceof ApiError) || !error.ambiguous) return { outcome: 'failed', status: error instanceof ApiError ? error.status : null, reason: `${messageOf(error)}${conflictHint(error, ops)}` };
       if (!api.canRead) {
         const why = !isReplaceOnly(ops)
           ? 'the patch adds or removes members, so it was not resent'
