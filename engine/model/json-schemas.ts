@@ -2,7 +2,7 @@
  * JSON Schemas derived from the field table. specs/contracts.schema.json and
  * specs/patch.schema.json are these objects written out (`npm run specs`); a test keeps them equal.
  */
-import { DURATION_UNITS, FIELDS, opPath, type FieldSpec } from './fields.ts';
+import { DURATION_UNITS, FIELDS, opPath, type CollectionFieldSpec, type FieldSpec } from './fields.ts';
 import type { JsonSchema } from './json-schema-type.ts';
 import { identityMemberSchema } from './members.ts';
 
@@ -51,8 +51,8 @@ const KIND_SCHEMAS = {
 } as const satisfies Record<Exclude<FieldSpec['kind'], 'collection'>, JsonSchema>;
 
 /** The schema of a field's value in a desired-state file (a collection: the list of members). */
-export function fieldValueSchema(field: FieldSpec): JsonSchema {
-  if (field.kind === 'collection') return { type: 'array', items: field.member };
+export function fieldValueSchema(field: FieldSpec, member: (field: CollectionFieldSpec) => JsonSchema = (collection) => collection.member): JsonSchema {
+  if (field.kind === 'collection') return { type: 'array', items: member(field) };
   return KIND_SCHEMAS[field.kind];
 }
 
@@ -74,12 +74,16 @@ function fieldDescription(field: FieldSpec): string {
   return `${field.kind}; changed with Replace. Leave it out to leave it unmanaged.`;
 }
 
-export function contractSchema(): JsonSchema {
+/**
+ * The schema of one contract: as a desired file writes it (complete members), or, with
+ * `storedMemberSchema`, as the emulator's seed may hold it (members need their identity only).
+ */
+export function contractSchema(member?: (field: CollectionFieldSpec) => JsonSchema): JsonSchema {
   return {
     type: 'object',
     description: 'The desired fields of one contract. A field left out is not managed.',
     properties: Object.fromEntries(
-      FIELDS.map((field) => [field.name, { ...fieldValueSchema(field), description: fieldDescription(field) }]),
+      FIELDS.map((field) => [field.name, { ...fieldValueSchema(field, member), description: fieldDescription(field) }]),
     ),
     additionalProperties: false,
   };

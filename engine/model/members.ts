@@ -12,16 +12,16 @@ function allowsNull(schema: JsonSchema): boolean {
   return schema.type === 'null' || (Array.isArray(schema.type) && schema.type.includes('null'));
 }
 
-/** `schema` with `required` cut down to the identity `paths` below it (nested objects likewise). */
-function requireOnly(schema: JsonSchema, paths: readonly MemberPath[]): JsonSchema {
+/** `schema` with `required` cut down to the identity `paths` below it (nested objects likewise); `open` also lets unknown keys in. */
+function requireOnly(schema: JsonSchema, paths: readonly MemberPath[], open: boolean): JsonSchema {
   if (!schema.properties) return schema;
   const heads = new Set(paths.map((path) => path[0]!));
   const required = (schema.required ?? []).filter((key) => heads.has(key));
   const properties = Object.fromEntries(
-    Object.entries(schema.properties).map(([key, sub]) => [key, requireOnly(sub, paths.filter((path) => path[0] === key && path.length > 1).map((path) => path.slice(1)))]),
+    Object.entries(schema.properties).map(([key, sub]) => [key, requireOnly(sub, paths.filter((path) => path[0] === key && path.length > 1).map((path) => path.slice(1)), open)]),
   );
-  const { required: _all, additionalProperties: _closed, ...rest } = schema;
-  return { ...rest, properties, ...(required.length > 0 ? { required } : {}) };
+  const { required: _all, additionalProperties, ...rest } = schema;
+  return { ...rest, properties, ...(required.length > 0 ? { required } : {}), ...(open || additionalProperties === undefined ? {} : { additionalProperties }) };
 }
 
 /**
@@ -30,7 +30,15 @@ function requireOnly(schema: JsonSchema, paths: readonly MemberPath[]): JsonSche
  * the service matches it by identity.
  */
 export function identityMemberSchema(field: CollectionFieldSpec): JsonSchema {
-  return requireOnly(field.member, field.identity);
+  return requireOnly(field.member, field.identity, true);
+}
+
+/**
+ * The member schema with only the identity required, other keys still refused: what the
+ * emulator's seed may hold (the service's data, which may lack a field a desired member must give).
+ */
+export function storedMemberSchema(field: CollectionFieldSpec): JsonSchema {
+  return requireOnly(field.member, field.identity, false);
 }
 
 /**
