@@ -1,7 +1,8 @@
 /** One desired-state file: YAML -> ContractSet, with every problem positioned. Pure. */
 import type { Diagnostic } from '../diagnostic.ts';
-import { FIELD_NAMES } from '../model/fields.ts';
+import { FIELD_NAMES, getField, isCollectionField } from '../model/fields.ts';
 import { contractsFileSchema } from '../model/json-schemas.ts';
+import { requiredMemberFields } from '../model/members.ts';
 import { describeIdentity, findDuplicateMembers, normaliseTimestamp } from '../model/normalise.ts';
 import { compileSchema, type PathSegment, type SchemaCheck } from '../model/schema-validator.ts';
 import type { ContractFields } from '../model/types.ts';
@@ -43,6 +44,18 @@ function describePath(tenant: unknown) {
     }
     return { ...about, field: formatPath(path) };
   };
+}
+
+/**
+ * A member without a field it must give: says which fields every member of that collection gives
+ * (docs/architecture.md section 2), so that upgrading a file that relied on partial members is one read.
+ */
+function withMemberRule(problem: SchemaProblem, keyword: string): SchemaProblem {
+  const [root, , name, index] = problem.path;
+  const field = typeof name === 'string' ? getField(name) : undefined;
+  if (keyword !== 'required' || root !== 'contracts' || typeof index !== 'number' || field === undefined || !isCollectionField(field)) return problem;
+  const message = problem.message.replace(/^missing required field/, 'missing member field');
+  return { ...problem, message: `${message}: every ${field.name} member gives ${requiredMemberFields(field).join(', ')} (only nullable fields may be left out)` };
 }
 
 function withSuggestion(problem: SchemaProblem): SchemaProblem {
@@ -114,7 +127,7 @@ function contractsOf(document: { contracts?: unknown }): Contracts {
 function valueProblems(value: object, contracts: Contracts, extra: readonly SchemaProblem[]): SchemaProblem[] {
   check ??= compileSchema(contractsFileSchema());
   const problems: SchemaProblem[] = [
-    ...check(value).map((issue) => withSuggestion({ path: issue.path, atKey: issue.atKey, code: 'schema', message: issue.message })),
+    ...check(value).map((issue) => withMemberRule(withSuggestion({ path: issue.path, atKey: issue.atKey, code: 'schema', message: issue.message }), issue.keyword)),
     ...extra,
   ];
   // One message per place: a timestamp with a lone surrogate is reported for its format alone.

@@ -86,3 +86,16 @@ function missingIn(schema: JsonSchema, value: unknown, at: readonly string[]): s
 export function missingMemberFields(field: CollectionFieldSpec, member: unknown): string[] {
   return missingIn(field.member, member, []);
 }
+
+function requiredIn(schema: JsonSchema, at: readonly string[]): string[] {
+  if (!schema.properties) return [];
+  return Object.entries(schema.properties).flatMap(([key, sub]) => {
+    if (!(schema.required ?? []).includes(key) || allowsNull(sub)) return [];
+    return sub.properties ? requiredIn(sub, [...at, key]) : [[...at, key].join('.')];
+  });
+}
+
+/** Every member field a desired member must give, as dotted paths: Owner → `OwnerType.Name, OwnerType.Value, User.Id`. */
+export function requiredMemberFields(field: CollectionFieldSpec): string[] {
+  return requiredIn(field.member, []);
+}

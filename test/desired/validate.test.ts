@@ -60,8 +60,8 @@ describe('validateDesiredState: one problem in one contract', () => {
     ['unknown duration unit', 'SupplierNoticePeriod: { Days: 30, Weeks: 2 }', '4:39  SupplierNoticePeriod.Weeks  unknown field "Weeks"'],
     ['duration as a number', 'SupplierNoticePeriod: 30', '4:27  SupplierNoticePeriod  expected a map, got 30'],
     ['member field of the wrong type', 'Company:\n  - { Id: 12, RelationType: S }\n  - { Id: "12a", RelationType: S }', '6:15  Company[1].Id  expected an integer, got "12a"'],
-    ['member without its identity', 'Company:\n  - { RelationType: Client }', '5:9  Company[0]  missing required field "Id"'],
-    ['nested identity missing', 'Owner:\n  - { OwnerType: { Name: R }, User: { Id: 1 } }', '5:22  Owner[0].OwnerType  missing required field "Value"'],
+    ['member without its identity', 'Company:\n  - { RelationType: Client }', '5:9  Company[0]  missing member field "Id": every Company member gives Id, RelationType (only nullable fields may be left out)'],
+    ['nested identity missing', 'Owner:\n  - { OwnerType: { Name: R }, User: { Id: 1 } }', '5:22  Owner[0].OwnerType  missing member field "Value": every Owner member gives OwnerType.Name, OwnerType.Value, User.Id (only nullable fields may be left out)'],
     ['boolean written as yes', 'Type:\n  - { Lookup: ICT, IsDora: yes }', '5:32  Type[0].IsDora  expected true or false, got "yes"'],
     [
       'duplicate member identity',
@@ -74,6 +74,13 @@ describe('validateDesiredState: one problem in one contract', () => {
       '6:9  Owner[1]  same identity (OwnerType.Value 1, User.Id 5) as Owner[0]; each member may appear once',
     ],
     ['collection as a map', 'Company: { Id: 12 }', '4:14  Company  expected a list, got a map'],
+    ['an incomplete OrganizationalUnit member', 'OrganizationalUnit:\n  - { Id: 4 }', '5:9  OrganizationalUnit[0]  missing member field "Name": every OrganizationalUnit member gives Id, Name (only nullable fields may be left out)'],
+    [
+      'an incomplete Owner member',
+      'Owner:\n  - { OwnerType: { Value: 1 }, User: { Id: 501 } }',
+      '5:22  Owner[0].OwnerType  missing member field "Name": every Owner member gives OwnerType.Name, OwnerType.Value, User.Id (only nullable fields may be left out)',
+    ],
+    ['an incomplete Type member', 'Type:\n  - { Lookup: ICT, EbaCode: null }', '5:9  Type[0]  missing member field "IsDora": every Type member gives Lookup, IsDora (only nullable fields may be left out)'],
   ])('%s', (_, body, expected) => {
     expect(problems([contractFile(body)])).toEqual([`contracts/acme/a.yaml:${expected}`]);
   });
