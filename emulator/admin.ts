@@ -1,6 +1,6 @@
 /** `/__admin`: inspect and steer the emulator (docs/architecture.md section 6). Loopback callers only, no auth. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CONTRACT_ID_PATTERN, readContract, TENANT_PATTERN, type ContractFields } from '../engine/model/index.ts';
+import { isContractId, readContract, TENANT_PATTERN, type ContractFields } from '../engine/model/index.ts';
 import type { ContractStore } from './contract-store.ts';
 import { validateFaults, type FaultConfig } from './faults.ts';
 import { isLoopbackAddress, readBody, sendEmpty, sendJson } from './http.ts';
@@ -43,10 +43,9 @@ async function readJson(req: IncomingMessage, res: ServerResponse): Promise<{ ok
 
 export function createAdminHandler(deps: AdminDependencies) {
   const tenantPattern = new RegExp(TENANT_PATTERN);
-  const idPattern = new RegExp(CONTRACT_ID_PATTERN);
 
   async function contract(req: IncomingMessage, res: ServerResponse, tenant: string, id: string): Promise<void> {
-    if (!tenantPattern.test(tenant) || !idPattern.test(id)) {
+    if (!tenantPattern.test(tenant) || !isContractId(id)) {
       sendJson(res, 404, { error: 'not_found', message: 'invalid tenant or contract id' });
       return;
     }

@@ -3,11 +3,12 @@
  * emulator's assumption of a read). Status codes and bodies are documented in specs/openapi.yaml.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InvalidOpsError, OpConflictError, validateOps, type Op } from '../engine/model/index.ts';
+import { getField, InvalidOpsError, OpConflictError, validateOps, type ContractFields, type Op } from '../engine/model/index.ts';
 import { TokenRejected, type TokenVerifier } from './access-token.ts';
 import type { ContractStore } from './contract-store.ts';
-import { isJsonContentType, MAX_BODY_BYTES, readBody, sendEmpty, sendJson } from './http.ts';
+import { mediaTypeOf, MAX_BODY_BYTES, readBody, sendEmpty, sendJson } from './http.ts';
 import type { RateLimiter } from './rate-limit.ts';
+import type { SeedBehaviours } from './seed.ts';
 
 export const READ_SCOPE = 'core:read';
 export const WRITE_SCOPE = 'core:write';
@@ -16,6 +17,8 @@ const CONTRACT_PATH = /^\/contract\/([^/]+)$/;
 
 export interface ApiDependencies {
   readonly store: ContractStore;
+  /** The seed's optional behaviours (read envelope, naive timestamps, content type, conflict status). */
+  readonly behaviours?: SeedBehaviours;
   readonly verify: TokenVerifier;
   readonly rateLimiter: RateLimiter;
 }
@@ -55,8 +58,24 @@ function contractIdOf(path: string): string | undefined {
   }
 }
 
+/** A read as the seed's behaviours shape it: timestamps without an offset, the contract inside an envelope. */
+function readAnswer(contract: ContractFields, id: string, behaviours: SeedBehaviours): unknown {
+  let fields: Record<string, unknown> = contract;
+  if (behaviours.naiveTimestamps) {
+    fields = Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, isTimestampField(key) && typeof value === 'string' ? value.replace(/Z$/, '') : value]));
+  }
+  if (behaviours.readEnvelope === undefined) return fields;
+  return { [behaviours.readEnvelope]: fields, Links: { self: `/contract/${encodeURIComponent(id)}` } };
+}
+
+function isTimestampField(name: string): boolean {
+  return getField(name)?.kind === 'timestamp';
+}
+
 export function createApiHandler(deps: ApiDependencies) {
-  const { store, verify, rateLimiter } = deps;
+  const { store, verify, rateLimiter, behaviours = {} } = deps;
+  const contentType = behaviours.patchContentType ?? 'application/json';
+  const conflictStatus = behaviours.conflictStatus ?? 409;
 
   return async function handleApi(req: IncomingMessage, res: ServerResponse, path: string): Promise<ApiOutcome> {
     const id = contractIdOf(path);
@@ -107,14 +126,14 @@ export function createApiHandler(deps: ApiDependencies) {
     }
 
     if (req.method === 'GET') {
-      sendJson(res, 200, store.get(tenant, id), rateHeaders);
+      sendJson(res, 200, readAnswer(store.get(tenant, id)!, id, behaviours), rateHeaders);
       return { tenant };
     }
 
-    if (!isJsonContentType(req.headers['content-type'])) {
-      sendJson(res, 415, { error: 'unsupported_media_type', message: 'send the operations as Content-Type: application/json' }, {
+    if (mediaTypeOf(req.headers['content-type']) !== contentType) {
+      sendJson(res, 415, { error: 'unsupported_media_type', message: `send the operations as Content-Type: ${contentType}` }, {
         ...rateHeaders,
-        'Accept-Patch': 'application/json',
+        'Accept-Patch': contentType,
       });
       return { tenant };
     }
@@ -142,7 +161,7 @@ export function createApiHandler(deps: ApiDependencies) {
       store.patch(tenant, id, ops as Op[]);
     } catch (error) {
       if (error instanceof OpConflictError) {
-        sendJson(res, 409, { error: 'conflict', message: `${error.message}; nothing was applied`, index: error.index }, rateHeaders);
+        sendJson(res, conflictStatus, { error: 'conflict', message: `${error.message}; nothing was applied`, index: error.index }, rateHeaders);
         return { tenant };
       }
       if (error instanceof InvalidOpsError) {

@@ -52,10 +52,11 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
 }
 
 /** `application/json`, with or without parameters such as `charset=utf-8`. */
-export function isJsonContentType(value: string | undefined): boolean {
-  const type = value?.split(';')[0]?.trim().toLowerCase();
-  return type === 'application/json';
+/** The media type of a Content-Type header, lower case and without parameters; '' when absent. */
+export function mediaTypeOf(value: string | undefined): string {
+  return value?.split(';')[0]?.trim().toLowerCase() ?? '';
 }
+
 
 export function isLoopbackAddress(address: string | undefined): boolean {
   if (address === undefined) return false;
@@ -77,4 +78,8 @@ export function pathOf(req: IncomingMessage): string {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
+}
+
+export function isJsonContentType(value: string | undefined): boolean {
+  return mediaTypeOf(value) === 'application/json';
 }

@@ -2,7 +2,7 @@
  * The JSON Schema of an emulator seed file. specs/emulator-seed.schema.json is this object written
  * out (`npm run specs`); test/emulator/seed.test.ts keeps the two equal.
  */
-import { CONTRACT_ID_PATTERN, contractSchema, SPEC_ID_BASE, TENANT_PATTERN, type JsonSchema } from '../engine/model/index.ts';
+import { CONTRACT_ID_PATTERN, CONTRACT_ID_RULE, contractSchema, storedMemberSchema, SPEC_ID_BASE, TENANT_PATTERN, type JsonSchema } from '../engine/model/index.ts';
 
 export const REALM_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 /** RFC 6749 scope-token characters, without the space that separates scopes. */
@@ -42,6 +42,34 @@ export function seedSchema(): JsonSchema {
         additionalProperties: false,
         default: SEED_DEFAULTS.rateLimit,
       },
+      behaviours: {
+        type: 'object',
+        description:
+          'Optional behaviours a real service may have where the service publishes nothing (emulator/README.md). Each is off by default; contract-sync copes with each once configured for it.',
+        properties: {
+          readEnvelope: {
+            type: 'string',
+            pattern: '^[A-Za-z][A-Za-z0-9_]*$',
+            description: 'GET answers {"<readEnvelope>": contract, "Links": {...}} instead of the bare contract (api.read.pointer: /<readEnvelope>).',
+          },
+          naiveTimestamps: {
+            type: 'boolean',
+            description: 'GET writes ValidFrom and ValidTo without an offset, e.g. 2027-01-01T00:00:00 (api.read.timestamps: utc).',
+          },
+          patchContentType: {
+            type: 'string',
+            pattern: '^[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+$',
+            description: 'The only Content-Type a PATCH may have (default application/json); others are answered 415 (api.patch.contentType).',
+          },
+          conflictStatus: {
+            type: 'integer',
+            minimum: 400,
+            maximum: 499,
+            description: 'The status of an Add of a member already present or a Remove of an absent one (default 409; api.conflictStatuses).',
+          },
+        },
+        additionalProperties: false,
+      },
       tenants: {
         type: 'object',
         propertyNames: { pattern: TENANT_PATTERN },
@@ -58,7 +86,7 @@ export function seedSchema(): JsonSchema {
           clients: { type: 'array', items: { $ref: '#/$defs/Client' } },
           contracts: {
             type: 'object',
-            propertyNames: { pattern: CONTRACT_ID_PATTERN },
+            propertyNames: { pattern: CONTRACT_ID_PATTERN, description: CONTRACT_ID_RULE },
             additionalProperties: { $ref: '#/$defs/Contract' },
           },
         },
@@ -79,7 +107,8 @@ export function seedSchema(): JsonSchema {
         required: ['clientId', 'secret', 'scopes'],
         additionalProperties: false,
       },
-      Contract: contractSchema(),
+      // The service's data: a member needs its identity; a desired file's members are complete.
+      Contract: { ...contractSchema(storedMemberSchema), description: 'A contract as the service holds it. Members need their identity fields only.' },
     },
   };
 }

@@ -16,8 +16,21 @@ export interface SeedTenant {
   readonly contracts?: Readonly<Record<string, ContractFields>>;
 }
 
+/** Optional behaviours of a service where it publishes nothing (emulator/README.md); all off by default. */
+export interface SeedBehaviours {
+  /** GET answers `{[readEnvelope]: contract, Links: {...}}`. */
+  readonly readEnvelope?: string;
+  /** GET writes timestamps without an offset. */
+  readonly naiveTimestamps?: boolean;
+  /** The only Content-Type a PATCH may have (default application/json). */
+  readonly patchContentType?: string;
+  /** The status of a conflicting Add/Remove (default 409). */
+  readonly conflictStatus?: number;
+}
+
 export interface Seed {
   readonly realm: string;
+  readonly behaviours?: SeedBehaviours;
   readonly tokenTtlSeconds?: number;
   readonly rateLimit?: { readonly requestsPerSecond: number; readonly burst: number };
   readonly tenants: Readonly<Record<string, SeedTenant>>;

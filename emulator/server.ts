@@ -117,6 +117,7 @@ export async function startEmulator(seedInput: unknown, options: EmulatorOptions
 
   const handleApi = createApiHandler({
     store,
+    ...(seed.behaviours === undefined ? {} : { behaviours: seed.behaviours }),
     rateLimiter,
     verify: createTokenVerifier({ publicKey: publicJwk, issuer, audience: urls.baseUrl, now, isRevoked: idp.isRevoked }),
   });

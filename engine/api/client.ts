@@ -10,7 +10,9 @@ import { systemClock } from '../clock.ts';
 import { describeNetworkError, networkErrorCode } from '../network-error.ts';
 import { REDACTED, type Redactor } from '../log/logger.ts';
 import { formatPath } from '../yaml-source.ts';
+import { DEFAULTS, type ApiConfig, type NaiveTimestamps } from '../config/types.ts';
 import { ApiError, classifyStatus, isAmbiguousPatchStatus } from './errors.ts';
+import { contractAt, ReadShapeError, withReadTimestamps } from './read-body.ts';
 import { parseQuotaPolicy, parseRateLimit, parseRetryAfter, type QuotaPolicy, type RateLimitState } from './rate-headers.ts';
 
 export interface ApiClientOptions {
@@ -18,6 +20,14 @@ export interface ApiClientOptions {
   readonly baseUrl: string;
   /** `api.read.path`, e.g. `/contract/{id}`; reads are unavailable without it. */
   readonly readPath?: string;
+  /** `api.read.pointer`: RFC 6901 pointer to the contract in a read's body (default '', the whole body). */
+  readonly readPointer?: string;
+  /** `api.read.timestamps`: how a read timestamp without an offset is read (default `error`). */
+  readonly readTimestamps?: NaiveTimestamps;
+  /** `api.patch.contentType` (default application/json). */
+  readonly patchContentType?: string;
+  /** `api.conflictStatuses`: answers to a PATCH that mean "other members than known" (default [409]). */
+  readonly conflictStatuses?: readonly number[];
   readonly timeoutMs: number;
   /** `contract-sync/<version>` */
   readonly userAgent: string;
@@ -67,10 +77,21 @@ function headers(options: ApiClientOptions, token: string): Record<string, strin
   };
 }
 
+/** The client options that come from the config's `api` section. */
+export function apiClientSettings(api: ApiConfig): Pick<ApiClientOptions, 'baseUrl' | 'readPath' | 'readPointer' | 'readTimestamps' | 'patchContentType' | 'conflictStatuses' | 'timeoutMs'> {
+  return {
+    baseUrl: api.baseUrl,
+    ...(api.read ? { readPath: api.read.path, readPointer: api.read.pointer, readTimestamps: api.read.timestamps } : {}),
+    patchContentType: api.patch.contentType,
+    conflictStatuses: api.conflictStatuses,
+    timeoutMs: api.timeoutMs,
+  };
+}
+
 export function patchRequest(options: ApiClientOptions, contractId: string, ops: readonly Op[], token: string): Request {
   return new Request(contractUrl(options.baseUrl, '/contract/{id}', contractId), {
     method: 'PATCH',
-    headers: { ...headers(options, token), 'Content-Type': 'application/json' },
+    headers: { ...headers(options, token), 'Content-Type': options.patchContentType ?? DEFAULTS.patchContentType },
     body: JSON.stringify(ops),
     // A followed redirect would turn the PATCH into a GET whose 200 looks like success (Fetch, 303).
     redirect: 'manual',
@@ -121,6 +142,16 @@ function statusLine(response: Response): string {
 }
 
 /**
+ * The service publishes no content type: a 415 names the setting that changes it, and what the
+ * service says it accepts when it says so (Accept-Patch, RFC 5789; or Accept).
+ */
+function unsupportedMediaHint(request: Request, response: Response): string {
+  const accepted = response.headers.get('accept-patch') ?? response.headers.get('accept');
+  const sent = request.headers.get('content-type') ?? '(none)';
+  return `; the service refuses Content-Type ${sent}: set api.patch.contentType${accepted ? ` (it accepts ${accepted})` : ', e.g. to application/json-patch+json'}`;
+}
+
+/**
  * An error status. An HTML page is not the service's answer (docs/architecture.md section 7): a
  * proxy may have answered after the request went on, so it is ambiguous like `ambiguous` statuses.
  */
@@ -132,11 +163,14 @@ async function failure(request: Request, response: Response, options: ApiClientO
   const excerpt = excerptOfText(request, text, options.redactor);
   const html = isHtml(response, text);
   const what = html ? `unexpected answer ${statusLine(response)} (an HTML page) from ${new URL(request.url).origin}` : statusLine(response);
-  return new ApiError(`${describe(request)}: ${what}${excerpt ? `: ${excerpt}` : ''}`, {
+  const isPatch = request.method === 'PATCH';
+  const conflict = isPatch && (options.conflictStatuses ?? DEFAULTS.conflictStatuses).includes(response.status);
+  return new ApiError(`${describe(request)}: ${what}${excerpt ? `: ${excerpt}` : ''}${isPatch && response.status === 415 ? unsupportedMediaHint(request, response) : ''}`, {
     kind: classifyStatus(response.status),
     status: response.status,
     excerpt,
     ambiguous: ambiguous || html,
+    conflict,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
   });
 }
@@ -194,7 +228,15 @@ export async function checkReadResponse(request: Request, response: Response, op
       ambiguous: false,
     });
   }
-  const { fields, issues } = readContract(body);
+  let contract: Record<string, unknown>;
+  try {
+    contract = withReadTimestamps(contractAt(body, options.readPointer ?? DEFAULTS.readPointer), options.readTimestamps ?? DEFAULTS.readTimestamps);
+  } catch (error) {
+    if (!(error instanceof ReadShapeError)) throw error;
+    // Never read as an empty contract: that would plan Adds of members the service holds.
+    throw new ApiError(`${describe(request)}: ${error.message}`, { kind: 'permanent', status: response.status, excerpt: '', ambiguous: false, cause: error });
+  }
+  const { fields, issues } = readContract(contract);
   if (issues.length > 0) {
     // Nothing may be planned from a contract the engine cannot understand: permanent, not retried.
     throw new ApiError(`${describe(request)}: the contract does not fit the contract model: ${describeReadIssues(issues)}`, {

@@ -45,6 +45,11 @@ export interface ApiErrorDetails {
   readonly ambiguous: boolean;
   /** The wait the service asked for (Retry-After, or a RateLimit header with nothing remaining), in ms. */
   readonly retryAfterMs?: number;
+  /**
+   * The answer is one of `api.conflictStatuses`: to an Add/Remove patch it means the service holds
+   * other members than the known state says (settled by a read and one re-plan). Default: status 409.
+   */
+  readonly conflict?: boolean;
   readonly cause?: unknown;
 }
 
@@ -55,6 +60,7 @@ export class ApiError extends Error {
   readonly excerpt: string;
   readonly ambiguous: boolean;
   readonly retryAfterMs: number | undefined;
+  readonly conflict: boolean;
 
   constructor(message: string, details: ApiErrorDetails) {
     super(message, { cause: details.cause });
@@ -63,5 +69,6 @@ export class ApiError extends Error {
     this.excerpt = details.excerpt;
     this.ambiguous = details.ambiguous;
     this.retryAfterMs = details.retryAfterMs;
+    this.conflict = details.conflict ?? details.status === 409;
   }
 }

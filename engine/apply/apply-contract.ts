@@ -12,6 +12,7 @@ import { diffContract } from '../plan/diff.ts';
 import { fingerprint } from '../model/fingerprint.ts';
 import type { StateStore } from '../state/types.ts';
 import { messageOf } from './failure.ts';
+import { patchBodyProblem } from './patch-body-check.ts';
 import type { TenantLane } from './tenant-lane.ts';
 
 export interface ContractWork {
@@ -63,13 +64,26 @@ function membersOf(ops: readonly Op[]): string {
   return `${named.slice(0, NAMED_MEMBERS).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
 }
 
-/** A 409 to a patch that adds or removes members: the known state was behind the service. */
+/**
+ * A conflict status (`api.conflictStatuses`, default 409) to a patch that adds or removes members:
+ * the known state was behind the service.
+ */
 function isConflict(error: unknown, ops: readonly Op[]): error is ApiError {
-  return error instanceof ApiError && error.status === 409 && !isReplaceOnly(ops);
+  return error instanceof ApiError && error.conflict && !isReplaceOnly(ops);
 }
 
 function conflictReason(error: ApiError, ops: readonly Op[], settle: string): string {
   return `${error.message}; conflict: the service does not hold the members this patch expects for ${membersOf(ops)}, so its known state was behind the service (${settle})`;
+}
+
+// Statuses a service may answer when an Add/Remove meets members other than it expected (the
+// service publishes none): worth a hint when api.conflictStatuses does not list them.
+const LIKELY_CONFLICT_STATUSES: ReadonlySet<number> = new Set([400, 422]);
+
+/** A hint to configure api.conflictStatuses, for an Add/Remove patch refused with a likely conflict status. */
+function conflictHint(error: unknown, ops: readonly Op[]): string {
+  if (!(error instanceof ApiError) || error.status === null || error.conflict || !LIKELY_CONFLICT_STATUSES.has(error.status) || isReplaceOnly(ops)) return '';
+  return ` (if the service answers ${error.status} when its members differ from what contract-sync knew, add ${error.status} to api.conflictStatuses: such an answer is then settled by a read and one re-plan)`;
 }
 
 /** Why the loop reads the contract: an earlier run's uncertainty, a lost answer, or a 409. */
@@ -104,7 +118,7 @@ export async function applyContract(work: ContractWork, context: ContractContext
       } catch (error) {
         // A 409 left the contract as it was: nothing of this patch is applied.
         if (reading === 'conflict' && conflict !== undefined) {
-          return { outcome: 'failed', status: 409, reason: conflictReason(conflict, ops, `and the contract could not be read to settle it: ${messageOf(error)}`) };
+          return { outcome: 'failed', status: conflict.status, reason: conflictReason(conflict, ops, `and the contract could not be read to settle it: ${messageOf(error)}`) };
         }
         return { outcome: 'unknown', status: null, reason: `the outcome of a patch is unknown and the contract could not be read again: ${messageOf(error)}` };
       }
@@ -112,17 +126,21 @@ export async function applyContract(work: ContractWork, context: ContractContext
       ops = diffContract(live, work.desired, { collections: context.collections });
       if (ops.length === 0) return recordOrUnknown(context, lane.tenant, contractId, live, true);
     }
+    // Checked against specs/patch.schema.json before it is queued: a body the schema refuses is a
+    // defect of the planner (or of a saved plan), never sent (docs/architecture.md section 2).
+    const refused = patchBodyProblem(ops);
+    if (refused !== undefined) return { outcome: 'failed', status: null, reason: refused };
     try {
       await lane.call({ kind: 'patch', contractId, resendable: isReplaceOnly(ops) }, (token) => api.patch(contractId, ops, token));
     } catch (error) {
       if (isConflict(error, ops)) {
-        if (!api.canRead) return { outcome: 'failed', status: 409, reason: conflictReason(error, ops, 'configure api.read to settle a conflict by reading the contract') };
-        if (conflict !== undefined) return { outcome: 'failed', status: 409, reason: conflictReason(error, ops, 'again after reading and re-planning the contract once') };
+        if (!api.canRead) return { outcome: 'failed', status: error.status, reason: conflictReason(error, ops, 'configure api.read to settle a conflict by reading the contract') };
+        if (conflict !== undefined) return { outcome: 'failed', status: error.status, reason: conflictReason(error, ops, 'again after reading and re-planning the contract once') };
         conflict = error;
         reading = 'conflict';
         continue;
       }
-      if (!(error instanceof ApiError) || !error.ambiguous) return { outcome: 'failed', status: error instanceof ApiError ? error.status : null, reason: messageOf(error) };
+      if (!(error instanceof ApiError) || !error.ambiguous) return { outcome: 'failed', status: error instanceof ApiError ? error.status : null, reason: `${messageOf(error)}${conflictHint(error, ops)}` };
       if (!api.canRead) {
         const why = !isReplaceOnly(ops)
           ? 'the patch adds or removes members, so it was not resent'

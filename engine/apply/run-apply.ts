@@ -39,7 +39,7 @@ import { planningFingerprint } from './incremental.ts';
 import { pendingAfterRun } from './pending-after-run.ts';
 import { retryBudget } from './retry-policy.ts';
 import { indexPlan, judgeReviewed } from './reviewed-plan.ts';
-import { notOnServiceReason, RUN_REPORT_VERSION, summarise, type ContractResult, type RunReport, type TenantReport } from './run-report.ts';
+import { notOnServiceReason, RUN_REPORT_VERSION, runWarnings, summarise, type ContractResult, type RunReport, type TenantReport } from './run-report.ts';
 import { TenantLane } from './tenant-lane.ts';
 
 export interface ApplyRunOptions {
@@ -537,6 +537,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     dryRun,
     source: options.source,
     tenants: reports,
+    ...runWarnings(tokens, deps.readTokens),
     summary: summarise(reports),
   };
   return { plan, report, ...(halted ? { cancelled: true as const } : {}) };

@@ -1,4 +1,5 @@
 /** The JSON run report (`apply --report FILE`) and the summary printed after a run. */
+import type { RunWarning } from '../auth/rotation-overlap.ts';
 import type { PlanSource } from '../plan/types.ts';
 import { plural } from '../plural.ts';
 
@@ -64,6 +65,8 @@ export interface RunReport {
   readonly dryRun: boolean;
   readonly source: PlanSource;
   readonly tenants: readonly TenantReport[];
+  /** What the run says beyond its outcomes (a previousClientSecret used past the overlap); absent when nothing. */
+  readonly warnings?: readonly RunWarning[];
   readonly summary: {
     readonly tenants: number;
     readonly changed: number;
@@ -140,6 +143,9 @@ export function renderRunSummary(report: RunReport): string {
       lines.push(`  ${tenant} ${failure.contractId} (${failure.file}:${failure.line}) ${status}: ${failure.reason ?? failure.outcome}`);
     }
   }
+  if (report.warnings !== undefined && report.warnings.length > 0) {
+    lines.push('', 'Warnings:', ...report.warnings.map((warning) => `  ${warning.message}`));
+  }
   const { summary } = report;
   const run = report.dryRun ? 'Dry run' : 'Apply';
   const tenantFailed = report.tenants.some((tenant) => tenant.error !== undefined);
@@ -159,4 +165,11 @@ export function renderRunSummary(report: RunReport): string {
   const failedText = summary.failed > 0 ? `, ${summary.failed} failed${noted}` : '';
   lines.push('', `${run}: ${countChanged(summary.applied, summary.changed, verb)}, ${traffic(summary)}${failedText}.`);
   return `${lines.join('\n')}\n`;
+}
+
+/** The run's warnings, for the report: `{warnings}` when there are any, else nothing (the report stays as it was). */
+export function runWarnings(...sources: readonly ({ warnings?(): readonly RunWarning[] } | undefined)[]): { warnings?: readonly RunWarning[] } {
+  const warnings = sources.flatMap((source) => source?.warnings?.() ?? []);
+  const once = [...new Map(warnings.map((warning) => [`${warning.code} ${warning.tenant}`, warning])).values()];
+  return once.length > 0 ? { warnings: once } : {};
 }

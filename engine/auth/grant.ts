@@ -13,6 +13,11 @@ import { parseTokenResponse, sendTokenRequest, type GrantedToken } from './token
 
 export { DEFAULT_TOKEN_LIFE_SECONDS, type GrantedToken } from './token-endpoint.ts';
 
+/** A granted token, and whether it took previousClientSecret to get it. */
+export interface TenantGrant extends GrantedToken {
+  readonly usedPreviousSecret?: true;
+}
+
 export interface GrantRequest {
   readonly tenant: string;
   readonly clientId: string;
@@ -61,7 +66,7 @@ async function grantWithSecret(request: GrantRequest, secret: string, deps: Gran
   }
 }
 
-async function grantWithPreviousSecret(request: GrantRequest, rejected: AuthError, deps: GrantDeps): Promise<GrantedToken> {
+async function grantWithPreviousSecret(request: GrantRequest, rejected: AuthError, deps: GrantDeps): Promise<TenantGrant> {
   const { tenant, clientId } = request;
   let previous: string;
   try {
@@ -80,7 +85,7 @@ async function grantWithPreviousSecret(request: GrantRequest, rejected: AuthErro
     'the identity provider rejected clientSecret (invalid_client); retrying once with previousClientSecret. Rotation is due: register the new secret or correct clientSecret before the previous one expires',
   );
   try {
-    return await grantWithSecret(request, previous, deps);
+    return { ...(await grantWithSecret(request, previous, deps)), usedPreviousSecret: true };
   } catch (error) {
     if (error instanceof AuthError && error.code === 'auth-invalid-client') {
       throw new AuthError(`tenant ${tenant}: the token endpoint rejected both clientSecret and previousClientSecret of client ${clientId} (invalid_client)`, {
@@ -97,7 +102,7 @@ async function grantWithPreviousSecret(request: GrantRequest, rejected: AuthErro
 }
 
 /** One access token for the tenant, or an AuthError. Checks of the token's claims are the caller's. */
-export async function requestTenantToken(request: GrantRequest, deps: GrantDeps): Promise<GrantedToken> {
+export async function requestTenantToken(request: GrantRequest, deps: GrantDeps): Promise<TenantGrant> {
   try {
     return await grantWithSecret(request, request.secret, deps);
   } catch (error) {

@@ -13,6 +13,7 @@ import { AuthError } from './errors.ts';
 import { requestTenantToken } from './grant.ts';
 import { createTransport } from './oauth-failure.ts';
 import { isScope, type Scope } from './scope.ts';
+import { previousSecretWarning, type RunWarning } from './rotation-overlap.ts';
 import { checkTokenClaims } from './token-claims.ts';
 import { createTokenCache, type FetchedToken } from './token-cache.ts';
 
@@ -21,6 +22,8 @@ export interface TenantTokens {
   get(tenant: string): Promise<string>;
   /** After a 401: drop `token` if it is still the cached one, so the next get() fetches a new one. */
   invalidate(tenant: string, token: string): void;
+  /** What the run should say about its tokens (a previousClientSecret used past the overlap), one per tenant. */
+  warnings?(): readonly RunWarning[];
 }
 
 export interface TenantTokensOptions {
@@ -94,6 +97,8 @@ export function createTenantTokens(options: TenantTokensOptions): TenantTokens {
   const transport = createTransport(options.fetch ?? globalThis.fetch, { timeoutMs: auth.timeoutMs });
   // Tenants whose overdue secret was already reported by this instance.
   const warnedSecretAge = new Set<string>();
+  // Tenant -> the warning about its previousClientSecret, once per instance (the run).
+  const overlapWarnings = new Map<string, RunWarning>();
   let discovery: Promise<AuthorizationServer> | undefined;
 
   /** Single-flight and once per instance; a failure is forgotten so that the next get() tries again. */
@@ -125,6 +130,15 @@ export function createTenantTokens(options: TenantTokensOptions): TenantTokens {
     logger.warn({ tenant, secretRotatedAt: rotatedAt, maxAgeMonths: MAX_SECRET_AGE_MONTHS }, 'client secret is older than 12 months; rotate it');
   }
 
+  // The run goes on (the service decides whether the old secret still works), but says so.
+  function warnIfOverlapEnded(tenant: string, rotatedAt: string | undefined): void {
+    if (overlapWarnings.has(tenant)) return;
+    const warning = previousSecretWarning(tenant, rotatedAt, now());
+    if (warning === undefined) return;
+    overlapWarnings.set(tenant, warning);
+    logger.warn({ tenant, secretRotatedAt: rotatedAt ?? null, overlapEndedOn: warning.overlapEndedOn }, 'a token was obtained with previousClientSecret after the rotation overlap; register the new secret and remove previousClientSecret');
+  }
+
   async function fetchToken(tenant: string): Promise<FetchedToken> {
     const config = tenants[tenant]!;
     warnIfSecretOld(tenant, config.secretRotatedAt);
@@ -147,6 +161,7 @@ export function createTenantTokens(options: TenantTokensOptions): TenantTokens {
       scopes,
       ...(granted.scopes === undefined ? {} : { responseScopes: granted.scopes }),
     });
+    if (granted.usedPreviousSecret) warnIfOverlapEnded(tenant, config.secretRotatedAt);
     return granted;
   }
 
@@ -163,5 +178,9 @@ export function createTenantTokens(options: TenantTokensOptions): TenantTokens {
     cache.invalidate(tenant, token);
   }
 
-  return { get, invalidate };
+  function warnings(): readonly RunWarning[] {
+    return [...overlapWarnings.values()];
+  }
+
+  return { get, invalidate, warnings };
 }

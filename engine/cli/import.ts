@@ -1,6 +1,6 @@
 /** `contract-sync import`: reads contracts live and writes the desired-state file that declares them as they are. */
 import { parseArgs } from 'node:util';
-import { CONTRACT_ID_PATTERN } from '../model/json-schemas.ts';
+import { CONTRACT_ID_RULE, isContractId } from '../model/json-schemas.ts';
 import { plural } from '../plural.ts';
 import { runImport } from '../run/import.ts';
 import { formatDiagnostics } from '../diagnostic-format.ts';
@@ -39,9 +39,8 @@ Exit codes: 0 written, 1 any error (nothing is written then).
 `;
 
 function uniqueIds(ids: readonly string[]): string[] {
-  const idPattern = new RegExp(CONTRACT_ID_PATTERN);
   for (const id of ids) {
-    if (!idPattern.test(id)) throw new UsageError(`--id "${id}" is not a ContractId (letters, digits, ".", "_", "~" and "-"; at most 128 characters)`);
+    if (!isContractId(id)) throw new UsageError(`--id ${JSON.stringify(id)} is not a ContractId (${CONTRACT_ID_RULE})`);
   }
   return [...new Set(ids)];
 }

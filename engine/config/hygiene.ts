@@ -6,13 +6,10 @@
 import { compareDiagnostics, type Diagnostic } from '../diagnostic.ts';
 import type { PathSegment } from '../model/schema-validator.ts';
 import { formatPath, type Position } from '../yaml-source.ts';
-import { MAX_SECRET_AGE_MONTHS, secretOverdueAt } from './secret-age.ts';
+import { MAX_SECRET_AGE_MONTHS, overlapEndsAt, ROTATION_OVERLAP_DAYS, secretOverdueAt } from './secret-age.ts';
 import type { Config, SecretRef } from './types.ts';
 
-/** After a rotation the previous secret stays valid this long; then it should be removed. */
-export const ROTATION_OVERLAP_DAYS = 30;
-
-const DAY_MS = 24 * 60 * 60 * 1000;
+export { ROTATION_OVERLAP_DAYS } from './secret-age.ts';
 
 /** A `{ file: ... }` secret reference of the config, and where it is written. */
 export interface SecretFileRef {
@@ -77,8 +74,8 @@ export function secretHygiene(input: HygieneInput): Diagnostic[] {
       warn('secret-overlap', previousPath, `previousClientSecret is configured without secretRotatedAt: set the rotation date, so that the end of the ${ROTATION_OVERLAP_DAYS}-day overlap is known`, tenant);
       continue;
     }
-    const rotated = Date.parse(`${rotatedAt}T00:00:00Z`);
-    if (!Number.isNaN(rotated) && now > rotated + ROTATION_OVERLAP_DAYS * DAY_MS) {
+    const endsAt = overlapEndsAt(rotatedAt);
+    if (endsAt !== undefined && now > endsAt) {
       warn(
         'secret-overlap',
         previousPath,

@@ -95,7 +95,13 @@ type RawTenant = Omit<TenantConfig, 'tenantId'> & { tenantId?: string | number }
 
 /** The config as written, once the schema has accepted it. */
 interface RawConfig {
-  api: { baseUrl: string; read?: { path: string }; timeoutMs?: number };
+  api: {
+    baseUrl: string;
+    read?: { path: string; pointer?: string; timestamps?: 'utc' | 'error' };
+    patch?: { contentType?: string };
+    conflictStatuses?: number[];
+    timeoutMs?: number;
+  };
   auth: { url: string; realm: string; tokenEndpoint?: string; timeoutMs?: number };
   tenants: Record<string, RawTenant>;
   desired?: { paths?: string[] };
@@ -121,7 +127,11 @@ function withDefaults(raw: RawConfig): Config {
   return {
     api: {
       baseUrl: String(raw.api.baseUrl).replace(/\/+$/, ''),
-      ...(raw.api.read ? { read: { path: raw.api.read.path } } : {}),
+      ...(raw.api.read
+        ? { read: { path: raw.api.read.path, pointer: raw.api.read.pointer ?? DEFAULTS.readPointer, timestamps: raw.api.read.timestamps ?? DEFAULTS.readTimestamps } }
+        : {}),
+      patch: { contentType: raw.api.patch?.contentType ?? DEFAULTS.patchContentType },
+      conflictStatuses: raw.api.conflictStatuses ?? [...DEFAULTS.conflictStatuses],
       timeoutMs: raw.api.timeoutMs ?? DEFAULTS.timeoutMs,
     },
     auth: {

@@ -41,9 +41,39 @@ export function configSchema(): JsonSchema {
           read: {
             type: 'object',
             description: 'Optional: a live read of one contract. Enables --refresh, drift and import.',
-            properties: { path: { type: 'string', pattern: '^/.*\\{id\\}', description: 'e.g. /contract/{id}' } },
+            properties: {
+              path: { type: 'string', pattern: '^/.*\\{id\\}', description: 'e.g. /contract/{id}; the id is percent-encoded.' },
+              pointer: {
+                type: 'string',
+                pattern: '^(/([^~]|~[01])*)*$',
+                description: 'RFC 6901 JSON Pointer to the contract object inside the answer, e.g. /Contract (default "": the whole body).',
+              },
+              timestamps: {
+                enum: ['utc', 'error'],
+                description: 'A read timestamp without an offset (2027-01-01T00:00:00): error (default) fails the contract naming it; utc reads it as UTC.',
+              },
+            },
             required: ['path'],
             additionalProperties: false,
+          },
+          patch: {
+            type: 'object',
+            description: 'How the PATCH body is sent.',
+            properties: {
+              contentType: {
+                type: 'string',
+                pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+(\\s*;.*)?$',
+                description: 'Content-Type of the PATCH body (default application/json), e.g. application/json-patch+json.',
+              },
+            },
+            additionalProperties: false,
+          },
+          conflictStatuses: {
+            type: 'array',
+            items: { type: 'integer', minimum: 400, maximum: 499 },
+            minItems: 1,
+            description:
+              'Answers to an Add/Remove patch that mean "the service holds other members than contract-sync knew" (default [409]); each is settled by a read and one re-plan.',
           },
           timeoutMs: { ...positiveInteger, description: 'Per-request timeout (default 30000).' },
         },

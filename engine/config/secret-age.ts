@@ -10,3 +10,14 @@ export function secretOverdueAt(rotatedAt: string): number | undefined {
   date.setUTCMonth(date.getUTCMonth() + MAX_SECRET_AGE_MONTHS);
   return date.getTime();
 }
+
+/** After a rotation the previous secret stays valid this long (docs/architecture.md section 1). */
+export const ROTATION_OVERLAP_DAYS = 30;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The instant the rotation overlap of a secret rotated on `rotatedAt` (YYYY-MM-DD) ends; undefined if not a date. */
+export function overlapEndsAt(rotatedAt: string): number | undefined {
+  const rotated = Date.parse(`${rotatedAt}T00:00:00Z`);
+  return Number.isNaN(rotated) ? undefined : rotated + ROTATION_OVERLAP_DAYS * DAY_MS;
+}

@@ -36,9 +36,29 @@ export type StateConfig =
       readonly schema?: string;
     };
 
+/** How a read's timestamp without an offset is read: refused (`error`) or taken as UTC. */
+export type NaiveTimestamps = 'utc' | 'error';
+
+/** `api.read`: the unpublished read, with what it may look like (docs/architecture.md section 1). */
+export interface ReadConfig {
+  readonly path: string;
+  /** RFC 6901 pointer to the contract object in the answer; '' is the whole body. */
+  readonly pointer: string;
+  readonly timestamps: NaiveTimestamps;
+}
+
+export interface ApiConfig {
+  readonly baseUrl: string;
+  readonly read?: ReadConfig;
+  readonly patch: { readonly contentType: string };
+  /** Answers to an Add/Remove patch settled by a read and one re-plan, as 409 is by default. */
+  readonly conflictStatuses: readonly number[];
+  readonly timeoutMs: number;
+}
+
 /** The engine config with every default applied. */
 export interface Config {
-  readonly api: { readonly baseUrl: string; readonly read?: { readonly path: string }; readonly timeoutMs: number };
+  readonly api: ApiConfig;
   readonly auth: AuthConfig;
   readonly tenants: Readonly<Record<string, TenantConfig>>;
   readonly desired: { readonly paths: readonly string[] };
@@ -64,4 +84,8 @@ export const DEFAULTS = {
   timeoutMs: 30_000,
   authTimeoutMs: 10_000,
   safety: { maxRemovals: 25 },
+  readPointer: '',
+  readTimestamps: 'error',
+  patchContentType: 'application/json',
+  conflictStatuses: [409],
 } as const;

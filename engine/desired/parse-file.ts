@@ -1,7 +1,8 @@
 /** One desired-state file: YAML -> ContractSet, with every problem positioned. Pure. */
 import type { Diagnostic } from '../diagnostic.ts';
-import { FIELD_NAMES } from '../model/fields.ts';
+import { FIELD_NAMES, getField, isCollectionField } from '../model/fields.ts';
 import { contractsFileSchema } from '../model/json-schemas.ts';
+import { requiredMemberFields } from '../model/members.ts';
 import { describeIdentity, findDuplicateMembers, normaliseTimestamp } from '../model/normalise.ts';
 import { compileSchema, type PathSegment, type SchemaCheck } from '../model/schema-validator.ts';
 import type { ContractFields } from '../model/types.ts';
@@ -45,6 +46,18 @@ function describePath(tenant: unknown) {
   };
 }
 
+/**
+ * A member without a field it must give: says which fields every member of that collection gives
+ * (docs/architecture.md section 2), so that upgrading a file that relied on partial members is one read.
+ */
+function withMemberRule(problem: SchemaProblem, keyword: string): SchemaProblem {
+  const [root, , name, index] = problem.path;
+  const field = typeof name === 'string' ? getField(name) : undefined;
+  if (keyword !== 'required' || root !== 'contracts' || typeof index !== 'number' || field === undefined || !isCollectionField(field)) return problem;
+  const message = problem.message.replace(/^missing required field/, 'missing member field');
+  return { ...problem, message: `${message}: every ${field.name} member gives ${requiredMemberFields(field).join(', ')} (only nullable fields may be left out)` };
+}
+
 function withSuggestion(problem: SchemaProblem): SchemaProblem {
   if (!problem.atKey || !problem.message.startsWith('unknown field')) return problem;
   const name = String(problem.path.at(-1));
@@ -59,6 +72,11 @@ function contractIdProblems(source: YamlSource, ids: readonly string[]): SchemaP
   const problems: SchemaProblem[] = [];
   for (const id of ids) {
     const key = keyNodeAt(source, ['contracts', id]);
+    if (isScalar(key) && key.value === '<<' && key.type === 'PLAIN') {
+      // Any id is allowed now, but a plain `<<` is a merge key to YAML 1.1 readers (js-yaml among them).
+      problems.push({ path: ['contracts', id], atKey: true, code: 'contract-id', message: 'ContractId << is read by YAML 1.1 tools as a merge key; quote it: "<<"' });
+      continue;
+    }
     if (!isScalar(key) || typeof key.value === 'string') continue;
     const written = key.source ?? String(key.value);
     if (typeof key.value !== 'number' || written !== String(key.value)) {
@@ -109,7 +127,7 @@ function contractsOf(document: { contracts?: unknown }): Contracts {
 function valueProblems(value: object, contracts: Contracts, extra: readonly SchemaProblem[]): SchemaProblem[] {
   check ??= compileSchema(contractsFileSchema());
   const problems: SchemaProblem[] = [
-    ...check(value).map((issue) => withSuggestion({ path: issue.path, atKey: issue.atKey, code: 'schema', message: issue.message })),
+    ...check(value).map((issue) => withMemberRule(withSuggestion({ path: issue.path, atKey: issue.atKey, code: 'schema', message: issue.message }), issue.keyword)),
     ...extra,
   ];
   // One message per place: a timestamp with a lone surrogate is reported for its format alone.

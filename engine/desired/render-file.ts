@@ -10,6 +10,7 @@
 import { Document, isMap, isScalar, isSeq, Pair, Scalar, stringify, YAMLMap, type Node } from 'yaml';
 import { DURATION_UNITS, FIELDS, type FieldSpec } from '../model/fields.ts';
 import type { JsonSchema } from '../model/json-schema-type.ts';
+import { missingMemberFields } from '../model/members.ts';
 import { isJsonObject, isUtcTimestamp, normaliseTimestamp } from '../model/normalise.ts';
 
 export interface RenderFileInput {
@@ -107,6 +108,16 @@ function shapeField(field: FieldSpec, value: unknown): Shaped {
       notes.push(...shaped.notes);
       return shaped.value;
     });
+    // A desired member must give every non-nullable member field (docs/architecture.md section 2).
+    // Leaving the incomplete member out would make authoritative mode remove it: the whole field
+    // is left unmanaged instead, so that the file validates and plans nothing for it.
+    const incomplete = members.flatMap((member, index) => missingMemberFields(field, member).map((path) => `${field.name}[${index}].${path}`));
+    if (incomplete.length > 0) {
+      return {
+        value: undefined,
+        notes: [...notes, { field: field.name, message: `has members without ${incomplete.join(', ')} in the service; left unmanaged (a desired member must give every non-nullable member field)` }],
+      };
+    }
     return { value: members, notes };
   }
   return { value, notes: KEEP };

@@ -8,7 +8,7 @@
  * service, which is the thing a reader must not miss.
  */
 import { getField, isCollectionField, type CollectionFieldSpec, type FieldName, type FieldSpec } from '../model/fields.ts';
-import { describeIdentity, equalWhereWritten, memberIdentity } from '../model/normalise.ts';
+import { describeIdentity, equalWhereWritten, isJsonObject, memberIdentity } from '../model/normalise.ts';
 import type { ContractFields } from '../model/types.ts';
 import { diffContract } from '../plan/diff.ts';
 import type { PlanChange } from '../plan/types.ts';
@@ -36,7 +36,27 @@ function memberCause(change: PlanChange, appliedMember: unknown): DriftCause {
   // Remove: live has a member the desired state does not. Did we leave it there?
   if (change.after === null) return appliedMember === undefined ? 'changed-outside-git' : 'not-yet-applied';
   if (appliedMember === undefined) return 'changed-outside-git';
-  return equalWhereWritten(change.before, appliedMember, change.after) ? 'not-yet-applied' : 'changed-outside-git';
+  return equalWhereWritten(change.before, appliedMember, differingPart(change.before, change.after)) ? 'not-yet-applied' : 'changed-outside-git';
+}
+
+/**
+ * The values of `after` that differ from `before`. An Add carries the member complete (the fields
+ * the desired member leaves out as known or null), so only where live and desired differ says
+ * what the desired member changes; that part alone is compared with the last applied member.
+ */
+function differingPart(before: unknown, after: unknown): unknown {
+  if (!isJsonObject(after)) return after;
+  const known = isJsonObject(before) ? before : {};
+  const part: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(after)) {
+    if (isJsonObject(value)) {
+      const inner = differingPart(known[key], value);
+      if (isJsonObject(inner) && Object.keys(inner).length > 0) part[key] = inner;
+    } else if (!equalWhereWritten(known[key], value, value)) {
+      part[key] = value;
+    }
+  }
+  return part;
 }
 
 /**

@@ -24,7 +24,10 @@ export interface CollectionFieldSpec {
   readonly name: string;
   readonly kind: 'collection';
   readonly ops: readonly ['Add', 'Remove'];
-  /** JSON Schema of one member; identity fields are required, every other field optional. */
+  /**
+   * JSON Schema of one member as a desired file writes it and an `Add` sends it: every field the
+   * seed does not call nullable is required; nullable ones may be left out (sent as null).
+   */
   readonly member: JsonSchema;
   /** Member identity: two members with equal values at these paths are the same member. */
   readonly identity: readonly MemberPath[];
@@ -77,7 +80,7 @@ export const FIELDS = [
     member: {
       type: 'object',
       properties: { Id: integer, Name: string },
-      required: ['Id'],
+      required: ['Id', 'Name'],
       additionalProperties: false,
     },
     identity: [['Id']],
@@ -92,7 +95,7 @@ export const FIELDS = [
         OwnerType: {
           type: 'object',
           properties: { Name: string, Value: integer },
-          required: ['Value'],
+          required: ['Name', 'Value'],
           additionalProperties: false,
         },
         User: {
@@ -130,7 +133,7 @@ export const FIELDS = [
         EbaCode: { type: ['string', 'null'] },
         IsDora: { type: 'boolean' },
       },
-      required: ['Lookup'],
+      required: ['Lookup', 'IsDora'],
       additionalProperties: false,
     },
     identity: [['Lookup']],

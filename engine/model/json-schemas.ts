@@ -2,8 +2,9 @@
  * JSON Schemas derived from the field table. specs/contracts.schema.json and
  * specs/patch.schema.json are these objects written out (`npm run specs`); a test keeps them equal.
  */
-import { DURATION_UNITS, FIELDS, opPath, type FieldSpec } from './fields.ts';
+import { DURATION_UNITS, FIELDS, opPath, type CollectionFieldSpec, type FieldSpec } from './fields.ts';
 import type { JsonSchema } from './json-schema-type.ts';
+import { identityMemberSchema } from './members.ts';
 
 /**
  * The base of the schemas' `$id`s: a name, not an address (the project serves no web site). Files
@@ -15,10 +16,22 @@ export const SPEC_ID_BASE = 'urn:contract-sync:specs';
 export const TENANT_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 
 /**
- * ContractIds: the service does not publish their format; we accept URL-safe ids that cannot
+ * ContractIds: the service does not publish their format, so any id it could have is accepted:
+ * non-empty, at most 256 characters, no control characters (C0, DEL, C1), no leading or trailing
+ * white space. Every URL percent-encodes it (encodeURIComponent), so `/`, `?`, `#` and `%` cannot
  * escape the `/contract/` path segment.
  */
-export const CONTRACT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$';
+export const CONTRACT_ID_PATTERN = String.raw`^(?!\s)[^\u0000-\u001F\u007F-\u009F]{1,256}(?<!\s)$`;
+
+const CONTRACT_ID = new RegExp(CONTRACT_ID_PATTERN, 'u');
+
+/** True for an id CONTRACT_ID_PATTERN allows, counted in characters as the JSON Schemas count them. */
+export function isContractId(id: unknown): id is string {
+  return typeof id === 'string' && CONTRACT_ID.test(id);
+}
+
+/** What CONTRACT_ID_PATTERN allows, for messages. */
+export const CONTRACT_ID_RULE = 'a ContractId is non-empty, at most 256 characters, without control characters or leading or trailing white space';
 
 const UTC_TIMESTAMP_PATTERN = String.raw`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$`;
 const SAFE = Number.MAX_SAFE_INTEGER;
@@ -42,14 +55,19 @@ const KIND_SCHEMAS = {
 } as const satisfies Record<Exclude<FieldSpec['kind'], 'collection'>, JsonSchema>;
 
 /** The schema of a field's value in a desired-state file (a collection: the list of members). */
-export function fieldValueSchema(field: FieldSpec): JsonSchema {
-  if (field.kind === 'collection') return { type: 'array', items: field.member };
+export function fieldValueSchema(field: FieldSpec, member: (field: CollectionFieldSpec) => JsonSchema = (collection) => collection.member): JsonSchema {
+  if (field.kind === 'collection') return { type: 'array', items: member(field) };
   return KIND_SCHEMAS[field.kind];
 }
 
-/** The schema of one op's `value` in a PATCH body. */
-function opValueSchema(field: FieldSpec): JsonSchema {
-  return field.kind === 'collection' ? field.member : KIND_SCHEMAS[field.kind];
+/**
+ * The schema of one op's `value` in a PATCH body. An `Add` carries a complete member; a `Remove`
+ * carries the member as known, which a read guarantees only up to its identity (the service
+ * matches a Remove by identity).
+ */
+function opValueSchema(field: FieldSpec, op: FieldSpec['ops'][number]): JsonSchema {
+  if (field.kind !== 'collection') return KIND_SCHEMAS[field.kind];
+  return op === 'Remove' ? identityMemberSchema(field) : field.member;
 }
 
 function fieldDescription(field: FieldSpec): string {
@@ -60,12 +78,16 @@ function fieldDescription(field: FieldSpec): string {
   return `${field.kind}; changed with Replace. Leave it out to leave it unmanaged.`;
 }
 
-export function contractSchema(): JsonSchema {
+/**
+ * The schema of one contract: as a desired file writes it (complete members), or, with
+ * `storedMemberSchema`, as the emulator's seed may hold it (members need their identity only).
+ */
+export function contractSchema(member?: (field: CollectionFieldSpec) => JsonSchema): JsonSchema {
   return {
     type: 'object',
     description: 'The desired fields of one contract. A field left out is not managed.',
     properties: Object.fromEntries(
-      FIELDS.map((field) => [field.name, { ...fieldValueSchema(field), description: fieldDescription(field) }]),
+      FIELDS.map((field) => [field.name, { ...fieldValueSchema(field, member), description: fieldDescription(field) }]),
     ),
     additionalProperties: false,
   };
@@ -82,7 +104,7 @@ export function contractsFileSchema(): JsonSchema {
       tenant: { type: 'string', pattern: TENANT_PATTERN, description: 'The tenant, as named in contract-sync.yaml.' },
       contracts: {
         type: 'object',
-        propertyNames: { pattern: CONTRACT_ID_PATTERN },
+        propertyNames: { pattern: CONTRACT_ID_PATTERN, description: CONTRACT_ID_RULE },
         additionalProperties: { $ref: '#/$defs/Contract' },
       },
     },
@@ -106,7 +128,7 @@ export function opShapes(): OpShape[] {
       field,
       schema: {
         type: 'object',
-        properties: { op: { const: op }, path: { const: opPath(field.name as never) }, value: opValueSchema(field) },
+        properties: { op: { const: op }, path: { const: opPath(field.name as never) }, value: opValueSchema(field, op) },
         required: ['op', 'path', 'value'],
         additionalProperties: false,
       } satisfies JsonSchema,

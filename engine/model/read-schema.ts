@@ -9,6 +9,7 @@
 import { FIELDS, type FieldSpec } from './fields.ts';
 import type { JsonSchema } from './json-schema-type.ts';
 import { fieldValueSchema, SPEC_ID_BASE } from './json-schemas.ts';
+import { identityMemberSchema } from './members.ts';
 import { isJsonObject } from './normalise.ts';
 import { compileSchema, type SchemaCheck, type SchemaIssue } from './schema-validator.ts';
 import type { ContractFields } from './types.ts';
@@ -45,7 +46,7 @@ function tolerant(schema: JsonSchema): JsonSchema {
  * a timestamp may carry an offset (it is compared as an instant); a collection must be a list.
  */
 function fieldReadSchema(field: FieldSpec): JsonSchema {
-  if (field.kind === 'collection') return tolerant(fieldValueSchema(field));
+  if (field.kind === 'collection') return tolerant({ type: 'array', items: identityMemberSchema(field) });
   if (field.kind === 'timestamp') return { type: ['string', 'null'], description: 'ISO 8601 date-time; any offset' };
   return withNull(tolerant(fieldValueSchema(field)));
 }

@@ -161,7 +161,9 @@ function messageFor(error: ErrorObject, value: unknown, sensitive: boolean): str
       if (params.format === 'date') return `expected a date like 2026-06-01, got ${got}`;
       if (params.format === 'uri') return `expected a URL, got ${got}`;
       if (error.propertyName !== undefined) {
-        return `invalid name ${JSON.stringify(error.propertyName)}: expected to match ${String(params.pattern)}`;
+        // A pattern with a description says its rule in words (a ContractId's pattern is not one to read).
+        const rule = (error.parentSchema as JsonSchema | undefined)?.description;
+        return `invalid name ${JSON.stringify(error.propertyName)}: ${rule ?? `expected to match ${String(params.pattern)}`}`;
       }
       return `expected a value matching ${String(params.pattern)}, got ${got}`;
     case 'minimum':

@@ -1,4 +1,9 @@
-/** TypeScript types of a contract's patchable fields, as they appear in desired-state files. */
+/**
+ * TypeScript types of a contract's patchable fields, desired and known alike. A desired member
+ * carries every non-nullable member field (the schema in engine/model/fields.ts checks that); a
+ * known member read from the service is guaranteed only its identity, so the types leave the other
+ * member fields optional.
+ */
 import type { CollectionFieldName, DurationUnit, FieldName, FIELDS } from './fields.ts';
 
 export type Duration = { [Unit in DurationUnit]?: number | null };

@@ -5,6 +5,7 @@
 import type { CollectionMode } from '../config/types.ts';
 import { COLLECTION_FIELDS, FIELDS, opPath, type CollectionFieldName, type CollectionFieldSpec, type FieldName, type FieldSpec } from '../model/fields.ts';
 import { durationsEqual, equalWhereWritten, isJsonObject, memberIdentity, normaliseDuration, normaliseNumber, normaliseTimestamp } from '../model/normalise.ts';
+import { completeMember } from '../model/members.ts';
 import type { ContractFields, Duration, Op } from '../model/types.ts';
 
 export interface DiffOptions {
@@ -72,11 +73,11 @@ function diffCollection(field: CollectionFieldSpec, known: unknown, desired: rea
     matched.add(identity);
     const match = knownById.get(identity);
     if (match === undefined) {
-      adds.push({ op: 'Add', path, value: structuredClone(member) });
+      adds.push({ op: 'Add', path, value: completeMember(field, structuredClone(member)) });
     } else if (!equalWhereWritten(match, member, member)) {
       // The API has no member Replace: a changed member is removed as known, then added as desired.
       removes.add(match);
-      adds.push({ op: 'Add', path, value: structuredClone(member) });
+      adds.push({ op: 'Add', path, value: completeMember(field, structuredClone(member), match) });
     }
   }
   if (mode === 'authoritative') {

@@ -3,7 +3,7 @@
  * the API client, built once per run from the config and the run's effects.
  */
 import { randomUUID } from 'node:crypto';
-import { createApiClient, type ApiClient } from '../api/client.ts';
+import { apiClientSettings, createApiClient, type ApiClient } from '../api/client.ts';
 import { createTenantTokens, type Scope, type TenantTokens } from '../auth/index.ts';
 import type { Config } from '../config/types.ts';
 import { Redactor, silentLogger, type Logger } from '../log/logger.ts';
@@ -32,9 +32,7 @@ export function createEngineSetup(effects: Pick<RunEffects, 'env' | 'logger'>, c
   }
   const tokens = tokensFor(scopes);
   const api = createApiClient({
-    baseUrl: config.api.baseUrl,
-    ...(config.api.read ? { readPath: config.api.read.path } : {}),
-    timeoutMs: config.api.timeoutMs,
+    ...apiClientSettings(config.api),
     userAgent: USER_AGENT,
     correlationId: runId,
     redactor,

@@ -29,8 +29,11 @@
  *   write `.<name>.<random>.tmp` in the same directory, fsync it, rename it over `<name>`, fsync
  *   the directory. A reader sees the old file or the new one, never a torn one. A crash leaves at
  *   most a `.tmp` file, which readers skip and the next lock holder removes.
- * - Tenant names and ContractIds are safe file names: both patterns start with a letter or digit
- *   and allow no `/` (specs/contracts.schema.json); the stores refuse any other name.
+ * - Tenant names are safe file names: their pattern starts with a letter or digit and allows no
+ *   `/` (specs/contracts.schema.json); the stores refuse any other name. ContractIds may be any id
+ *   the service could have (`/`, `..` included), so they never name a file: records are written to
+ *   the journal only, and a per-contract file of the older layout is read by the id its name gives
+ *   (from the directory listing), never by a path built from an id asked for.
  * - Readers ignore names starting with `.` (temporary files, the run record, the lock) and names
  *   not ending in `.json`.
  * - A contract with no file was never applied; a tenant with no `.run.json` never ran. Readers

@@ -3,21 +3,20 @@
  * not escape its directory; a record must be one a reader will accept. Failing either is a
  * programming error: TypeError.
  */
-import { CONTRACT_ID_PATTERN, TENANT_PATTERN } from '../model/json-schemas.ts';
+import { CONTRACT_ID_RULE, isContractId, TENANT_PATTERN } from '../model/json-schemas.ts';
 import { isJsonObject } from '../model/normalise.ts';
 import { isPendingOutcome } from './file-format.ts';
 import type { AppliedContract, TenantRunRecord } from './types.ts';
 
 const TENANT = new RegExp(TENANT_PATTERN);
-const CONTRACT_ID = new RegExp(CONTRACT_ID_PATTERN);
 
 export function checkTenant(tenant: string): void {
   if (typeof tenant !== 'string' || !TENANT.test(tenant)) throw new TypeError(`tenant: expected a name matching ${TENANT_PATTERN}, got ${JSON.stringify(tenant)}`);
 }
 
 export function checkContractId(contractId: string): void {
-  if (typeof contractId !== 'string' || !CONTRACT_ID.test(contractId)) {
-    throw new TypeError(`contractId: expected an id matching ${CONTRACT_ID_PATTERN}, got ${JSON.stringify(contractId)}`);
+  if (!isContractId(contractId)) {
+    throw new TypeError(`contractId: ${CONTRACT_ID_RULE}; got ${JSON.stringify(contractId)}`);
   }
 }
 

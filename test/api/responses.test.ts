@@ -273,3 +273,84 @@ describe('checkReadResponse', () => {
     expect(error).toMatchObject({ kind: 'permanent', status: 404, excerpt: 'not found', message: 'GET /contract/C-1: 404: not found' });
   });
 });
+
+describe('checkReadResponse: where the contract sits and how its timestamps read (api.read.pointer, api.read.timestamps)', () => {
+  const CONTRACT = { Name: 'Cleaning', Company: [{ Id: 12, RelationType: 'Supplier' }], ValidFrom: '2027-01-01T00:00:00Z' };
+
+  it('fails a wrapped contract read with the default pointer, naming the pointer and the keys found: never an empty contract', async () => {
+    const error = await rejection(checkReadResponse(read(), Response.json({ Contract: CONTRACT, Links: [] }), options()));
+
+    expect(error).toMatchObject({ kind: 'permanent', status: 200, message: 'GET /contract/C-1: no contract field at "" (keys: Contract, Links): set api.read.pointer' });
+  });
+
+  it('reads the contract at the configured pointer', async () => {
+    const outcome = await checkReadResponse(read(), Response.json({ Data: { 'a/b': CONTRACT }, Links: [] }), options({ readPointer: '/Data/a~1b' }));
+
+    expect(outcome.fields).toEqual(CONTRACT);
+  });
+
+  it.each([
+    ['a pointer that leads nowhere', { Links: [] }, '/Contract', 'GET /contract/C-1: nothing at "/Contract" (keys: Links): set api.read.pointer'],
+    ['a pointer to a list', { Contract: [CONTRACT] }, '/Contract', 'GET /contract/C-1: no contract field at "/Contract" (a list): set api.read.pointer'],
+  ])('fails %s', async (_case, body, pointer, message) => {
+    const error = await rejection(checkReadResponse(read(), Response.json(body), options({ readPointer: pointer })));
+
+    expect(error).toMatchObject({ kind: 'permanent', message });
+  });
+
+  it('reads an empty object as a contract with no field set', async () => {
+    const outcome = await checkReadResponse(read(), Response.json({}), options());
+
+    expect(outcome.fields).toEqual({});
+  });
+
+  it('fails a timestamp without an offset by default, naming the field, the value and the setting', async () => {
+    const error = await rejection(checkReadResponse(read(), Response.json({ ...CONTRACT, ValidTo: '2027-12-31T23:59:59.5' }), options()));
+
+    expect(error).toMatchObject({ kind: 'permanent', message: 'GET /contract/C-1: ValidTo "2027-12-31T23:59:59.5" has no UTC offset: set api.read.timestamps to utc to read such timestamps as UTC' });
+  });
+
+  it('reads a timestamp without an offset as UTC when told to', async () => {
+    const outcome = await checkReadResponse(read(), Response.json({ ...CONTRACT, ValidFrom: '2027-01-01T00:00:00', ValidTo: '2027-12-31T23:59:59.5' }), options({ readTimestamps: 'utc' }));
+
+    expect(outcome.fields).toMatchObject({ ValidFrom: '2027-01-01T00:00:00Z', ValidTo: '2027-12-31T23:59:59.5Z' });
+  });
+});
+
+describe('PATCH content type and conflicts (api.patch.contentType, api.conflictStatuses)', () => {
+  it('sends the configured content type', () => {
+    const request = patchRequest(options({ patchContentType: 'application/json-patch+json' }), 'C-1', [{ op: 'Replace', path: '/Contract/Name', value: 'x' }], TOKEN);
+
+    expect(request.headers.get('content-type')).toBe('application/json-patch+json');
+  });
+
+  it('names the setting in a 415, and what the service accepts', async () => {
+    const response = Response.json({ error: 'unsupported_media_type' }, { status: 415, headers: { 'Accept-Patch': 'application/json-patch+json' } });
+
+    const error = await rejection(checkPatchResponse(patch(), response, options()));
+
+    expect(error).toMatchObject({
+      kind: 'permanent',
+      status: 415,
+      message: 'PATCH /contract/C-1: 415: {"error":"unsupported_media_type"}; the service refuses Content-Type application/json: set api.patch.contentType (it accepts application/json-patch+json)',
+    });
+  });
+
+  it.each([
+    [409, undefined, true],
+    [422, undefined, false],
+    [422, [409, 422], true],
+    [400, [422], false],
+  ])('a PATCH answered %i with conflictStatuses %j is a conflict: %s', async (status, conflictStatuses, conflict) => {
+    const error = await rejection(checkPatchResponse(patch(), Response.json({ error: 'x' }, { status }), options(conflictStatuses === undefined ? {} : { conflictStatuses })));
+
+    expect(error).toMatchObject({ status, conflict });
+  });
+
+  it('percent-encodes a ContractId of any shape in every URL', () => {
+    const id = 'C/2024/001?x#1 %ä';
+
+    expect(new URL(patchRequest(options(), id, [], TOKEN).url).pathname).toBe('/contract/C%2F2024%2F001%3Fx%231%20%25%C3%A4');
+    expect(readRequest(options({ readPath: '/v1/contracts/{id}/full' }), id, TOKEN).url).toBe('https://cms.test/v1/contracts/C%2F2024%2F001%3Fx%231%20%25%C3%A4/full');
+  });
+});

@@ -63,14 +63,14 @@ function work(known: ContractFields | undefined, desired: ContractFields, ops: r
 }
 
 describe('applyContract after a successful PATCH', () => {
-  it('records ops the strict op schema would refuse: a Remove of a member recorded with a key the model does not list', async () => {
+  it('sends and records a Remove of a member recorded with a key the model does not list: a Remove needs its identity only', async () => {
     // A record written from a read before reads dropped unknown keys: the Remove carries `Name`.
     const known = { Company: [{ Id: 1, RelationType: 'Supplier', Name: 'Acme Ltd' }] } as unknown as ContractFields;
     const desired: ContractFields = { Company: [{ Id: 2, RelationType: 'Client' }] };
     const api = acceptingApi();
     const ctx = await context(api);
     const planned = work(known, desired);
-    expect(validateOps(planned.ops)).not.toEqual([]);
+    expect(validateOps(planned.ops)).toEqual([]);
 
     const outcome = await applyContract(planned, ctx);
 
@@ -80,7 +80,7 @@ describe('applyContract after a successful PATCH', () => {
   });
 
   it('records an owner whose user name, email and unit are null', async () => {
-    const owner = { OwnerType: { Value: 1 }, User: { Id: 5, Name: null, Email: null, OrganizationalUnit: { Id: null, Name: null } } };
+    const owner = { OwnerType: { Name: 'Responsible', Value: 1 }, User: { Id: 5, Name: null, Email: null, OrganizationalUnit: { Id: null, Name: null } } };
     const api = acceptingApi();
     const ctx = await context(api);
 
@@ -95,7 +95,6 @@ describe('applyContract after a successful PATCH', () => {
     ['the known state already holds the member added', { Company: [{ Id: 2, RelationType: 'Client' }] }, [{ op: 'Add', path: '/Contract/Company', value: { Id: 2, RelationType: 'Client' } }]],
     ['the known state lacks the member removed', { Company: [] }, [{ op: 'Remove', path: '/Contract/Company', value: { Id: 2, RelationType: 'Client' } }]],
     ['the known state holds a collection that is not a list', { Company: 'x' } as unknown as ContractFields, [{ op: 'Add', path: '/Contract/Company', value: { Id: 2, RelationType: 'Client' } }]],
-    ['an op path the model does not know', {}, [{ op: 'Replace', path: '/Contract/Colour' as Op['path'], value: 'red' }]],
   ])('is unknown, never failed, when the new state cannot be computed: %s', async (_case, known, ops) => {
     const api = acceptingApi();
     const ctx = await context(api);
@@ -105,6 +104,27 @@ describe('applyContract after a successful PATCH', () => {
     expect(outcome).toMatchObject({ outcome: 'unknown', status: null, reason: expect.stringMatching(/^applied, but its new state could not be computed from the known state: /) });
     expect(api.patched).toEqual([ops]);
     // The old record stays: it does not claim the patch, and the pending outcome sends the next run to read.
+    expect(ctx.store.applied('acme').get('C-1')).toEqual(PREVIOUS);
+  });
+});
+
+describe('applyContract before a PATCH is queued: the body against specs/patch.schema.json', () => {
+  it.each<[string, readonly Op[], string]>([
+    ['an op path the model does not know', [{ op: 'Replace', path: '/Contract/Colour' as Op['path'], value: 'red' }], 'op #0: unknown path "/Contract/Colour": expected /Contract/<Field>'],
+    ['an Add of an incomplete member', [{ op: 'Add', path: '/Contract/OrganizationalUnit', value: { Id: 4 } }], 'op #0: value: missing required field "Name"'],
+    ['a Replace of a collection', [{ op: 'Replace', path: '/Contract/Company', value: [] }], 'op #0: op "Replace" is not allowed on /Contract/Company (allowed: Add, Remove)'],
+  ])('fails the contract as an internal error naming the ops, and sends nothing: %s', async (_case, ops, problem) => {
+    const api = acceptingApi();
+    const ctx = await context(api);
+
+    const outcome = await applyContract(work({}, {}, ops), ctx);
+
+    expect(outcome).toEqual({
+      outcome: 'failed',
+      status: null,
+      reason: `internal error: the planned patch does not fit the published patch schema (specs/patch.schema.json), so it was not sent: ${problem}; ops: [${ops.map((op) => JSON.stringify(op)).join(', ')}]`,
+    });
+    expect(api.patched).toEqual([]);
     expect(ctx.store.applied('acme').get('C-1')).toEqual(PREVIOUS);
   });
 });

@@ -181,12 +181,12 @@ describe('applyContract: a 409 to a patch that adds or removes members', () => {
   });
 
   it('names at most three members, and how many more', async () => {
-    const adds: Op[] = [1, 2, 3, 4, 5].map((id) => ({ op: 'Add', path: '/Contract/Owner', value: { Id: id } }));
+    const adds: Op[] = [1, 2, 3, 4, 5].map((id) => ({ op: 'Add', path: '/Contract/OrganizationalUnit', value: { Id: id, Name: 'U' } }));
     const api = scriptedApi(false, [CONFLICT]);
 
     const outcome = await applyContract(work({ ops: [REPLACE_NAME, ...adds] }), context(api));
 
-    expect(outcome.outcome !== 'applied' && outcome.reason).toContain('for Add /Contract/Owner {"Id":1}, Add /Contract/Owner {"Id":2}, Add /Contract/Owner {"Id":3} and 2 more,');
+    expect(outcome.outcome !== 'applied' && outcome.reason).toContain('for Add /Contract/OrganizationalUnit {"Id":1,"Name":"U"}, Add /Contract/OrganizationalUnit {"Id":2,"Name":"U"}, Add /Contract/OrganizationalUnit {"Id":3,"Name":"U"} and 2 more,');
   });
 
   it('with a read: the known state was behind; read, re-planned and only what is missing sent', async () => {

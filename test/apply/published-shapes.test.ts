@@ -125,7 +125,7 @@ function ownersFleet(tenants: number, perTenant: number): Fleet {
       const wanted = owners.map(swapNulls);
       if (base.changed.get(set.tenant)!.has(contract.id)) {
         if (index % 4 === 1) wanted[0] = { ...wanted[0]!, User: { ...wanted[0]!.User, Email: owners[0]!.User.Email ? null : 'new@example.com' } };
-        if (index % 4 === 2) wanted.push({ OwnerType: { Value: 9 }, User: { Id: 9, Name: null, Email: null, OrganizationalUnit: { Id: null, Name: null } } });
+        if (index % 4 === 2) wanted.push({ OwnerType: { Name: 'Deputy', Value: 9 }, User: { Id: 9, Name: null, Email: null, OrganizationalUnit: { Id: null, Name: null } } });
       }
       return { ...contract, fields: { ...contract.fields, Owner: wanted } };
     });

@@ -208,7 +208,10 @@ describe('client secrets', () => {
     expect((await tokenRequests(emulator)).map((request) => request.status)).toEqual([401, 200]);
     expect(entries().filter((entry) => entry.level === 40)).toEqual([
       expect.objectContaining({ tenant: 'acme', clientId: 'acme-rw', status: 401, error: 'invalid_client', msg: expect.stringContaining('Rotation is due') }),
+      // No secretRotatedAt: the end of the overlap is unknown, which the run reports too.
+      expect.objectContaining({ tenant: 'acme', secretRotatedAt: null, overlapEndedOn: null, msg: expect.stringContaining('after the rotation overlap') }),
     ]);
+    expect(tokens.warnings?.()).toEqual([expect.objectContaining({ code: 'secret-overlap-ended', tenant: 'acme', overlapEndedOn: null })]);
   });
 
   it('fails with auth-invalid-client when the previous secret is rejected too, without retrying further', async () => {

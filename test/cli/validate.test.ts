@@ -38,7 +38,7 @@ const EXPECTED = [
   'contracts/acme/mistakes.yaml:6:11  Area  expected an integer, got "12a"',
   'contracts/acme/mistakes.yaml:7:16  ValidFrom  expected an ISO 8601 date-time in UTC like 2027-01-01T00:00:00Z, got "2027-01-01" (a date without a time)',
   'contracts/acme/mistakes.yaml:8:39  SupplierNoticePeriod.Weeks  unknown field "Weeks"',
-  'contracts/acme/mistakes.yaml:10:9  Company[0]  missing required field "Id"',
+  'contracts/acme/mistakes.yaml:10:9  Company[0]  missing member field "Id": every Company member gives Id, RelationType (only nullable fields may be left out)',
   'contracts/acme/mistakes.yaml:12:32  Type[0].IsDora  expected true or false, got "yes"',
   'contracts/acme/mistakes.yaml:15:14  ValidTo  ValidTo 2027-01-01T00:00:00Z is before ValidFrom 2028-01-01T00:00:00Z',
   'contracts/acme/mistakes.yaml:16:3  contracts.815  ContractId 0815 is read by YAML as 815; quote it: "0815"',

@@ -6,13 +6,18 @@ function problems(content: string) {
   return parseConfig('contract-sync.yaml', content).diagnostics.map((d) => `${d.line}:${d.column}  ${d.field}  ${d.message}`);
 }
 
+/** A config whose api section holds `lines` after baseUrl. */
+function api(lines: string): string {
+  return configYaml(['acme']).replace('api: { baseUrl: https://cms.example.com }\n', `api:\n  baseUrl: https://cms.example.com\n${lines}`);
+}
+
 describe('parseConfig', () => {
   it('applies the defaults of docs/architecture.md section 5', () => {
     const { config, diagnostics } = parseConfig('contract-sync.yaml', configYaml(['acme']));
 
     expect(diagnostics).toEqual([]);
     expect(config).toEqual({
-      api: { baseUrl: 'https://cms.example.com', timeoutMs: 30_000 },
+      api: { baseUrl: 'https://cms.example.com', patch: { contentType: 'application/json' }, conflictStatuses: [409], timeoutMs: 30_000 },
       auth: { url: 'https://login.example.com', realm: 'cms', timeoutMs: 10_000 },
       tenants: { acme: { clientId: 'cs-acme', clientSecret: { env: 'ACME_SECRET' } } },
       desired: { paths: ['contracts/**/*.yaml'] },
@@ -22,6 +27,27 @@ describe('parseConfig', () => {
       state: { backend: 'file', path: '.contract-sync/state' },
       safety: { maxRemovals: 25 },
     });
+  });
+
+  it('reads the settings of unpublished behaviours, with their defaults, and refuses bad values at their position', () => {
+    const set = parseConfig(
+      'contract-sync.yaml',
+      api('  read: { path: "/contract/{id}", pointer: /Contract, timestamps: utc }\n  patch: { contentType: application/json-patch+json }\n  conflictStatuses: [409, 422]\n'),
+    );
+    const defaults = parseConfig('contract-sync.yaml', api('  read: { path: "/contract/{id}" }\n'));
+
+    expect(set.diagnostics).toEqual([]);
+    expect(set.config?.api).toMatchObject({
+      read: { path: '/contract/{id}', pointer: '/Contract', timestamps: 'utc' },
+      patch: { contentType: 'application/json-patch+json' },
+      conflictStatuses: [409, 422],
+    });
+    expect(defaults.config?.api).toMatchObject({ read: { path: '/contract/{id}', pointer: '', timestamps: 'error' }, patch: { contentType: 'application/json' }, conflictStatuses: [409] });
+    expect(problems(api('  read: { path: "/contract/{id}", pointer: Contract, timestamps: local }\n'))).toEqual([
+      expect.stringMatching(/ {2}api\.read\.pointer {2}expected a value matching/),
+      expect.stringMatching(/ {2}api\.read\.timestamps {2}expected one of "utc", "error"/),
+    ]);
+    expect(problems(api('  conflictStatuses: [200]\n'))).toEqual([expect.stringMatching(/ {2}api\.conflictStatuses\[0\] {2}.*>= 400/)]);
   });
 
   it('reads safety.maxRemovals, and refuses a bad value at its position', () => {

@@ -45,10 +45,10 @@ describe('the fast parse path', () => {
   it('reads a file that ends with an empty value without the yaml package', () => {
     const parse = vi.spyOn(Parser.prototype, 'parse');
 
-    const parsed = parseDesiredFile({ path: 'contracts/acme/a.yaml', content: 'tenant: acme\ncontracts:\n  "1":\n    Type:\n      - Lookup: ICT\n        EbaCode:\n' });
+    const parsed = parseDesiredFile({ path: 'contracts/acme/a.yaml', content: 'tenant: acme\ncontracts:\n  "1":\n    Type:\n      - Lookup: ICT\n        IsDora: false\n        EbaCode:\n' });
 
     expect(parse).not.toHaveBeenCalled();
-    expect(parsed.contractSet?.contracts.map((c) => c.fields)).toEqual([{ Type: [{ Lookup: 'ICT', EbaCode: null }] }]);
+    expect(parsed.contractSet?.contracts.map((c) => c.fields)).toEqual([{ Type: [{ Lookup: 'ICT', IsDora: false, EbaCode: null }] }]);
   });
 
   it('hands a file with a problem to the yaml package, for its exact position', () => {
@@ -77,7 +77,7 @@ describe('the fast parse path', () => {
 
   it.each([
     ['a number', '  0815: {}', '3:3  contracts.815  ContractId 0815 is read by YAML as 815; quote it: "0815"'],
-    ['a merge key', '  <<: {}', '3:3  contracts["<<"]  invalid name "<<": expected to match ^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$'],
+    ['a merge key', '  <<: {}', '3:3  contracts["<<"]  ContractId << is read by YAML 1.1 tools as a merge key; quote it: "<<"'],
   ])('leaves a ContractId key that YAML reads as %s to the yaml package', (_, line, expected) => {
     const content = `tenant: acme\ncontracts:\n${line}\n`;
 

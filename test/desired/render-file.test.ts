@@ -17,7 +17,7 @@ const EVERY_FIELD: ContractFields = {
       User: { Id: 501, Name: 'Dana Berg', Email: 'dana.berg@acme.example', OrganizationalUnit: { Id: 3, Name: 'Facility Management' } },
     },
   ],
-  OrganizationalUnit: [{ Id: 3, Name: 'Facility Management' }, { Id: 4 }],
+  OrganizationalUnit: [{ Id: 3, Name: 'Facility Management' }, { Id: 4, Name: 'Cleaning' }],
   Company: [{ Id: 12, RelationType: 'Supplier' }],
   SupplierNoticePeriod: { Days: 30, Hours: null },
   OrderingPartyNoticePeriod: { Minutes: 0.5 },
@@ -137,9 +137,9 @@ describe('renderDesiredFile', () => {
     'Grüße, 你好 🙂',
     'x'.repeat(300),
   ])('writes the string %j so that it reads back exactly', (value) => {
-    const { text } = render({ '4711': { Name: value, Type: [{ Lookup: value || 'x', EbaCode: value }] } });
+    const { text } = render({ '4711': { Name: value, Type: [{ Lookup: value || 'x', EbaCode: value, IsDora: false }] } });
 
-    expect(readBack(text).get('4711')).toEqual({ Name: value, Type: [{ Lookup: value || 'x', EbaCode: value }] });
+    expect(readBack(text).get('4711')).toEqual({ Name: value, Type: [{ Lookup: value || 'x', EbaCode: value, IsDora: false }] });
   });
 
   it('quotes the words YAML 1.1 reads as booleans, so that every tool reads a string', () => {
@@ -169,21 +169,36 @@ describe('renderDesiredFile', () => {
     expect(notes[0]!.message).toMatch(/null in the service; left unmanaged/);
   });
 
-  it('keeps the nulls a member may hold, drops the ones it may not and the fields the model does not know, and says so', () => {
+  it('keeps the nulls a member may hold, drops the fields the model does not know, and says so', () => {
     const live = {
-      Type: [{ Lookup: 'ICT', EbaCode: null, Internal: 7 }],
-      OrganizationalUnit: [{ Id: 3, Name: null }],
-      Owner: [{ OwnerType: { Value: 1 }, User: { Id: 5, OrganizationalUnit: { Id: null } } }],
+      Type: [{ Lookup: 'ICT', EbaCode: null, IsDora: true, Internal: 7 }],
+      Owner: [{ OwnerType: { Name: 'Responsible', Value: 1 }, User: { Id: 5, OrganizationalUnit: { Id: null } } }],
     };
 
     const { text, notes } = render({ '4711': live });
 
     expect(readBack(text).get('4711')).toEqual({
-      OrganizationalUnit: [{ Id: 3 }],
-      Owner: [{ OwnerType: { Value: 1 }, User: { Id: 5, OrganizationalUnit: { Id: null } } }],
-      Type: [{ Lookup: 'ICT', EbaCode: null }],
+      Owner: [{ OwnerType: { Name: 'Responsible', Value: 1 }, User: { Id: 5, OrganizationalUnit: { Id: null } } }],
+      Type: [{ Lookup: 'ICT', EbaCode: null, IsDora: true }],
     });
-    expect(notes.map((note) => note.field)).toEqual(['OrganizationalUnit[0].Name', 'Type[0].Internal']);
+    expect(notes.map((note) => note.field)).toEqual(['Type[0].Internal']);
+  });
+
+  it('leaves a collection unmanaged when the service holds a member without a non-nullable member field, so that the file validates', () => {
+    const live = {
+      Name: 'x',
+      OrganizationalUnit: [{ Id: 3, Name: 'FM' }, { Id: 4, Name: null }],
+      Owner: [{ OwnerType: { Value: 1 }, User: { Id: 5 } }],
+    };
+
+    const { text, notes } = render({ '4711': live });
+
+    expect(readBack(text).get('4711')).toEqual({ Name: 'x' });
+    expect(notes.map((note) => `${note.field}: ${note.message}`)).toEqual([
+      'OrganizationalUnit[1].Name: is null in the service; left out (a member field left out is not compared)',
+      'OrganizationalUnit: has members without OrganizationalUnit[1].Name in the service; left unmanaged (a desired member must give every non-nullable member field)',
+      'Owner: has members without Owner[0].OwnerType.Name in the service; left unmanaged (a desired member must give every non-nullable member field)',
+    ]);
   });
 
   it('writes a file that plans to no op against what was read', () => {

@@ -60,8 +60,8 @@ describe('validateDesiredState: one problem in one contract', () => {
     ['unknown duration unit', 'SupplierNoticePeriod: { Days: 30, Weeks: 2 }', '4:39  SupplierNoticePeriod.Weeks  unknown field "Weeks"'],
     ['duration as a number', 'SupplierNoticePeriod: 30', '4:27  SupplierNoticePeriod  expected a map, got 30'],
     ['member field of the wrong type', 'Company:\n  - { Id: 12, RelationType: S }\n  - { Id: "12a", RelationType: S }', '6:15  Company[1].Id  expected an integer, got "12a"'],
-    ['member without its identity', 'Company:\n  - { RelationType: Client }', '5:9  Company[0]  missing required field "Id"'],
-    ['nested identity missing', 'Owner:\n  - { OwnerType: { Name: R }, User: { Id: 1 } }', '5:22  Owner[0].OwnerType  missing required field "Value"'],
+    ['member without its identity', 'Company:\n  - { RelationType: Client }', '5:9  Company[0]  missing member field "Id": every Company member gives Id, RelationType (only nullable fields may be left out)'],
+    ['nested identity missing', 'Owner:\n  - { OwnerType: { Name: R }, User: { Id: 1 } }', '5:22  Owner[0].OwnerType  missing member field "Value": every Owner member gives OwnerType.Name, OwnerType.Value, User.Id (only nullable fields may be left out)'],
     ['boolean written as yes', 'Type:\n  - { Lookup: ICT, IsDora: yes }', '5:32  Type[0].IsDora  expected true or false, got "yes"'],
     [
       'duplicate member identity',
@@ -70,16 +70,23 @@ describe('validateDesiredState: one problem in one contract', () => {
     ],
     [
       'duplicate member identity, nested key',
-      'Owner:\n  - { OwnerType: { Value: 1 }, User: { Id: 5 } }\n  - { OwnerType: { Value: 1, Name: X }, User: { Id: 5, Name: Y } }',
+      'Owner:\n  - { OwnerType: { Value: 1, Name: X }, User: { Id: 5 } }\n  - { OwnerType: { Value: 1, Name: X }, User: { Id: 5, Name: Y } }',
       '6:9  Owner[1]  same identity (OwnerType.Value 1, User.Id 5) as Owner[0]; each member may appear once',
     ],
     ['collection as a map', 'Company: { Id: 12 }', '4:14  Company  expected a list, got a map'],
+    ['an incomplete OrganizationalUnit member', 'OrganizationalUnit:\n  - { Id: 4 }', '5:9  OrganizationalUnit[0]  missing member field "Name": every OrganizationalUnit member gives Id, Name (only nullable fields may be left out)'],
+    [
+      'an incomplete Owner member',
+      'Owner:\n  - { OwnerType: { Value: 1 }, User: { Id: 501 } }',
+      '5:22  Owner[0].OwnerType  missing member field "Name": every Owner member gives OwnerType.Name, OwnerType.Value, User.Id (only nullable fields may be left out)',
+    ],
+    ['an incomplete Type member', 'Type:\n  - { Lookup: ICT, EbaCode: null }', '5:9  Type[0]  missing member field "IsDora": every Type member gives Lookup, IsDora (only nullable fields may be left out)'],
   ])('%s', (_, body, expected) => {
     expect(problems([contractFile(body)])).toEqual([`contracts/acme/a.yaml:${expected}`]);
   });
 
   it('accepts null where the model says nullable', () => {
-    expect(problems([contractFile('Type:\n  - { Lookup: ICT, EbaCode: null }\nSupplierNoticePeriod: { Days: null, Hours: 4 }')])).toEqual([]);
+    expect(problems([contractFile('Type:\n  - { Lookup: ICT, EbaCode: null, IsDora: false }\nSupplierNoticePeriod: { Days: null, Hours: 4 }')])).toEqual([]);
   });
 
   it('keeps the valid contracts of a file with an invalid one', () => {
@@ -101,7 +108,7 @@ describe('validateDesiredState: file shape', () => {
     ['unknown top-level key', 'tenant: acme\ncontracts: {}\ncontract: {}\n', '3:1  contract  unknown field "contract" (did you mean "contracts"?)'],
     ['contracts as a list', 'tenant: acme\ncontracts: []\n', '2:12  contracts  expected a map, got a list'],
     ['a list at the top', '- tenant: acme\n', '1:1    expected a map with "tenant" and "contracts", got a list'],
-    ['invalid ContractId', 'tenant: acme\ncontracts:\n  "a/b": {}\n', '3:3  contracts["a/b"]  invalid name "a/b": expected to match ^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$'],
+    ['invalid ContractId', 'tenant: acme\ncontracts:\n  " a": {}\n', '3:3  contracts[" a"]  invalid name " a": a ContractId is non-empty, at most 256 characters, without control characters or leading or trailing white space'],
     ['ContractId read as a number', 'tenant: acme\ncontracts:\n  0815: {}\n', '3:3  contracts.815  ContractId 0815 is read by YAML as 815; quote it: "0815"'],
     ['duplicate ContractId in a file', 'tenant: acme\ncontracts:\n  "1": {}\n  "1": {}\n', '4:3    duplicate key "1": each key may appear once in a map'],
     ['YAML syntax error', 'tenant: acme\ncontracts:\n  "1": { Name: [ }\n', '3:18    invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] (and 1 more error after it)'],

@@ -170,7 +170,8 @@ describe('PATCH ops', () => {
     ['an unknown duration unit', { op: 'Replace', path: '/Contract/SupplierNoticePeriod', value: { Weeks: 2 } }],
     ['a member without its identity', { op: 'Add', path: '/Contract/Company', value: { Id: 13 } }],
     ['a member with a wrong type', { op: 'Add', path: '/Contract/Type', value: { Lookup: 'X', IsDora: 'yes' } }],
-    ['a member with an unknown field', { op: 'Add', path: '/Contract/OrganizationalUnit', value: { Id: 1, Colour: 'red' } }],
+    ['a member with an unknown field', { op: 'Add', path: '/Contract/OrganizationalUnit', value: { Id: 1, Name: 'FM', Colour: 'red' } }],
+    ['an Add of an incomplete member', { op: 'Add', path: '/Contract/OrganizationalUnit', value: { Id: 1 } }],
     ['an op without value', { op: 'Replace', path: '/Contract/Name' }],
     ['an op with an extra key', { op: 'Replace', path: '/Contract/Name', value: 'x', from: '/Contract/Comment' }],
     ['null for a string', { op: 'Replace', path: '/Contract/Name', value: null }],
@@ -234,7 +235,7 @@ describe('PATCH ops', () => {
       { op: 'Replace', path: '/Contract/Name', value: 'New name' },
       { op: 'Remove', path: '/Contract/Company', value: { Id: 12, RelationType: 'Supplier' } },
       { op: 'Add', path: '/Contract/Company', value: { Id: 12, RelationType: 'Customer' } },
-      { op: 'Add', path: '/Contract/OrganizationalUnit', value: { Id: 3 } },
+      { op: 'Add', path: '/Contract/OrganizationalUnit', value: { Id: 3, Name: 'FM' } },
       { op: 'Replace', path: '/Contract/SupplierNoticePeriod', value: { Days: 30 } },
     ];
 
@@ -244,7 +245,7 @@ describe('PATCH ops', () => {
     expect(await live(emulator, 'acme', '4711')).toEqual({
       Name: 'New name',
       Company: [{ Id: 12, RelationType: 'Customer' }],
-      OrganizationalUnit: [{ Id: 3 }],
+      OrganizationalUnit: [{ Id: 3, Name: 'FM' }],
       SupplierNoticePeriod: { Days: 30 },
     });
   });

@@ -42,7 +42,7 @@ describe('an Owner member with null user fields', () => {
   });
 
   it('is removed and added by PATCH', async () => {
-    const deputy = { OwnerType: { Value: 2 }, User: { Id: 501, Name: 'Dana Berg', Email: null, OrganizationalUnit: { Id: 3, Name: null } } };
+    const deputy = { OwnerType: { Name: 'Deputy', Value: 2 }, User: { Id: 501, Name: 'Dana Berg', Email: null, OrganizationalUnit: { Id: 3, Name: null } } };
 
     const response = await patch(emulator, acme, '4711', [
       { op: 'Remove', path: '/Contract/Owner', value: NULL_OWNER },
@@ -54,9 +54,9 @@ describe('an Owner member with null user fields', () => {
   });
 
   it.each([
-    ['a null user id', { OwnerType: { Value: 2 }, User: { Id: null } }, 'value.User.Id'],
-    ['a numeric email', { OwnerType: { Value: 2 }, User: { Id: 1, Email: 7 } }, 'value.User.Email'],
-    ['a null unit', { OwnerType: { Value: 2 }, User: { Id: 1, OrganizationalUnit: null } }, 'value.User.OrganizationalUnit'],
+    ['a null user id', { OwnerType: { Name: 'Deputy', Value: 2 }, User: { Id: null } }, 'value.User.Id'],
+    ['a numeric email', { OwnerType: { Name: 'Deputy', Value: 2 }, User: { Id: 1, Email: 7 } }, 'value.User.Email'],
+    ['a null unit', { OwnerType: { Name: 'Deputy', Value: 2 }, User: { Id: 1, OrganizationalUnit: null } }, 'value.User.OrganizationalUnit'],
   ])('is refused with 400 for %s, which is not nullable', async (_case, value, where) => {
     const response = await patch(emulator, acme, '4711', [{ op: 'Add', path: '/Contract/Owner', value }]);
 

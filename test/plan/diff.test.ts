@@ -75,25 +75,30 @@ describe('section 3.3: collections are matched by identity key', () => {
     ['a nested Owner field left out is not compared', { Owner: [OWNER] }, { Owner: [{ OwnerType: { Value: 1 }, User: { Id: 7 } }] }, []],
     ['a nested Owner field changed', { Owner: [OWNER] }, { Owner: [{ OwnerType: { Value: 1 }, User: { Id: 7, Email: 'ada@example.org' } }] }, [
       { op: 'Remove', path: '/Contract/Owner', value: OWNER },
-      { op: 'Add', path: '/Contract/Owner', value: { OwnerType: { Value: 1 }, User: { Id: 7, Email: 'ada@example.org' } } },
+      // What the desired member leaves out is kept as known: it is not managed.
+      { op: 'Add', path: '/Contract/Owner', value: { OwnerType: { Name: 'Responsible', Value: 1 }, User: { Id: 7, Name: 'Ada', Email: 'ada@example.org', OrganizationalUnit: { Id: 3, Name: null } } } },
     ]],
     ['a member field null = absent', { Type: [{ Lookup: 'Service' }] }, { Type: [{ Lookup: 'Service', EbaCode: null }] }, []],
     ['Owner user fields written null = absent in known state', { Owner: [{ OwnerType: { Value: 1 }, User: { Id: 7, OrganizationalUnit: {} } }] }, { Owner: [NULL_OWNER] }, []],
     ['Owner user fields null in known state = absent in desired', { Owner: [NULL_OWNER] }, { Owner: [{ OwnerType: { Value: 1 }, User: { Id: 7, OrganizationalUnit: {} } }] }, []],
     ['an Owner user name written null where one is known', { Owner: [OWNER] }, { Owner: [{ OwnerType: { Value: 1 }, User: { Id: 7, Name: null } }] }, [
       { op: 'Remove', path: '/Contract/Owner', value: OWNER },
-      { op: 'Add', path: '/Contract/Owner', value: { OwnerType: { Value: 1 }, User: { Id: 7, Name: null } } },
+      { op: 'Add', path: '/Contract/Owner', value: { OwnerType: { Name: 'Responsible', Value: 1 }, User: { Id: 7, Name: null, Email: 'ada@example.com', OrganizationalUnit: { Id: 3, Name: null } } } },
     ]],
     ['a boolean member field changed', { Type: [{ Lookup: 'ICT', IsDora: false }] }, { Type: [{ Lookup: 'ICT', IsDora: true }] }, [
       { op: 'Remove', path: '/Contract/Type', value: { Lookup: 'ICT', IsDora: false } },
-      { op: 'Add', path: '/Contract/Type', value: { Lookup: 'ICT', IsDora: true } },
+      { op: 'Add', path: '/Contract/Type', value: { Lookup: 'ICT', EbaCode: null, IsDora: true } },
     ]],
-    ['Removes before Adds, fields in table order', { Company: [ACME], Type: [{ Lookup: 'A' }] }, { Type: [{ Lookup: 'B' }], Company: [CLIENT], Name: 'N' }, [
+    ['Removes before Adds, fields in table order', { Company: [ACME], Type: [{ Lookup: 'A' }] }, { Type: [{ Lookup: 'B', IsDora: false }], Company: [CLIENT], Name: 'N' }, [
       { op: 'Replace', path: '/Contract/Name', value: 'N' },
       { op: 'Remove', path: '/Contract/Company', value: ACME },
       { op: 'Add', path: '/Contract/Company', value: CLIENT },
       { op: 'Remove', path: '/Contract/Type', value: { Lookup: 'A' } },
-      { op: 'Add', path: '/Contract/Type', value: { Lookup: 'B' } },
+      { op: 'Add', path: '/Contract/Type', value: { Lookup: 'B', EbaCode: null, IsDora: false } },
+    ]],
+    ['an Add sends the nullable member fields it leaves out as null', {}, { Owner: [{ OwnerType: { Name: 'Responsible', Value: 1 }, User: { Id: 7 } }], Type: [{ Lookup: 'ICT', IsDora: false }] }, [
+      { op: 'Add', path: '/Contract/Owner', value: { OwnerType: { Name: 'Responsible', Value: 1 }, User: { Id: 7, Name: null, Email: null, OrganizationalUnit: { Id: null, Name: null } } } },
+      { op: 'Add', path: '/Contract/Type', value: { Lookup: 'ICT', EbaCode: null, IsDora: false } },
     ]],
     ['Remove carries the known member as known, extra known fields included', { Owner: [OWNER] }, { Owner: [] }, [{ op: 'Remove', path: '/Contract/Owner', value: OWNER }]],
   ])('%s', (_name, known, desired, expected, options) => {

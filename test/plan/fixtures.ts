@@ -31,7 +31,7 @@ contracts:
     Name: "Laptops \`\`\`fenced\`\`\`"
     Comment: "two\\nlines"
     Owner:
-      - { OwnerType: { Value: 1 }, User: { Id: 7, Email: ada@example.org } }
+      - { OwnerType: { Name: Responsible, Value: 1 }, User: { Id: 7, Email: ada@example.org } }
 `,
   'contracts/globex/leases.yaml': `tenant: globex
 contracts:

@@ -123,8 +123,22 @@ export function describeStateStore(name: string, makeHarness: () => Promise<Stor
       const store = await open();
 
       await expect(store.readTenant('../etc')).rejects.toThrow(TypeError);
-      await expect(store.writeContract('acme', applied('../4711', 'x'))).rejects.toThrow(TypeError);
-      await expect(store.readTenant('acme', new Set(['a/b']))).rejects.toThrow(TypeError);
+      await expect(store.writeContract('acme', applied(' 4711', 'x'))).rejects.toThrow(TypeError);
+      await expect(store.readTenant('acme', new Set(['a\nb']))).rejects.toThrow(TypeError);
+    });
+
+    it('keeps ContractIds of any shape the service could have, each as its own record', async () => {
+      const ids = ['C/2024/001', '../4711', '.run', 'A B', 'Vertrag-ä', '50%?#x'];
+      const store = await open();
+
+      for (const id of ids) await store.writeContract('acme', applied(id, `name ${id}`));
+      const known = await (await open()).readTenant('acme');
+      const some = await (await open()).readTenant('acme', new Set(['../4711', 'A B']));
+
+      expect([...known.keys()].sort()).toEqual([...ids].sort());
+      for (const id of ids) expect(known.get(id)?.fields.Name).toBe(`name ${id}`);
+      expect([...some.keys()].sort()).toEqual(['../4711', 'A B']);
+      expect(await store.readRecord('acme', 'C/2024/001')).toStrictEqual(applied('C/2024/001', 'name C/2024/001'));
     });
 
     it('keeps run records with their pending entries, and replaces them', async () => {
@@ -206,7 +220,7 @@ export function describeStateStore(name: string, makeHarness: () => Promise<Stor
       expect([removed, again]).toEqual([true, false]);
       expect(await other.readRecord('acme', '4711')).toBeUndefined();
       expect([...(await other.readTenant('acme')).keys()]).toEqual(['4712']);
-      await expect(store.removeRecord('acme', '../x')).rejects.toThrow(TypeError);
+      await expect(store.removeRecord('acme', '')).rejects.toThrow(TypeError);
     });
 
     it('names the holder of a tenant lock, and nobody once it is released', async () => {
