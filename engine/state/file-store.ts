@@ -9,7 +9,7 @@ import path from 'node:path';
 import { compareText } from '../compare-text.ts';
 import { ensureDirectory, writeFileDurably } from './atomic-write.ts';
 import { contractIdOfFile, parseRunRecord, RUN_FILE_NAME, serialiseRunRecord, stateRecordOf, StateFormatError, type StateRecord } from './file-format.ts';
-import { acquireFileLock, forceRemoveFileLock, readFileLockHolder } from './file-lock.ts';
+import { acquireFileLock, fileLockLostReason, forceRemoveFileLock, readFileLockHolder, type HeldFileLock } from './file-lock.ts';
 import { checkHistoryEntry, checkHistoryQuery, selectHistory, type RunHistoryEntry } from './history.ts';
 import { JOURNAL_FILE_NAME, journalRecordLine, journalRemovalLine } from './journal-format.ts';
 import type { LockHolder } from './lock-timeout-message.ts';
@@ -18,7 +18,8 @@ import { resolveFileStoreOptions, type FileStateStoreOptions } from './file-stor
 import { checkLockOptions } from './lock-options.ts';
 import { checkApplied, checkContractId, checkRunRecord, checkTenant } from './store-input.ts';
 import { entriesOf, readTenantRecords, tenantJournal, type TenantJournal } from './tenant-journal.ts';
-import type { AppliedContract, HistoryQuery, KnownContract, KnownContracts, LockOptions, StateStore, StoredContract, TenantLock, TenantRunRecord } from './types.ts';
+import { LockLostError, type AppliedContract, type HistoryQuery, type KnownContract, type KnownContracts, type LockOptions, type StateStore, type StoredContract, type TenantLock, type TenantRunRecord, type WriteGuard } from './types.ts';
+import { checkLastApplied } from './write-guard.ts';
 
 /** The run history's directory inside the state directory: a dot name, never a tenant's. */
 export const HISTORY_DIR_NAME = '.history';
@@ -77,6 +78,25 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     return journal;
   }
 
+  // The locks this instance handed out, to fire their `lost` signal when a write is refused for one.
+  const held = new WeakMap<TenantLock, HeldFileLock>();
+
+  /** Fencing: refuses the write of a lock that no longer holds the tenant (see fileLockLostReason). */
+  async function checkFence(tenant: string, tenantDir: string, guard: WriteGuard | undefined): Promise<void> {
+    const lock = guard?.lock;
+    if (lock === undefined) return;
+    if (lock.tenant !== tenant) throw new TypeError(`a lock of tenant ${lock.tenant} cannot guard a write to tenant ${tenant}`);
+    const why = lock.lost.aborted ? 'it was lost earlier' : await fileLockLostReason(tenantDir, lock.fence);
+    if (why === undefined) return;
+    throw held.get(lock)?.lose(why) ?? new LockLostError(tenant, why);
+  }
+
+  async function readRunRecord(tenant: string): Promise<TenantRunRecord | undefined> {
+    const file = path.join(tenantDirOf(tenant), RUN_FILE_NAME);
+    const text = await readIfPresent(file);
+    return text === undefined ? undefined : parseRunRecord(text, file, tenant);
+  }
+
   /** Still ours when the run lets go: a lock taken away (`state unlock --force`) is not compacted under. */
   async function stillHeld(tenant: string, owner: string): Promise<boolean> {
     const holder = await readFileLockHolder(tenantDirOf(tenant));
@@ -96,21 +116,21 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
       return known;
     },
 
-    async writeContract(tenant: string, applied: AppliedContract): Promise<void> {
-      tenantDirOf(tenant);
+    async writeContract(tenant: string, applied: AppliedContract, guard?: WriteGuard): Promise<void> {
+      const tenantDir = tenantDirOf(tenant);
       checkApplied(applied);
+      await checkFence(tenant, tenantDir, guard);
       await journalOf(tenant).append(journalRecordLine(stateRecordOf(tenant, applied)));
     },
 
-    async readRun(tenant: string): Promise<TenantRunRecord | undefined> {
-      const file = path.join(tenantDirOf(tenant), RUN_FILE_NAME);
-      const text = await readIfPresent(file);
-      return text === undefined ? undefined : parseRunRecord(text, file, tenant);
-    },
+    readRun: readRunRecord,
 
-    async writeRun(tenant: string, record: TenantRunRecord): Promise<void> {
+    async writeRun(tenant: string, record: TenantRunRecord, guard?: WriteGuard): Promise<void> {
       const tenantDir = tenantDirOf(tenant);
       checkRunRecord(record);
+      await checkFence(tenant, tenantDir, guard);
+      // A compare-and-set between lock holders: the lock keeps other runs' writes out meanwhile.
+      if (guard?.lastAppliedCommit !== undefined) checkLastApplied(tenant, guard, await readRunRecord(tenant));
       await ensureDirectory(tenantDir);
       await writeFileDurably(tenantDir, RUN_FILE_NAME, serialiseRunRecord(tenant, record), settings.randomId());
     },
@@ -136,13 +156,17 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
           await lock.release();
         }
       }
-      return {
+      const handle: TenantLock = {
         tenant,
+        lost: lock.lost,
+        fence: lock.fence,
         release(): Promise<void> {
           released ??= release();
           return released;
         },
       };
+      held.set(handle, lock);
+      return handle;
     },
 
     async listTenants(): Promise<string[]> {

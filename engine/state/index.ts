@@ -23,5 +23,5 @@ export { fileStateStore } from './file-store.ts';
 export { emptyStateStore, memoryStateStore, readKnownState, type MemoryStateStore, type MemoryStateStoreOptions, type TimeoutTimers } from './memory-store.ts';
 export { checkHistoryEntry, historyEntryOf, selectHistory, startedByFromEnv, type HistoryCommand, type HistoryTenant, type RunHistoryEntry, type StartedBy } from './history.ts';
 export type { LockHolder } from './lock-timeout-message.ts';
-export { LockTimeoutError } from './types.ts';
-export type { AppliedContract, HistoryQuery, StoredContract, KnownContract, KnownContracts, KnownSource, KnownState, LockOptions, StateStore, TenantLock, TenantRunRecord } from './types.ts';
+export { LastAppliedChangedError, LockLostError, LockTimeoutError } from './types.ts';
+export type { AppliedContract, HistoryQuery, StoredContract, KnownContract, KnownContracts, KnownSource, KnownState, LockOptions, StateStore, TenantLock, TenantRunRecord, WriteGuard } from './types.ts';

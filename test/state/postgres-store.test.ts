@@ -42,7 +42,7 @@ describe('postgres state store: its tables', () => {
     const tables = await server.query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'contract_sync' ORDER BY table_name", databaseOf(url));
     const version = await server.query('SELECT version FROM contract_sync.schema_version', databaseOf(url));
 
-    expect(tables.rows.map((row) => row.table_name)).toEqual(['contracts', 'locks', 'run_history', 'schema_version', 'tenant_runs']);
+    expect(tables.rows.map((row) => row.table_name)).toEqual(['contracts', 'lock_fences', 'locks', 'run_history', 'schema_version', 'tenant_runs']);
     expect(version.rows).toEqual([{ version: SCHEMA_VERSION }]);
   });
 
