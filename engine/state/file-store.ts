@@ -86,7 +86,7 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     const lock = guard?.lock;
     if (lock === undefined) return;
     if (lock.tenant !== tenant) throw new TypeError(`a lock of tenant ${lock.tenant} cannot guard a write to tenant ${tenant}`);
-    const why = lock.lost.aborted ? 'it was lost earlier' : await fileLockLostReason(tenantDir, lock.fence);
+    const why = (await fileLockLostReason(tenantDir, lock.fence)) ?? (lock.lost.aborted ? 'its heartbeat was lost earlier' : undefined);
     if (why === undefined) return;
     throw held.get(lock)?.lose(why) ?? new LockLostError(tenant, why);
   }

@@ -110,7 +110,7 @@ export interface TenantLock {
  *   that a run never records its commit over one another run recorded after it read its own.
  */
 export interface WriteGuard {
-  readonly lock?: TenantLock;
+  readonly lock?: TenantLock | undefined;
   readonly lastAppliedCommit?: string | null;
 }
 

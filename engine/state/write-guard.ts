@@ -11,7 +11,10 @@ export function checkLastApplied(tenant: string, guard: WriteGuard | undefined, 
   if (now !== guard.lastAppliedCommit) throw new LastAppliedChangedError(tenant, guard.lastAppliedCommit, now);
 }
 
-/** A lock handle's `lost` signal, and how the store fires it (once; later calls keep the first reason). */
+/**
+ * A lock handle's `lost` signal, and how the store fires it: once, with the first reason as the
+ * signal's; each call returns the error of its own reason (the write refused says why it was).
+ */
 export interface LossSignal {
   readonly signal: AbortSignal;
   lose(why: string): LockLostError;
@@ -22,8 +25,9 @@ export function lossSignal(tenant: string): LossSignal {
   return {
     signal: controller.signal,
     lose(why: string): LockLostError {
-      if (!controller.signal.aborted) controller.abort(new LockLostError(tenant, why));
-      return controller.signal.reason as LockLostError;
+      const error = new LockLostError(tenant, why);
+      if (!controller.signal.aborted) controller.abort(error);
+      return error;
     },
   };
 }
