@@ -126,6 +126,7 @@ function statusLine(response: Response): string {
 async function failure(request: Request, response: Response, options: ApiClientOptions, ambiguous = false): Promise<ApiError> {
   const now = (options.now ?? systemClock.now)();
   const rateLimit = parseRateLimit(response.headers);
+  const quotaPolicy = parseQuotaPolicy(response.headers);
   const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), now) ?? (rateLimit && rateLimit.remaining < 1 ? rateLimit.resetMs : undefined);
   const text = (await bodyOf(response)) ?? '';
   const excerpt = excerptOfText(request, text, options.redactor);
@@ -137,6 +138,8 @@ async function failure(request: Request, response: Response, options: ApiClientO
     excerpt,
     ambiguous: ambiguous || html,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    ...(rateLimit === undefined ? {} : { rateLimit }),
+    ...(quotaPolicy === undefined ? {} : { quotaPolicy }),
   });
 }
 

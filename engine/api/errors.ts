@@ -2,6 +2,7 @@
  * How a failed CMS request is classified (docs/architecture.md sections 1 and 7). The service publishes only
  * 204 for PATCH, so every status the engine does not know is permanent and reported verbatim.
  */
+import type { QuotaPolicy, RateLimitState } from './rate-headers.ts';
 
 /**
  * - `retryable`: 429, 500, 502, 503, 504, connection resets, timeouts: worth sending again later
@@ -45,6 +46,10 @@ export interface ApiErrorDetails {
   readonly ambiguous: boolean;
   /** The wait the service asked for (Retry-After, or a RateLimit header with nothing remaining), in ms. */
   readonly retryAfterMs?: number;
+  /** The quota left, when the error answer reports it (a 429 often does): the lane's pacer learns from it. */
+  readonly rateLimit?: RateLimitState;
+  /** The quota policy, when the error answer publishes it. */
+  readonly quotaPolicy?: QuotaPolicy;
   readonly cause?: unknown;
 }
 
@@ -55,6 +60,8 @@ export class ApiError extends Error {
   readonly excerpt: string;
   readonly ambiguous: boolean;
   readonly retryAfterMs: number | undefined;
+  readonly rateLimit: RateLimitState | undefined;
+  readonly quotaPolicy: QuotaPolicy | undefined;
 
   constructor(message: string, details: ApiErrorDetails) {
     super(message, { cause: details.cause });
@@ -63,5 +70,7 @@ export class ApiError extends Error {
     this.excerpt = details.excerpt;
     this.ambiguous = details.ambiguous;
     this.retryAfterMs = details.retryAfterMs;
+    this.rateLimit = details.rateLimit;
+    this.quotaPolicy = details.quotaPolicy;
   }
 }

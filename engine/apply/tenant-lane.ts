@@ -224,6 +224,10 @@ export class TenantLane {
     } catch (error) {
       // Paused before the answer is handed on, so that no request of this tenant slips out meanwhile.
       if (error instanceof ApiError && error.retryAfterMs !== undefined && error.retryAfterMs <= MAX_THROTTLE_WAIT_MS) this.pause(error.retryAfterMs);
+      // A 429 that publishes the quota teaches the pacer as a success would: the requests after the
+      // pause are spaced by the policy instead of going out at once into the next 429. The
+      // throttle is counted by call(), not again here; this request is still among those sending.
+      if (error instanceof ApiError && (error.rateLimit !== undefined || error.quotaPolicy !== undefined)) this.#observe(error, this.#sending - 1, false);
       throw error;
     } finally {
       this.#sending -= 1;
@@ -247,11 +251,15 @@ export class TenantLane {
    * Learns the published policy, and holds the tenant when the quota left will be used up by the
    * requests already in flight: for the shortfall only, instead of spending requests on 429s.
    */
-  #observe({ rateLimit, quotaPolicy }: { readonly rateLimit?: RateLimitState; readonly quotaPolicy?: QuotaPolicy }): void {
+  #observe(
+    { rateLimit, quotaPolicy }: { readonly rateLimit?: RateLimitState | undefined; readonly quotaPolicy?: QuotaPolicy | undefined },
+    othersInFlight = this.#sending,
+    countThrottle = true,
+  ): void {
     const before = this.#pacer.intervalMs;
-    const holdMs = this.#pacer.observe(rateLimit, quotaPolicy, this.#sending, this.#options.concurrency);
+    const holdMs = this.#pacer.observe(rateLimit, quotaPolicy, othersInFlight, this.#options.concurrency);
     if (this.#pacer.intervalMs !== before) this.#options.logger.debug({ tenant: this.tenant, quota: quotaPolicy?.quota, windowMs: quotaPolicy?.windowMs }, 'pacing to the quota the service publishes');
-    if (holdMs > 0 && this.pause(Math.min(holdMs, MAX_THROTTLE_WAIT_MS))) this.counters.throttles += 1;
+    if (holdMs > 0 && this.pause(Math.min(holdMs, MAX_THROTTLE_WAIT_MS)) && countThrottle) this.counters.throttles += 1;
   }
 
   /** Resolves when every request added so far has finished. */
