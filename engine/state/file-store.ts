@@ -14,6 +14,7 @@ import { checkHistoryEntry, checkHistoryQuery, selectHistory, type RunHistoryEnt
 import { JOURNAL_FILE_NAME, journalRecordLine, journalRemovalLine } from './journal-format.ts';
 import type { LockHolder } from './lock-timeout-message.ts';
 import { fingerprint } from '../plan/fingerprint.ts';
+import { checkStateDirectory, markStateDirectory } from './format-marker.ts';
 import { resolveFileStoreOptions, type FileStateStoreOptions } from './file-store-options.ts';
 import { checkLockOptions } from './lock-options.ts';
 import { checkApplied, checkContractId, checkRunRecord, checkTenant } from './store-input.ts';
@@ -63,6 +64,24 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
   const settings = resolveFileStoreOptions(options);
   // One per tenant this instance wrote to or locked: its appends and compactions, one at a time.
   const journals = new Map<string, TenantJournal>();
+  // The format marker (file-format.ts), checked once per instance before its first read, and made
+  // sure of before its first write. A failed check is not cached: the next call checks again.
+  let checked: Promise<unknown> | undefined;
+  let marked: Promise<void> | undefined;
+  function readable(): Promise<unknown> {
+    checked ??= checkStateDirectory(directory).catch((error: unknown) => {
+      checked = undefined;
+      throw error;
+    });
+    return checked;
+  }
+  function writable(): Promise<void> {
+    marked ??= markStateDirectory(directory, settings.randomId()).catch((error: unknown) => {
+      marked = undefined;
+      throw error;
+    });
+    return marked;
+  }
 
   function tenantDirOf(tenant: string): string {
     checkTenant(tenant);
@@ -92,6 +111,7 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
   }
 
   async function readRunRecord(tenant: string): Promise<TenantRunRecord | undefined> {
+    await readable();
     const file = path.join(tenantDirOf(tenant), RUN_FILE_NAME);
     const text = await readIfPresent(file);
     return text === undefined ? undefined : parseRunRecord(text, file, tenant);
@@ -110,6 +130,7 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
         for (const id of only) checkContractId(id);
         if (only.size === 0) return new Map();
       }
+      await readable();
       const { records } = await readTenantRecords(tenantDir, tenant, only);
       const known = new Map<string, KnownContract>();
       for (const [id, record] of records) known.set(id, { fields: record.fields, from: 'state' });
@@ -119,6 +140,7 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     async writeContract(tenant: string, applied: AppliedContract, guard?: WriteGuard): Promise<void> {
       const tenantDir = tenantDirOf(tenant);
       checkApplied(applied);
+      await writable();
       await checkFence(tenant, tenantDir, guard);
       await journalOf(tenant).append(journalRecordLine(stateRecordOf(tenant, applied)));
     },
@@ -128,6 +150,7 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     async writeRun(tenant: string, record: TenantRunRecord, guard?: WriteGuard): Promise<void> {
       const tenantDir = tenantDirOf(tenant);
       checkRunRecord(record);
+      await writable();
       await checkFence(tenant, tenantDir, guard);
       // A compare-and-set between lock holders: the lock keeps other runs' writes out meanwhile.
       if (guard?.lastAppliedCommit !== undefined) checkLastApplied(tenant, guard, await readRunRecord(tenant));
@@ -138,6 +161,7 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     async lock(tenant: string, lockOptions: LockOptions): Promise<TenantLock> {
       const tenantDir = tenantDirOf(tenant);
       checkLockOptions(lockOptions);
+      await writable();
       const lock = await acquireFileLock(tenant, tenantDir, lockOptions, settings);
       const journal = journalOf(tenant);
       try {
@@ -170,6 +194,7 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     },
 
     async listTenants(): Promise<string[]> {
+      await readable();
       const tenants: string[] = [];
       for (const name of (await entriesOf(directory)).sort(compareText)) {
         if (name.startsWith('.')) continue;
@@ -186,6 +211,7 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     },
 
     async listRecords(tenant: string): Promise<StoredContract[]> {
+      await readable();
       const { records } = await readTenantRecords(tenantDirOf(tenant), tenant);
       return [...records.values()].map(storedOf);
     },
@@ -193,6 +219,7 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     async readRecord(tenant: string, contractId: string): Promise<StoredContract | undefined> {
       const tenantDir = tenantDirOf(tenant);
       checkContractId(contractId);
+      await readable();
       const record = (await readTenantRecords(tenantDir, tenant, new Set([contractId]))).records.get(contractId);
       return record === undefined ? undefined : storedOf(record);
     },
@@ -200,21 +227,26 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     async removeRecord(tenant: string, contractId: string): Promise<boolean> {
       const tenantDir = tenantDirOf(tenant);
       checkContractId(contractId);
+      await readable();
       if (!(await readTenantRecords(tenantDir, tenant, new Set([contractId]))).records.has(contractId)) return false;
+      await writable();
       await journalOf(tenant).append(journalRemovalLine(contractId));
       return true;
     },
 
     async lockHolder(tenant: string): Promise<LockHolder | undefined> {
+      await readable();
       return readFileLockHolder(tenantDirOf(tenant));
     },
 
     async forceUnlock(tenant: string): Promise<LockHolder | undefined> {
+      await readable();
       return forceRemoveFileLock(tenantDirOf(tenant), settings.randomId());
     },
 
     async appendHistory(entry: RunHistoryEntry): Promise<void> {
       checkHistoryEntry(entry);
+      await writable();
       const historyDir = path.join(directory, HISTORY_DIR_NAME);
       await ensureDirectory(historyDir);
       await writeFileDurably(historyDir, `${entry.runId}.json`, `${JSON.stringify(entry, null, 2)}\n`, settings.randomId());
@@ -223,6 +255,7 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     async readHistory(query: HistoryQuery = {}): Promise<RunHistoryEntry[]> {
       if (query.tenant !== undefined) checkTenant(query.tenant);
       checkHistoryQuery(query);
+      await readable();
       const historyDir = path.join(directory, HISTORY_DIR_NAME);
       const entries: RunHistoryEntry[] = [];
       for (const name of await entriesOf(historyDir)) {
@@ -237,4 +270,19 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
 
     async close(): Promise<void> {},
   };
+}
+
+/**
+ * The file store of `directory`, its format marker checked first (file-format.ts): a command opening
+ * it is refused before it plans or sends anything. The one-line reason when the marker names
+ * another format.
+ */
+export async function openFileStateStore(directory: string, options: FileStateStoreOptions = {}): Promise<StateStore | string> {
+  try {
+    await checkStateDirectory(directory);
+  } catch (error) {
+    if (error instanceof StateFormatError) return error.message;
+    throw error;
+  }
+  return fileStateStore(directory, options);
 }
