@@ -66,6 +66,24 @@ describe('postgres state store: its tables', () => {
     expect((await server.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = 'contract_sync'", databaseOf(url))).rows).toEqual([]);
   });
 
+  it('migrates tables of version 1 (before fencing) to version 2, keeping their records, and fences their tenants from then on', async () => {
+    const url = await server.createDatabase();
+    const first = await openPostgresStateStore({ url });
+    await first.writeContract('acme', { contractId: 'C-1', fields: { Name: 'kept' }, fingerprint: 'sha256:x', appliedAt: '2027-01-01T00:00:00.000Z', commit: null });
+    await first.close();
+    // What a version-1 database looks like: no lock_fences, version 1.
+    await server.query('DROP TABLE contract_sync.lock_fences; UPDATE contract_sync.schema_version SET version = 1', databaseOf(url));
+
+    const store = await open(url);
+    const lock = await store.lock('acme', { timeoutMs: 0, owner: 'run-1' });
+    await store.writeContract('acme', { contractId: 'C-2', fields: { Name: 'fenced' }, fingerprint: 'sha256:y', appliedAt: '2027-01-01T00:00:00.000Z', commit: null }, { lock });
+    await lock.release();
+
+    expect((await server.query('SELECT version FROM contract_sync.schema_version', databaseOf(url))).rows).toEqual([{ version: 2 }]);
+    expect((await server.query('SELECT tenant, generation::int AS generation FROM contract_sync.lock_fences', databaseOf(url))).rows).toEqual([{ tenant: 'acme', generation: 1 }]);
+    expect([...(await store.readTenant('acme')).keys()].sort()).toEqual(['C-1', 'C-2']);
+  });
+
   it('refuses a database whose tables a newer contract-sync wrote', async () => {
     const url = await server.createDatabase();
     await (await openPostgresStateStore({ url })).close();
