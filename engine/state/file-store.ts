@@ -161,7 +161,9 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     async lock(tenant: string, lockOptions: LockOptions): Promise<TenantLock> {
       const tenantDir = tenantDirOf(tenant);
       checkLockOptions(lockOptions);
-      await writable();
+      // Checked, not written: a lock leaves nothing behind once released, and a run that only
+      // locks (cancelled at its confirmation) writes no state.
+      await readable();
       const lock = await acquireFileLock(tenant, tenantDir, lockOptions, settings);
       const journal = journalOf(tenant);
       try {
