@@ -5,6 +5,7 @@
  */
 import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LockLostError } from '../../engine/state/index.ts';
 import { openPostgresStateStore, PostgresStateError, SCHEMA_VERSION, type PostgresStateStore } from '../../engine/state/postgres/index.ts';
 import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
 
@@ -173,5 +174,41 @@ describe('postgres state store: locks', () => {
     await first.close();
 
     await (await second.lock('acme', { timeoutMs: 3000, owner: 'run-2' })).release();
+  });
+});
+
+describe('postgres state store: a lock holder whose server restarted', () => {
+  it('fires the lock lost signal when the server stops, and refuses the holder writes after the restart though nobody took the tenant', { timeout: 60_000 }, async () => {
+    const url = await server.createDatabase();
+    // The helper's server trades durability for speed (synchronous_commit=off): what it acknowledged
+    // just before the immediate stop could be lost, which is not what this test is about.
+    await server.query(`ALTER DATABASE ${databaseOf(url)} SET synchronous_commit = on`);
+    const store = await openPostgresStateStore({ url, connectTimeoutMs: 2000 });
+    opened.push(store);
+    const lock = await store.lock('acme', { timeoutMs: 0, owner: 'run-1' });
+    const applied = { contractId: 'C-1', fields: { Name: 'before' }, fingerprint: 'sha256:x', appliedAt: '2027-01-01T00:00:00.000Z', commit: null };
+    await store.writeContract('acme', applied, { lock });
+
+    await server.halt();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const lostWhileDown = lock.lost.aborted;
+    await server.restart();
+    // The pool reconnects: the write reaches the server, which refuses it (the advisory lock is gone).
+    const late = await store.writeContract('acme', { ...applied, fields: { Name: 'late' } }, { lock }).catch((error: unknown) => error);
+    const lateRun = await store.writeRun('acme', { lastAppliedCommit: null, pending: [], updatedAt: 'x' }, { lock, lastAppliedCommit: null }).catch((error: unknown) => error);
+
+    expect(lostWhileDown).toBe(true);
+    expect((lock.lost.reason as Error).message).toBe('lost the lock of tenant acme: the connection holding its PostgreSQL advisory lock ended; nothing more is sent or recorded for it by this run');
+    expect(late).toBeInstanceOf(LockLostError);
+    expect((late as Error).message).toMatch(/^lost the lock of tenant acme: the PostgreSQL session that held its advisory lock ended;/);
+    expect(lateRun).toBeInstanceOf(LockLostError);
+    expect((await store.readRecord('acme', 'C-1'))?.fields).toEqual({ Name: 'before' });
+    expect(await store.readRun('acme')).toBeUndefined();
+    await lock.release();
+    // A new lock of the same store works again.
+    const next = await store.lock('acme', { timeoutMs: 3000, owner: 'run-2' });
+    await store.writeContract('acme', { ...applied, fields: { Name: 'after' } }, { lock: next });
+    await next.release();
+    expect((await store.readRecord('acme', 'C-1'))?.fields).toEqual({ Name: 'after' });
   });
 });
