@@ -212,3 +212,36 @@ describe('postgres state store: a lock holder whose server restarted', () => {
     expect((await store.readRecord('acme', 'C-1'))?.fields).toEqual({ Name: 'after' });
   });
 });
+
+describe('postgres state store: a lock session whose server went silent', () => {
+  it('fires the lock lost signal once the lock session stops answering its probe, and the tenant goes to the next run once the session ends', { timeout: 30_000 }, async () => {
+    const url = await server.createDatabase();
+    const store = await openPostgresStateStore({ url, lockProbeIntervalMs: 100, lockProbeTimeoutMs: 400 });
+    opened.push(store);
+    const lock = await store.lock('acme', { timeoutMs: 0, owner: 'run-1' });
+    const backend = Number((await server.query("SELECT backend_pid FROM contract_sync.locks WHERE tenant = 'acme'", databaseOf(url))).rows[0].backend_pid);
+    const healthy = await new Promise((resolve) => setTimeout(() => resolve(lock.lost.aborted), 500));
+
+    // The backend holding the lock stops answering (as a server or network gone silent would), its socket still open.
+    process.kill(backend, 'SIGSTOP');
+    const stoppedAt = performance.now();
+    let lostAfter: number;
+    try {
+      await new Promise<void>((resolve) => lock.lost.addEventListener('abort', () => resolve(), { once: true }));
+      lostAfter = performance.now() - stoppedAt;
+    } finally {
+      process.kill(backend, 'SIGCONT');
+    }
+    const next = await open(url);
+    const taken = await next.lock('acme', { timeoutMs: 5000, owner: 'run-2' });
+    const late = await store.writeContract('acme', { contractId: 'C-1', fields: { Name: 'late' }, fingerprint: 'sha256:x', appliedAt: 'x', commit: null }, { lock }).catch((error: unknown) => error);
+
+    expect(healthy).toBe(false);
+    expect(lostAfter).toBeLessThan(2000);
+    expect((lock.lost.reason as Error).message).toMatch(/^lost the lock of tenant acme: the connection holding its PostgreSQL advisory lock ended;/);
+    expect(late).toBeInstanceOf(LockLostError);
+    expect(await store.readRecord('acme', 'C-1')).toBeUndefined();
+    await taken.release();
+    await lock.release();
+  });
+});

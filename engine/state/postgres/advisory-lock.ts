@@ -37,6 +37,15 @@ export interface LockSessionDeps {
   readonly s: string;
   readonly now: () => number;
   readonly sleep: (ms: number) => Promise<void>;
+  /**
+   * While a lock is held, the lock session is asked `SELECT 1` this often; an answer that takes
+   * longer than `probeTimeoutMs` (a server or network that went silent, where no FIN or RST comes)
+   * ends the session and fires its locks' `lost` signals. Both together stay below the ~25 s in
+   * which the server drops a silent session and frees its locks (tcp_keepalives_* below), so that
+   * the holder stops before another run can take its tenants. Defaults 5 s and 10 s.
+   */
+  readonly probeIntervalMs?: number;
+  readonly probeTimeoutMs?: number;
 }
 
 /** What a write of a lock holder is checked against (see the file header). */
@@ -101,12 +110,38 @@ export function createLockManager(deps: LockSessionDeps): LockManager {
         if (holding === ours) {
           session = undefined;
           held.clear();
+          // A query of this session that never ends (a silent server) must not hold up the next session's.
+          chain = Promise.resolve();
         }
         for (const loss of ours.values()) loss.lose('the connection holding its PostgreSQL advisory lock ended');
         ours.clear();
       }
       client.on('error', sessionGone);
       client.on('end', sessionGone);
+      const probe = setInterval(() => {
+        if (gone) {
+          clearInterval(probe);
+          return;
+        }
+        if (ours.size === 0) return;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const silent = new Promise<'silent'>((resolve) => {
+          timer = setTimeout(() => resolve('silent'), deps.probeTimeoutMs ?? 10_000);
+        });
+        void Promise.race([serially(() => client.query('SELECT 1')).then(() => 'answered' as const), silent])
+          .catch(() => 'failed' as const)
+          .then((outcome) => {
+            clearTimeout(timer);
+            if (outcome === 'answered' || gone) return;
+            sessionGone();
+            clearInterval(probe);
+            // A silent server would never answer a goodbye: the socket is closed here and now.
+            client.connection.stream.destroy();
+          });
+      }, deps.probeIntervalMs ?? 5000);
+      // The probe alone must not keep a process alive that has nothing else to do.
+      probe.unref();
+      client.on('end', () => clearInterval(probe));
       // A holder whose machine vanishes (no FIN) is noticed by the server within ~25 s.
       await client.query('SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3');
       backendPid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;

@@ -47,6 +47,9 @@ export interface PostgresStateStoreOptions {
   readonly sleep?: (ms: number) => Promise<void>;
   /** How long to wait for a connection (default 10 s). */
   readonly connectTimeoutMs?: number;
+  /** How often a held lock's session is probed, and how long an answer may take (advisory-lock.ts). */
+  readonly lockProbeIntervalMs?: number;
+  readonly lockProbeTimeoutMs?: number;
 }
 
 export interface PostgresStateStore extends StateStore {
@@ -161,6 +164,8 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
     s,
     now: options.now ?? systemClock.now,
     sleep: options.sleep ?? sleepFor,
+    ...(options.lockProbeIntervalMs === undefined ? {} : { probeIntervalMs: options.lockProbeIntervalMs }),
+    ...(options.lockProbeTimeoutMs === undefined ? {} : { probeTimeoutMs: options.lockProbeTimeoutMs }),
   });
   let closed: Promise<void> | undefined;
   const sleep = options.sleep ?? sleepFor;
