@@ -158,6 +158,7 @@ function unsupportedMediaHint(request: Request, response: Response): string {
 async function failure(request: Request, response: Response, options: ApiClientOptions, ambiguous = false): Promise<ApiError> {
   const now = (options.now ?? systemClock.now)();
   const rateLimit = parseRateLimit(response.headers);
+  const quotaPolicy = parseQuotaPolicy(response.headers);
   const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), now) ?? (rateLimit && rateLimit.remaining < 1 ? rateLimit.resetMs : undefined);
   const text = (await bodyOf(response)) ?? '';
   const excerpt = excerptOfText(request, text, options.redactor);
@@ -172,6 +173,8 @@ async function failure(request: Request, response: Response, options: ApiClientO
     ambiguous: ambiguous || html,
     conflict,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    ...(rateLimit === undefined ? {} : { rateLimit }),
+    ...(quotaPolicy === undefined ? {} : { quotaPolicy }),
   });
 }
 

@@ -2,6 +2,7 @@
  * How a failed CMS request is classified (docs/architecture.md sections 1 and 7). The service publishes only
  * 204 for PATCH, so every status the engine does not know is permanent and reported verbatim.
  */
+import type { QuotaPolicy, RateLimitState } from './rate-headers.ts';
 
 /**
  * - `retryable`: 429, 500, 502, 503, 504, connection resets, timeouts: worth sending again later
@@ -50,6 +51,10 @@ export interface ApiErrorDetails {
    * other members than the known state says (settled by a read and one re-plan). Default: status 409.
    */
   readonly conflict?: boolean;
+  /** The quota left, when the error answer reports it (a 429 often does): the lane's pacer learns from it. */
+  readonly rateLimit?: RateLimitState;
+  /** The quota policy, when the error answer publishes it. */
+  readonly quotaPolicy?: QuotaPolicy;
   readonly cause?: unknown;
 }
 
@@ -61,6 +66,8 @@ export class ApiError extends Error {
   readonly ambiguous: boolean;
   readonly retryAfterMs: number | undefined;
   readonly conflict: boolean;
+  readonly rateLimit: RateLimitState | undefined;
+  readonly quotaPolicy: QuotaPolicy | undefined;
 
   constructor(message: string, details: ApiErrorDetails) {
     super(message, { cause: details.cause });
@@ -70,5 +77,7 @@ export class ApiError extends Error {
     this.ambiguous = details.ambiguous;
     this.retryAfterMs = details.retryAfterMs;
     this.conflict = details.conflict ?? details.status === 409;
+    this.rateLimit = details.rateLimit;
+    this.quotaPolicy = details.quotaPolicy;
   }
 }

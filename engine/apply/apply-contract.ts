@@ -10,7 +10,7 @@ import { applyAcceptedOps } from '../model/apply-ops.ts';
 import type { ContractFields, Op } from '../model/types.ts';
 import { diffContract } from '../plan/diff.ts';
 import { fingerprint } from '../model/fingerprint.ts';
-import type { StateStore } from '../state/types.ts';
+import type { StateStore, TenantLock } from '../state/types.ts';
 import { messageOf } from './failure.ts';
 import { patchBodyProblem } from './patch-body-check.ts';
 import type { TenantLane } from './tenant-lane.ts';
@@ -36,6 +36,8 @@ export interface ContractContext {
   readonly lane: TenantLane;
   readonly api: ApiClient;
   readonly store: StateStore;
+  /** The tenant's lock: records are written only while it holds the tenant (fencing). */
+  readonly lock?: TenantLock | undefined;
   readonly collections: Readonly<Record<CollectionFieldName, CollectionMode>>;
   readonly commit: string | null;
   readonly now: () => number;
@@ -186,7 +188,7 @@ async function recordOrUnknown(context: ContractContext, tenant: string, contrac
       fingerprint: fingerprint(fields),
       appliedAt: new Date(context.now()).toISOString(),
       commit: context.commit,
-    });
+    }, { lock: context.lock });
   } catch (error) {
     return { outcome: 'unknown', status: null, reason: `applied, but the state store could not record it: ${messageOf(error)}` };
   }

@@ -272,6 +272,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       let lock: TenantLock | undefined;
       try {
         if (!dryRun) lock = await store.lock(tenant, { timeoutMs: options.lockTimeoutMs, owner: options.runId });
+        if (lock !== undefined) lane.haltOn(lock.lost);
       } catch (error) {
         preparing.push(Promise.resolve(failedTenant(tenant, lane, new Map(), error)));
         continue;
@@ -398,13 +399,12 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       writes.push({ contractId: contract.id, fields: live, fingerprint: liveFingerprint, appliedAt, commit: options.source.commit });
     }
     for (let start = 0; start < writes.length; start += RECORD_CONCURRENCY) {
-      await Promise.all(writes.slice(start, start + RECORD_CONCURRENCY).map((applied) => store.writeContract(tenant.tenant, applied)));
+      await Promise.all(writes.slice(start, start + RECORD_CONCURRENCY).map((applied) => store.writeContract(tenant.tenant, applied, { lock: tenant.lock })));
     }
     if (writes.length > 0) logger.debug({ tenant: tenant.tenant, records: writes.length }, 'unchanged contracts recorded as read');
   }
 
-  async function execute(tenant: PreparedTenant, contracts: readonly PlanContract[], { items, send, settle }: TenantWork): Promise<Map<string, ContractOutcome>> {
-    const outcomes = new Map<string, ContractOutcome>();
+  async function execute(tenant: PreparedTenant, contracts: readonly PlanContract[], { items, send, settle }: TenantWork, outcomes = new Map<string, ContractOutcome>()): Promise<Map<string, ContractOutcome>> {
     if (dryRun || tenant.error !== undefined) return outcomes;
     await recordUnchanged(tenant, contracts);
     const desired = desiredById.get(tenant.tenant) ?? new Map<string, DesiredContract>();
@@ -421,12 +421,13 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
           ...previousPending.filter((entry) => !sending.has(entry.contractId)),
         ],
         updatedAt: pendingSince,
-      });
+      }, { lock: tenant.lock, lastAppliedCommit: tenant.previousRun?.lastAppliedCommit ?? null });
     }
     const context = {
       lane: tenant.lane,
       api,
       store,
+      lock: tenant.lock,
       collections: config.collections,
       commit: options.source.commit,
       now: () => clock.now(),
@@ -469,22 +470,24 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     // A narrowed tenant read no file for the contracts left out: their earlier entries stay.
     const filesRead = options.narrowed?.has(tenant.tenant) ? new Set<string>() : options.filesRead?.get(tenant.tenant);
     const pending = pendingAfterRun({ since: pendingSince, previous: previousPending, planned: contracts, sent: outcomes, notSent, ...(filesRead ? { filesRead } : {}) });
-    await store.writeRun(tenant.tenant, finishedRecord(tenant, pending));
+    await store.writeRun(tenant.tenant, finishedRecord(tenant, pending), { lock: tenant.lock, lastAppliedCommit: tenant.previousRun?.lastAppliedCommit ?? null });
     return outcomes;
   }
 
   async function runTenant(tenant: PreparedTenant): Promise<TenantReport> {
     const contracts = plannedByTenant.get(tenant.tenant) ?? [];
     const tenantWork = work.get(tenant.tenant)!;
+    // Filled as contracts finish: a run record that cannot be written afterwards leaves them reported as they ended.
     let outcomes = new Map<string, ContractOutcome>();
     let error = tenant.error ?? refusals.get(tenant.tenant) ?? (halted ? CANCELLED : undefined);
-    const notSent = tenant.error !== undefined ? `not sent: tenant ${tenant.tenant} could not start` : refusals.has(tenant.tenant) ? 'not sent: refused by the removal guard' : CANCELLED;
+    let notSent = tenant.error !== undefined ? `not sent: tenant ${tenant.tenant} could not start` : refusals.has(tenant.tenant) ? 'not sent: refused by the removal guard' : CANCELLED;
     try {
       // No PATCH is queued before the token has been checked; a tenant with nothing to send needs none.
       if (!dryRun && error === undefined && tenantWork.send.length + tenantWork.settle.length > 0) await tokens.get(tenant.tenant);
-      outcomes = await execute(error === undefined ? tenant : { ...tenant, error }, contracts, tenantWork);
+      outcomes = await execute(error === undefined ? tenant : { ...tenant, error }, contracts, tenantWork, outcomes);
     } catch (failure) {
       error = messageOf(failure);
+      notSent = `not sent: ${error}`;
       logger.info({ tenant: tenant.tenant, code: (failure as { code?: unknown }).code }, 'tenant not applied');
     } finally {
       // Every request of the tenant has finished: no pause of its lane may outlive the run.

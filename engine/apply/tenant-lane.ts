@@ -55,6 +55,17 @@ function pacing(requestsPerSecond: number): { intervalCap: number; interval: num
   return { intervalCap, interval: (1000 * intervalCap) / requestsPerSecond };
 }
 
+/**
+ * A request the lane did not send because the run lost the tenant's lock (TenantLock.lost): another
+ * run may be sending for the tenant now.
+ */
+export class LaneHaltedError extends Error {
+  readonly code = 'lane-halted';
+  constructor(reason: unknown) {
+    super(`not sent: ${reason instanceof Error ? reason.message : String(reason)}`);
+  }
+}
+
 /** A request that found its lane paused when its in-flight slot came: it goes back to the queue unsent. */
 class PausedBeforeSending extends Error {
   readonly code = 'paused';
@@ -72,6 +83,8 @@ export class TenantLane {
   #resuming = false;
   /** Aborted by close(): ends the wait for a pause that no request needs any more. */
   readonly #closing = new AbortController();
+  /** Once aborted, no request of the lane is sent any more (haltOn). */
+  #halt: AbortSignal | undefined;
 
   constructor(options: LaneOptions) {
     for (const name of ['requestsPerSecond', 'concurrency'] as const) {
@@ -93,6 +106,7 @@ export class TenantLane {
     const { budget, clock, random, logger } = this.#options;
     const tokens = request.kind === 'read' ? (this.#options.readTokens ?? this.#options.tokens) : this.#options.tokens;
     let history: AttemptHistory = { failures: 0, throttles: 0, reauthenticated: false };
+    let last: ApiError | undefined;
     for (let sends = 0; ; ) {
       let token: string | undefined;
       try {
@@ -109,7 +123,10 @@ export class TenantLane {
       } catch (error) {
         // Paused while waiting for an in-flight slot: back into the queue, nothing was sent.
         if (error instanceof PausedBeforeSending) continue;
+        // An earlier send that broke off may have landed: its caller must know (see haltOn).
+        if (error instanceof LaneHaltedError && last?.ambiguous === true) throw last;
         if (!(error instanceof ApiError)) throw error;
+        last = error;
         sends += 1;
         const decision = decideRetry(error, { ...history, failures: history.failures + (error.retryAfterMs === undefined ? 1 : 0) }, budget, request.resendable, random);
         const details = { tenant: this.tenant, contractId: request.contractId, request: request.kind, status: error.status, attempt: sends };
@@ -136,6 +153,26 @@ export class TenantLane {
         }
       }
     }
+  }
+
+  /**
+   * From the moment `signal` fires (the tenant's lock is lost), the lane sends nothing more: every
+   * request not yet sent, queued, paused or waiting for a slot, rejects with LaneHaltedError, or,
+   * for a request whose earlier send broke off ambiguously, with that send's error, so that its
+   * caller treats it as possibly applied. Requests already sent are answered as usual.
+   */
+  haltOn(signal: AbortSignal): void {
+    this.#halt = signal;
+    signal.addEventListener(
+      'abort',
+      () => {
+        this.#options.logger.warn({ tenant: this.tenant, inFlight: this.#sending }, 'tenant lock lost; sending stopped');
+        // Paused requests need not wait to be refused.
+        this.#pausedUntil = 0;
+        this.#queue.start();
+      },
+      { once: true },
+    );
   }
 
   /** Holds back every request of this tenant for `ms` (from now); a longer pause already set wins. True when it extended the pause. */
@@ -176,6 +213,7 @@ export class TenantLane {
   }
 
   async #send<T>(sends: number, token: string, send: (token: string) => Promise<T>): Promise<T> {
+    if (this.#halt?.aborted === true) throw new LaneHaltedError(this.#halt.reason);
     // p-queue's pause stops only tasks not yet started; this one may have waited for a global slot.
     if (this.#options.clock.now() < this.#pausedUntil) throw new PausedBeforeSending();
     this.counters.requests += 1;
@@ -186,6 +224,10 @@ export class TenantLane {
     } catch (error) {
       // Paused before the answer is handed on, so that no request of this tenant slips out meanwhile.
       if (error instanceof ApiError && error.retryAfterMs !== undefined && error.retryAfterMs <= MAX_THROTTLE_WAIT_MS) this.pause(error.retryAfterMs);
+      // A 429 that publishes the quota teaches the pacer as a success would: the requests after the
+      // pause are spaced by the policy instead of going out at once into the next 429. The
+      // throttle is counted by call(), not again here; this request is still among those sending.
+      if (error instanceof ApiError && (error.rateLimit !== undefined || error.quotaPolicy !== undefined)) this.#observe(error, this.#sending - 1, false);
       throw error;
     } finally {
       this.#sending -= 1;
@@ -209,11 +251,15 @@ export class TenantLane {
    * Learns the published policy, and holds the tenant when the quota left will be used up by the
    * requests already in flight: for the shortfall only, instead of spending requests on 429s.
    */
-  #observe({ rateLimit, quotaPolicy }: { readonly rateLimit?: RateLimitState; readonly quotaPolicy?: QuotaPolicy }): void {
+  #observe(
+    { rateLimit, quotaPolicy }: { readonly rateLimit?: RateLimitState | undefined; readonly quotaPolicy?: QuotaPolicy | undefined },
+    othersInFlight = this.#sending,
+    countThrottle = true,
+  ): void {
     const before = this.#pacer.intervalMs;
-    const holdMs = this.#pacer.observe(rateLimit, quotaPolicy, this.#sending, this.#options.concurrency);
+    const holdMs = this.#pacer.observe(rateLimit, quotaPolicy, othersInFlight, this.#options.concurrency);
     if (this.#pacer.intervalMs !== before) this.#options.logger.debug({ tenant: this.tenant, quota: quotaPolicy?.quota, windowMs: quotaPolicy?.windowMs }, 'pacing to the quota the service publishes');
-    if (holdMs > 0 && this.pause(Math.min(holdMs, MAX_THROTTLE_WAIT_MS))) this.counters.throttles += 1;
+    if (holdMs > 0 && this.pause(Math.min(holdMs, MAX_THROTTLE_WAIT_MS)) && countThrottle) this.counters.throttles += 1;
   }
 
   /** Resolves when every request added so far has finished. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describeSecretRef, resolveSecret, SecretError } from '../config/secrets.ts';
 import type { Config } from '../config/types.ts';
 import type { Redactor } from '../log/logger.ts';
-import { fileStateStore } from '../state/file-store.ts';
+import { openFileStateStore } from '../state/file-store.ts';
 import type { StateStore } from '../state/types.ts';
 import type { RunPlace } from './types.ts';
 
@@ -15,7 +15,7 @@ import type { RunPlace } from './types.ts';
  */
 export async function openStateStore(config: Config, repoDir: string, place: RunPlace, redactor?: Pick<Redactor, 'add'>): Promise<StateStore | string> {
   const state = config.state;
-  if (state.backend === 'file') return fileStateStore(path.resolve(repoDir, state.path));
+  if (state.backend === 'file') return openFileStateStore(path.resolve(repoDir, state.path));
   let url: string;
   try {
     url = await resolveSecret(state.url, { env: place.env, readFile: (file) => readFile(path.resolve(place.cwd, file), 'utf8') });

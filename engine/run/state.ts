@@ -5,7 +5,7 @@
 import path from 'node:path';
 import type { Diagnostic } from '../diagnostic.ts';
 import { copyState, type CopyResult } from '../state/copy.ts';
-import { fileStateStore } from '../state/file-store.ts';
+import { openFileStateStore } from '../state/file-store.ts';
 import type { StateStore } from '../state/types.ts';
 import { readRepoConfig } from './config.ts';
 import { openStateStore } from './open-store.ts';
@@ -22,7 +22,7 @@ export async function openConfiguredStore(place: RunPlace, where: RunWhere): Pro
 export type OtherStore = { readonly backend: 'file'; readonly path: string } | { readonly backend: 'postgres'; readonly urlEnv: string; readonly schema?: string };
 
 export async function openOtherStore(place: RunPlace, other: OtherStore): Promise<StateStore | string> {
-  if (other.backend === 'file') return fileStateStore(path.resolve(place.cwd, other.path));
+  if (other.backend === 'file') return openFileStateStore(path.resolve(place.cwd, other.path));
   const url = place.env[other.urlEnv];
   if (url === undefined || url === '') return `--url-env ${other.urlEnv}: the variable is not set`;
   // Loaded here only, as for the configured store.

@@ -2,6 +2,13 @@
  * The file backend's format (`state: { backend: file, path: DIR }`), defined here for every reader
  * and writer. Pure.
  *
+ *   DIR/.format.json                 which layout the directory holds, written at the first write:
+ *   { "format": "contract-sync-file-state", "version": 2 }
+ *                                    version 2: the journal layout below. Version 1, the layout of
+ *                                    per-contract files only, had no marker: a directory without
+ *                                    one is read as written by either. Every operation refuses a
+ *                                    marker of another version, naming it, before reading or
+ *                                    writing anything else.
  *   DIR/<tenant>/.records.jsonl      the tenant's contract records, one journal (journal-format.ts);
  *                                    read on top of the older layout's per-contract files:
  *   DIR/<tenant>/<ContractId>.json   one file per contract (written before the journal), UTF-8 JSON:
@@ -9,7 +16,7 @@
  *     "appliedAt": "2027-01-01T00:00:00.000Z", "commit": "<git sha>" | null,
  *     "fingerprint": "sha256:...", "fields": { ...ContractFields } }
  *   DIR/<tenant>/.run.json           the tenant's run record (TenantRunRecord), UTF-8 JSON:
- *   { "version": 1, "tenant": "acme", "lastAppliedCommit": "<git sha>" | null,
+ *   { "version": 2, "tenant": "acme", "lastAppliedCommit": "<git sha>" | null,
  *     "planningFingerprint": "sha256:...",
  *     "pending": [{ "contractId": "4712", "outcome": "failed" | "unknown" | "interrupted",
  *                   "reason": "...", "since": "...", "file": "contracts/acme.yaml" }],
@@ -53,6 +60,42 @@ import type { AppliedContract, PendingContract, TenantRunRecord } from './types.
 
 export const STATE_FILE_VERSION = 1;
 
+/**
+ * The run record's version: written as 2 since the journal layout (read: 1 and 2, the same shape).
+ * A contract-sync older than the format marker checks this version when it reads a run record (every
+ * apply does, and incremental runs), so it refuses a directory whose records it would not see.
+ */
+export const RUN_RECORD_VERSION = 2;
+const RUN_RECORD_VERSIONS: readonly unknown[] = [1, 2];
+
+/** The marker's name in the state directory (a dot name: never a tenant's). */
+export const FORMAT_FILE_NAME = '.format.json';
+export const STATE_FORMAT = 'contract-sync-file-state';
+/** The layout this binary reads and writes (see the header). */
+export const STATE_FORMAT_VERSION = 2;
+
+export function serialiseFormatMarker(): string {
+  return `${JSON.stringify({ format: STATE_FORMAT, version: STATE_FORMAT_VERSION })}\n`;
+}
+
+/** Refuses a marker this binary cannot work with; `file` names it in the error. */
+export function checkFormatMarker(text: string, file: string): void {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  const { format, version } = (value ?? {}) as Record<string, unknown>;
+  if (format !== STATE_FORMAT || !Number.isSafeInteger(version)) {
+    throw new StateFormatError(file, `not a contract-sync state format marker (expected ${serialiseFormatMarker().trim()}); refusing to read or write this state directory`);
+  }
+  if (version === STATE_FORMAT_VERSION) return;
+  const which = (version as number) > STATE_FORMAT_VERSION ? 'newer than the one this contract-sync reads' : 'not one this contract-sync reads';
+  const hint = (version as number) > STATE_FORMAT_VERSION ? '; a newer contract-sync wrote this state: upgrade contract-sync to use it' : '';
+  throw new StateFormatError(file, `the state directory is in format version ${String(version)}, ${which} (version ${STATE_FORMAT_VERSION})${hint}`);
+}
+
 /** The run record's name inside a tenant's directory: a dot-file, so contract readers skip it. */
 export const RUN_FILE_NAME = '.run.json';
 
@@ -71,7 +114,7 @@ export interface StateRecord {
 }
 
 export interface RunRecordFile extends TenantRunRecord {
-  readonly version: typeof STATE_FILE_VERSION;
+  readonly version: typeof RUN_RECORD_VERSION;
   readonly tenant: string;
 }
 
@@ -186,7 +229,7 @@ export function isPendingOutcome(value: unknown): value is PendingContract['outc
 
 export function serialiseRunRecord(tenant: string, record: TenantRunRecord): string {
   const file: RunRecordFile = {
-    version: STATE_FILE_VERSION,
+    version: RUN_RECORD_VERSION,
     tenant,
     lastAppliedCommit: record.lastAppliedCommit,
     ...(record.planningFingerprint === undefined ? {} : { planningFingerprint: record.planningFingerprint }),
@@ -199,7 +242,9 @@ export function serialiseRunRecord(tenant: string, record: TenantRunRecord): str
 /** Parses a tenant's `.run.json`; `file` names it in errors. */
 export function parseRunRecord(text: string, file: string, tenant: string): TenantRunRecord {
   const record = parseObject(text, file);
-  checkVersion(record, file);
+  if (!RUN_RECORD_VERSIONS.includes(record.version)) {
+    throw new StateFormatError(file, `state version ${JSON.stringify(record.version)} is not supported (this contract-sync reads run record versions ${RUN_RECORD_VERSIONS.join(' and ')})`);
+  }
   if (record.tenant !== tenant) throw new StateFormatError(file, `holds tenant ${JSON.stringify(record.tenant)}, but its path says ${tenant}`);
   const { lastAppliedCommit, planningFingerprint, pending, updatedAt } = record;
   if (lastAppliedCommit !== null && typeof lastAppliedCommit !== 'string') throw new StateFormatError(file, '"lastAppliedCommit" must be a string or null');

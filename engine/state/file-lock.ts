@@ -27,7 +27,8 @@ import { ensureDirectory } from './atomic-write.ts';
 import { isTempFileName, LOCK_FILE_NAME, parseLockFile, serialiseLockFile, tempFileName, type LockFileContent } from './file-format.ts';
 import type { FileStoreSettings } from './file-store-options.ts';
 import { lockTimeoutMessage, type LockHolder } from './lock-timeout-message.ts';
-import { LockTimeoutError, type LockOptions, type TenantLock } from './types.ts';
+import { LockTimeoutError, type LockLostError, type LockOptions, type TenantLock } from './types.ts';
+import { lossSignal } from './write-guard.ts';
 
 /** One look at a lock file: what identifies it, and what it says. */
 interface LockSighting {
@@ -174,30 +175,57 @@ function holderOf(sighting: LockSighting): LockHolder {
   return { owner, pid, hostname, acquiredAt, heartbeatAt };
 }
 
-function holdLock(tenant: string, tenantDir: string, file: string, taken: HeldSighting, settings: FileStoreSettings): TenantLock {
+/** A lock this process holds; `lose` fires its `lost` signal (the file store does on a write refused for it). */
+export interface HeldFileLock extends TenantLock {
+  lose(why: string): LockLostError;
+}
+
+/**
+ * Why the lock of `fence` (a lockId) does not hold `tenantDir` now, or undefined when it does: the
+ * fencing check of a lock holder's write. A lock taken away between this check and the write is
+ * not seen (the file system offers no conditional write); the heartbeat notices it within one beat.
+ */
+export async function fileLockLostReason(tenantDir: string, fence: string): Promise<string | undefined> {
+  const current = await inspectLock(path.join(tenantDir, LOCK_FILE_NAME));
+  if (current === undefined) return 'its lock file is gone (judged stale, or state unlock --force)';
+  if (current.content?.lockId !== fence) return `another run (${current.content?.owner ?? 'unknown'}) holds it now`;
+  return undefined;
+}
+
+function holdLock(tenant: string, tenantDir: string, file: string, taken: HeldSighting, settings: FileStoreSettings): HeldFileLock {
   let held = taken;
   let beating: Promise<void> | undefined;
   let released: Promise<void> | undefined;
+  const loss = lossSignal(tenant);
+  // The last time the lock was seen to be ours: past staleLockMs, another run may judge it stale.
+  let confirmedAt = settings.now();
 
   async function beat(): Promise<void> {
     const { temp, sighting } = await writeLockTemp(tenantDir, { ...held.content, heartbeatAt: isoTime(settings.now()) }, settings.randomId());
     try {
       const current = await inspectLock(file);
-      // Not ours at this moment (recovered after a long pause of this process, or away while a
-      // waiter checks a lock it judged stale): leave it; the next beat looks again.
-      if (current === undefined || !sameLock(held, current)) return;
+      // Gone or another's: a waiter judged it stale (this process paused for longer than
+      // staleLockMs) or it was taken away. A run's own lock is never moved otherwise.
+      if (current === undefined || !sameLock(held, current)) {
+        loss.lose(current === undefined ? 'its lock file is gone (judged stale, or state unlock --force)' : 'its lock file was replaced by another run');
+        return;
+      }
       await rename(temp, file);
       held = sighting;
+      confirmedAt = settings.now();
     } finally {
       await rm(temp, { force: true });
     }
   }
 
   const timer = settings.timers.setInterval(() => {
-    if (beating !== undefined || released !== undefined) return;
-    // A missed heartbeat only brings the stale age nearer; the next one tries again.
+    if (beating !== undefined || released !== undefined || loss.signal.aborted) return;
+    // A missed heartbeat only brings the stale age nearer; the next one tries again, unless the
+    // lock is old enough for another run to recover it.
     beating = beat()
-      .catch(() => undefined)
+      .catch(() => {
+        if (settings.now() - confirmedAt >= settings.staleLockMs) loss.lose(`its heartbeat could not be written for ${settings.staleLockMs} ms, so another run may take it`);
+      })
       .finally(() => {
         beating = undefined;
       });
@@ -213,6 +241,9 @@ function holdLock(tenant: string, tenantDir: string, file: string, taken: HeldSi
 
   return {
     tenant,
+    lost: loss.signal,
+    fence: taken.content.lockId,
+    lose: (why) => loss.lose(why),
     release(): Promise<void> {
       released ??= release();
       return released;
@@ -221,7 +252,7 @@ function holdLock(tenant: string, tenantDir: string, file: string, taken: HeldSi
 }
 
 /** Waits for and takes `tenantDir`'s lock (see the file header). */
-export async function acquireFileLock(tenant: string, tenantDir: string, options: LockOptions, settings: FileStoreSettings): Promise<TenantLock> {
+export async function acquireFileLock(tenant: string, tenantDir: string, options: LockOptions, settings: FileStoreSettings): Promise<HeldFileLock> {
   await ensureDirectory(tenantDir);
   const file = path.join(tenantDir, LOCK_FILE_NAME);
   const started = settings.now();

@@ -9,16 +9,18 @@ import path from 'node:path';
 import { compareText } from '../compare-text.ts';
 import { ensureDirectory, writeFileDurably } from './atomic-write.ts';
 import { contractIdOfFile, parseRunRecord, RUN_FILE_NAME, serialiseRunRecord, stateRecordOf, StateFormatError, type StateRecord } from './file-format.ts';
-import { acquireFileLock, forceRemoveFileLock, readFileLockHolder } from './file-lock.ts';
+import { acquireFileLock, fileLockLostReason, forceRemoveFileLock, readFileLockHolder, type HeldFileLock } from './file-lock.ts';
 import { checkHistoryEntry, checkHistoryQuery, selectHistory, type RunHistoryEntry } from './history.ts';
 import { JOURNAL_FILE_NAME, journalRecordLine, journalRemovalLine } from './journal-format.ts';
 import type { LockHolder } from './lock-timeout-message.ts';
 import { fingerprint } from '../model/fingerprint.ts';
+import { checkStateDirectory, markStateDirectory } from './format-marker.ts';
 import { resolveFileStoreOptions, type FileStateStoreOptions } from './file-store-options.ts';
 import { checkLockOptions } from './lock-options.ts';
 import { checkApplied, checkContractId, checkRunRecord, checkTenant } from './store-input.ts';
 import { entriesOf, readTenantRecords, tenantJournal, type TenantJournal } from './tenant-journal.ts';
-import type { AppliedContract, HistoryQuery, KnownContract, KnownContracts, LockOptions, StateStore, StoredContract, TenantLock, TenantRunRecord } from './types.ts';
+import { LockLostError, type AppliedContract, type HistoryQuery, type KnownContract, type KnownContracts, type LockOptions, type StateStore, type StoredContract, type TenantLock, type TenantRunRecord, type WriteGuard } from './types.ts';
+import { checkLastApplied } from './write-guard.ts';
 
 /** The run history's directory inside the state directory: a dot name, never a tenant's. */
 export const HISTORY_DIR_NAME = '.history';
@@ -62,6 +64,24 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
   const settings = resolveFileStoreOptions(options);
   // One per tenant this instance wrote to or locked: its appends and compactions, one at a time.
   const journals = new Map<string, TenantJournal>();
+  // The format marker (file-format.ts), checked once per instance before its first read, and made
+  // sure of before its first write. A failed check is not cached: the next call checks again.
+  let checked: Promise<unknown> | undefined;
+  let marked: Promise<void> | undefined;
+  function readable(): Promise<unknown> {
+    checked ??= checkStateDirectory(directory).catch((error: unknown) => {
+      checked = undefined;
+      throw error;
+    });
+    return checked;
+  }
+  function writable(): Promise<void> {
+    marked ??= markStateDirectory(directory, settings.randomId()).catch((error: unknown) => {
+      marked = undefined;
+      throw error;
+    });
+    return marked;
+  }
 
   function tenantDirOf(tenant: string): string {
     checkTenant(tenant);
@@ -77,6 +97,26 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     return journal;
   }
 
+  // The locks this instance handed out, to fire their `lost` signal when a write is refused for one.
+  const held = new WeakMap<TenantLock, HeldFileLock>();
+
+  /** Fencing: refuses the write of a lock that no longer holds the tenant (see fileLockLostReason). */
+  async function checkFence(tenant: string, tenantDir: string, guard: WriteGuard | undefined): Promise<void> {
+    const lock = guard?.lock;
+    if (lock === undefined) return;
+    if (lock.tenant !== tenant) throw new TypeError(`a lock of tenant ${lock.tenant} cannot guard a write to tenant ${tenant}`);
+    const why = (await fileLockLostReason(tenantDir, lock.fence)) ?? (lock.lost.aborted ? 'its heartbeat was lost earlier' : undefined);
+    if (why === undefined) return;
+    throw held.get(lock)?.lose(why) ?? new LockLostError(tenant, why);
+  }
+
+  async function readRunRecord(tenant: string): Promise<TenantRunRecord | undefined> {
+    await readable();
+    const file = path.join(tenantDirOf(tenant), RUN_FILE_NAME);
+    const text = await readIfPresent(file);
+    return text === undefined ? undefined : parseRunRecord(text, file, tenant);
+  }
+
   /** Still ours when the run lets go: a lock taken away (`state unlock --force`) is not compacted under. */
   async function stillHeld(tenant: string, owner: string): Promise<boolean> {
     const holder = await readFileLockHolder(tenantDirOf(tenant));
@@ -90,27 +130,30 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
         for (const id of only) checkContractId(id);
         if (only.size === 0) return new Map();
       }
+      await readable();
       const { records } = await readTenantRecords(tenantDir, tenant, only);
       const known = new Map<string, KnownContract>();
       for (const [id, record] of records) known.set(id, { fields: record.fields, from: 'state' });
       return known;
     },
 
-    async writeContract(tenant: string, applied: AppliedContract): Promise<void> {
-      tenantDirOf(tenant);
+    async writeContract(tenant: string, applied: AppliedContract, guard?: WriteGuard): Promise<void> {
+      const tenantDir = tenantDirOf(tenant);
       checkApplied(applied);
+      await writable();
+      await checkFence(tenant, tenantDir, guard);
       await journalOf(tenant).append(journalRecordLine(stateRecordOf(tenant, applied)));
     },
 
-    async readRun(tenant: string): Promise<TenantRunRecord | undefined> {
-      const file = path.join(tenantDirOf(tenant), RUN_FILE_NAME);
-      const text = await readIfPresent(file);
-      return text === undefined ? undefined : parseRunRecord(text, file, tenant);
-    },
+    readRun: readRunRecord,
 
-    async writeRun(tenant: string, record: TenantRunRecord): Promise<void> {
+    async writeRun(tenant: string, record: TenantRunRecord, guard?: WriteGuard): Promise<void> {
       const tenantDir = tenantDirOf(tenant);
       checkRunRecord(record);
+      await writable();
+      await checkFence(tenant, tenantDir, guard);
+      // A compare-and-set between lock holders: the lock keeps other runs' writes out meanwhile.
+      if (guard?.lastAppliedCommit !== undefined) checkLastApplied(tenant, guard, await readRunRecord(tenant));
       await ensureDirectory(tenantDir);
       await writeFileDurably(tenantDir, RUN_FILE_NAME, serialiseRunRecord(tenant, record), settings.randomId());
     },
@@ -118,6 +161,9 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     async lock(tenant: string, lockOptions: LockOptions): Promise<TenantLock> {
       const tenantDir = tenantDirOf(tenant);
       checkLockOptions(lockOptions);
+      // Checked, not written: a lock leaves nothing behind once released, and a run that only
+      // locks (cancelled at its confirmation) writes no state.
+      await readable();
       const lock = await acquireFileLock(tenant, tenantDir, lockOptions, settings);
       const journal = journalOf(tenant);
       try {
@@ -136,16 +182,21 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
           await lock.release();
         }
       }
-      return {
+      const handle: TenantLock = {
         tenant,
+        lost: lock.lost,
+        fence: lock.fence,
         release(): Promise<void> {
           released ??= release();
           return released;
         },
       };
+      held.set(handle, lock);
+      return handle;
     },
 
     async listTenants(): Promise<string[]> {
+      await readable();
       const tenants: string[] = [];
       for (const name of (await entriesOf(directory)).sort(compareText)) {
         if (name.startsWith('.')) continue;
@@ -162,6 +213,7 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     },
 
     async listRecords(tenant: string): Promise<StoredContract[]> {
+      await readable();
       const { records } = await readTenantRecords(tenantDirOf(tenant), tenant);
       return [...records.values()].map(storedOf);
     },
@@ -169,6 +221,7 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     async readRecord(tenant: string, contractId: string): Promise<StoredContract | undefined> {
       const tenantDir = tenantDirOf(tenant);
       checkContractId(contractId);
+      await readable();
       const record = (await readTenantRecords(tenantDir, tenant, new Set([contractId]))).records.get(contractId);
       return record === undefined ? undefined : storedOf(record);
     },
@@ -176,21 +229,26 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     async removeRecord(tenant: string, contractId: string): Promise<boolean> {
       const tenantDir = tenantDirOf(tenant);
       checkContractId(contractId);
+      await readable();
       if (!(await readTenantRecords(tenantDir, tenant, new Set([contractId]))).records.has(contractId)) return false;
+      await writable();
       await journalOf(tenant).append(journalRemovalLine(contractId));
       return true;
     },
 
     async lockHolder(tenant: string): Promise<LockHolder | undefined> {
+      await readable();
       return readFileLockHolder(tenantDirOf(tenant));
     },
 
     async forceUnlock(tenant: string): Promise<LockHolder | undefined> {
+      await readable();
       return forceRemoveFileLock(tenantDirOf(tenant), settings.randomId());
     },
 
     async appendHistory(entry: RunHistoryEntry): Promise<void> {
       checkHistoryEntry(entry);
+      await writable();
       const historyDir = path.join(directory, HISTORY_DIR_NAME);
       await ensureDirectory(historyDir);
       await writeFileDurably(historyDir, `${entry.runId}.json`, `${JSON.stringify(entry, null, 2)}\n`, settings.randomId());
@@ -199,6 +257,7 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     async readHistory(query: HistoryQuery = {}): Promise<RunHistoryEntry[]> {
       if (query.tenant !== undefined) checkTenant(query.tenant);
       checkHistoryQuery(query);
+      await readable();
       const historyDir = path.join(directory, HISTORY_DIR_NAME);
       const entries: RunHistoryEntry[] = [];
       for (const name of await entriesOf(historyDir)) {
@@ -213,4 +272,19 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
 
     async close(): Promise<void> {},
   };
+}
+
+/**
+ * The file store of `directory`, its format marker checked first (file-format.ts): a command opening
+ * it is refused before it plans or sends anything. The one-line reason when the marker names
+ * another format.
+ */
+export async function openFileStateStore(directory: string, options: FileStateStoreOptions = {}): Promise<StateStore | string> {
+  try {
+    await checkStateDirectory(directory);
+  } catch (error) {
+    if (error instanceof StateFormatError) return error.message;
+    throw error;
+  }
+  return fileStateStore(directory, options);
 }

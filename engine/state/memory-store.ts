@@ -11,7 +11,9 @@ import { checkHistoryEntry, checkHistoryQuery, selectHistory, type RunHistoryEnt
 import { checkLockOptions } from './lock-options.ts';
 import { lockTimeoutMessage, type LockHolder } from './lock-timeout-message.ts';
 import { checkApplied, checkContractId, checkRunRecord, checkTenant } from './store-input.ts';
+import { checkLastApplied, lossSignal, type LossSignal } from './write-guard.ts';
 import {
+  LockLostError,
   LockTimeoutError,
   type AppliedContract,
   type KnownContract,
@@ -23,6 +25,7 @@ import {
   type StoredContract,
   type TenantLock,
   type TenantRunRecord,
+  type WriteGuard,
 } from './types.ts';
 
 /** The timers a waiting lock() uses for its timeout; the global ones by default. */
@@ -45,6 +48,8 @@ export interface MemoryStateStore extends StateStore {
 interface Holder {
   readonly owner: string;
   readonly acquiredAt: string;
+  readonly fence: string;
+  readonly loss: LossSignal;
 }
 
 // Looked up at each call, not captured at import, so that fake timers installed later apply.
@@ -79,12 +84,20 @@ export function memoryStateStore(state: KnownState = new Map(), options: MemoryS
   // FIFO per tenant; not empty only while the tenant is held (release hands the lock on at once).
   const waiters = new Map<string, (() => void)[]>();
 
+  // Per tenant, the fence of its latest acquisition: each one gets the next.
+  const generations = new Map<string, number>();
+  const losses = new WeakMap<TenantLock, LossSignal>();
+
   function take(tenant: string, owner: string): TenantLock {
-    const holder: Holder = { owner, acquiredAt: new Date(now()).toISOString() };
+    const generation = (generations.get(tenant) ?? 0) + 1;
+    generations.set(tenant, generation);
+    const holder: Holder = { owner, acquiredAt: new Date(now()).toISOString(), fence: String(generation), loss: lossSignal(tenant) };
     holders.set(tenant, holder);
     let released = false;
-    return {
+    const lock: TenantLock = {
       tenant,
+      lost: holder.loss.signal,
+      fence: holder.fence,
       async release(): Promise<void> {
         if (released) return;
         released = true;
@@ -96,6 +109,8 @@ export function memoryStateStore(state: KnownState = new Map(), options: MemoryS
         next?.();
       },
     };
+    losses.set(lock, holder.loss);
+    return lock;
   }
 
   function contractsOf(tenant: string): ReadonlyMap<string, KnownContract> {
@@ -106,6 +121,22 @@ export function memoryStateStore(state: KnownState = new Map(), options: MemoryS
   function recordOf(tenant: string, contractId: string, known: KnownContract): StoredContract {
     const record = applied.get(tenant)?.get(contractId);
     return structuredClone(record ?? { contractId, fields: known.fields, fingerprint: fingerprint(known.fields) });
+  }
+
+  /** Fencing: refuses the write of a lock that no longer holds the tenant. */
+  function checkFence(tenant: string, guard: WriteGuard | undefined): void {
+    const lock = guard?.lock;
+    if (lock === undefined) return;
+    const holder = holders.get(tenant);
+    if (lock.tenant !== tenant) throw new TypeError(`a lock of tenant ${lock.tenant} cannot guard a write to tenant ${tenant}`);
+    if (holder?.fence === lock.fence) return;
+    throw lostBy(lock, holder === undefined ? 'nobody holds it now' : `another run (${holder.owner}) holds it now`);
+  }
+
+  /** Fires the lost lock's signal, when it is one of this store's, and returns the error to throw. */
+  function lostBy(lock: TenantLock, why: string): Error {
+    const loss = losses.get(lock);
+    return loss === undefined ? new LockLostError(lock.tenant, why) : loss.lose(why);
   }
 
   function holderOf(holder: Holder): LockHolder {
@@ -124,9 +155,10 @@ export function memoryStateStore(state: KnownState = new Map(), options: MemoryS
       return new Map([...contracts].filter(([id]) => only === undefined || only.has(id)));
     },
 
-    async writeContract(tenant: string, record: AppliedContract): Promise<void> {
+    async writeContract(tenant: string, record: AppliedContract, guard?: WriteGuard): Promise<void> {
       checkTenant(tenant);
       checkApplied(record);
+      checkFence(tenant, guard);
       const copy = structuredClone(record);
       let contracts = written.get(tenant);
       if (contracts === undefined) {
@@ -148,9 +180,11 @@ export function memoryStateStore(state: KnownState = new Map(), options: MemoryS
       return record === undefined ? undefined : structuredClone(record);
     },
 
-    async writeRun(tenant: string, record: TenantRunRecord): Promise<void> {
+    async writeRun(tenant: string, record: TenantRunRecord, guard?: WriteGuard): Promise<void> {
       checkTenant(tenant);
       checkRunRecord(record);
+      checkFence(tenant, guard);
+      checkLastApplied(tenant, guard, runs.get(tenant));
       runs.set(tenant, structuredClone(record));
     },
 
@@ -222,6 +256,7 @@ export function memoryStateStore(state: KnownState = new Map(), options: MemoryS
       const holder = holders.get(tenant);
       if (holder === undefined) return undefined;
       holders.delete(tenant);
+      holder.loss.lose('its lock was taken away (state unlock --force)');
       // The next waiter takes it, as after a release; the old handle's release() does nothing.
       const queue = waiters.get(tenant);
       const next = queue?.shift();

@@ -68,8 +68,61 @@ export interface TenantRunRecord {
 /** Held while a run applies to one tenant; two runs never apply to one tenant at once. */
 export interface TenantLock {
   readonly tenant: string;
+  /**
+   * Aborted, with a LockLostError as its reason, the moment the store learns that this holder no
+   * longer holds the lock: the PostgreSQL session holding it ended, the file lock was taken away or
+   * its heartbeat could not be kept, `state unlock --force`, or a write refused for it. A run stops
+   * starting requests for the tenant when it fires. Not aborted by release().
+   */
+  readonly lost: AbortSignal;
+  /**
+   * The fencing token of this acquisition: a later acquisition of the tenant's lock has another
+   * one. A write that carries the lock (WriteGuard) is refused once the token is not the current one.
+   */
+  readonly fence: string;
   /** Idempotent. */
   release(): Promise<void>;
+}
+
+/**
+ * What a lock holder's write carries, checked by the store in the write itself:
+ * - `lock`: refused with LockLostError unless `lock` still holds the tenant (fencing: a run that
+ *   lost its lock never overwrites the records of the run that took it next);
+ * - `lastAppliedCommit` (writeRun only): refused with LastAppliedChangedError unless the tenant's
+ *   run record still names this commit (null: no commit, or no run record): a compare-and-set, so
+ *   that a run never records its commit over one another run recorded after it read its own.
+ */
+export interface WriteGuard {
+  readonly lock?: TenantLock | undefined;
+  readonly lastAppliedCommit?: string | null;
+}
+
+/** A lock holder's write refused, or its lock seen gone: another run may hold the tenant now. */
+export class LockLostError extends Error {
+  readonly code = 'lock-lost';
+  readonly tenant: string;
+  constructor(tenant: string, why: string) {
+    super(`lost the lock of tenant ${tenant}: ${why}; nothing more is sent or recorded for it by this run`);
+    this.tenant = tenant;
+  }
+}
+
+/** writeRun's compare-and-set refused: the run record names another commit than the one the writer read. */
+export class LastAppliedChangedError extends Error {
+  readonly code = 'last-applied-changed';
+  readonly tenant: string;
+  /** What the run record names now. */
+  readonly current: string | null;
+  /** What the writer read. */
+  readonly expected: string | null;
+  constructor(tenant: string, expected: string | null, current: string | null) {
+    super(
+      `skipped: the last applied commit of tenant ${tenant} changed to ${current ?? 'none'} while this run held its lock (it read ${expected ?? 'none'}); this run's commit is not recorded over it`,
+    );
+    this.tenant = tenant;
+    this.current = current;
+    this.expected = expected;
+  }
 }
 
 export interface LockOptions {
@@ -97,11 +150,15 @@ export interface StateStore {
    * contracts of a large tenant reads a few records.
    */
   readTenant(tenant: string, only?: ReadonlySet<string>): Promise<KnownContracts>;
-  /** Records one contract durably: when the promise resolves, a crash cannot lose it. */
-  writeContract(tenant: string, applied: AppliedContract): Promise<void>;
+  /**
+   * Records one contract durably: when the promise resolves, a crash cannot lose it. With
+   * `guard.lock`, refused (LockLostError) unless that lock still holds the tenant.
+   */
+  writeContract(tenant: string, applied: AppliedContract, guard?: WriteGuard): Promise<void>;
   /** The tenant's run record; undefined before the first run. */
   readRun(tenant: string): Promise<TenantRunRecord | undefined>;
-  writeRun(tenant: string, record: TenantRunRecord): Promise<void>;
+  /** With `guard`, refused unless its lock still holds the tenant and the record names its `lastAppliedCommit` (WriteGuard). */
+  writeRun(tenant: string, record: TenantRunRecord, guard?: WriteGuard): Promise<void>;
   /** Waits for and takes the tenant's lock; stale locks of crashed runs are recovered. */
   lock(tenant: string, options: LockOptions): Promise<TenantLock>;
   /** Every tenant with a contract record or a run record, sorted. */

@@ -694,3 +694,53 @@ describe('TenantLane: the configured rate stays the ceiling', () => {
     expect(starts).toEqual([0, 100, 200, 300]);
   });
 });
+
+describe('TenantLane: the tenant lock lost', () => {
+  it('sends nothing more once the lock is lost: queued, paused and new requests reject unsent; requests sent are answered', async () => {
+    const clock = manualClock();
+    const lane = new TenantLane(laneOptions(clock, { concurrency: 1 }));
+    const lost = new AbortController();
+    lane.haltOn(lost.signal);
+    let answer: (() => void) | undefined;
+    const sent: string[] = [];
+    function send(id: string): (token: string) => Promise<Outcome> {
+      return async () => {
+        sent.push(id);
+        if (id === 'first') await new Promise<void>((resolve) => (answer = resolve));
+        return {};
+      };
+    }
+
+    const first = lane.call({ ...PATCH, contractId: 'first' }, send('first'));
+    const queued = lane.call({ ...PATCH, contractId: 'queued' }, send('queued'));
+    await flush();
+    lost.abort(new Error('lost the lock of tenant acme: the connection holding its PostgreSQL advisory lock ended'));
+    answer!();
+    const late = lane.call({ ...PATCH, contractId: 'late' }, send('late'));
+
+    await expect(first).resolves.toEqual({});
+    await expect(queued).rejects.toThrow('not sent: lost the lock of tenant acme: the connection holding its PostgreSQL advisory lock ended');
+    await expect(late).rejects.toMatchObject({ code: 'lane-halted' });
+    expect(sent).toEqual(['first']);
+    expect(lane.counters.requests).toBe(1);
+  });
+
+  it('hands back the error of a send that broke off ambiguously instead of resending it once the lock is lost', async () => {
+    const clock = manualClock();
+    const lane = new TenantLane(laneOptions(clock));
+    const lost = new AbortController();
+    lane.haltOn(lost.signal);
+    const broken = apiError(null, { ambiguous: true });
+    let sends = 0;
+    async function send(): Promise<Outcome> {
+      sends += 1;
+      lost.abort(new Error('lost the lock of tenant acme'));
+      throw broken;
+    }
+
+    const result = await drive(clock, lane.call(RESENDABLE, send));
+
+    expect(result).toEqual({ status: 'rejected', reason: broken });
+    expect(sends).toBe(1);
+  });
+});

@@ -1,6 +1,6 @@
 /** `contract-sync apply` in-process against the emulator: output, exit codes, report, locks, secrets. */
 import { execFileSync } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fileStateStore } from '../../engine/state/file-store.ts';
@@ -136,6 +136,20 @@ describe('contract-sync apply', () => {
     expect(run.stdout).toMatch(/tenant-a: 0 of \d+ contracts changed.*\n {2}.*tenant-a.*other-run/);
     expect(run.stdout).toContain('tenant-b: 4 contracts changed');
     expect((await requestLog(emulator!)).filter((entry) => entry.kind === 'api' && entry.tenant === 'tenant-a')).toEqual([]);
+  });
+
+  it('exits 1 with one line naming the format marker, sending nothing, when a newer contract-sync wrote the state directory', async () => {
+    const { fleet, dir } = await setup();
+    const marker = path.join(dir, '.contract-sync/state/.format.json');
+    await mkdir(path.dirname(marker), { recursive: true });
+    await writeFile(marker, '{"format":"contract-sync-file-state","version":3}\n');
+
+    const run = await runCli(['apply'], dir, fleet.env);
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(`contract-sync apply: ${path.join(dir, '.contract-sync/state/.format.json')}: the state directory is in format version 3, newer than the one this contract-sync reads (version 2); a newer contract-sync wrote this state: upgrade contract-sync to use it\n`);
+    expect(patches(await requestLog(emulator!))).toEqual([]);
   });
 
   it.each([

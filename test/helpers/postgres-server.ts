@@ -31,6 +31,10 @@ export interface PostgresServer {
   query(sql: string, database?: string): Promise<pg.QueryResult>;
   /** Stops the server at once (no shutdown checkpoint) and removes its directory. */
   stop(): Promise<void>;
+  /** Stops the server at once (`pg_ctl stop -m immediate`: every session ends), keeping its data for restart(). */
+  halt(): Promise<void>;
+  /** Starts a halted server again, on the same port, with the same data (crash recovery runs first). */
+  restart(): Promise<void>;
 }
 
 function onPath(name: string): string | undefined {
@@ -128,6 +132,12 @@ export async function startPostgres(): Promise<PostgresServer> {
     async stop(): Promise<void> {
       await runServerBinary(binDir, 'pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
       await rm(dir, { recursive: true, force: true });
+    },
+    async halt(): Promise<void> {
+      await runServerBinary(binDir, 'pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+    },
+    async restart(): Promise<void> {
+      await runServerBinary(binDir, 'pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-o', settings, '-w', '-t', '30', 'start']);
     },
   };
 }

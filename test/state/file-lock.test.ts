@@ -247,6 +247,58 @@ describe('fileStateStore lock', () => {
     expect(await readdir(path.join(dir, 'acme'))).toEqual(['.lock']);
   });
 
+  it('fires its lost signal at the next heartbeat once its lock file was replaced or removed, and no heartbeat puts it back', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const replaced = await store({ staleLockMs: 4_000, heartbeatMs: 1_000 }).lock('acme', { timeoutMs: 0, owner: 'run-1' });
+    await rm(lockFile());
+    await writeLock({ owner: 'run-2', lockId: 'another' });
+    const before = replaced.lost.aborted;
+
+    clock = T0 + 1_000;
+    await vi.advanceTimersByTimeAsync(1_000);
+    await vi.waitFor(() => expect(replaced.lost.aborted).toBe(true));
+    await replaced.release();
+    await rm(lockFile());
+    const removed = await store({ staleLockMs: 4_000, heartbeatMs: 1_000 }).lock('acme', { timeoutMs: 0, owner: 'run-3' });
+    await rm(lockFile());
+    clock = T0 + 2_000;
+    await vi.advanceTimersByTimeAsync(1_000);
+    await vi.waitFor(() => expect(removed.lost.aborted).toBe(true));
+    await removed.release();
+
+    expect(before).toBe(false);
+    expect((replaced.lost.reason as Error).message).toBe('lost the lock of tenant acme: its lock file was replaced by another run; nothing more is sent or recorded for it by this run');
+    expect((removed.lost.reason as Error).message).toMatch(/: its lock file is gone \(judged stale, or state unlock --force\);/);
+    await expect(readFile(lockFile())).rejects.toThrow(expect.objectContaining({ code: 'ENOENT' }));
+  });
+
+  it('fires its lost signal once its heartbeat could not be written for staleLockMs, when another run may take it', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    let failing = false;
+    let ids = 0;
+    const lock = await store({
+      staleLockMs: 4_000,
+      heartbeatMs: 1_000,
+      randomId() {
+        if (failing) throw new Error('no more temporary files');
+        return `id-${++ids}`;
+      },
+    }).lock('acme', { timeoutMs: 0, owner: 'run-1' });
+    failing = true;
+    const aborted: boolean[] = [];
+
+    for (let second = 1; second <= 4; second++) {
+      clock = T0 + second * 1_000;
+      await vi.advanceTimersByTimeAsync(1_000);
+      aborted.push(lock.lost.aborted);
+    }
+    failing = false;
+
+    expect(aborted).toEqual([false, false, false, true]);
+    expect((lock.lost.reason as Error).message).toMatch(/its heartbeat could not be written for 4000 ms, so another run may take it/);
+    await lock.release();
+  });
+
   it('releases idempotently', async () => {
     const lock = await store().lock('acme', { timeoutMs: 0, owner: 'run-1' });
 

@@ -5,7 +5,7 @@
  */
 import { once } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LockTimeoutError, type AppliedContract, type RunHistoryEntry, type StateStore, type TenantRunRecord } from '../../engine/state/index.ts';
+import { LastAppliedChangedError, LockLostError, LockTimeoutError, type AppliedContract, type RunHistoryEntry, type StateStore, type TenantRunRecord } from '../../engine/state/index.ts';
 import { CRASH_CONTRACTS, crashContractId, crashWrite, writeNumberOf } from './fixtures/crash-records.ts';
 import { readLines, spawnFixture } from './fixtures/spawn-fixture.ts';
 
@@ -177,6 +177,65 @@ export function describeStateStore(name: string, makeHarness: () => Promise<Stor
       await expect(first.lock('acme', { timeoutMs: 0, owner: 'run-1' })).rejects.toThrow(/owner "run-2"/);
       await taken.release();
       await other.release();
+    });
+
+    it('records a run commit only over the one its writer read (compare-and-set on lastAppliedCommit)', async () => {
+      const older = await open();
+      const newer = await open();
+      const c0 = '0'.repeat(40);
+      const c1 = '1'.repeat(40);
+      const c2 = '2'.repeat(40);
+      function record(commit: string | null): TenantRunRecord {
+        return { lastAppliedCommit: commit, pending: [], updatedAt: '2027-01-01T00:00:00.000Z' };
+      }
+      // No record yet reads as null: a writer that read some commit is refused.
+      const none = await older.writeRun('acme', record(c1), { lastAppliedCommit: c0 }).catch((error: unknown) => error);
+      await older.writeRun('acme', record(c0), { lastAppliedCommit: null });
+      // Both runs read c0; the newer one records c2 first, then the older one tries c1.
+      await newer.writeRun('acme', record(c2), { lastAppliedCommit: c0 });
+      const lost = await older.writeRun('acme', record(c1), { lastAppliedCommit: c0 }).catch((error: unknown) => error);
+
+      expect(none).toBeInstanceOf(LastAppliedChangedError);
+      expect((none as LastAppliedChangedError).current).toBeNull();
+      expect(lost).toBeInstanceOf(LastAppliedChangedError);
+      expect(lost).toMatchObject({ tenant: 'acme', expected: c0, current: c2 });
+      expect((lost as Error).message).toBe(
+        `skipped: the last applied commit of tenant acme changed to ${c2} while this run held its lock (it read ${c0}); this run's commit is not recorded over it`,
+      );
+      expect((await (await open()).readRun('acme'))?.lastAppliedCommit).toBe(c2);
+      // The same commit again (the record a run writes before its first PATCH) is no change.
+      await newer.writeRun('acme', { ...record(c2), pending: RUN.pending }, { lastAppliedCommit: c2 });
+      expect((await newer.readRun('acme'))?.pending).toStrictEqual(RUN.pending);
+    });
+
+    it('refuses the writes of a holder whose lock was taken away, and fires its lost signal (fencing)', async () => {
+      const oldRun = await open();
+      const newRun = await open();
+      const oldLock = await oldRun.lock('acme', { timeoutMs: 0, owner: 'run-1' });
+      await oldRun.writeContract('acme', applied('4711', 'by run-1'), { lock: oldLock });
+      await oldRun.writeRun('acme', { ...RUN, lastAppliedCommit: null }, { lock: oldLock, lastAppliedCommit: null });
+      const aborted = oldLock.lost.aborted;
+
+      await newRun.forceUnlock('acme');
+      const newLock = await newRun.lock('acme', { timeoutMs: 5000, owner: 'run-2' });
+      await newRun.writeContract('acme', applied('4711', 'by run-2'), { lock: newLock });
+      const contract = await oldRun.writeContract('acme', applied('4711', 'late run-1'), { lock: oldLock }).catch((error: unknown) => error);
+      const run = await oldRun.writeRun('acme', RUN, { lock: oldLock }).catch((error: unknown) => error);
+
+      expect(aborted).toBe(false);
+      expect(newLock.fence).not.toBe(oldLock.fence);
+      expect(contract).toBeInstanceOf(LockLostError);
+      expect((contract as Error).message).toMatch(/^lost the lock of tenant acme: .+; nothing more is sent or recorded for it by this run$/);
+      expect(run).toBeInstanceOf(LockLostError);
+      expect(oldLock.lost.aborted).toBe(true);
+      expect(oldLock.lost.reason).toBeInstanceOf(LockLostError);
+      expect(newLock.lost.aborted).toBe(false);
+      expect((await newRun.readRecord('acme', '4711'))?.fields.Name).toBe('by run-2');
+      expect((await newRun.readRun('acme'))?.lastAppliedCommit).toBeNull();
+      await newLock.release();
+      // A released lock guards no write either.
+      await expect(newRun.writeContract('acme', applied('4711', 'after release'), { lock: newLock })).rejects.toBeInstanceOf(LockLostError);
+      await oldLock.release();
     });
 
     it('never lets two lockers of one instance hold one tenant', async () => {

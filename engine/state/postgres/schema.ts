@@ -7,6 +7,8 @@
  *   tenant_runs     one row per tenant: TenantRunRecord (last applied commit, pending contracts)
  *   locks           one row per tenant lock held: who holds it (the lock itself is an advisory lock)
  *   run_history     one row per run: its report (reserved for the run history)
+ *   lock_fences     one row per tenant ever locked: the generation of its latest lock, the fencing
+ *                   token a lock holder's writes carry (version 2)
  *
  * Timestamps the engine hands over as ISO strings are stored as text, so that a record reads back
  * exactly as it was written, as in the file backend.
@@ -14,7 +16,7 @@
 import type { PoolClient } from 'pg';
 
 /** The version of the tables this binary creates and reads. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** Migration N takes the tables from version N - 1 to N. `s` is the quoted schema name. */
 const MIGRATIONS: readonly ((s: string) => string)[] = [
@@ -51,6 +53,12 @@ const MIGRATIONS: readonly ((s: string) => string)[] = [
       commit text,
       started_by jsonb,
       report jsonb
+    );`,
+  // 2: fencing (advisory-lock.ts). A binary of version 1 does not carry it, so it refuses these tables.
+  (s) => `
+    CREATE TABLE ${s}.lock_fences (
+      tenant text PRIMARY KEY,
+      generation bigint NOT NULL
     );`,
 ];
 

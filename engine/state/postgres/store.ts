@@ -8,22 +8,27 @@
  * - Each write is one statement in its own transaction: writeContract resolves after COMMIT, so a
  *   record acknowledged to the engine survives a SIGKILL of the run at any moment.
  * - readTenant is one query per tenant.
+ * - A lock holder's writes (WriteGuard) are fenced in the statement itself (advisory-lock.ts), and
+ *   writeRun's compare-and-set reads the run record FOR UPDATE in the write's transaction.
  */
 import pg from 'pg';
 import { systemClock } from '../../clock.ts';
 import { checkLockOptions } from '../lock-options.ts';
 import { checkApplied, checkContractId, checkRunRecord, checkTenant } from '../store-input.ts';
-import type {
-  AppliedContract,
-  HistoryQuery,
-  KnownContract,
-  KnownContracts,
-  LockOptions,
-  PendingContract,
-  StateStore,
-  StoredContract,
-  TenantLock,
-  TenantRunRecord,
+import {
+  LastAppliedChangedError,
+  LockLostError,
+  type AppliedContract,
+  type HistoryQuery,
+  type KnownContract,
+  type KnownContracts,
+  type LockOptions,
+  type PendingContract,
+  type StateStore,
+  type StoredContract,
+  type TenantLock,
+  type TenantRunRecord,
+  type WriteGuard,
 } from '../types.ts';
 import { checkHistoryEntry, checkHistoryQuery, selectHistory, type RunHistoryEntry } from '../history.ts';
 import type { LockHolder } from '../lock-timeout-message.ts';
@@ -42,6 +47,9 @@ export interface PostgresStateStoreOptions {
   readonly sleep?: (ms: number) => Promise<void>;
   /** How long to wait for a connection (default 10 s). */
   readonly connectTimeoutMs?: number;
+  /** How often a held lock's session is probed, and how long an answer may take (advisory-lock.ts). */
+  readonly lockProbeIntervalMs?: number;
+  readonly lockProbeTimeoutMs?: number;
 }
 
 export interface PostgresStateStore extends StateStore {
@@ -145,7 +153,9 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
 
   const locks = createLockManager({
     async connect() {
-      const client = new pg.Client(config);
+      // The lock session: a server that vanished (no FIN, no RST) is noticed within ~25 s, which
+      // fires the locks' `lost` signals.
+      const client = new pg.Client({ ...config, keepAliveInitialDelayMillis: 10_000 });
       await client.connect();
       return client;
     },
@@ -154,6 +164,8 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
     s,
     now: options.now ?? systemClock.now,
     sleep: options.sleep ?? sleepFor,
+    ...(options.lockProbeIntervalMs === undefined ? {} : { probeIntervalMs: options.lockProbeIntervalMs }),
+    ...(options.lockProbeTimeoutMs === undefined ? {} : { probeTimeoutMs: options.lockProbeTimeoutMs }),
   });
   let closed: Promise<void> | undefined;
   const sleep = options.sleep ?? sleepFor;
@@ -177,6 +189,44 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
     return result.rows[0];
   }
 
+  /**
+   * The condition a fenced write is made under: `lock`'s generation is still the tenant's latest
+   * (read FOR SHARE, so that a new holder's raise waits for this write) and its session still holds
+   * the advisory lock. `$1` is the tenant; the fence's values are `$first` to `$first + 2`.
+   */
+  function fenceCondition(first: number): string {
+    return `EXISTS (SELECT 1 FROM ${s}.lock_fences f WHERE f.tenant = $1 AND f.generation = $${first}::bigint FOR SHARE)
+      AND EXISTS (SELECT 1 FROM pg_locks l
+        WHERE l.pid = $${first + 1}::integer AND l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND l.classid = ((hashtextextended($${first + 2}::text, 0) >> 32) & 4294967295)::oid
+          AND l.objid = (hashtextextended($${first + 2}::text, 0) & 4294967295)::oid)`;
+  }
+
+  /** The fence values of `guard`'s lock; undefined when the write carries none. */
+  function fenceValues(tenant: string, guard: WriteGuard | undefined): [string, number, string] | undefined {
+    const lock = guard?.lock;
+    if (lock === undefined) return undefined;
+    if (lock.tenant !== tenant) throw new TypeError(`a lock of tenant ${lock.tenant} cannot guard a write to tenant ${tenant}`);
+    const fence = locks.fenceOf(lock);
+    // A lock of another store instance: it cannot be checked, so the write is refused.
+    if (fence === undefined) throw new LockLostError(tenant, 'the lock was not taken through this state store');
+    return [fence.generation, fence.backendPid, lockKeyOf(schema, tenant)];
+  }
+
+  /** The error of a fenced write that found no lock: fires the lock's signal, says why. */
+  async function fenceRefused(tenant: string, lock: TenantLock): Promise<LockLostError> {
+    const current = await pool
+      .query<{ generation: string }>(`SELECT generation::text AS generation FROM ${s}.lock_fences WHERE tenant = $1`, [tenant])
+      .then((result) => result.rows[0]?.generation)
+      .catch(() => undefined);
+    const why =
+      current !== undefined && current !== lock.fence
+        ? `another run took it (lock generation ${current}, this run's ${lock.fence})`
+        : 'the PostgreSQL session that held its advisory lock ended';
+    return locks.fenceOf(lock)?.loss.lose(why) ?? new LockLostError(tenant, why);
+  }
+
   return {
     schema,
 
@@ -192,16 +242,25 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
       });
     },
 
-    async writeContract(tenant: string, applied: AppliedContract): Promise<void> {
+    async writeContract(tenant: string, applied: AppliedContract, writeGuard?: WriteGuard): Promise<void> {
       checkTenant(tenant);
       checkApplied(applied);
-      return guard('write to', async () => {
-        await pool.query(
-          `INSERT INTO ${s}.contracts (tenant, contract_id, fields, fingerprint, applied_at, commit) VALUES ($1, $2, $3, $4, $5, $6)
-           ON CONFLICT (tenant, contract_id) DO UPDATE SET fields = EXCLUDED.fields, fingerprint = EXCLUDED.fingerprint, applied_at = EXCLUDED.applied_at, commit = EXCLUDED.commit`,
-          [tenant, applied.contractId, JSON.stringify(applied.fields), applied.fingerprint, applied.appliedAt, applied.commit],
+      const fence = fenceValues(tenant, writeGuard);
+      const values = [tenant, applied.contractId, JSON.stringify(applied.fields), applied.fingerprint, applied.appliedAt, applied.commit];
+      const upsert = `ON CONFLICT (tenant, contract_id) DO UPDATE SET fields = EXCLUDED.fields, fingerprint = EXCLUDED.fingerprint, applied_at = EXCLUDED.applied_at, commit = EXCLUDED.commit`;
+      const written = await guard('write to', async () => {
+        if (fence === undefined) {
+          await pool.query(`INSERT INTO ${s}.contracts (tenant, contract_id, fields, fingerprint, applied_at, commit) VALUES ($1, $2, $3, $4, $5, $6) ${upsert}`, values);
+          return true;
+        }
+        const result = await pool.query(
+          `INSERT INTO ${s}.contracts (tenant, contract_id, fields, fingerprint, applied_at, commit)
+           SELECT $1::text, $2::text, $3::json, $4::text, $5::text, $6::text WHERE ${fenceCondition(7)} ${upsert}`,
+          [...values, ...fence],
         );
+        return (result.rowCount ?? 0) > 0;
       });
+      if (!written) throw await fenceRefused(tenant, writeGuard!.lock!);
     },
 
     async readRun(tenant: string): Promise<TenantRunRecord | undefined> {
@@ -219,18 +278,61 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
       });
     },
 
-    async writeRun(tenant: string, record: TenantRunRecord): Promise<void> {
+    async writeRun(tenant: string, record: TenantRunRecord, writeGuard?: WriteGuard): Promise<void> {
       checkTenant(tenant);
       checkRunRecord(record);
       const pending = record.pending.map(({ contractId, outcome, reason, since, file }) => ({ contractId, outcome, reason, since, ...(file === undefined ? {} : { file }) }));
-      return guard('write to', async () => {
-        await pool.query(
-          `INSERT INTO ${s}.tenant_runs (tenant, last_applied_commit, planning_fingerprint, pending, updated_at) VALUES ($1, $2, $3, $4, $5)
+      const fence = fenceValues(tenant, writeGuard);
+      const expected = writeGuard?.lastAppliedCommit;
+      const upsert = `INSERT INTO ${s}.tenant_runs (tenant, last_applied_commit, planning_fingerprint, pending, updated_at) VALUES ($1, $2, $3, $4, $5)
            ON CONFLICT (tenant) DO UPDATE SET last_applied_commit = EXCLUDED.last_applied_commit, planning_fingerprint = EXCLUDED.planning_fingerprint,
-             pending = EXCLUDED.pending, updated_at = EXCLUDED.updated_at`,
-          [tenant, record.lastAppliedCommit, record.planningFingerprint ?? null, JSON.stringify(pending), record.updatedAt],
-        );
+             pending = EXCLUDED.pending, updated_at = EXCLUDED.updated_at`;
+      const values = [tenant, record.lastAppliedCommit, record.planningFingerprint ?? null, JSON.stringify(pending), record.updatedAt];
+      if (fence === undefined && expected === undefined) {
+        return guard('write to', async () => {
+          await pool.query(upsert, values);
+        });
+      }
+      // One transaction: the fence row read FOR SHARE and the run record FOR UPDATE until the write commits.
+      const refused = await guard('write to', async () => {
+        const client = await pool.connect();
+        let broken = false;
+        try {
+          await client.query('BEGIN');
+          if (fence !== undefined && (await client.query(`SELECT 1 WHERE ${fenceCondition(2)}`, [tenant, ...fence])).rowCount === 0) {
+            await client.query('ROLLBACK');
+            return 'fence' as const;
+          }
+          if (expected !== undefined) {
+            const current = (await client.query<{ commit: string | null }>(`SELECT last_applied_commit AS commit FROM ${s}.tenant_runs WHERE tenant = $1 FOR UPDATE`, [tenant])).rows[0];
+            if ((current?.commit ?? null) !== expected) {
+              await client.query('ROLLBACK');
+              return new LastAppliedChangedError(tenant, expected, current?.commit ?? null);
+            }
+          }
+          // A record inserted by another writer since the read: its commit must be the one read too.
+          const result = await client.query(
+            expected === undefined ? upsert : `${upsert} WHERE ${s}.tenant_runs.last_applied_commit IS NOT DISTINCT FROM $6::text`,
+            expected === undefined ? values : [...values, expected],
+          );
+          if (result.rowCount === 0) {
+            await client.query('ROLLBACK');
+            const now = (await pool.query<{ commit: string | null }>(`SELECT last_applied_commit AS commit FROM ${s}.tenant_runs WHERE tenant = $1`, [tenant])).rows[0];
+            return new LastAppliedChangedError(tenant, expected ?? null, now?.commit ?? null);
+          }
+          await client.query('COMMIT');
+          return undefined;
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          broken = true;
+          throw error;
+        } finally {
+          // A connection that failed is not handed out again.
+          client.release(broken);
+        }
       });
+      if (refused === 'fence') throw await fenceRefused(tenant, writeGuard!.lock!);
+      if (refused !== undefined) throw refused;
     },
 
     async lock(tenant: string, lockOptions: LockOptions): Promise<TenantLock> {
