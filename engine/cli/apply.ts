@@ -7,14 +7,12 @@ import { renderRunSummary } from '../apply/run-report.ts';
 import { renderPlanText } from '../plan/render-text.ts';
 import { runApplyRequest, type ApplyRunOutcome } from '../run/apply.ts';
 import type { ApplyPreview } from '../run/types.ts';
-import { applyQuestion, askYes, shouldAsk } from './confirm.ts';
+import { applyQuestion } from './confirm.ts';
 import { EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
-import { parseLockTimeout } from './lock-timeout.ts';
-import { CONFIRM_OPTIONS, confirmHelp, parseMaxRemovals } from './removal-args.ts';
-import { runEffects } from './run-effects.ts';
+import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
-import { runView } from './run-view.ts';
-import { RUN_OPTIONS, selectionOf, shardHelp, targetHelp, whereOf } from './run-args.ts';
+import { runView, sendingEffects } from './run-view.ts';
+import { RUN_OPTIONS, shardHelp, targetHelp } from './run-args.ts';
 
 export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--refresh | --no-refresh]
                            [--target TENANT/ID]... [--exclude TENANT/ID]...
@@ -147,34 +145,20 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   for (const [flags, message] of planFile === undefined ? [] : NOT_WITH_A_PLAN) {
     if (flags.some((flag) => values[flag as keyof typeof values] !== undefined && values[flag as keyof typeof values] !== false)) throw new UsageError(message);
   }
-  const lockTimeoutMs = parseLockTimeout(values['lock-timeout']);
-  const maxRemovals = parseMaxRemovals(values['max-removals']);
+  const sending = sendingRequest(values);
   const dryRun = values['dry-run'];
 
   const view = runView(io, { shardOn: 'stdout', showPreview: (preview) => showPreview(io, preview, dryRun) });
   const result = await runApplyRequest(
     {
       kind: 'apply',
-      where: whereOf(values),
-      selection: selectionOf(values),
+      ...sending,
       ...(planFile === undefined ? {} : { savedPlan: planFile }),
       ...(values['no-refresh'] ? { known: 'store' as const } : values.refresh ? { known: 'live' as const } : {}),
       scope: values.full ? 'every-contract' : 'incremental',
       mode: dryRun ? 'dry-run' : 'send',
-      lockTimeoutMs,
-      removals: { ...(maxRemovals === undefined ? {} : { max: maxRemovals }), allow: values['allow-removals'] },
     },
-    await runEffects(io, {
-      logs: true,
-      onEvent: view.onEvent,
-      onLogger: view.onLogger,
-      async confirm(preview) {
-        if (!shouldAsk(io, { autoApprove: values['auto-approve'], ops: preview.sending.ops })) return true;
-        for (const { reason } of preview.refused) io.stdout.write(`\n${reason}\n`);
-        io.stdout.write('\n');
-        return askYes(io, applyQuestion(preview.sending));
-      },
-    }),
+    await sendingEffects(io, view, values['auto-approve'], { text: applyQuestion }),
   );
   view.finish();
   return renderApply(io, result, values.report);

@@ -9,14 +9,12 @@ import { renderDriftMarkdown } from '../drift/render-markdown.ts';
 import { renderDriftText } from '../drift/render-text.ts';
 import { renderPlanText } from '../plan/render-text.ts';
 import { runDrift, type DriftRunOutcome } from '../run/drift.ts';
-import { askYes, fixQuestion, shouldAsk } from './confirm.ts';
+import { fixQuestion } from './confirm.ts';
 import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
-import { parseLockTimeout } from './lock-timeout.ts';
-import { CONFIRM_OPTIONS, confirmHelp, parseMaxRemovals } from './removal-args.ts';
-import { runEffects } from './run-effects.ts';
+import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
-import { runView } from './run-view.ts';
-import { RUN_OPTIONS, selectionOf, shardHelp, targetHelp, whereOf } from './run-args.ts';
+import { runView, sendingEffects } from './run-view.ts';
+import { RUN_OPTIONS, shardHelp, targetHelp } from './run-args.ts';
 
 export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--fix]
                            [--target TENANT/ID]... [--exclude TENANT/ID]...
@@ -90,12 +88,11 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const format = parseFormat(values.format, FORMATS, 'text');
-  const lockTimeoutMs = parseLockTimeout(values['lock-timeout']);
+  const sending = sendingRequest(values);
   const { fix } = values;
-  const maxRemovals = parseMaxRemovals(values['max-removals']);
   if (!fix) {
     const only = (['auto-approve', 'allow-removals'] as const).filter((flag) => values[flag]).map((flag) => `--${flag}`);
-    if (maxRemovals !== undefined) only.push('--max-removals');
+    if (values['max-removals'] !== undefined) only.push('--max-removals');
     if (only.length > 0) throw new UsageError(`${only.join(', ')} only ${only.length === 1 ? 'applies' : 'apply'} with --fix: without it drift sends nothing`);
   }
 
@@ -103,25 +100,16 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   const result = await runDrift(
     {
       kind: 'drift',
-      where: whereOf(values),
-      selection: selectionOf(values),
+      ...sending,
       mode: fix ? 'fix' : 'report',
-      lockTimeoutMs,
-      removals: { ...(maxRemovals === undefined ? {} : { max: maxRemovals }), allow: values['allow-removals'] },
     },
-    await runEffects(io, {
-      logs: true,
-      onEvent: view.onEvent,
-      onLogger: view.onLogger,
-      /** With --fix on a terminal: the plan of the corrections, then the question, before the first PATCH. */
-      async confirm(preview) {
-        if (!shouldAsk(io, { autoApprove: values['auto-approve'], ops: preview.sending.ops })) return true;
+    // With --fix on a terminal: the plan of the corrections, then the question, before the first PATCH.
+    await sendingEffects(io, view, values['auto-approve'], {
+      before(preview) {
         const notOnService = preview.unreadable.filter(({ result }) => result.outcome === 'not-on-service').length;
         io.stdout.write(renderPlanText(preview.plan, { color: wantsColor(io), notPlanned: { count: preview.unreadable.length, notOnService } }));
-        for (const { reason } of preview.refused) io.stdout.write(`\n${reason}\n`);
-        io.stdout.write('\n');
-        return askYes(io, fixQuestion(preview.sending));
       },
+      text: fixQuestion,
     }),
   );
   view.finish();

@@ -15,7 +15,7 @@ export const RUN_OPTIONS = {
   exclude: { type: 'string', multiple: true },
 } as const;
 
-interface RunValues {
+export interface RunValues {
   readonly config?: string;
   readonly repo: string;
   readonly ref?: string;

@@ -2,10 +2,12 @@
  * How a command shows a run while it runs: its events rendered (the shard it took, the preview
  * before sending, progress on a terminal or as periodic log lines in CI).
  */
-import type { ApplyPreview, RunEvent } from '../run/types.ts';
+import type { ApplyPreview, RunEffects, RunEvent } from '../run/types.ts';
 import { describeShard } from '../desired/shard.ts';
 import { silentLogger, type Logger } from '../log/logger.ts';
+import { askYes, shouldAsk, type Sending } from './confirm.ts';
 import { clockOf, type CliIo } from './io.ts';
+import { runEffects } from './run-effects.ts';
 import { createProgress, type Progress } from './progress.ts';
 
 export interface RunView {
@@ -42,4 +44,29 @@ export function runView(io: CliIo, { shardOn, showPreview }: RunViewOptions): Ru
       progress?.finish();
     },
   };
+}
+
+export interface Question {
+  /** Shown before the question (drift --fix shows its plan only when it asks). */
+  readonly before?: (preview: ApplyPreview) => void;
+  readonly text: (sending: Sending) => string;
+}
+
+/**
+ * The effects of a run that may send: its events rendered by `view`, and the question asked only
+ * of a person (stdin and stdout terminals), only when something would be sent, not after --auto-approve.
+ */
+export function sendingEffects(io: CliIo, view: RunView, autoApprove: boolean, question: Question): Promise<RunEffects> {
+  return runEffects(io, {
+    logs: true,
+    onEvent: view.onEvent,
+    onLogger: view.onLogger,
+    async confirm(preview) {
+      if (!shouldAsk(io, { autoApprove, ops: preview.sending.ops })) return true;
+      question.before?.(preview);
+      for (const { reason } of preview.refused) io.stdout.write(`\n${reason}\n`);
+      io.stdout.write('\n');
+      return askYes(io, question.text(preview.sending));
+    },
+  });
 }

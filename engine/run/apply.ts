@@ -12,7 +12,6 @@ import type { ApplyRunOptions, SendPreview } from '../apply/run-apply.ts';
 import type { Scope } from '../auth/index.ts';
 import { restrictToContracts } from '../desired/target.ts';
 import { changedFiles } from '../git/changed-files.ts';
-import { GitError } from '../git/errors.ts';
 import { checkAncestor } from '../git/is-ancestor.ts';
 import type { GitRepository } from '../git/repository.ts';
 import { desiredPathMatcher } from '../desired/read-files.ts';
@@ -20,17 +19,15 @@ import type { RemovalLimits } from '../plan/removal-guard.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import type { HistoryCommand } from '../state/history.ts';
 import type { StateStore, TenantRunRecord } from '../state/types.ts';
-import { openRunInput, readScopes, readWholeInput, type OpenedInput, type RunInput } from './input.ts';
+import { readScopes, readWholeInput, withRunInput, type OpenedInput, type RunInput } from './input.ts';
 import { desiredProblems } from './plan.ts';
 import { recordRunHistory } from './record-history.ts';
-import { lazyStore, type LazyStore } from './lazy-store.ts';
+import type { LazyStore } from './lazy-store.ts';
 import { readSavedPlan } from './saved-plan.ts';
-import type { ApplyPreview, RunEffects, RunInvalid, RunRefused, RunSelection, RunTargeting, RunUnread, RunWhere, ShardSelection } from './types.ts';
+import type { ApplyPreview, RunEffects, RunInvalid, RunRefused, RunTargeting, RunUnread, RunWhere, SendingRequest, ShardSelection } from './types.ts';
 
-export interface ApplyRequest {
+export interface ApplyRequest extends SendingRequest {
   readonly kind: 'apply';
-  readonly where: RunWhere;
-  readonly selection?: RunSelection;
   /** A saved plan (`apply PLAN.json`, relative to the working directory): exactly its reviewed ops are sent. */
   readonly savedPlan?: string;
   /** Where the known state comes from; left out: live reads when api.read is configured, else the state store. */
@@ -39,9 +36,6 @@ export interface ApplyRequest {
   readonly scope: 'incremental' | 'every-contract';
   /** `dry-run`: plan (and read) but send nothing, take no lock and write nothing. */
   readonly mode: 'send' | 'dry-run';
-  readonly lockTimeoutMs: number;
-  /** `--max-removals` (default: the config's safety.maxRemovals) and `--allow-removals`. */
-  readonly removals: { readonly max?: number; readonly allow: boolean };
 }
 
 export type ApplyRunOutcome =
@@ -85,10 +79,7 @@ export async function runApplyRequest(request: ApplyRequest, effects: RunEffects
     saved = read;
   }
   const where: RunWhere = saved ? { ...request.where, ...(saved.source.commit === null ? {} : { ref: saved.source.commit }) } : request.where;
-  const opened = await openRunInput(effects, 'apply', where, saved ? {} : (request.selection ?? {}));
-  if ('kind' in opened) return opened;
-  const store = lazyStore(opened.config, opened.repoDir, effects);
-  try {
+  return withRunInput(effects, 'apply', { where, ...(saved ? {} : { selection: request.selection ?? {} }) }, async (opened, store) => {
     // A saved plan names its contracts: never incremental.
     const scopes = request.scope === 'incremental' && !saved ? await readScopes(opened, await store.get(), 'ancestor') : undefined;
     const input = await readWholeInput(opened, { ...(scopes ? { scopes } : {}), describeIncremental: false, records: !saved });
@@ -97,14 +88,8 @@ export async function runApplyRequest(request: ApplyRequest, effects: RunEffects
     effects.onEvent?.({ type: 'input', ...(input.shard ? { shard: input.shard } : {}) });
     // A shard without tenants has nothing to lock, read or send.
     if (input.shard && input.shard.tenants.length === 0) return { kind: 'empty-shard', shard: input.shard };
-    return await applyInput(opened, input, saved, request, effects, store);
-  } catch (error) {
-    if (!(error instanceof GitError)) throw error;
-    return { kind: 'git-error', code: error.code, message: error.message };
-  } finally {
-    opened.close();
-    await store.close();
-  }
+    return applyInput(opened, input, saved, request, effects, store);
+  });
 }
 
 async function applyInput(

@@ -5,26 +5,19 @@
  */
 import { createDriftReport } from '../drift/create-report.ts';
 import type { DriftReport } from '../drift/types.ts';
-import { GitError } from '../git/errors.ts';
 import type { KnownContracts } from '../model/types.ts';
 import { StateFormatError } from '../state/file-format.ts';
 import { PostgresStateError } from '../state/postgres/errors.ts';
 import type { RunReport } from '../apply/run-report.ts';
 import { removalLimits, sendRun } from './apply.ts';
-import { openRunInput, readWholeInput, type RunTargeting } from './input.ts';
-import { lazyStore } from './lazy-store.ts';
+import { readWholeInput, withRunInput, type RunTargeting } from './input.ts';
 import { desiredProblems } from './plan.ts';
-import type { RunEffects, RunInvalid, RunRefused, RunSelection, RunUnread, RunWhere } from './types.ts';
+import type { RunEffects, RunInvalid, RunRefused, RunUnread, SendingRequest } from './types.ts';
 
-export interface DriftRequest {
+export interface DriftRequest extends SendingRequest {
   readonly kind: 'drift';
-  readonly where: RunWhere;
-  readonly selection?: RunSelection;
-  /** `report`: read and compare only; `fix`: also send the corrections and record them. */
+  /** `report`: read and compare only; `fix`: also send the corrections and record them (the removal guard holds). */
   readonly mode: 'report' | 'fix';
-  readonly lockTimeoutMs: number;
-  /** With `fix`: the removal guard's `--max-removals` and `--allow-removals`. */
-  readonly removals: { readonly max?: number; readonly allow: boolean };
 }
 
 export type DriftRunOutcome =
@@ -44,10 +37,7 @@ export type DriftRunOutcome =
 export async function runDrift(request: DriftRequest, effects: RunEffects): Promise<DriftRunOutcome> {
   const fix = request.mode === 'fix';
   effects.onEvent?.({ type: 'phase', phase: 'read-input' });
-  const opened = await openRunInput(effects, 'drift', request.where, request.selection ?? {});
-  if ('kind' in opened) return opened;
-  const store = lazyStore(opened.config, opened.repoDir, effects);
-  try {
+  return withRunInput(effects, 'drift', request, async (opened, store) => {
     const input = await readWholeInput(opened, { describeIncremental: false, records: fix });
     const invalid = desiredProblems(input);
     if (invalid) return invalid;
@@ -102,11 +92,5 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
     if ('kind' in sent) return sent;
     const drift = createDriftReport({ plan: sent.plan, run: sent.report, lastApplied, fix });
     return { kind: 'checked', drift, run: sent.report, cancelled: sent.cancelled, ...(input.targeting ? { targeting: input.targeting } : {}), warnings: sent.warnings };
-  } catch (error) {
-    if (!(error instanceof GitError)) throw error;
-    return { kind: 'git-error', code: error.code, message: error.message };
-  } finally {
-    opened.close();
-    await store.close();
-  }
+  });
 }

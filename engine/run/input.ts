@@ -27,6 +27,7 @@ import { readBaseChanges, type BaseChanges } from './base-changes.ts';
 import { readRepoConfig, type ConfigAtRef } from './config.ts';
 import { gitCommitSource } from './git-source.ts';
 import { readTenantScopes } from './incremental-scopes.ts';
+import { lazyStore, type LazyStore } from './lazy-store.ts';
 import type { RunPlace, RunSelection, RunTargeting, RunUnread, RunWhere } from './types.ts';
 
 /** The kinds of run that read a repository, and what each reads of it. */
@@ -97,6 +98,30 @@ export interface RunFiles {
    * reading everything at once reports first (it compares with the base only without errors).
    */
   readonly baseError?: GitError;
+}
+
+/**
+ * Runs `body` on the run's input, opened once, and its state store (opened when first asked for),
+ * both closed when it ends; git problems on the way come back as `git-error`.
+ */
+export async function withRunInput<T>(
+  effects: RunPlace,
+  kind: InputKind,
+  request: { readonly where: RunWhere; readonly selection?: RunSelection; readonly base?: string },
+  body: (input: OpenedInput, store: LazyStore) => Promise<T>,
+): Promise<T | RunUnread> {
+  const opened = await openRunInput(effects, kind, request.where, request.selection ?? {}, request.base);
+  if ('kind' in opened) return opened;
+  const store = lazyStore(opened.config, opened.repoDir, effects);
+  try {
+    return await body(opened, store);
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    return { kind: 'git-error', code: error.code, message: error.message };
+  } finally {
+    opened.close();
+    await store.close();
+  }
 }
 
 /** How a run's scopes are computed: an apply descends from the last applied commit, a plan may start from any. */

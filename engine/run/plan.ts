@@ -7,14 +7,13 @@
 import type { TenantScope } from '../apply/incremental.ts';
 import { readProblems } from '../apply/read-problems.ts';
 import type { Config } from '../config/types.ts';
-import { GitError } from '../git/errors.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import { planByTenant, type PlanSink, type PlanTrailer } from '../plan/plan-by-tenant.ts';
 import type { PlanDocument, PlanMadeWith, PlanSource } from '../plan/types.ts';
 import { plural } from '../plural.ts';
-import { hasIncremental, openRunInput, readRunFiles, readScopes, readWholeInput, type OpenedInput, type RunInput, type RunTargeting } from './input.ts';
+import { hasIncremental, readRunFiles, readScopes, readWholeInput, withRunInput, type OpenedInput, type RunInput, type RunTargeting } from './input.ts';
 import { knownStateReader, readPlannedKnownState } from './known-state.ts';
-import { lazyStore, type LazyStore } from './lazy-store.ts';
+import type { LazyStore } from './lazy-store.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunSelection, RunUnread, RunWhere, ShardSelection } from './types.ts';
 import { packageVersion } from './version.ts';
 
@@ -67,22 +66,13 @@ function fullNotes(scopes: ReadonlyMap<string, TenantScope> | undefined): string
 
 export async function runPlan(request: PlanRequest, effects: RunEffects): Promise<PlanRunOutcome> {
   effects.onEvent?.({ type: 'phase', phase: 'read-input' });
-  const opened = await openRunInput(effects, 'plan', request.where, request.selection, request.base);
-  if ('kind' in opened) return opened;
-  const store = lazyStore(opened.config, opened.repoDir, effects);
-  try {
+  return withRunInput(effects, 'plan', request, async (opened, store) => {
     const scopes = request.scope === 'incremental' ? await readScopes(opened, await store.get(), 'any') : undefined;
     const notes = fullNotes(scopes);
-    if (request.known === 'store' && request.sink !== undefined && !hasIncremental(scopes)) return await streamedPlan(opened, request, request.sink, store, notes, effects);
+    if (request.known === 'store' && request.sink !== undefined && !hasIncremental(scopes)) return streamedPlan(opened, request, request.sink, store, notes, effects);
     const input = await readWholeInput(opened, { ...(scopes ? { scopes } : {}), describeIncremental: true, ...(request.base === undefined ? {} : { base: request.base }), records: false });
-    return await documentPlan(input, request, store, notes, effects);
-  } catch (error) {
-    if (!(error instanceof GitError)) throw error;
-    return { kind: 'git-error', code: error.code, message: error.message };
-  } finally {
-    opened.close();
-    await store.close();
-  }
+    return documentPlan(input, request, store, notes, effects);
+  });
 }
 
 /** The desired state's problems, when they keep it from being planned. */

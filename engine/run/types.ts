@@ -34,6 +34,16 @@ export interface RunSelection {
   readonly excludes?: readonly TargetPattern[];
 }
 
+/** What the runs that may send (apply, drift --fix) are also asked. */
+export interface SendingRequest {
+  readonly where: RunWhere;
+  readonly selection?: RunSelection;
+  /** How long to wait for another run's lock on a tenant. */
+  readonly lockTimeoutMs: number;
+  /** The removal guard: `--max-removals` (default: the config's safety.maxRemovals) and `--allow-removals`. */
+  readonly removals: { readonly max?: number; readonly allow: boolean };
+}
+
 /** The process a run lives in: its working directory and environment (secrets, CI variables). */
 export interface RunPlace {
   readonly cwd: string;
