@@ -25,10 +25,15 @@ export async function openStateStore(config: Config, repoDir: string, place: Run
   }
   redactor?.add(url);
   redactor?.add(passwordOf(url));
+  return openPostgres(url, state.schema);
+}
+
+/** A PostgreSQL store (connected, its tables migrated), or its one-line problem. */
+export async function openPostgres(url: string, schema: string | undefined): Promise<StateStore | string> {
   // Loaded here only: validate, --help and the file backend never load the driver.
   const { openPostgresStateStore, PostgresStateError } = await import('../state/postgres/index.ts');
   try {
-    return await openPostgresStateStore({ url, ...(state.schema === undefined ? {} : { schema: state.schema }) });
+    return await openPostgresStateStore({ url, ...(schema === undefined ? {} : { schema }) });
   } catch (error) {
     if (error instanceof PostgresStateError) return error.message;
     throw error;

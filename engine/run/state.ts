@@ -8,7 +8,7 @@ import { copyState, type CopyResult } from '../state/copy.ts';
 import { openFileStateStore } from '../state/file-store.ts';
 import type { StateStore } from '../state/types.ts';
 import { readRepoConfig } from './config.ts';
-import { openStateStore } from './open-store.ts';
+import { openPostgres, openStateStore } from './open-store.ts';
 import type { RunPlace, RunWhere } from './types.ts';
 
 /** The store the repository's config names; the config's diagnostics when it has errors; a one-line message when it cannot be opened. */
@@ -25,14 +25,7 @@ export async function openOtherStore(place: RunPlace, other: OtherStore): Promis
   if (other.backend === 'file') return openFileStateStore(path.resolve(place.cwd, other.path));
   const url = place.env[other.urlEnv];
   if (url === undefined || url === '') return `--url-env ${other.urlEnv}: the variable is not set`;
-  // Loaded here only, as for the configured store.
-  const { openPostgresStateStore, PostgresStateError } = await import('../state/postgres/index.ts');
-  try {
-    return await openPostgresStateStore({ url, ...(other.schema === undefined ? {} : { schema: other.schema }) });
-  } catch (error) {
-    if (error instanceof PostgresStateError) return error.message;
-    throw error;
-  }
+  return openPostgres(url, other.schema);
 }
 
 /** Copies `from` into `to`, unless `to` holds state already and `force` is not given; read back and compared. */
