@@ -4,6 +4,7 @@ import { COLLECTION_FIELDS, type CollectionFieldName } from '../model/fields.ts'
 import { compileSchema, type PathSegment, type SchemaCheck } from '../model/schema-validator.ts';
 import { readPlainYamlMap } from '../plain-yaml.ts';
 import { decodeYamlText, DEFAULT_YAML_LIMITS, diagnosticAt, parseYamlSource, type SchemaProblem } from '../yaml-source.ts';
+import { configPathProblems } from './paths.ts';
 import { configSchema } from './schema.ts';
 import { DEFAULTS, type CollectionMode, type Config, type SecretRef, type StateConfig, type TenantConfig } from './types.ts';
 
@@ -162,7 +163,7 @@ export function parseConfigExactly(file: string, content: Uint8Array | string): 
  */
 function parseFast(text: string): ConfigResult | undefined {
   const value = readPlainYamlMap(text, DEFAULT_YAML_LIMITS);
-  if (value === undefined || schemaProblems(value).length > 0 || urlProblems(value).length > 0) return undefined;
+  if (value === undefined || schemaProblems(value).length > 0 || urlProblems(value).length > 0 || configPathProblems(value).length > 0) return undefined;
   const raw: object = value;
   return { config: withDefaults(raw as RawConfig), diagnostics: [] };
 }
@@ -175,7 +176,7 @@ function parseExactly(file: string, text: string): ConfigResult {
     const message = value === null ? 'the config file is empty' : 'expected a map with api, auth and tenants';
     return { diagnostics: [...parsed.diagnostics, diagnosticAt(source, { path: [], code: 'config', message })] };
   }
-  const problems = [...schemaProblems(value), ...urlProblems(value as Record<string, unknown>)];
+  const problems = [...schemaProblems(value), ...urlProblems(value as Record<string, unknown>), ...configPathProblems(value as Record<string, unknown>)];
   const diagnostics = [...parsed.diagnostics, ...problems.map((problem) => diagnosticAt(source, problem))].sort(compareDiagnostics);
   if (diagnostics.some(isError)) return { diagnostics };
   return { config: withDefaults(value as RawConfig), diagnostics };

@@ -1,5 +1,5 @@
 /** Adapter: desired-state files from a working tree; the selection rules every source shares. */
-import { open, readdir } from 'node:fs/promises';
+import { lstat, open, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { DEFAULT_YAML_LIMITS } from '../yaml-source.ts';
@@ -47,9 +47,29 @@ async function readBounded(file: string, limit: number): Promise<Uint8Array> {
   }
 }
 
+function errorCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/**
+ * Whether `relative` is reached from `repoDir` without a symbolic link on the way: a pattern's
+ * static prefix (`contracts/acme`) is opened by name, and a link there could lead out of the
+ * repository. Symbolic links are ignored, as they are inside the walk.
+ */
+async function isPlainPathInside(repoDir: string, relative: string): Promise<boolean> {
+  if (relative === '') return true;
+  try {
+    return (await realpath(path.join(repoDir, relative))) === path.join(await realpath(repoDir), relative);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR' || errorCode(error) === 'ELOOP') return false;
+    throw error;
+  }
+}
+
 /** Files below `directory`, repository-relative, skipping .git and node_modules. */
 async function walk(repoDir: string, directory: string): Promise<string[]> {
   const found: string[] = [];
+  if (!(await isPlainPathInside(repoDir, directory))) return found;
   const pending = [directory];
   while (pending.length > 0) {
     const current = pending.pop()!;
@@ -60,8 +80,9 @@ async function walk(repoDir: string, directory: string): Promise<string[]> {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') continue;
       // A pattern without a glob (`contracts/acme.yaml`) has the file itself as its root.
+      // Only a regular file: never a FIFO or a device, which would block or never end.
       if (code === 'ENOTDIR') {
-        found.push(current);
+        if ((await lstat(path.join(repoDir, current))).isFile()) found.push(current);
         continue;
       }
       throw error;
