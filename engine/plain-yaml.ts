@@ -120,6 +120,28 @@ const EPILOGUE = /^[ ]*(?:#[^\n]*)?\r?(?:\n(?:[ ]*(?:#[^\n]*)?|\.\.\.(?:[ ]+#[^\
 /** The same after a last key whose value is empty (`EbaCode:`), which the text ends with. */
 const EPILOGUE_AFTER_KEY = new RegExp(`^[ ]*:${EPILOGUE.source.slice(1)}`);
 
+/**
+ * The part of `text` that decides whether it is a plain prologue or epilogue: trailing blank lines
+ * (spaces, newlines) match either pattern's repetition whatever their number, so only the text up
+ * to the newline after the last other character is tested. Without the cut, millions of blank lines
+ * overflow the regular expression engine's stack.
+ */
+function withoutBlankTail(text: string): string {
+  let last = text.length - 1;
+  while (last >= 0 && (text[last] === '\n' || text[last] === ' ' || text[last] === '\r')) last -= 1;
+  const newline = text.indexOf('\n', last + 1);
+  return newline === -1 ? text : text.slice(0, newline + 1);
+}
+
+/** `pattern` tested on `text` as above; false (the caller then reads exactly) when the engine gives up. */
+function matchesAround(pattern: RegExp, text: string): boolean {
+  try {
+    return pattern.test(withoutBlankTail(text));
+  } catch {
+    return false;
+  }
+}
+
 /** A map or a list that holds the node being read. */
 export interface PlainYamlAncestor {
   readonly kind: 'mapping' | 'sequence';
@@ -174,6 +196,18 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
     return undefined;
   }
 
+  // The first newline at or after an offset: nodes come in text order, so one scan serves every
+  // node on a line (a flow map of 200,000 keys on one line would otherwise rescan it for each).
+  let newlineFrom = -1;
+  let newlineAt = -1;
+  function newlineAfter(offset: number): number {
+    if (newlineFrom === -1 || offset < newlineFrom || (newlineAt !== -1 && offset > newlineAt)) {
+      newlineFrom = offset;
+      newlineAt = text.indexOf('\n', offset);
+    }
+    return newlineAt;
+  }
+
   const stack: Frame[] = [];
   let documents = 0;
   let end = 0;
@@ -194,7 +228,7 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
         if (closed === -1 || text[closed] === '#') return undefined;
         end = closed;
         if (frame.flowStart !== -1) {
-          const newline = text.indexOf('\n', frame.flowStart);
+          const newline = newlineAfter(frame.flowStart);
           if (newline !== -1 && newline < end) return undefined;
         }
         flowDepth -= 1;
@@ -210,7 +244,7 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
     // Nesting as engine/yaml-source.ts counts it, with a margin: near the limit, it decides.
     if (stack.length >= limits.maxDepth - 1) return undefined;
     const parent = stack.at(-1);
-    if (parent === undefined && (event.type !== EVENT_ID.MAPPING || !PROLOGUE.test(text.slice(0, event.start)))) return undefined;
+    if (parent === undefined && (event.type !== EVENT_ID.MAPPING || !matchesAround(PROLOGUE, text.slice(0, event.start)))) return undefined;
     const isKey = parent?.kind === 'mapping' && parent.atKey;
     const start = event.type === EVENT_ID.SCALAR ? scalarStart(event) : event.start;
     const form = formOf(event);
@@ -237,7 +271,7 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
       // `"x"#c`: the yaml package wants a space before a comment.
       if (text[end] === '#') return undefined;
       if (form === 'inline') {
-        const newline = text.indexOf('\n', start);
+        const newline = newlineAfter(start);
         if (newline !== -1 && newline < end) return undefined;
       }
       if (form === 'block' && flowDepth > 0) return undefined;
@@ -248,7 +282,7 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
     end = start + 1;
     stack.push({ kind: event.type === EVENT_ID.MAPPING ? 'mapping' : 'sequence', atKey: true, key: '', flow, flowStart: flow && flowDepth === 1 ? start : -1 });
   }
-  if (documents !== 1 || !(emptyLast ? EPILOGUE_AFTER_KEY : EPILOGUE).test(text.slice(end))) return undefined;
+  if (documents !== 1 || !matchesAround(emptyLast ? EPILOGUE_AFTER_KEY : EPILOGUE, text.slice(end))) return undefined;
 
   let documentValues: unknown[];
   try {

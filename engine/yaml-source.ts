@@ -132,7 +132,9 @@ export function parseYamlSource(
 
   // logLevel 'error': the yaml package would otherwise print its own warnings to stderr
   // (process.emitWarning); every problem is reported as a Diagnostic instead.
-  const composer = new Composer({ uniqueKeys: true, prettyErrors: false, strict: true, logLevel: 'error' });
+  // uniqueKeys false: the package compares each key with every earlier one (quadratic in a map's
+  // keys); duplicateKeys finds the same duplicates with one set per map.
+  const composer = new Composer({ uniqueKeys: false, prettyErrors: false, strict: true, logLevel: 'error' });
   const docs = [...composer.compose(tokens, true, text.length)];
   if (docs.length > 1) {
     const second = docs[1]!.range[0];
@@ -140,10 +142,8 @@ export function parseYamlSource(
   }
   const doc = docs[0]!;
   const diagnostics: Diagnostic[] = [];
-  for (const error of doc.errors) {
-    if (error.code === 'DUPLICATE_KEY') {
-      diagnostics.push(fileDiagnostic(file, 'yaml-syntax', duplicateKeyMessage(text, error.pos[0]), 'error', at(error.pos[0])));
-    }
+  for (const offset of duplicateKeys(doc)) {
+    diagnostics.push(fileDiagnostic(file, 'yaml-syntax', duplicateKeyMessage(text, offset), 'error', at(offset)));
   }
   // After a syntax error the parser reports every later token as unexpected: the first one is the
   // real problem, the rest only noise.
@@ -217,6 +217,24 @@ function structureProblems(file: string, doc: Document.Parsed, at: (offset: numb
     },
   });
   return problems;
+}
+
+/** Where each key that repeats an earlier key of its map starts, as the `yaml` package's uniqueKeys finds them (scalars by value). */
+function duplicateKeys(doc: Document.Parsed): number[] {
+  const { isMap, isScalar, visit } = yamlPackage();
+  const offsets: number[] = [];
+  visit(doc, {
+    Map(_, map) {
+      if (!isMap(map)) return;
+      const seen = new Set<unknown>();
+      for (const pair of map.items) {
+        if (!isScalar(pair.key)) continue;
+        if (seen.has(pair.key.value) && !Number.isNaN(pair.key.value)) offsets.push(pair.key.range?.[0] ?? 0);
+        seen.add(pair.key.value);
+      }
+    },
+  });
+  return offsets.sort((a, b) => a - b);
 }
 
 function duplicateKeyMessage(text: string, offset: number): string {
@@ -360,4 +378,17 @@ export function loneSurrogateProblems(value: unknown, path: readonly PathSegment
     return Object.entries(value).flatMap(([key, item]) => loneSurrogateProblems(item, [...path, key]));
   }
   return [];
+}
+
+/**
+ * `parse()`, or for a file that still exhausts the call stack somewhere in a parser (a shape no
+ * limit above foresaw), one error naming the file instead of a crash of the whole run.
+ */
+export function withinStack<T extends { diagnostics: Diagnostic[] }>(file: string, parse: () => T): T | { diagnostics: Diagnostic[] } {
+  try {
+    return parse();
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    return { diagnostics: [fileDiagnostic(file, 'too-complex', 'the file is too deeply nested or too large for its structure to be read')] };
+  }
 }

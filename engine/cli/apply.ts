@@ -1,5 +1,6 @@
 /** `contract-sync apply [PLAN.json]`: plan (or check a saved plan), then send the ops, record each applied contract, report. */
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
+import { READ_LIMITS, readTextBounded } from '../bounded-read.ts';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { describeScope, filesReadByTenant } from '../apply/incremental.ts';
@@ -298,7 +299,7 @@ async function readSavedPlan(io: CliIo, file: string, repo: string): Promise<Pla
   }
   let text: string;
   try {
-    text = await readFile(path.resolve(io.cwd, file), 'utf8');
+    text = await readTextBounded(path.resolve(io.cwd, file), READ_LIMITS.plan);
   } catch (error) {
     return refuse(`cannot read the plan file (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }

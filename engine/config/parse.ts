@@ -3,7 +3,7 @@ import { compareDiagnostics, isError, type Diagnostic } from '../diagnostic.ts';
 import { COLLECTION_FIELDS, type CollectionFieldName } from '../model/fields.ts';
 import { compileSchema, type PathSegment, type SchemaCheck } from '../model/schema-validator.ts';
 import { readPlainYamlMap } from '../plain-yaml.ts';
-import { decodeYamlText, DEFAULT_YAML_LIMITS, diagnosticAt, parseYamlSource, type SchemaProblem } from '../yaml-source.ts';
+import { decodeYamlText, DEFAULT_YAML_LIMITS, diagnosticAt, parseYamlSource, withinStack, type SchemaProblem } from '../yaml-source.ts';
 import { configPathProblems } from './paths.ts';
 import { configSchema } from './schema.ts';
 import { DEFAULTS, type CollectionMode, type Config, type SecretRef, type StateConfig, type TenantConfig } from './types.ts';
@@ -143,7 +143,7 @@ function withDefaults(raw: RawConfig): Config {
 export function parseConfig(file: string, content: Uint8Array | string): ConfigResult {
   const text = decodeYamlText(file, content, DEFAULT_YAML_LIMITS);
   if (typeof text !== 'string') return { diagnostics: [text] };
-  return parseFast(text) ?? parseExactly(file, text);
+  return withinStack(file, () => parseFast(text) ?? parseExactly(file, text));
 }
 
 /**

@@ -1,7 +1,8 @@
 /** Adapter: desired-state files from a working tree; the selection rules every source shares. */
-import { lstat, open, readdir, realpath } from 'node:fs/promises';
+import { lstat, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
+import { readBounded } from '../bounded-read.ts';
 import { DEFAULT_YAML_LIMITS } from '../yaml-source.ts';
 import type { DesiredFile } from './types.ts';
 
@@ -33,18 +34,6 @@ export function desiredPathMatcher(patterns: readonly string[]): (file: string) 
 export function patternRoots(patterns: readonly string[]): string[] {
   const bases = [...new Set(patterns.map((pattern) => picomatch.scan(pattern).base))];
   return bases.filter((base) => !bases.some((other) => other !== base && (other === '' || base.startsWith(`${other}/`)))).sort();
-}
-
-/** Reads at most `limit + 1` bytes, so that a huge file is refused without being loaded. */
-async function readBounded(file: string, limit: number): Promise<Uint8Array> {
-  const handle = await open(file, 'r');
-  try {
-    const buffer = Buffer.alloc(Math.min((await handle.stat()).size, limit + 1));
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
 }
 
 function errorCode(error: unknown): string | undefined {
