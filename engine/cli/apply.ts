@@ -1,5 +1,5 @@
 /** `contract-sync apply [PLAN.json]`: plan (or check a saved plan), then send the ops, record each applied contract, report. */
-import { writeFile } from 'node:fs/promises';
+import { checkOutputFile, writeOutputFile } from '../output-file.ts';
 import { READ_LIMITS, readTextBounded } from '../bounded-read.ts';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -155,6 +155,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   const lockTimeoutMs = parseLockTimeout(values['lock-timeout']);
   const maxRemovals = parseMaxRemovals(values['max-removals']);
   const shard = parseShardArg(values.shard);
+  if (values.report !== undefined) await checkOutputFile({ flag: '--report', name: values.report, cwd: io.cwd });
   const selection = parseTargetFlags(values);
 
   const reviewed = planFile === undefined ? undefined : await readSavedPlan(io, planFile, values.repo);
@@ -273,7 +274,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   if ([...(input.scopes?.values() ?? [])].some((scope) => scope.kind === 'incremental')) {
     io.stdout.write('Incremental run: contracts unchanged since the last applied commit were not planned; contract-sync drift (or apply --full) checks them against the service.\n');
   }
-  if (values.report !== undefined) await writeFile(path.resolve(io.cwd, values.report), `${JSON.stringify(report, null, 2)}\n`);
+  if (values.report !== undefined) await writeOutputFile({ flag: '--report', name: values.report, cwd: io.cwd }, `${JSON.stringify(report, null, 2)}\n`);
   const behind = [...(input.scopes?.values() ?? [])].some((scope) => scope.kind === 'behind');
   const failed = behind || report.summary.failed > 0 || report.tenants.some((tenant) => tenant.error !== undefined);
   return failed ? EXIT.error : EXIT.ok;

@@ -1,6 +1,5 @@
 /** `contract-sync drift`: read every managed contract live, report what differs from git and why, and with --fix correct it. */
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { checkOutputFile, writeOutputFile } from '../output-file.ts';
 import { parseArgs } from 'node:util';
 import { renderRunSummary } from '../apply/run-report.ts';
 import { runApply, type SendPreview } from '../apply/run-apply.ts';
@@ -110,6 +109,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
     if (only.length > 0) throw new UsageError(`${only.join(', ')} only ${only.length === 1 ? 'applies' : 'apply'} with --fix: without it drift sends nothing`);
   }
   const shard = parseShardArg(values.shard);
+  if (values.report !== undefined) await checkOutputFile({ flag: '--report', name: values.report, cwd: io.cwd });
 
   const outcome = fix ? 'nothing read or fixed' : 'nothing read';
   const selection = parseTargetFlags(values);
@@ -209,7 +209,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   else io.stdout.write(renderDriftText(drift, { color: wantsColor(io) }));
   // The run summary says what the fix sent; markdown and json carry the same per contract, and json stays one document.
   if (fix && format === 'text') io.stdout.write(`\n${renderRunSummary(run)}`);
-  if (values.report !== undefined) await writeFile(path.resolve(io.cwd, values.report), renderDriftJson(drift));
+  if (values.report !== undefined) await writeOutputFile({ flag: '--report', name: values.report, cwd: io.cwd }, renderDriftJson(drift));
 
   if (driftFailed(drift)) return EXIT.error;
   if (values['detailed-exitcode'] && driftRemains(drift)) return EXIT.changes;

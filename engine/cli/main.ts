@@ -1,5 +1,6 @@
 /** The CLI entry point: the only place that reads process.* and sets the exit code. */
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { fileSystemErrorLine } from '../output-file.ts';
 import { closest } from '../desired/suggest.ts';
 import { GLOBAL_OPTIONS_HELP, takeGlobalOptions } from './global-options.ts';
 import { packageVersion } from './version.ts';
@@ -167,7 +168,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       io.stderr.write(`contract-sync ${name}: ${usageMessage(error as Error, loaded?.help)}; see contract-sync ${name} --help\n`);
       return EXIT.error;
     }
-    throw error;
+    const fileError = fileSystemErrorLine(error);
+    if (fileError === undefined) throw error;
+    io.stderr.write(`contract-sync ${name}: ${fileError}\n`);
+    return EXIT.error;
   }
 }
 

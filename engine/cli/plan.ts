@@ -2,7 +2,8 @@
  * `contract-sync plan`: desired state (working tree or a git ref) against the state store -> a
  * plan, with no network; with --refresh, against live reads instead.
  */
-import { appendFile, writeFile } from 'node:fs/promises';
+import { appendFile } from 'node:fs/promises';
+import { checkOutputFile, writeOutputFile } from '../output-file.ts';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { RunReport } from '../apply/run-report.ts';
@@ -230,6 +231,7 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   const format = parseFormat<PlanFormat>(values.format, PLAN_FORMATS, 'text');
   if (values.refresh && values['no-refresh']) throw new UsageError('--refresh and --no-refresh exclude each other');
   const shard = parseShardArg(values.shard);
+  if (values.out !== undefined) await checkOutputFile({ flag: '--out', name: values.out, cwd: io.cwd });
 
   const selection = parseTargetFlags(values);
   const runOptions = { repo: values.repo, config: values.config, ref: values.ref, base: values.base, tenants: values.tenant, ...(shard ? { shard } : {}), ...selection };
@@ -266,7 +268,7 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   const plan: PlanDocument = { ...planned, madeWith: planMadeWith(config) };
   const links = format === 'markdown' || format === 'github' ? await ciRepositoryLinks(io, repoDir) : undefined;
 
-  if (values.out !== undefined) await writeFile(path.resolve(io.cwd, values.out), renderPlanJson(plan));
+  if (values.out !== undefined) await writeOutputFile({ flag: '--out', name: values.out, cwd: io.cwd }, renderPlanJson(plan));
   // Said before the plan, like Terraform's targeting warning; json stays one document on stdout.
   const targeted = input.targeting?.description;
   if (targeted !== undefined) {
