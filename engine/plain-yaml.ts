@@ -25,6 +25,7 @@ import {
   type Event,
   type ScalarEvent,
 } from 'js-yaml';
+import { inexactNumber } from './model/exact-number.ts';
 import type { Position, YamlLimits } from './yaml-source.ts';
 
 // The `yaml` package's core schema (node_modules/yaml/dist/schema/core), rule for rule.
@@ -36,6 +37,15 @@ const INT_HEX = /^0x[0-9a-fA-F]+$/;
 const FLOAT_NAN = /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
 const FLOAT_EXP = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/;
 const FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/;
+
+/**
+ * `value`, read from `source`, when JSON carries it exactly; else the file is not plain: the throw
+ * makes the reader return undefined, and the `yaml` package's path reports it (inexactNumber).
+ */
+function exactly(source: string, value: number): number {
+  if (inexactNumber(source, value) !== undefined) throw new RangeError('inexact number');
+  return value;
+}
 
 const nullTag = defineScalarTag('tag:yaml.org,2002:null', {
   implicit: true,
@@ -53,9 +63,9 @@ const intTag = defineScalarTag('tag:yaml.org,2002:int', {
   implicit: true,
   implicitFirstChars: ['-', '+', ...'0123456789'],
   resolve(source) {
-    if (INT_OCT.test(source)) return parseInt(source.substring(2), 8);
-    if (INT.test(source)) return parseInt(source, 10);
-    if (INT_HEX.test(source)) return parseInt(source.substring(2), 16);
+    if (INT_OCT.test(source)) return exactly(source, parseInt(source.substring(2), 8));
+    if (INT.test(source)) return exactly(source, parseInt(source, 10));
+    if (INT_HEX.test(source)) return exactly(source, parseInt(source.substring(2), 16));
     return NOT_RESOLVED;
   },
   identify: (value) => Number.isInteger(value),
@@ -68,7 +78,7 @@ const floatTag = defineScalarTag('tag:yaml.org,2002:float', {
       if (source.slice(-3).toLowerCase() === 'nan') return NaN;
       return source[0] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
     }
-    if (FLOAT_EXP.test(source) || FLOAT.test(source)) return parseFloat(source);
+    if (FLOAT_EXP.test(source) || FLOAT.test(source)) return exactly(source, parseFloat(source));
     return NOT_RESOLVED;
   },
   identify: (value) => typeof value === 'number',

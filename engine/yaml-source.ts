@@ -8,6 +8,7 @@ import type * as YamlModule from 'yaml';
 import type { CST, Document, LineCounter, Node, Pair, YAMLMap } from 'yaml';
 import type { Diagnostic } from './diagnostic.ts';
 import type { PathSegment } from './model/schema-validator.ts';
+import { inexactNumber } from './model/exact-number.ts';
 import { plural } from './plural.ts';
 
 export interface YamlLimits {
@@ -189,16 +190,29 @@ function kindOf(node: unknown): string {
   return yamlPackage().isSeq(node) ? 'a list' : 'a map';
 }
 
+const CORE_TAG_PREFIX = 'tag:yaml.org,2002:';
+const COLLECTION_TAGS: ReadonlySet<string> = new Set(['map', 'seq'].map((name) => CORE_TAG_PREFIX + name));
+const SCALAR_TAGS: ReadonlySet<string> = new Set(['str', 'int', 'float', 'bool', 'null'].map((name) => CORE_TAG_PREFIX + name));
+
 /**
  * What YAML can express but JSON cannot, refused before anything is built: a map key that is a
  * list or a map (`? [a, b]`; JavaScript would silently turn it into the string "[ a, b ]"), and an
  * alias inside the very value its anchor names (`&a { Comment: *a }`), which would build a
  * circular value. An alias always names an earlier node, so a cycle can only come from an alias
- * whose anchored node is one of its own ancestors.
+ * whose anchored node is one of its own ancestors. Also what would silently change shape or value:
+ * a tag other than the core ones (`contracts: !!omap [...]` would read as no contracts at all) and
+ * a number that underflows to 0 (`1e-400`).
  */
 function structureProblems(file: string, doc: Document.Parsed, at: (offset: number) => Position): Diagnostic[] {
   const { isAlias, isCollection, visit } = yamlPackage();
   const problems: Diagnostic[] = [];
+  function checkTag(node: Node, chain: readonly unknown[], allowed: ReadonlySet<string>): boolean {
+    const tag = node.tag;
+    if (tag === undefined || allowed.has(tag)) return true;
+    const shown = tag.startsWith(CORE_TAG_PREFIX) ? `!!${tag.slice(CORE_TAG_PREFIX.length)}` : tag;
+    problem(node, [...chain, node], 'yaml-tag', `unexpected YAML tag ${shown}: only plain maps, lists, strings, numbers, booleans and null are read`);
+    return false;
+  }
   function problem(node: Node, chain: readonly unknown[], code: string, message: string): void {
     const { line, column } = at(node.range?.[0] ?? 0);
     problems.push({ severity: 'error', code, file, line, column, field: formatPath(pathOf(chain)), message });
@@ -209,6 +223,18 @@ function structureProblems(file: string, doc: Document.Parsed, at: (offset: numb
       if (!isCollection(key)) return undefined;
       problem(pair.key as Node, ancestry, 'complex-key', `a map key must be a plain name or number, got ${kindOf(key)}`);
       return visit.SKIP;
+    },
+    Map(_, map, ancestry) {
+      return checkTag(map, ancestry, COLLECTION_TAGS) ? undefined : visit.SKIP;
+    },
+    Seq(_, seq, ancestry) {
+      return checkTag(seq, ancestry, COLLECTION_TAGS) ? undefined : visit.SKIP;
+    },
+    Scalar(_, scalar, ancestry) {
+      if (!checkTag(scalar, ancestry, SCALAR_TAGS)) return;
+      if (typeof scalar.value !== 'number' || typeof scalar.source !== 'string') return;
+      const inexact = inexactNumber(scalar.source, scalar.value);
+      if (inexact !== undefined) problem(scalar, [...ancestry, scalar], 'inexact-number', inexact);
     },
     Alias(_, alias, ancestry) {
       const target = alias.resolve(doc);
