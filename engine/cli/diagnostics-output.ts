@@ -1,5 +1,6 @@
 /** Diagnostics as text (`file:line:col  field  message`), JSON, or GitHub workflow annotations. */
 import type { Diagnostic } from '../diagnostic.ts';
+import { escapeForTerminal } from '../text-escape.ts';
 import { escapeData, escapeProperty } from './github-commands.ts';
 
 export type DiagnosticFormat = 'text' | 'json' | 'github';
@@ -7,7 +8,7 @@ export const DIAGNOSTIC_FORMATS: readonly DiagnosticFormat[] = ['text', 'json', 
 
 function textLine(d: Diagnostic): string {
   const message = d.severity === 'warning' ? `warning: ${d.message}` : d.message;
-  return `${d.file}:${d.line}:${d.column}  ${d.field || '-'}  ${message}`;
+  return escapeForTerminal(`${d.file}:${d.line}:${d.column}  ${d.field || '-'}  ${message}`);
 }
 
 function githubLine(d: Diagnostic): string {
