@@ -9,9 +9,11 @@ import type { Diagnostic } from '../diagnostic.ts';
 import { readFileAtCommit } from '../git/ref-source.ts';
 import { closeGitRepository, openGitRepository } from '../git/repository.ts';
 import { trackedFiles } from '../git/tracked-files.ts';
-import { parseYamlSource, positionOf, type YamlSource } from '../yaml-source.ts';
+import { tenantPathWarnings } from '../config/tenant-paths.ts';
+import type { PathSegment } from '../model/schema-validator.ts';
+import { parseYamlSource, positionOf, type Position, type YamlSource } from '../yaml-source.ts';
 import { CONFIG_FILE_NAME } from './config-args.ts';
-import type { RunInput } from './desired-input.ts';
+import type { RunFiles, RunInput } from './desired-input.ts';
 import { clockOf, type CliIo } from './io.ts';
 
 export interface HygieneOptions {
@@ -20,7 +22,7 @@ export interface HygieneOptions {
 }
 
 /** What the check reads of a run's input (validate reads the desired state one tenant at a time, plan everything). */
-type HygieneInput = Pick<RunInput, 'source' | 'configFile' | 'config' | 'repoDir'>;
+type HygieneInput = Pick<RunInput, 'source' | 'configFile' | 'config' | 'repoDir'> & Partial<Pick<RunFiles, 'files'>>;
 
 /** The config's text where the run read it: at the ref's commit without --config, else the working-tree file. */
 async function configText(io: CliIo, input: HygieneInput, options: HygieneOptions, commit: string | undefined): Promise<Uint8Array | string | undefined> {
@@ -57,14 +59,17 @@ export async function checkSecretsHygiene(io: CliIo, input: HygieneInput, option
   const absolute = new Map(refs.map((ref) => [ref.file, path.resolve(io.cwd, ref.file)]));
   const tracked = repository ? await trackedFiles(repository, [...absolute.values()], commit) : new Set<string>();
 
-  return secretHygiene({
+  function configPosition(keyPath: readonly PathSegment[]): Position {
+    const parsed = sourceOf();
+    return parsed ? positionOf(parsed, keyPath) : { line: 1, column: 1 };
+  }
+  // Also the tenant paths that select no desired-state file: a config mistake, said at its line.
+  const tenantPaths = input.files === undefined ? [] : tenantPathWarnings({ config: input.config, desiredFiles: input.files.map((file) => file.path), file: input.configFile, positionOf: configPosition });
+  return [...tenantPaths, ...secretHygiene({
     config: input.config,
     file: input.configFile,
-    positionOf(keyPath) {
-      const parsed = sourceOf();
-      return parsed ? positionOf(parsed, keyPath) : { line: 1, column: 1 };
-    },
+    positionOf: configPosition,
     now: clockOf(io).now(),
     trackedSecretFiles: new Set([...absolute].filter(([, file]) => tracked.has(file)).map(([ref]) => ref)),
-  });
+  })];
 }

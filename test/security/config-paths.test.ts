@@ -104,3 +104,23 @@ describe('symbolic links keep being ignored, also where a pattern names them', (
     }
   }, 5_000);
 });
+
+describe("a tenant's paths glob that matches nothing is said at the config's line (issue 21, item 11)", () => {
+  it('a typo in tenants.acme.paths: a warning at the config line, beside the refused file', async () => {
+    await writeFile(path.join(repo, 'contract-sync.yaml'), configYaml(['acme']).replace('clientSecret: { env: ACME_SECRET }', 'clientSecret: { env: ACME_SECRET }\n    paths: ["contracts/acmee/**"]'));
+    const run = await runCli(['validate'], repo, { ACME_SECRET: 'x' });
+    expect(run.stdout).toContain(
+      'contract-sync.yaml:7:13  tenants.acme.paths[0]  warning: the glob "contracts/acmee/**" of tenant acme\'s paths matches none of the 1 desired-state files (desired.paths: contracts/**/*.yaml)',
+    );
+    expect(run.stdout).toContain('contracts/acme/a.yaml:1:9  tenant  this file may not declare tenant "acme"');
+    expect(run.code).toBe(1);
+  });
+
+  it('no warning when the glob selects a file', async () => {
+    await writeFile(path.join(repo, 'contract-sync.yaml'), configYaml(['acme']).replace('clientSecret: { env: ACME_SECRET }', 'clientSecret: { env: ACME_SECRET }\n    paths: ["contracts/acme/**"]'));
+    const run = await runCli(['validate'], repo, { ACME_SECRET: 'x' });
+    expect(run.stdout).not.toContain('tenant-paths');
+    expect(run.stdout).toContain('0 errors, 0 warnings; 1 valid contract in 1 file');
+    expect(run.code).toBe(0);
+  });
+});
