@@ -2,7 +2,7 @@
  * `contract-sync import`: reads contracts live and writes the desired-state file that declares
  * them as they are, so that they come under management with a plan of no op.
  */
-import { access, mkdir, stat, writeFile } from 'node:fs/promises';
+import { access, lstat, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import PQueue from 'p-queue';
@@ -246,7 +246,9 @@ export async function importCommand(args: readonly string[], io: CliIo): Promise
 
   const target = targetOf(io, repoDir, values.out);
   if (target.file !== undefined && (await exists(target.file))) {
-    if ((await stat(target.file)).isDirectory()) return fail(`${target.shown} is a directory; --out names the file to write`);
+    const existing = await lstat(target.file);
+    if (existing.isDirectory()) return fail(`${target.shown} is a directory; --out names the file to write`);
+    if (!existing.isFile()) return fail(`${target.shown} is not a regular file (a symbolic link, a device or a FIFO); --out writes regular files only`);
     if (!force) return fail(`${target.shown} exists; pass --force to overwrite it`);
   }
   const pathCheck = checkTargetPath(config, tenant, target, values.repo);
