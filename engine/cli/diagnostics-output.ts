@@ -12,9 +12,10 @@ function textLine(d: Diagnostic): string {
 }
 
 function githubLine(d: Diagnostic): string {
-  const properties = [`file=${escapeProperty(d.file)}`, `line=${d.line}`, `col=${d.column}`];
-  if (d.field) properties.push(`title=${escapeProperty(d.field)}`);
-  return `::${d.severity === 'warning' ? 'warning' : 'error'} ${properties.join(',')}::${escapeData(d.message)}`;
+  // The job log shows terminal sequences: the same visible escapes as on a terminal, then the workflow-command escapes.
+  const properties = [`file=${escapeProperty(escapeForTerminal(d.file))}`, `line=${d.line}`, `col=${d.column}`];
+  if (d.field) properties.push(`title=${escapeProperty(escapeForTerminal(d.field))}`);
+  return `::${d.severity === 'warning' ? 'warning' : 'error'} ${properties.join(',')}::${escapeData(escapeForTerminal(d.message))}`;
 }
 
 export function formatDiagnostics(diagnostics: readonly Diagnostic[], format: DiagnosticFormat): string {

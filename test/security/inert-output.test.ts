@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { Lexer, type Token, type Tokens } from 'marked';
 import type { RunReport } from '../../engine/apply/run-report.ts';
+import { renderRunSummary } from '../../engine/apply/run-report.ts';
 import { createDriftReport, renderDriftMarkdown, renderDriftText } from '../../engine/drift/index.ts';
 import { escapeInline } from '../../engine/markdown-escape.ts';
 import { createPlan } from '../../engine/plan/create-plan.ts';
@@ -133,6 +134,49 @@ describe('validate prints hostile file names inertly', () => {
       for (const line of (run.stdout + run.stderr).split('\n')) expect(line).not.toMatch(ACTIVE);
       expect(run.stdout + run.stderr).toContain('contracts/acme/esc-\\e[2J\\e[31mred.yaml:3:10');
       expect(run.stdout + run.stderr).toContain('contracts/acme/cr-\\rOVERWRITTEN.yaml:3:10');
+    } finally {
+      await repo.cleanup();
+    }
+  });
+});
+
+describe('the run summary and GitHub annotations are inert too', () => {
+  it('a failure reason from the service with terminal sequences, and a hostile file name', () => {
+    const report: RunReport = {
+      version: 1,
+      runId: 'run-1',
+      startedAt: CREATED_AT,
+      finishedAt: CREATED_AT,
+      dryRun: false,
+      source: SOURCE,
+      tenants: [
+        {
+          tenant: 'acme',
+          contracts: 1,
+          changed: 1,
+          applied: 0,
+          ops: 1,
+          requests: 1,
+          retries: 0,
+          throttles: 0,
+          failures: [{ contractId: '1', file: HOSTILE_FILES[0]!, line: 3, outcome: 'failed', ops: 1, status: 400, reason: 'bad \u001B]8;;https://evil.example\u0007link\u202E' }],
+          error: 'lock lost \u009B2J',
+        },
+      ],
+      summary: { tenants: 1, changed: 1, applied: 0, failed: 1, ops: 1, requests: 1, retries: 0 },
+    };
+    const summary = renderRunSummary(report);
+    for (const line of summary.split('\n')) expect(line).not.toMatch(ACTIVE);
+    expect(summary).toContain('\\e]8;;https://evil.example\\u0007link\\u202e');
+  });
+
+  it('validate --format github', async () => {
+    const repo = await createRepo({ 'contract-sync.yaml': configYaml(['acme']), [HOSTILE_FILES[0]!]: 'tenant: acme\ncontracts:\n  "1": { Nmae: "\\e[2J" }\n' });
+    try {
+      const run = await runCli(['validate', '--format', 'github'], repo.dir, { ACME_SECRET: 'x' });
+      expect(run.code).toBe(1);
+      for (const line of run.stdout.split('\n')) expect(line).not.toMatch(ACTIVE);
+      expect(run.stdout).toContain('::error file=contracts/acme/esc-\\e[2J\\e[31mred.yaml,line=3');
     } finally {
       await repo.cleanup();
     }
