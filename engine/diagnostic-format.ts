@@ -1,5 +1,6 @@
 /** Diagnostics as text (`file:line:col  field  message`), JSON, or GitHub workflow annotations. */
 import type { Diagnostic } from './diagnostic.ts';
+import { escapeForTerminal } from './text-escape.ts';
 import { escapeData, escapeProperty } from './github-commands.ts';
 
 export type DiagnosticFormat = 'text' | 'json' | 'github';
@@ -7,13 +8,14 @@ export const DIAGNOSTIC_FORMATS: readonly DiagnosticFormat[] = ['text', 'json', 
 
 function textLine(d: Diagnostic): string {
   const message = d.severity === 'warning' ? `warning: ${d.message}` : d.message;
-  return `${d.file}:${d.line}:${d.column}  ${d.field || '-'}  ${message}`;
+  return escapeForTerminal(`${d.file}:${d.line}:${d.column}  ${d.field || '-'}  ${message}`);
 }
 
 function githubLine(d: Diagnostic): string {
-  const properties = [`file=${escapeProperty(d.file)}`, `line=${d.line}`, `col=${d.column}`];
-  if (d.field) properties.push(`title=${escapeProperty(d.field)}`);
-  return `::${d.severity === 'warning' ? 'warning' : 'error'} ${properties.join(',')}::${escapeData(d.message)}`;
+  // The job log shows terminal sequences: the same visible escapes as on a terminal, then the workflow-command escapes.
+  const properties = [`file=${escapeProperty(escapeForTerminal(d.file))}`, `line=${d.line}`, `col=${d.column}`];
+  if (d.field) properties.push(`title=${escapeProperty(escapeForTerminal(d.field))}`);
+  return `::${d.severity === 'warning' ? 'warning' : 'error'} ${properties.join(',')}::${escapeData(escapeForTerminal(d.message))}`;
 }
 
 export function formatDiagnostics(diagnostics: readonly Diagnostic[], format: DiagnosticFormat): string {

@@ -25,6 +25,7 @@ import {
   type Event,
   type ScalarEvent,
 } from 'js-yaml';
+import { inexactNumber } from './model/exact-number.ts';
 import type { Position, YamlLimits } from './yaml-source.ts';
 
 // The `yaml` package's core schema (node_modules/yaml/dist/schema/core), rule for rule.
@@ -36,6 +37,15 @@ const INT_HEX = /^0x[0-9a-fA-F]+$/;
 const FLOAT_NAN = /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
 const FLOAT_EXP = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/;
 const FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/;
+
+/**
+ * `value`, read from `source`, when JSON carries it exactly; else the file is not plain: the throw
+ * makes the reader return undefined, and the `yaml` package's path reports it (inexactNumber).
+ */
+function exactly(source: string, value: number): number {
+  if (inexactNumber(source, value) !== undefined) throw new RangeError('inexact number');
+  return value;
+}
 
 const nullTag = defineScalarTag('tag:yaml.org,2002:null', {
   implicit: true,
@@ -53,9 +63,9 @@ const intTag = defineScalarTag('tag:yaml.org,2002:int', {
   implicit: true,
   implicitFirstChars: ['-', '+', ...'0123456789'],
   resolve(source) {
-    if (INT_OCT.test(source)) return parseInt(source.substring(2), 8);
-    if (INT.test(source)) return parseInt(source, 10);
-    if (INT_HEX.test(source)) return parseInt(source.substring(2), 16);
+    if (INT_OCT.test(source)) return exactly(source, parseInt(source.substring(2), 8));
+    if (INT.test(source)) return exactly(source, parseInt(source, 10));
+    if (INT_HEX.test(source)) return exactly(source, parseInt(source.substring(2), 16));
     return NOT_RESOLVED;
   },
   identify: (value) => Number.isInteger(value),
@@ -68,7 +78,7 @@ const floatTag = defineScalarTag('tag:yaml.org,2002:float', {
       if (source.slice(-3).toLowerCase() === 'nan') return NaN;
       return source[0] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
     }
-    if (FLOAT_EXP.test(source) || FLOAT.test(source)) return parseFloat(source);
+    if (FLOAT_EXP.test(source) || FLOAT.test(source)) return exactly(source, parseFloat(source));
     return NOT_RESOLVED;
   },
   identify: (value) => typeof value === 'number',
@@ -119,6 +129,28 @@ const PROLOGUE = /^\uFEFF?(?:(?:[ ]*(?:#[^\n]*)?|---(?:[ ]+#[^\n]*)?)\r?\n)*$/;
 const EPILOGUE = /^[ ]*(?:#[^\n]*)?\r?(?:\n(?:[ ]*(?:#[^\n]*)?|\.\.\.(?:[ ]+#[^\n]*)?)\r?)*\n?$/;
 /** The same after a last key whose value is empty (`EbaCode:`), which the text ends with. */
 const EPILOGUE_AFTER_KEY = new RegExp(`^[ ]*:${EPILOGUE.source.slice(1)}`);
+
+/**
+ * The part of `text` that decides whether it is a plain prologue or epilogue: trailing blank lines
+ * (spaces, newlines) match either pattern's repetition whatever their number, so only the text up
+ * to the newline after the last other character is tested. Without the cut, millions of blank lines
+ * overflow the regular expression engine's stack.
+ */
+function withoutBlankTail(text: string): string {
+  let last = text.length - 1;
+  while (last >= 0 && (text[last] === '\n' || text[last] === ' ' || text[last] === '\r')) last -= 1;
+  const newline = text.indexOf('\n', last + 1);
+  return newline === -1 ? text : text.slice(0, newline + 1);
+}
+
+/** `pattern` tested on `text` as above; false (the caller then reads exactly) when the engine gives up. */
+function matchesAround(pattern: RegExp, text: string): boolean {
+  try {
+    return pattern.test(withoutBlankTail(text));
+  } catch {
+    return false;
+  }
+}
 
 /** A map or a list that holds the node being read. */
 export interface PlainYamlAncestor {
@@ -174,6 +206,18 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
     return undefined;
   }
 
+  // The first newline at or after an offset: nodes come in text order, so one scan serves every
+  // node on a line (a flow map of 200,000 keys on one line would otherwise rescan it for each).
+  let newlineFrom = -1;
+  let newlineAt = -1;
+  function newlineAfter(offset: number): number {
+    if (newlineFrom === -1 || offset < newlineFrom || (newlineAt !== -1 && offset > newlineAt)) {
+      newlineFrom = offset;
+      newlineAt = text.indexOf('\n', offset);
+    }
+    return newlineAt;
+  }
+
   const stack: Frame[] = [];
   let documents = 0;
   let end = 0;
@@ -194,7 +238,7 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
         if (closed === -1 || text[closed] === '#') return undefined;
         end = closed;
         if (frame.flowStart !== -1) {
-          const newline = text.indexOf('\n', frame.flowStart);
+          const newline = newlineAfter(frame.flowStart);
           if (newline !== -1 && newline < end) return undefined;
         }
         flowDepth -= 1;
@@ -210,7 +254,7 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
     // Nesting as engine/yaml-source.ts counts it, with a margin: near the limit, it decides.
     if (stack.length >= limits.maxDepth - 1) return undefined;
     const parent = stack.at(-1);
-    if (parent === undefined && (event.type !== EVENT_ID.MAPPING || !PROLOGUE.test(text.slice(0, event.start)))) return undefined;
+    if (parent === undefined && (event.type !== EVENT_ID.MAPPING || !matchesAround(PROLOGUE, text.slice(0, event.start)))) return undefined;
     const isKey = parent?.kind === 'mapping' && parent.atKey;
     const start = event.type === EVENT_ID.SCALAR ? scalarStart(event) : event.start;
     const form = formOf(event);
@@ -237,7 +281,7 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
       // `"x"#c`: the yaml package wants a space before a comment.
       if (text[end] === '#') return undefined;
       if (form === 'inline') {
-        const newline = text.indexOf('\n', start);
+        const newline = newlineAfter(start);
         if (newline !== -1 && newline < end) return undefined;
       }
       if (form === 'block' && flowDepth > 0) return undefined;
@@ -248,7 +292,7 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
     end = start + 1;
     stack.push({ kind: event.type === EVENT_ID.MAPPING ? 'mapping' : 'sequence', atKey: true, key: '', flow, flowStart: flow && flowDepth === 1 ? start : -1 });
   }
-  if (documents !== 1 || !(emptyLast ? EPILOGUE_AFTER_KEY : EPILOGUE).test(text.slice(end))) return undefined;
+  if (documents !== 1 || !matchesAround(emptyLast ? EPILOGUE_AFTER_KEY : EPILOGUE, text.slice(end))) return undefined;
 
   let documentValues: unknown[];
   try {

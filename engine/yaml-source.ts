@@ -8,6 +8,7 @@ import type * as YamlModule from 'yaml';
 import type { CST, Document, LineCounter, Node, Pair, YAMLMap } from 'yaml';
 import type { Diagnostic } from './diagnostic.ts';
 import type { PathSegment } from './model/schema-validator.ts';
+import { inexactNumber } from './model/exact-number.ts';
 import { plural } from './plural.ts';
 
 export interface YamlLimits {
@@ -132,7 +133,9 @@ export function parseYamlSource(
 
   // logLevel 'error': the yaml package would otherwise print its own warnings to stderr
   // (process.emitWarning); every problem is reported as a Diagnostic instead.
-  const composer = new Composer({ uniqueKeys: true, prettyErrors: false, strict: true, logLevel: 'error' });
+  // uniqueKeys false: the package compares each key with every earlier one (quadratic in a map's
+  // keys); duplicateKeys finds the same duplicates with one set per map.
+  const composer = new Composer({ uniqueKeys: false, prettyErrors: false, strict: true, logLevel: 'error' });
   const docs = [...composer.compose(tokens, true, text.length)];
   if (docs.length > 1) {
     const second = docs[1]!.range[0];
@@ -140,10 +143,8 @@ export function parseYamlSource(
   }
   const doc = docs[0]!;
   const diagnostics: Diagnostic[] = [];
-  for (const error of doc.errors) {
-    if (error.code === 'DUPLICATE_KEY') {
-      diagnostics.push(fileDiagnostic(file, 'yaml-syntax', duplicateKeyMessage(text, error.pos[0]), 'error', at(error.pos[0])));
-    }
+  for (const offset of duplicateKeys(doc)) {
+    diagnostics.push(fileDiagnostic(file, 'yaml-syntax', duplicateKeyMessage(text, offset), 'error', at(offset)));
   }
   // After a syntax error the parser reports every later token as unexpected: the first one is the
   // real problem, the rest only noise.
@@ -189,16 +190,29 @@ function kindOf(node: unknown): string {
   return yamlPackage().isSeq(node) ? 'a list' : 'a map';
 }
 
+const CORE_TAG_PREFIX = 'tag:yaml.org,2002:';
+const COLLECTION_TAGS: ReadonlySet<string> = new Set(['map', 'seq'].map((name) => CORE_TAG_PREFIX + name));
+const SCALAR_TAGS: ReadonlySet<string> = new Set(['str', 'int', 'float', 'bool', 'null'].map((name) => CORE_TAG_PREFIX + name));
+
 /**
  * What YAML can express but JSON cannot, refused before anything is built: a map key that is a
  * list or a map (`? [a, b]`; JavaScript would silently turn it into the string "[ a, b ]"), and an
  * alias inside the very value its anchor names (`&a { Comment: *a }`), which would build a
  * circular value. An alias always names an earlier node, so a cycle can only come from an alias
- * whose anchored node is one of its own ancestors.
+ * whose anchored node is one of its own ancestors. Also what would silently change shape or value:
+ * a tag other than the core ones (`contracts: !!omap [...]` would read as no contracts at all) and
+ * a number that underflows to 0 (`1e-400`).
  */
 function structureProblems(file: string, doc: Document.Parsed, at: (offset: number) => Position): Diagnostic[] {
   const { isAlias, isCollection, visit } = yamlPackage();
   const problems: Diagnostic[] = [];
+  function checkTag(node: Node, chain: readonly unknown[], allowed: ReadonlySet<string>): boolean {
+    const tag = node.tag;
+    if (tag === undefined || allowed.has(tag)) return true;
+    const shown = tag.startsWith(CORE_TAG_PREFIX) ? `!!${tag.slice(CORE_TAG_PREFIX.length)}` : tag;
+    problem(node, [...chain, node], 'yaml-tag', `unexpected YAML tag ${shown}: only plain maps, lists, strings, numbers, booleans and null are read`);
+    return false;
+  }
   function problem(node: Node, chain: readonly unknown[], code: string, message: string): void {
     const { line, column } = at(node.range?.[0] ?? 0);
     problems.push({ severity: 'error', code, file, line, column, field: formatPath(pathOf(chain)), message });
@@ -210,6 +224,18 @@ function structureProblems(file: string, doc: Document.Parsed, at: (offset: numb
       problem(pair.key as Node, ancestry, 'complex-key', `a map key must be a plain name or number, got ${kindOf(key)}`);
       return visit.SKIP;
     },
+    Map(_, map, ancestry) {
+      return checkTag(map, ancestry, COLLECTION_TAGS) ? undefined : visit.SKIP;
+    },
+    Seq(_, seq, ancestry) {
+      return checkTag(seq, ancestry, COLLECTION_TAGS) ? undefined : visit.SKIP;
+    },
+    Scalar(_, scalar, ancestry) {
+      if (!checkTag(scalar, ancestry, SCALAR_TAGS)) return;
+      if (typeof scalar.value !== 'number' || typeof scalar.source !== 'string') return;
+      const inexact = inexactNumber(scalar.source, scalar.value);
+      if (inexact !== undefined) problem(scalar, [...ancestry, scalar], 'inexact-number', inexact);
+    },
     Alias(_, alias, ancestry) {
       const target = alias.resolve(doc);
       if (target === undefined || !ancestry.includes(target)) return;
@@ -217,6 +243,24 @@ function structureProblems(file: string, doc: Document.Parsed, at: (offset: numb
     },
   });
   return problems;
+}
+
+/** Where each key that repeats an earlier key of its map starts, as the `yaml` package's uniqueKeys finds them (scalars by value). */
+function duplicateKeys(doc: Document.Parsed): number[] {
+  const { isMap, isScalar, visit } = yamlPackage();
+  const offsets: number[] = [];
+  visit(doc, {
+    Map(_, map) {
+      if (!isMap(map)) return;
+      const seen = new Set<unknown>();
+      for (const pair of map.items) {
+        if (!isScalar(pair.key)) continue;
+        if (seen.has(pair.key.value) && !Number.isNaN(pair.key.value)) offsets.push(pair.key.range?.[0] ?? 0);
+        seen.add(pair.key.value);
+      }
+    },
+  });
+  return offsets.sort((a, b) => a - b);
 }
 
 function duplicateKeyMessage(text: string, offset: number): string {
@@ -360,4 +404,17 @@ export function loneSurrogateProblems(value: unknown, path: readonly PathSegment
     return Object.entries(value).flatMap(([key, item]) => loneSurrogateProblems(item, [...path, key]));
   }
   return [];
+}
+
+/**
+ * `parse()`, or for a file that still exhausts the call stack somewhere in a parser (a shape no
+ * limit above foresaw), one error naming the file instead of a crash of the whole run.
+ */
+export function withinStack<T extends { diagnostics: Diagnostic[] }>(file: string, parse: () => T): T | { diagnostics: Diagnostic[] } {
+  try {
+    return parse();
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    return { diagnostics: [fileDiagnostic(file, 'too-complex', 'the file is too deeply nested or too large for its structure to be read')] };
+  }
 }

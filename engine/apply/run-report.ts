@@ -2,6 +2,7 @@
 import type { RunWarning } from '../auth/rotation-overlap.ts';
 import type { PlanSource } from '../plan/types.ts';
 import { plural } from '../plural.ts';
+import { escapeForTerminal } from '../text-escape.ts';
 
 export const RUN_REPORT_VERSION = 1;
 
@@ -125,7 +126,7 @@ export function renderRunSummary(report: RunReport): string {
     const missing = tenant.failures.filter((failure) => failure.outcome === 'not-on-service').length;
     const problems = failed > 0 ? `, ${failed} failed${missing > 0 ? ` (${notOnServiceText(missing)})` : ''}` : '';
     lines.push(`${tenant.tenant}: ${countChanged(tenant.applied, tenant.changed, verb)}, ${traffic(tenant)}${problems}`);
-    if (tenant.error !== undefined) lines.push(`  ${tenant.error}`);
+    if (tenant.error !== undefined) lines.push(`  ${escapeForTerminal(tenant.error)}`);
   }
   const failures = report.tenants.flatMap((tenant) => tenant.failures.map((failure) => ({ tenant: tenant.tenant, failure })));
   if (failures.length > 0) {
@@ -140,7 +141,7 @@ export function renderRunSummary(report: RunReport): string {
       if (unstarted.has(tenant) && isUnstarted(failure)) continue;
       // A stale contract's reason starts with "stale plan:" already.
       const status = failure.outcome === 'not-on-service' ? 'not on the service' : failure.status !== null ? String(failure.status) : failure.outcome === 'stale' ? 'refused' : failure.outcome;
-      lines.push(`  ${tenant} ${failure.contractId} (${failure.file}:${failure.line}) ${status}: ${failure.reason ?? failure.outcome}`);
+      lines.push(`  ${tenant} ${failure.contractId} (${escapeForTerminal(failure.file)}:${failure.line}) ${status}: ${escapeForTerminal(failure.reason ?? failure.outcome)}`);
     }
   }
   if (report.warnings !== undefined && report.warnings.length > 0) {

@@ -1,9 +1,8 @@
 /** `contract-sync apply [PLAN.json]`: plan (or check a saved plan), then send the ops, record each applied contract, report. */
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { describeScope } from '../apply/incremental.ts';
 import { renderRunSummary } from '../apply/run-report.ts';
+import { checkOutputFile, writeOutputFile } from '../output-file.ts';
 import { renderPlanText } from '../plan/render-text.ts';
 import { runApplyRequest, type ApplyRunOutcome } from '../run/apply.ts';
 import type { ApplyPreview } from '../run/types.ts';
@@ -146,6 +145,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
     if (flags.some((flag) => values[flag as keyof typeof values] !== undefined && values[flag as keyof typeof values] !== false)) throw new UsageError(message);
   }
   const sending = sendingRequest(values);
+  if (values.report !== undefined) await checkOutputFile({ flag: '--report', name: values.report, cwd: io.cwd });
   const dryRun = values['dry-run'];
 
   const view = runView(io, { shardOn: 'stdout', showPreview: (preview) => showPreview(io, preview, dryRun) });
@@ -183,7 +183,7 @@ async function renderApply(io: CliIo, result: ApplyRunOutcome, reportFile: strin
   if (result.incremental) {
     io.stdout.write('Incremental run: contracts unchanged since the last applied commit were not planned; contract-sync drift (or apply --full) checks them against the service.\n');
   }
-  if (reportFile !== undefined) await writeFile(path.resolve(io.cwd, reportFile), `${JSON.stringify(report, null, 2)}\n`);
+  if (reportFile !== undefined) await writeOutputFile({ flag: '--report', name: reportFile, cwd: io.cwd }, `${JSON.stringify(report, null, 2)}\n`);
   const failed = result.behind.length > 0 || report.summary.failed > 0 || report.tenants.some((tenant) => tenant.error !== undefined);
   return failed ? EXIT.error : EXIT.ok;
 }

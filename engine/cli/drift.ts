@@ -1,12 +1,11 @@
 /** `contract-sync drift`: read every managed contract live, report what differs from git and why, and with --fix correct it. */
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { renderRunSummary } from '../apply/run-report.ts';
 import { driftFailed, driftRemains } from '../drift/create-report.ts';
 import { renderDriftJson } from '../drift/render-json.ts';
 import { renderDriftMarkdown } from '../drift/render-markdown.ts';
 import { renderDriftText } from '../drift/render-text.ts';
+import { checkOutputFile, writeOutputFile } from '../output-file.ts';
 import { renderPlanText } from '../plan/render-text.ts';
 import { runDrift, type DriftRunOutcome } from '../run/drift.ts';
 import { fixQuestion } from './confirm.ts';
@@ -89,6 +88,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const format = parseFormat(values.format, FORMATS, 'text');
   const sending = sendingRequest(values);
+  if (values.report !== undefined) await checkOutputFile({ flag: '--report', name: values.report, cwd: io.cwd });
   const { fix } = values;
   if (!fix) {
     const only = (['auto-approve', 'allow-removals'] as const).filter((flag) => values[flag]).map((flag) => `--${flag}`);
@@ -142,7 +142,7 @@ async function renderDrift(io: CliIo, result: DriftRunOutcome, flags: { format: 
   else io.stdout.write(renderDriftText(drift, { color: wantsColor(io) }));
   // The run summary says what the fix sent; markdown and json carry the same per contract, and json stays one document.
   if (fix && format === 'text') io.stdout.write(`\n${renderRunSummary(result.run)}`);
-  if (flags.report !== undefined) await writeFile(path.resolve(io.cwd, flags.report), renderDriftJson(drift));
+  if (flags.report !== undefined) await writeOutputFile({ flag: '--report', name: flags.report, cwd: io.cwd }, renderDriftJson(drift));
   if (driftFailed(drift)) return EXIT.error;
   if (flags.detailedExitcode && driftRemains(drift)) return EXIT.changes;
   return EXIT.ok;

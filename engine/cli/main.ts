@@ -2,6 +2,7 @@
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 import { closest } from '../suggest.ts';
 import { argsWithEnvironment, argsWithRepository, environmentHelp, workingDirectory } from './environment-args.ts';
+import { fileSystemErrorLine } from '../output-file.ts';
 import { GLOBAL_OPTIONS_HELP, takeGlobalOptions } from './global-options.ts';
 import { packageVersion } from '../run/version.ts';
 
@@ -172,7 +173,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       io.stderr.write(`contract-sync ${name}: ${usageMessage(error as Error, loaded?.help)}; see contract-sync ${name} --help\n`);
       return EXIT.error;
     }
-    throw error;
+    const fileError = fileSystemErrorLine(error);
+    if (fileError === undefined) throw error;
+    io.stderr.write(`contract-sync ${name}: ${fileError}\n`);
+    return EXIT.error;
   }
 }
 

@@ -2,7 +2,8 @@
  * `contract-sync plan`: desired state (working tree or a git ref) against the state store -> a
  * plan, with no network; with --refresh, against live reads instead.
  */
-import { appendFile, writeFile } from 'node:fs/promises';
+import { appendFile } from 'node:fs/promises';
+import { checkOutputFile, writeOutputFile } from '../output-file.ts';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { RepositoryLinks } from '../plan/file-links.ts';
@@ -192,7 +193,7 @@ async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags
   }
   const plan = result.kind === 'planned' ? result.plan : undefined;
   const links = plan && (format === 'markdown' || format === 'github') ? await ciRepositoryLinks(io, result.repoDir) : undefined;
-  if (plan && flags.out !== undefined) await writeFile(path.resolve(io.cwd, flags.out), renderPlanJson(plan));
+  if (plan && flags.out !== undefined) await writeOutputFile({ flag: '--out', name: flags.out, cwd: io.cwd }, renderPlanJson(plan));
   const json = written?.json();
   const text = written?.text();
   if (result.kind === 'streamed' && json) json.write(written!.pieces.trailer(result.trailer));
@@ -248,6 +249,7 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   }
   const format = parseFormat<PlanFormat>(values.format, PLAN_FORMATS, 'text');
   if (values.refresh && values['no-refresh']) throw new UsageError('--refresh and --no-refresh exclude each other');
+  if (values.out !== undefined) await checkOutputFile({ flag: '--out', name: values.out, cwd: io.cwd });
   const known = values.refresh ? 'live' : 'store';
   // Text and JSON go out one tenant at a time when the run plans every contract against the state store.
   const written = known === 'store' && (format === 'text' || format === 'json') ? spools(io, format, values.out) : undefined;

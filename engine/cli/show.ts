@@ -2,7 +2,7 @@
  * `contract-sync show PLAN.json`: a saved plan rendered for review, exactly as `plan` printed it.
  * Reads one file: no config, no credentials, no network (so it loads none of their modules).
  */
-import { readFile } from 'node:fs/promises';
+import { READ_LIMITS, readTextBounded } from '../bounded-read.ts';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parsePlan, PlanFormatError } from '../plan/read-plan.ts';
@@ -62,7 +62,7 @@ export async function showCommand(args: readonly string[], io: CliIo): Promise<E
 
   let text: string;
   try {
-    text = await readFile(path.resolve(io.cwd, file), 'utf8');
+    text = await readTextBounded(path.resolve(io.cwd, file), READ_LIMITS.plan);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const reason = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a directory, not a plan file' : `cannot read the plan file (${code ?? 'error'})`;

@@ -3,7 +3,8 @@ import { compareDiagnostics, isError, type Diagnostic } from '../diagnostic.ts';
 import { COLLECTION_FIELDS, type CollectionFieldName } from '../model/fields.ts';
 import { compileSchema, type PathSegment, type SchemaCheck } from '../model/schema-validator.ts';
 import { readPlainYamlMap } from '../plain-yaml.ts';
-import { decodeYamlText, DEFAULT_YAML_LIMITS, diagnosticAt, parseYamlSource, type SchemaProblem } from '../yaml-source.ts';
+import { decodeYamlText, DEFAULT_YAML_LIMITS, diagnosticAt, parseYamlSource, withinStack, type SchemaProblem } from '../yaml-source.ts';
+import { configPathProblems } from './paths.ts';
 import { configSchema } from './schema.ts';
 import { withKeySuggestion } from './suggest-key.ts';
 import { DEFAULTS, type CollectionMode, type Config, type SecretRef, type StateConfig, type TenantConfig } from './types.ts';
@@ -154,7 +155,7 @@ function withDefaults(raw: RawConfig): Config {
 export function parseConfig(file: string, content: Uint8Array | string): ConfigResult {
   const text = decodeYamlText(file, content, DEFAULT_YAML_LIMITS);
   if (typeof text !== 'string') return { diagnostics: [text] };
-  return parseFast(text) ?? parseExactly(file, text);
+  return withinStack(file, () => parseFast(text) ?? parseExactly(file, text));
 }
 
 /**
@@ -174,7 +175,7 @@ export function parseConfigExactly(file: string, content: Uint8Array | string): 
  */
 function parseFast(text: string): ConfigResult | undefined {
   const value = readPlainYamlMap(text, DEFAULT_YAML_LIMITS);
-  if (value === undefined || schemaProblems(value).length > 0 || urlProblems(value).length > 0) return undefined;
+  if (value === undefined || schemaProblems(value).length > 0 || urlProblems(value).length > 0 || configPathProblems(value).length > 0) return undefined;
   const raw: object = value;
   return { config: withDefaults(raw as RawConfig), diagnostics: [] };
 }
@@ -187,7 +188,7 @@ function parseExactly(file: string, text: string): ConfigResult {
     const message = value === null ? 'the config file is empty' : 'expected a map with api, auth and tenants';
     return { diagnostics: [...parsed.diagnostics, diagnosticAt(source, { path: [], code: 'config', message })] };
   }
-  const problems = [...schemaProblems(value), ...urlProblems(value as Record<string, unknown>)];
+  const problems = [...schemaProblems(value), ...urlProblems(value as Record<string, unknown>), ...configPathProblems(value as Record<string, unknown>)];
   const diagnostics = [...parsed.diagnostics, ...problems.map((problem) => diagnosticAt(source, problem))].sort(compareDiagnostics);
   if (diagnostics.some(isError)) return { diagnostics };
   return { config: withDefaults(value as RawConfig), diagnostics };

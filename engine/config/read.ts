@@ -1,12 +1,14 @@
 /** Adapter: the config file from disk. */
-import { readFile } from 'node:fs/promises';
+import { readBounded } from '../bounded-read.ts';
 import type { Diagnostic } from '../diagnostic.ts';
+import { DEFAULT_YAML_LIMITS } from '../yaml-source.ts';
 import { parseConfig, type ConfigResult } from './parse.ts';
 
 export async function readConfig(file: string): Promise<ConfigResult> {
   let content: Uint8Array;
   try {
-    content = await readFile(file);
+    // Bounded: `--config /dev/zero` is refused by size, never read forever.
+    content = await readBounded(file, DEFAULT_YAML_LIMITS.maxBytes);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const message = code === 'ENOENT' ? 'config file not found (pass --config FILE)' : `cannot read the config file (${code ?? 'error'})`;

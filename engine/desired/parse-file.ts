@@ -19,6 +19,7 @@ import {
   type SchemaProblem,
   type YamlLimits,
   type YamlSource,
+  withinStack,
   yamlPackage,
 } from '../yaml-source.ts';
 import { fastParseDesired } from './fast-parse.ts';
@@ -165,7 +166,7 @@ function parseFast(file: DesiredFile, text: string, limits: YamlLimits): ParsedF
 export function parseDesiredFile(file: DesiredFile, limits: YamlLimits = DEFAULT_YAML_LIMITS): ParsedFile {
   const text = decodeYamlText(file.path, file.content, limits);
   if (typeof text !== 'string') return { diagnostics: [text] };
-  return parseFast(file, text, limits) ?? parseExactly(file, text, limits);
+  return withinStack(file.path, () => parseFast(file, text, limits) ?? parseExactly(file, text, limits));
 }
 
 /**

@@ -1,7 +1,8 @@
 /** Adapter: desired-state files from a working tree; the selection rules every source shares. */
-import { open, readdir } from 'node:fs/promises';
+import { lstat, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
+import { readBounded } from '../bounded-read.ts';
 import { DEFAULT_YAML_LIMITS } from '../yaml-source.ts';
 import type { DesiredFile } from './types.ts';
 
@@ -35,21 +36,29 @@ export function patternRoots(patterns: readonly string[]): string[] {
   return bases.filter((base) => !bases.some((other) => other !== base && (other === '' || base.startsWith(`${other}/`)))).sort();
 }
 
-/** Reads at most `limit + 1` bytes, so that a huge file is refused without being loaded. */
-async function readBounded(file: string, limit: number): Promise<Uint8Array> {
-  const handle = await open(file, 'r');
+function errorCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/**
+ * Whether `relative` is reached from `repoDir` without a symbolic link on the way: a pattern's
+ * static prefix (`contracts/acme`) is opened by name, and a link there could lead out of the
+ * repository. Symbolic links are ignored, as they are inside the walk.
+ */
+async function isPlainPathInside(repoDir: string, relative: string): Promise<boolean> {
+  if (relative === '') return true;
   try {
-    const buffer = Buffer.alloc(Math.min((await handle.stat()).size, limit + 1));
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
+    return (await realpath(path.join(repoDir, relative))) === path.join(await realpath(repoDir), relative);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR' || errorCode(error) === 'ELOOP') return false;
+    throw error;
   }
 }
 
 /** Files below `directory`, repository-relative, skipping .git and node_modules. */
 async function walk(repoDir: string, directory: string): Promise<string[]> {
   const found: string[] = [];
+  if (!(await isPlainPathInside(repoDir, directory))) return found;
   const pending = [directory];
   while (pending.length > 0) {
     const current = pending.pop()!;
@@ -60,8 +69,9 @@ async function walk(repoDir: string, directory: string): Promise<string[]> {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') continue;
       // A pattern without a glob (`contracts/acme.yaml`) has the file itself as its root.
+      // Only a regular file: never a FIFO or a device, which would block or never end.
       if (code === 'ENOTDIR') {
-        found.push(current);
+        if ((await lstat(path.join(repoDir, current))).isFile()) found.push(current);
         continue;
       }
       throw error;

@@ -4,7 +4,7 @@
  * the contracts that could not be checked. Never longer than `maxLength` characters: what does
  * not fit is counted in a closing note (GitHub refuses bodies over 65,536 characters). Pure.
  */
-import { escapeHtml, escapeInline } from '../markdown-escape.ts';
+import { escapeInline } from '../markdown-escape.ts';
 import { plural } from '../plan/render-common.ts';
 import { ABSENT, driftSummaryLine, errorStatusText, fixText, viewDriftItem } from './render-common.ts';
 import type { DriftContract, DriftReport } from './types.ts';
@@ -20,10 +20,14 @@ export interface DriftMarkdownOptions {
 // Room kept for the error list's note and the truncation note; both are bounded.
 const RESERVE = 800;
 
-/** A value in a table cell: HTML code, where backticks are plain and a pipe cannot end the cell. (A string value is quoted, so never ABSENT.) */
+/**
+ * A value in a table cell: HTML code, where backticks are plain and a pipe cannot end the cell.
+ * Markdown is still parsed inside an HTML element, so the value is escaped as inline text: a live
+ * value `[x](https://...)` stays text. (A string value is quoted, so never ABSENT.)
+ */
 function codeCell(text: string): string {
   if (text === ABSENT) return '*absent*';
-  return `<code>${escapeHtml(text).replaceAll('|', '&#124;')}</code>`;
+  return `<code>${escapeInline(text).replaceAll('\\|', '&#124;')}</code>`;
 }
 
 function contractBlock(tenant: string, contract: DriftContract): string {

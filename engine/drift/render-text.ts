@@ -1,5 +1,6 @@
 /** The drift report for a terminal or a job log: per tenant and contract, each drifted field with its cause. Pure. */
 import { plural } from '../plan/render-common.ts';
+import { escapeForTerminal } from '../text-escape.ts';
 import { driftSummaryLine, errorStatusText, fixText, viewDriftItem } from './render-common.ts';
 import type { DriftReport } from './types.ts';
 import { withoutTenantPrefix } from '../tenant-message.ts';
@@ -28,7 +29,7 @@ export function renderDriftText(report: DriftReport, options: DriftTextOptions =
     for (const contract of tenant.contracts) {
       const fix = fixText(contract);
       const outcome = fix === undefined ? '' : `  ${paint(contract.fix?.outcome === 'applied' ? 'green' : 'red', `[${fix}]`)}`;
-      lines.push(`  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${contract.file}:${contract.line}  ${paint('dim', `(${plural(contract.ops.length, 'op')} to fix)`)}${outcome}`);
+      lines.push(`  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${escapeForTerminal(contract.file)}:${contract.line}  ${paint('dim', `(${plural(contract.ops.length, 'op')} to fix)`)}${outcome}`);
       for (const item of contract.drift) {
         const view = viewDriftItem(item);
         const style: Style = item.cause === 'changed-outside-git' ? 'red' : 'yellow';
@@ -39,8 +40,8 @@ export function renderDriftText(report: DriftReport, options: DriftTextOptions =
   }
   // Every error the summary line counts is listed here: it points to this heading.
   const problems = report.tenants.flatMap((tenant) => [
-    ...(tenant.error === undefined ? [] : [`  ${tenant.tenant}: ${withoutTenantPrefix(tenant.tenant, tenant.error)}`]),
-    ...tenant.errors.map((error) => `  ${tenant.tenant} ${error.id} (${error.file}:${error.line}) ${errorStatusText(error)}: ${error.reason}`),
+    ...(tenant.error === undefined ? [] : [`  ${tenant.tenant}: ${escapeForTerminal(withoutTenantPrefix(tenant.tenant, tenant.error))}`]),
+    ...tenant.errors.map((error) => `  ${tenant.tenant} ${error.id} (${escapeForTerminal(error.file)}:${error.line}) ${errorStatusText(error)}: ${escapeForTerminal(error.reason)}`),
   ]);
   if (problems.length > 0) lines.push(paint('red', 'Not checked:'), ...problems, '');
   lines.push(paint('bold', driftSummaryLine(report)));

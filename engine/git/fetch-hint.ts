@@ -1,4 +1,5 @@
 /** What to run when a CI clone lacks the history a comparison needs. Pure. */
+import { shellQuote } from '../shell-quote.ts';
 
 const CI_HINT = 'in GitHub Actions, check out with `fetch-depth: 0` (actions/checkout); in GitLab CI, set `GIT_DEPTH: 0`';
 
@@ -16,9 +17,9 @@ export function fetchCommand(ref: string, options: { shallow: boolean; remotes: 
   const remote = slash > 0 ? ref.slice(0, slash) : '';
   if (remote !== '' && (remotes.includes(remote) || (remotes.length === 0 && remote === 'origin'))) {
     const branch = ref.slice(slash + 1);
-    return `git fetch --no-tags${depth} ${remote} +refs/heads/${branch}:refs/remotes/${remote}/${branch}`;
+    return `git fetch --no-tags${depth} ${shellQuote(remote)} ${shellQuote(`+refs/heads/${branch}:refs/remotes/${remote}/${branch}`)}`;
   }
-  return `git fetch --no-tags${depth} ${remotes[0] ?? 'origin'} ${ref}`;
+  return `git fetch --no-tags${depth} ${shellQuote(remotes[0] ?? 'origin')} ${shellQuote(ref)}`;
 }
 
 export function missingRefMessage(flag: string, ref: string, options: { shallow: boolean; remotes: readonly string[] }): string {
@@ -31,6 +32,6 @@ export function noMergeBaseMessage(base: string, head: string, options: { shallo
   const remote = options.remotes[0] ?? 'origin';
   return (
     `cannot find where ${JSON.stringify(head)} branched off ${JSON.stringify(base)}: this clone is too shallow to hold their merge base. ` +
-    `Deepen it (git fetch --no-tags --deepen=200 ${remote}), or ${CI_HINT}.`
+    `Deepen it (git fetch --no-tags --deepen=200 ${shellQuote(remote)}), or ${CI_HINT}.`
   );
 }

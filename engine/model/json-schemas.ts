@@ -36,6 +36,20 @@ export const CONTRACT_ID_RULE = 'a ContractId is non-empty, at most 256 characte
 const UTC_TIMESTAMP_PATTERN = String.raw`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$`;
 const SAFE = Number.MAX_SAFE_INTEGER;
 
+/**
+ * The largest magnitude of each duration unit: together they stay within what a duration can hold
+ * (10,675,199 days, about 29,000 years, the range of a 64-bit count of 100-nanosecond ticks), and
+ * within JSON's exact integers. `Days: 1e26` is a mistake, not a notice period.
+ */
+const DURATION_LIMITS: Readonly<Record<(typeof DURATION_UNITS)[number], number>> = {
+  Days: 10_675_199,
+  Hours: 256_204_778,
+  Minutes: 15_372_286_728,
+  Seconds: 922_337_203_685,
+  Milliseconds: 922_337_203_685_477,
+  Microseconds: SAFE,
+};
+
 const KIND_SCHEMAS = {
   number: { type: 'number', minimum: -SAFE, maximum: SAFE },
   integer: { type: 'integer', minimum: -SAFE, maximum: SAFE },
@@ -48,7 +62,7 @@ const KIND_SCHEMAS = {
   },
   duration: {
     type: 'object',
-    properties: Object.fromEntries(DURATION_UNITS.map((unit) => [unit, { type: ['number', 'null'] }])),
+    properties: Object.fromEntries(DURATION_UNITS.map((unit) => [unit, { type: ['number', 'null'], minimum: -DURATION_LIMITS[unit], maximum: DURATION_LIMITS[unit] }])),
     additionalProperties: false,
     description: `A duration; absent units mean null. Units: ${DURATION_UNITS.join(', ')}`,
   },

@@ -2,13 +2,15 @@
 import { COLLECTION_FIELDS, getField, isCollectionField, type CollectionFieldName, type FieldSpec } from '../model/fields.ts';
 import { describeIdentity } from '../model/normalise.ts';
 import { plural } from '../plural.ts';
+import { escapeForTerminal } from '../text-escape.ts';
 import type { KnownFrom, PlanChange, PlanContract, PlanDocument, PlanTenant } from './types.ts';
 
 export { plural } from '../plural.ts';
 
 /**
  * A value on one line, YAML-flow-like: `{ Id: 12, RelationType: "Supplier" }`. Strings are JSON
- * quoted, so a newline or a terminal escape inside one can never break the layout.
+ * quoted, so a newline or a terminal escape inside one can never break the layout, and bidi and
+ * zero-width characters are shown as escapes (engine/text-escape.ts).
  */
 export function formatValue(value: unknown): string {
   if (value === null || value === undefined) return 'null';
@@ -17,7 +19,8 @@ export function formatValue(value: unknown): string {
     const entries = Object.entries(value).filter(([, v]) => v !== undefined);
     return entries.length === 0 ? '{}' : `{ ${entries.map(([k, v]) => `${k}: ${formatValue(v)}`).join(', ')} }`;
   }
-  if (typeof value === 'string') return JSON.stringify(value);
+  // JSON quoting shows C0 controls as escapes; the rest (C1, bidi, zero-width) is made visible too.
+  if (typeof value === 'string') return escapeForTerminal(JSON.stringify(value));
   return String(value);
 }
 

@@ -9,6 +9,7 @@
  * comments over 65,536 characters). Pure.
  */
 import { escapeHtml, escapeInline } from '../markdown-escape.ts';
+import { fitBlocks } from './fit-blocks.ts';
 import { commitUrl, fileUrl, type RepositoryLinks } from './file-links.ts';
 import {
   ALREADY_MATCHES_TEXT,
@@ -97,6 +98,15 @@ function fenceFor(body: string): string {
   for (const run of body.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
   return '`'.repeat(Math.max(3, longest + 1));
 }
+
+/** A contract's line without its changes, for a comment too short to hold them all. */
+function contractLine(context: RenderContext, contract: PlanContract, tenant?: string): string {
+  const about = tenant === undefined ? '' : ` · ${escapeInline(tenant)}`;
+  const where = position(context, context.head, contract.file, contract.line);
+  return `**\`${contract.id}\`**${about} · ${where} · ${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(contract.ops.length, 'op')}: ${DETAIL_NOT_SHOWN}\n\n`;
+}
+
+const DETAIL_NOT_SHOWN = 'changes not shown here, to keep the comment short';
 
 /** A contract's title and its changes as a diff block; with `tenant`, the title names it (sections that mix tenants). */
 function contractBlock(context: RenderContext, contract: PlanContract, tenant?: string): string {
@@ -225,6 +235,19 @@ function renderByTenant(context: RenderContext, plan: PlanDocument): string {
   return out;
 }
 
+/** The length of renderPullRequest's text other than the contracts' blocks: headings, the no-longer-managed list, the wrapper of the others. */
+function fixedLength(context: RenderContext, plan: PlanDocument, touched: number, others: number): number {
+  let length = `#### Contracts this pull request changes (${touched})\n\n`.length;
+  if (touched === 0) length += 'None: this pull request changes no contract of the desired state.\n\n'.length;
+  const dropped = plan.noLongerManaged ?? [];
+  if (dropped.length > 0) {
+    length += 300;
+    for (const contract of dropped) length += `- **\`${contract.id}\`** · ${escapeInline(contract.tenant)} · was at ${position(context, plan.source.base?.mergeBase, contract.file, contract.line)}\n`.length;
+  }
+  if (others > 0) length += 300;
+  return length;
+}
+
 /** Sections in the order a reviewer needs them: what this pull request changes comes first. */
 function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
   const { maxLength } = context;
@@ -239,13 +262,22 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
   }
 
   const touched = touchedContracts(plan);
+  const others = untouchedChangedContracts(plan);
+  // Every contract keeps its line; the longest details go first when all of them do not fit.
+  const contracts = [...touched, ...others];
+  const blocks = contracts.map(({ tenant, contract }) => ({ full: contractBlock(context, contract, tenant), short: contractLine(context, contract, tenant) }));
+  const choices = fitBlocks(blocks, maxLength - RESERVE - out.length - fixedLength(context, plan, touched.length, others.length));
+  const shown = new Map(contracts.map((item, index) => [item, choices[index] === 'omitted' ? '' : choices[index] === 'short' ? blocks[index]!.short : blocks[index]!.full]));
+  const shortened = contracts.filter((_, index) => choices[index] === 'short');
+
   const changesHere = `#### Contracts this pull request changes (${touched.length})\n\n`;
   if (fits(changesHere)) out += changesHere;
   const none = 'None: this pull request changes no contract of the desired state.\n\n';
   if (touched.length === 0 && fits(none)) out += none;
-  for (const { tenant, contract } of touched) {
-    const block = contractBlock(context, contract, tenant);
-    if (fits(block)) {
+  for (const item of touched) {
+    const { contract } = item;
+    const block = shown.get(item)!;
+    if (block !== '' && fits(block)) {
       out += block;
       continue;
     }
@@ -269,7 +301,6 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
     if (!out.endsWith('\n\n')) out += '\n';
   }
 
-  const others = untouchedChangedContracts(plan);
   if (others.length > 0) {
     const ops = others.reduce((sum, { contract }) => sum + contract.ops.length, 0);
     const open =
@@ -279,9 +310,10 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
     const close = '</details>\n\n';
     if (fits(open, close.length)) {
       out += open;
-      for (const { tenant, contract } of others) {
-        const block = contractBlock(context, contract, tenant);
-        if (fits(block, close.length)) {
+      for (const item of others) {
+        const { contract } = item;
+        const block = shown.get(item)!;
+        if (block !== '' && fits(block, close.length)) {
           out += block;
           continue;
         }
@@ -303,6 +335,10 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
   }
   const omitted: string[] = [];
   if (omittedContracts > 0) omitted.push(`${plural(omittedContracts, 'contract')} (${plural(omittedOps, 'op')})`);
+  if (shortened.length > 0) {
+    const ops = shortened.reduce((sum, { contract }) => sum + contract.ops.length, 0);
+    omitted.push(`the changes of the ${plural(shortened.length, 'largest contract')} (${plural(ops, 'op')})`);
+  }
   if (omittedUnmanaged > 0) omitted.push(`${plural(omittedUnmanaged, 'contract')} no longer managed`);
   if (omitted.length > 0) out += `${matching > 0 ? '\n' : ''}${shortenedNote(maxLength, omitted.join(' and '))}`;
   return out;

@@ -13,6 +13,7 @@ import {
   type ChangeKind,
   type NotPlanned,
 } from './render-common.ts';
+import { escapeForTerminal } from '../text-escape.ts';
 import { incrementalNote } from './incremental-note.ts';
 import { PLAN_VERSION, type PlanDocument, type PlanTenant, type PlanUnmanagedContract } from './types.ts';
 
@@ -78,7 +79,7 @@ export function renderPlanTextTenant(tenant: PlanTenant, options: TextRenderOpti
   const unchanged = counts.contracts - counts.changed;
   lines.push(`${paint('bold', `tenant ${tenant.tenant}`)}: ${counts.changed} to update, ${unchanged} unchanged, ${plural(counts.ops, 'op')}`);
   for (const contract of shown) {
-    const where = `${contract.file}:${contract.line}`;
+    const where = escapeForTerminal(`${contract.file}:${contract.line}`);
     const mark = contract.touched === true ? `  ${paint('bold', '[touched]')}` : '';
     if (contract.action === 'noop') {
       lines.push(`  ${paint('dim', '=')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${ALREADY_MATCHES_TEXT})`)}${mark}`);
@@ -107,7 +108,7 @@ export function renderPlanTextTail(noLongerManaged: readonly PlanUnmanagedContra
   const lines: string[] = [];
   if (noLongerManaged.length > 0) {
     lines.push('', `${paint('bold', 'no longer managed')} (${NO_LONGER_MANAGED_TEXT}):`);
-    for (const contract of noLongerManaged) lines.push(`  ${paint('red', '-')} ${paint('bold', contract.id)}  tenant ${contract.tenant}  (was ${contract.file}:${contract.line})`);
+    for (const contract of noLongerManaged) lines.push(`  ${paint('red', '-')} ${paint('bold', contract.id)}  tenant ${contract.tenant}  (was ${escapeForTerminal(contract.file)}:${contract.line})`);
   }
   if (unknown > 0) lines.push('', paint('yellow', unknownNote(unknown)));
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;

@@ -2,7 +2,7 @@
  * The import run: reads contracts live and writes the desired-state file that declares them as they
  * are, so that they come under management with a plan of no op.
  */
-import { access, mkdir, stat, writeFile } from 'node:fs/promises';
+import { access, lstat, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import PQueue from 'p-queue';
 import picomatch from 'picomatch';
@@ -210,7 +210,9 @@ export async function runImport(request: ImportRequest, effects: RunEffects): Pr
 
   const target = targetOf(effects, repoDir, request.out);
   if (target.file !== undefined && (await exists(target.file))) {
-    if ((await stat(target.file)).isDirectory()) return refuse(`${target.shown} is a directory; --out names the file to write`);
+    const existing = await lstat(target.file);
+    if (existing.isDirectory()) return refuse(`${target.shown} is a directory; --out names the file to write`);
+    if (!existing.isFile()) return refuse(`${target.shown} is not a regular file (a symbolic link, a device or a FIFO); --out writes regular files only`);
     if (!force) return refuse(`${target.shown} exists; pass --force to overwrite it`);
   }
   const pathCheck = checkTargetPath(config, tenant, target, request.where.repo);

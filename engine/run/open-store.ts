@@ -1,5 +1,5 @@
 /** The state store a config names, opened for a command. */
-import { readFile } from 'node:fs/promises';
+import { READ_LIMITS, readTextBounded } from '../bounded-read.ts';
 import path from 'node:path';
 import { describeSecretRef, resolveSecret, SecretError } from '../config/secrets.ts';
 import type { Config } from '../config/types.ts';
@@ -18,7 +18,7 @@ export async function openStateStore(config: Config, repoDir: string, place: Run
   if (state.backend === 'file') return openFileStateStore(path.resolve(repoDir, state.path));
   let url: string;
   try {
-    url = await resolveSecret(state.url, { env: place.env, readFile: (file) => readFile(path.resolve(place.cwd, file), 'utf8') });
+    url = await resolveSecret(state.url, { env: place.env, readFile: (file) => readTextBounded(path.resolve(place.cwd, file), READ_LIMITS.secret) });
   } catch (error) {
     const reason = error instanceof SecretError ? error.message : `${describeSecretRef(state.url)} cannot be read`;
     return `state.url cannot be resolved: ${reason}`;

@@ -1,6 +1,6 @@
 /** A saved plan (`apply PLAN.json`), read and checked: readable, of a known version, made from a commit HEAD descends from. */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { READ_LIMITS, readTextBounded } from '../bounded-read.ts';
 import { GitError } from '../git/errors.ts';
 import { fetchCommand } from '../git/fetch-hint.ts';
 import { checkAncestor } from '../git/is-ancestor.ts';
@@ -14,7 +14,7 @@ import type { RunPlace } from './types.ts';
 export async function readSavedPlan(place: RunPlace, file: string, repo: string): Promise<PlanDocument | { readonly refused: string }> {
   let text: string;
   try {
-    text = await readFile(path.resolve(place.cwd, file), 'utf8');
+    text = await readTextBounded(path.resolve(place.cwd, file), READ_LIMITS.plan);
   } catch (error) {
     return { refused: `cannot read the plan file (${(error as NodeJS.ErrnoException).code ?? 'error'})` };
   }

@@ -9,9 +9,12 @@ import type { Diagnostic } from '../diagnostic.ts';
 import { readFileAtCommit } from './git-source.ts';
 import { closeGitRepository, openGitRepository } from '../git/repository.ts';
 import { trackedFiles } from '../git/tracked-files.ts';
-import { parseYamlSource, positionOf, type YamlSource } from '../yaml-source.ts';
+import { tenantPathWarnings } from '../config/tenant-paths.ts';
+import type { PathSegment } from '../model/schema-validator.ts';
+import { parseYamlSource, positionOf, type Position, type YamlSource } from '../yaml-source.ts';
 import { CONFIG_FILE_NAME } from './config.ts';
 import type { Config } from '../config/types.ts';
+import type { DesiredFile } from '../desired/types.ts';
 import type { PlanSource } from '../plan/types.ts';
 import type { RunEffects, RunPlace } from './types.ts';
 
@@ -26,6 +29,8 @@ interface HygieneInput {
   readonly configFile: string;
   readonly config: Config;
   readonly repoDir: string;
+  /** The desired-state files read, for the tenant paths that select none (validate). */
+  readonly files?: readonly DesiredFile[];
 }
 
 /** The config's text where the run read it: at the ref's commit without --config, else the working-tree file. */
@@ -63,14 +68,17 @@ export async function checkSecretsHygiene(io: Pick<RunEffects, 'cwd' | 'env' | '
   const absolute = new Map(refs.map((ref) => [ref.file, path.resolve(io.cwd, ref.file)]));
   const tracked = repository ? await trackedFiles(repository, [...absolute.values()], commit) : new Set<string>();
 
-  return secretHygiene({
+  function configPosition(keyPath: readonly PathSegment[]): Position {
+    const parsed = sourceOf();
+    return parsed ? positionOf(parsed, keyPath) : { line: 1, column: 1 };
+  }
+  // Also the tenant paths that select no desired-state file: a config mistake, said at its line.
+  const tenantPaths = input.files === undefined ? [] : tenantPathWarnings({ config: input.config, desiredFiles: input.files.map((file) => file.path), file: input.configFile, positionOf: configPosition });
+  return [...tenantPaths, ...secretHygiene({
     config: input.config,
     file: input.configFile,
-    positionOf(keyPath) {
-      const parsed = sourceOf();
-      return parsed ? positionOf(parsed, keyPath) : { line: 1, column: 1 };
-    },
+    positionOf: configPosition,
     now: io.clock.now(),
     trackedSecretFiles: new Set([...absolute].filter(([, file]) => tracked.has(file)).map(([ref]) => ref)),
-  });
+  })];
 }

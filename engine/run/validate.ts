@@ -32,7 +32,7 @@ export async function runValidate(request: ValidateRequest, effects: RunEffects)
     const { files, source } = await readRunFiles(opened);
     // One tenant at a time: nothing is kept of a tenant but its diagnostics and counts.
     const desired = await validateByTenant(files, opened.config, { tenant() {}, restart() {} });
-    const hygiene = await checkSecretsHygiene(effects, { ...opened, source }, { ...(request.where.config === undefined ? {} : { config: request.where.config }) });
+    const hygiene = await checkSecretsHygiene(effects, { ...opened, source, files }, { ...(request.where.config === undefined ? {} : { config: request.where.config }) });
     // Warnings only: hygiene never changes the outcome.
     const configWarnings = [...opened.configDiagnostics, ...hygiene].sort(compareDiagnostics);
     return { kind: 'validated', source, configWarnings, errors: desired.errors, warnings: desired.warnings, contracts: desired.contracts, files: desired.files };

@@ -1,5 +1,6 @@
 /** `contract-sync import` in-process against the emulator over real HTTP, in real temporary git repositories. */
-import { readFile, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { lstat, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -207,6 +208,20 @@ describe('contract-sync import', () => {
     expect(forced.code, forced.stderr).toBe(0);
     expect(parse(await readFile(file, 'utf8')).contracts).toEqual({ 'G-100': { Name: 'Office lease', ValidFrom: '2026-01-01T00:00:00Z' } });
   });
+
+  it('refuses a FIFO or a symbolic link as --out even with --force, before any request (issue 21, item 4)', async () => {
+    const repo = await setup();
+    execFileSync('mkfifo', [path.join(repo.dir, 'contracts/acme/fifo.yaml')]);
+    await symlink('/dev/null', path.join(repo.dir, 'contracts/acme/null.yaml'));
+
+    for (const name of ['fifo.yaml', 'null.yaml']) {
+      const refused = await runCli(['import', '--tenant', 'acme', '--id', 'G-100', '--out', `contracts/acme/${name}`, '--force'], repo.dir, SECRETS);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`contracts/acme/${name} is not a regular file (a symbolic link, a device or a FIFO); --out writes regular files only`);
+    }
+    expect(await apiRequests()).toEqual([]);
+    expect((await lstat(path.join(repo.dir, 'contracts/acme/fifo.yaml'))).isFIFO()).toBe(true);
+  }, 20_000);
 
   it('refuses a contract the repository already declares, naming where; re-importing that file with --force replaces it', async () => {
     const repo = await setup();

@@ -226,7 +226,7 @@ describe('renderDriftMarkdown', () => {
 
     const markdown = renderDriftMarkdown(createDriftReport({ plan, run: runReport([tenantReport('globex')]), lastApplied: new Map(), fix: false }));
 
-    expect(markdown).toContain('| Name | <code>&quot;a &#124; b `c`&quot;</code> | <code>&quot;Lease&quot;</code> | never applied |');
+    expect(markdown).toContain('| Name | <code>&quot;a &#124; b \\`c\\`&quot;</code> | <code>&quot;Lease&quot;</code> | never applied |');
   });
 
   it('stays under maxLength and says what it left out', () => {

@@ -3,6 +3,7 @@
  * a script), the workflows that use it, and its main step run by bash against the real CLI.
  */
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -266,5 +267,88 @@ describe("the action's main step, run by bash", () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('contract-sync is not installed in');
     expect(run.outputs).toEqual({});
+  });
+});
+
+describe('the plan comment step, run against a stand-in for the GitHub API (issue 21, item 9)', () => {
+  const MARKER = '<!-- contract-sync-plan -->';
+  const script = String(steps.find((step) => step.uses?.startsWith('actions/github-script@'))?.with?.script);
+
+  interface Comment {
+    id: number;
+    body: string;
+    user: { login: string; id: number } | null;
+  }
+
+  /** Runs the step's script as actions/github-script does (an async function of require, github, context, core). */
+  async function runStep(comments: Comment[], viewer: { login: string; databaseId: number | null } | 'fails'): Promise<{ updated: number[]; created: number }> {
+    const directory = await mkdtemp(path.join(tmpdir(), 'contract-sync-comment-'));
+    const planFile = path.join(directory, 'plan.md');
+    await writeFile(planFile, '## Plan\n');
+    const calls = { updated: [] as number[], created: 0 };
+    const github = {
+      graphql: async () => {
+        if (viewer === 'fails') throw Object.assign(new Error('Resource not accessible by integration'), { status: 403 });
+        return { viewer };
+      },
+      paginate: async () => comments,
+      rest: {
+        users: {
+          getAuthenticated: async () => {
+            throw Object.assign(new Error('Resource not accessible by integration'), { status: 403 });
+          },
+        },
+        issues: {
+          listComments: {},
+          updateComment: async ({ comment_id }: { comment_id: number }) => void calls.updated.push(comment_id),
+          createComment: async () => void (calls.created += 1),
+        },
+      },
+    };
+    const context = { repo: { owner: 'o', repo: 'r' }, issue: { number: 7 } };
+    const core = { warning: () => undefined };
+    const previous = { PLAN_MARKDOWN: process.env.PLAN_MARKDOWN, WORKING_DIRECTORY: process.env.WORKING_DIRECTORY };
+    process.env.PLAN_MARKDOWN = planFile;
+    process.env.WORKING_DIRECTORY = '.';
+    try {
+      const AsyncFunction = Object.getPrototypeOf(async () => undefined).constructor as new (...args: string[]) => (...values: unknown[]) => Promise<void>;
+      await new AsyncFunction('require', 'github', 'context', 'core', script)((name: string) => (name === 'node:fs' ? fs : undefined), github, context, core);
+    } finally {
+      for (const [key, value] of Object.entries(previous)) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+      await rm(directory, { recursive: true, force: true });
+    }
+    return calls;
+  }
+
+  const BOT = { login: 'github-actions[bot]', id: 41898282 };
+  const AUTHOR = { login: 'pr-author', id: 1001 };
+
+  it("never updates a comment someone else wrote first with the marker: it updates the token's own", async () => {
+    const comments = [
+      { id: 1, body: `${MARKER}\nplanted by the author`, user: AUTHOR },
+      { id: 2, body: `${MARKER}\nthe last plan`, user: BOT },
+    ];
+    expect(await runStep(comments, { login: 'github-actions', databaseId: 41898282 })).toEqual({ updated: [2], created: 0 });
+  });
+
+  it("with only someone else's marked comment, a new comment is created", async () => {
+    const comments = [{ id: 1, body: `${MARKER}\nplanted`, user: AUTHOR }];
+    expect(await runStep(comments, { login: 'github-actions', databaseId: 41898282 })).toEqual({ updated: [], created: 1 });
+  });
+
+  it('matches the bot by login when the identity has no id', async () => {
+    const comments = [
+      { id: 1, body: `${MARKER}\nplanted`, user: AUTHOR },
+      { id: 2, body: `${MARKER}\nthe last plan`, user: BOT },
+    ];
+    expect(await runStep(comments, { login: 'github-actions', databaseId: null })).toEqual({ updated: [2], created: 0 });
+  });
+
+  it("without the token's identity nothing is updated: a new comment", async () => {
+    const comments = [{ id: 2, body: `${MARKER}\nthe last plan`, user: BOT }];
+    expect(await runStep(comments, 'fails')).toEqual({ updated: [], created: 1 });
   });
 });

@@ -1,7 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GitError, openGitRepository, resolveCommit } from '../../engine/git/index.ts';
 import { readBaseChanges } from '../../engine/run/index.ts';
 import { createRepo, git, shallowClone, type TestRepo } from '../git/helpers.ts';
+import { fetchCommand } from '../../engine/git/fetch-hint.ts';
 
 const PATTERNS = ['contracts/**/*.yaml'];
 const repos: TestRepo[] = [];
@@ -107,5 +109,26 @@ describe('readBaseChanges', () => {
     const error = await failure(readBaseChanges(repository, { base: 'release/9', head: null, headName: 'HEAD', patterns: PATTERNS }));
 
     expect(error.message).toMatch(/^cannot resolve --base "release\/9": no such branch, tag or commit in this clone\. Fetch it first \(git fetch --no-tags origin release\/9\)/);
+  });
+});
+
+describe('the suggested fetch command quotes what it names (issue 21, item 11)', () => {
+  it('a hostile --base is one quoted shell word in the hint, and the shell runs nothing else', async () => {
+    const repo = await branchedRepo();
+    const repository = (await openGitRepository(repo.dir))!;
+    const base = "HEAD;touch pwned $(id) 'x'";
+
+    const error = await failure(readBaseChanges(repository, { base, head: null, headName: 'HEAD', patterns: PATTERNS }));
+
+    const command = /Fetch it first \((git fetch .*)\), or/.exec(error.message)?.[1];
+    expect(command).toBe(`git fetch --no-tags origin 'HEAD;touch pwned $(id) '\\''x'\\'''`);
+    // The shell reads it back as exactly these words.
+    const words = execFileSync('sh', ['-c', `for word in ${command!.slice('git '.length)}; do printf '%s\\n' "$word"; done`], { encoding: 'utf8' });
+    expect(words.split('\n').slice(0, -1)).toEqual(['fetch', '--no-tags', 'origin', base]);
+  });
+
+  it('plain refs stay unquoted', () => {
+    expect(fetchCommand('origin/main', { shallow: false, remotes: ['origin'] })).toBe('git fetch --no-tags origin +refs/heads/main:refs/remotes/origin/main');
+    expect(fetchCommand('release/9', { shallow: true, remotes: [] })).toBe('git fetch --no-tags --deepen=50 origin release/9');
   });
 });

@@ -1,0 +1,53 @@
+/**
+ * Adapter: every file read before parsing has a size bound. A path may name something endless
+ * (`/dev/zero`, `/dev/urandom`) or huge: at most the bound and one byte more is ever read, so the
+ * parser can refuse it by size instead of the run hanging or running out of memory.
+ */
+import { open } from 'node:fs/promises';
+
+/** Bounds, in bytes, of what each kind of input may hold. */
+export const READ_LIMITS = {
+  /** A secret file: a client secret or a database URL. */
+  secret: 64 * 1024,
+  /** A saved plan (plan --out) read by apply and show. */
+  plan: 256 * 1024 * 1024,
+} as const;
+
+const CHUNK_BYTES = 64 * 1024;
+
+/** At most `maxBytes + 1` bytes of `file` (more than `maxBytes` means it is too large). */
+export async function readBounded(file: string, maxBytes: number): Promise<Uint8Array> {
+  const handle = await open(file, 'r');
+  try {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    while (total <= maxBytes) {
+      const buffer = Buffer.alloc(Math.min(CHUNK_BYTES, maxBytes + 1 - total));
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      chunks.push(buffer.subarray(0, bytesRead));
+      total += bytesRead;
+    }
+    return Buffer.concat(chunks, total);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A file larger than its bound; `code` is EFBIG, as callers that report `error.code` show it. */
+export class FileTooLargeError extends Error {
+  readonly code = 'EFBIG';
+  readonly path: string;
+  constructor(file: string, maxBytes: number) {
+    super(`${file} is larger than ${maxBytes} bytes`);
+    this.name = 'FileTooLargeError';
+    this.path = file;
+  }
+}
+
+/** `file` as UTF-8 text; rejects with a FileTooLargeError past `maxBytes`, and as `readFile` does otherwise. */
+export async function readTextBounded(file: string, maxBytes: number): Promise<string> {
+  const bytes = await readBounded(file, maxBytes);
+  if (bytes.byteLength > maxBytes) throw new FileTooLargeError(file, maxBytes);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}

@@ -1,0 +1,22 @@
+/**
+ * What reaches people is inert (docs/architecture.md, "Output is inert"). Pure. Text from files
+ * and the service (file names, values, messages) may hold characters that act instead of showing:
+ * terminal control sequences (ESC, CSI U+009B, a carriage return that overwrites the line),
+ * bidirectional overrides that reorder what is read, zero-width characters that hide a difference.
+ * Each is shown as a visible escape: `\e`, `\r`, `\n`, `\t`, else `\uXXXX` (`\u202e`, `\u200b`).
+ */
+
+/** C0 and C1 controls, DEL, and the characters that change display without being seen. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const ACTIVE = /[\u0000-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]/g;
+
+const NAMED: Readonly<Record<string, string>> = { '\u001B': '\\e', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+function visibleEscape(char: string): string {
+  return NAMED[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/** `text` with every control, bidi and zero-width character shown as a visible escape. */
+export function escapeForTerminal(text: string): string {
+  return text.replace(ACTIVE, visibleEscape);
+}
