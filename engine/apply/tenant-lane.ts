@@ -10,6 +10,7 @@ import type { QuotaPolicy, RateLimitState } from '../api/rate-headers.ts';
 import type { TenantTokens } from '../auth/index.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/logger.ts';
+import { RunInterrupted } from './interrupted.ts';
 import { QuotaPacer } from './quota-pacer.ts';
 import { decideRetry, MAX_THROTTLE_WAIT_MS, type AttemptHistory, type RetryBudget } from './retry-policy.ts';
 
@@ -30,6 +31,12 @@ export interface LaneOptions {
   readonly clock: Clock;
   readonly random: () => number;
   readonly logger: Logger;
+  /**
+   * The run's stop: once aborted, no new request starts. A request queued or waiting for its turn
+   * fails with RunInterrupted (nothing sent); one already sent is answered, and a retry of it that
+   * was not sent yet gives up with the last answer's error.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface LaneCounters {
@@ -83,6 +90,8 @@ export class TenantLane {
     // strict: a sliding window, so that no window boundary lets two intervals' worth through at once.
     this.#queue = new PQueue({ concurrency: options.concurrency, ...pacing(options.requestsPerSecond), strict: true });
     this.#pacer = new QuotaPacer({ configuredIntervalMs: 1000 / options.requestsPerSecond, maxIntervalMs: MAX_THROTTLE_WAIT_MS });
+    // Requests waiting for their turn are dropped at once, not paced out one by one.
+    options.signal?.addEventListener('abort', () => this.#queue.clear(), { once: true });
   }
 
   /**
@@ -93,14 +102,18 @@ export class TenantLane {
     const { budget, clock, random, logger } = this.#options;
     const tokens = request.kind === 'read' ? (this.#options.readTokens ?? this.#options.tokens) : this.#options.tokens;
     let history: AttemptHistory = { failures: 0, throttles: 0, reauthenticated: false };
+    let lastError: ApiError | undefined;
     for (let sends = 0; ; ) {
       let token: string | undefined;
       try {
-        const result = await this.#queue.add(async () => {
+        const result = await this.#startable(async (started) => {
           await this.#paced();
           // Taken when the request's turn comes, not when it was queued: a pause can outlast a token.
           token = await tokens.get(this.tenant);
-          const answer = await this.#options.inFlight.add(() => this.#send(sends, token!, send));
+          const answer = await this.#options.inFlight.add(() => {
+            started();
+            return this.#send(sends, token!, send);
+          });
           // Before the task ends, so that the lane's next request is paced by this answer.
           this.#observe(answer);
           return answer;
@@ -109,7 +122,10 @@ export class TenantLane {
       } catch (error) {
         // Paused while waiting for an in-flight slot: back into the queue, nothing was sent.
         if (error instanceof PausedBeforeSending) continue;
+        // A retry not sent: the request ends with what its last send was answered.
+        if (error instanceof RunInterrupted && lastError !== undefined) throw lastError;
         if (!(error instanceof ApiError)) throw error;
+        lastError = error;
         sends += 1;
         const decision = decideRetry(error, { ...history, failures: history.failures + (error.retryAfterMs === undefined ? 1 : 0) }, budget, request.resendable, random);
         const details = { tenant: this.tenant, contractId: request.contractId, request: request.kind, status: error.status, attempt: sends };
@@ -136,6 +152,33 @@ export class TenantLane {
         }
       }
     }
+  }
+
+  /**
+   * Runs `task` in the lane's queue. A task not sent when the run's signal aborts rejects with
+   * RunInterrupted; `started()` marks the moment it is sent (a cleared queue's task never settles,
+   * so the rejection comes from here).
+   */
+  #startable<T>(task: (started: () => void) => Promise<T>): Promise<T> {
+    const { signal } = this.#options;
+    if (signal === undefined) return this.#queue.add(() => task(() => undefined));
+    if (signal.aborted) return Promise.reject(new RunInterrupted());
+    return new Promise<T>((resolve, reject) => {
+      let sent = false;
+      function onAbort(): void {
+        if (!sent) reject(new RunInterrupted());
+      }
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#queue
+        .add(() =>
+          task(() => {
+            if (signal.aborted) throw new RunInterrupted();
+            sent = true;
+          }),
+        )
+        .then(resolve, reject)
+        .finally(() => signal.removeEventListener('abort', onAbort));
+    });
   }
 
   /** Holds back every request of this tenant for `ms` (from now); a longer pause already set wins. True when it extended the pause. */

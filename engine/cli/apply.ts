@@ -8,6 +8,7 @@ import { renderPlanText } from '../plan/render-text.ts';
 import { runApplyRequest, type ApplyRunOutcome } from '../run/apply.ts';
 import type { ApplyPreview } from '../run/types.ts';
 import { applyQuestion, askYes, shouldAsk } from './confirm.ts';
+import { interruptedLine } from './interrupt.ts';
 import { EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { parseLockTimeout } from './lock-timeout.ts';
 import { CONFIRM_OPTIONS, confirmHelp, parseMaxRemovals } from './removal-args.ts';
@@ -120,8 +121,8 @@ const NOT_WITH_A_PLAN: readonly [readonly string[], string][] = [
   [['refresh', 'no-refresh'], '--refresh and --no-refresh cannot be used with a plan file: the known state is obtained the way the plan obtained it'],
 ];
 
-/** Before the first PATCH: what was selected, the plan (with a saved plan, what was reviewed). */
-function showPreview(io: CliIo, preview: ApplyPreview, dryRun: boolean): void {
+/** Before the first PATCH: what was selected, the plan (with a saved plan, what was reviewed). Returns the plan's one-line summary and how many lines were written. */
+function showPreview(io: CliIo, preview: ApplyPreview, dryRun: boolean): { readonly lines: number; readonly summary: string } {
   const { targeting } = preview;
   if (targeting) {
     const keeps = !dryRun && targeting.narrowed.size > 0 ? ' Contracts not targeted were not planned; the run record keeps its last applied commit.' : ' Contracts not targeted were not planned.';
@@ -132,7 +133,9 @@ function showPreview(io: CliIo, preview: ApplyPreview, dryRun: boolean): void {
   const listed = new Set(preview.shown.tenants.flatMap((tenant) => tenant.contracts.map((contract) => `${tenant.tenant}/${contract.id}`)));
   const notPlanned = preview.unreadable.filter(({ tenant, result }) => !listed.has(`${tenant}/${result.contractId}`));
   const notOnService = notPlanned.filter(({ result }) => result.outcome === 'not-on-service').length;
-  io.stdout.write(renderPlanText(preview.shown, { color: wantsColor(io), notPlanned: { count: notPlanned.length, notOnService } }));
+  const text = renderPlanText(preview.shown, { color: wantsColor(io), notPlanned: { count: notPlanned.length, notOnService } });
+  io.stdout.write(text);
+  return { lines: text.split('\n').length - 1, summary: text.slice(0, text.indexOf('\n') + 1) };
 }
 
 export async function applyCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
@@ -151,7 +154,14 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   const maxRemovals = parseMaxRemovals(values['max-removals']);
   const dryRun = values['dry-run'];
 
-  const view = runView(io, { shardOn: 'stdout', showPreview: (preview) => showPreview(io, preview, dryRun) });
+  let shown: { readonly lines: number; readonly summary: string } | undefined;
+  const view = runView(io, {
+    shardOn: 'stdout',
+    command: 'apply',
+    showPreview: (preview) => {
+      shown = showPreview(io, preview, dryRun);
+    },
+  });
   const result = await runApplyRequest(
     {
       kind: 'apply',
@@ -171,6 +181,8 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       async confirm(preview) {
         if (!shouldAsk(io, { autoApprove: values['auto-approve'], ops: preview.sending.ops })) return true;
         for (const { reason } of preview.refused) io.stdout.write(`\n${reason}\n`);
+        // A plan taller than the terminal scrolled its headline away: said again just above the question.
+        if (shown !== undefined && io.stdout.rows !== undefined && shown.lines >= io.stdout.rows) io.stdout.write(`\n${shown.summary}`);
         io.stdout.write('\n');
         return askYes(io, applyQuestion(preview.sending));
       },
@@ -190,6 +202,11 @@ async function renderApply(io: CliIo, result: ApplyRunOutcome, reportFile: strin
   }
   if (result.kind === 'empty-shard') return EXIT.ok;
   for (const warning of result.warnings) io.stderr.write(`contract-sync apply: ${warning}`);
+  if (result.interrupted) {
+    if (reportFile !== undefined) await writeFile(path.resolve(io.cwd, reportFile), `${JSON.stringify(result.report, null, 2)}\n`);
+    io.stdout.write(`\n${interruptedLine(result.interrupted, 'apply')}\n`);
+    return EXIT.error;
+  }
   if (result.cancelled) {
     io.stdout.write('\nApply cancelled.\n');
     return EXIT.error;

@@ -15,6 +15,7 @@ import { parseLockTimeout } from './lock-timeout.ts';
 import { CONFIRM_OPTIONS, confirmHelp, parseMaxRemovals } from './removal-args.ts';
 import { runEffects } from './run-effects.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
+import { interruptedLine } from './interrupt.ts';
 import { runView } from './run-view.ts';
 import { RUN_OPTIONS, selectionOf, shardHelp, targetHelp, whereOf } from './run-args.ts';
 
@@ -99,7 +100,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
     if (only.length > 0) throw new UsageError(`${only.join(', ')} only ${only.length === 1 ? 'applies' : 'apply'} with --fix: without it drift sends nothing`);
   }
 
-  const view = runView(io, { shardOn: format === 'text' ? 'stdout' : 'stderr' });
+  const view = runView(io, { shardOn: format === 'text' ? 'stdout' : 'stderr', command: 'drift' });
   const result = await runDrift(
     {
       kind: 'drift',
@@ -138,6 +139,11 @@ async function renderDrift(io: CliIo, result: DriftRunOutcome, flags: { format: 
     return EXIT.error;
   }
   for (const warning of result.warnings) io.stderr.write(`contract-sync drift: ${warning}`);
+  // Stopped by a signal: a report of part of the contracts would read as no drift for the others.
+  if (result.interrupted !== undefined || io.signal?.aborted === true) {
+    io.stdout.write(`\n${result.interrupted ? interruptedLine(result.interrupted, 'drift --fix') : 'Interrupted: not every contract was read; no report written; run drift again'}\n`);
+    return EXIT.error;
+  }
   if (result.cancelled) {
     io.stdout.write('\nFix cancelled.\n');
     return EXIT.error;

@@ -52,7 +52,12 @@ describe('the library', () => {
     expect(first.report.tenants.reduce((sum, tenant) => sum + tenant.applied, 0)).toBe(changed);
     expect(confirmations).toHaveLength(1);
     expect(confirmations[0]!.sending.contracts).toBe(changed);
-    expect(firstEvents.filter((event) => event.type === 'progress')).toHaveLength(changed);
+    expect(firstEvents.filter((event) => event.type === 'progress' && event.step === 'send')).toHaveLength(changed);
+    // The known state was read live first (api.read is configured): one read event per contract, counted on their own.
+    const reads = firstEvents.flatMap((event) => (event.type === 'progress' && event.step === 'read' ? [event] : []));
+    expect(reads.map((event) => event.done)).toEqual(reads.map((_, index) => index + 1));
+    expect(new Set(reads.map((event) => event.total))).toEqual(new Set([reads.length]));
+    expect(firstEvents.flatMap((event) => (event.type === 'phase' ? [event.phase] : []))).toEqual(['read-input', 'read-known', 'confirm', 'send']);
     expect(firstEvents.some((event) => event.type === 'preview')).toBe(true);
 
     // A pull request renames one contract of tenant-a.
