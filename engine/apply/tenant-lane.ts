@@ -77,6 +77,8 @@ export class TenantLane {
   #sending = 0;
   #pausedUntil = 0;
   #resuming = false;
+  /** Requests not sent yet, when the run has a signal: each rejects with RunInterrupted once it aborts. */
+  readonly #unsent = new Set<() => void>();
   /** Aborted by close(): ends the wait for a pause that no request needs any more. */
   readonly #closing = new AbortController();
 
@@ -90,8 +92,16 @@ export class TenantLane {
     // strict: a sliding window, so that no window boundary lets two intervals' worth through at once.
     this.#queue = new PQueue({ concurrency: options.concurrency, ...pacing(options.requestsPerSecond), strict: true });
     this.#pacer = new QuotaPacer({ configuredIntervalMs: 1000 / options.requestsPerSecond, maxIntervalMs: MAX_THROTTLE_WAIT_MS });
-    // Requests waiting for their turn are dropped at once, not paced out one by one.
-    options.signal?.addEventListener('abort', () => this.#queue.clear(), { once: true });
+    // Requests waiting for their turn are dropped at once, not paced out one by one (one listener per lane, not per request).
+    options.signal?.addEventListener(
+      'abort',
+      () => {
+        this.#queue.clear();
+        for (const stop of this.#unsent) stop();
+        this.#unsent.clear();
+      },
+      { once: true },
+    );
   }
 
   /**
@@ -164,20 +174,20 @@ export class TenantLane {
     if (signal === undefined) return this.#queue.add(() => task(() => undefined));
     if (signal.aborted) return Promise.reject(new RunInterrupted());
     return new Promise<T>((resolve, reject) => {
-      let sent = false;
-      function onAbort(): void {
-        if (!sent) reject(new RunInterrupted());
+      const unsent = this.#unsent;
+      function stop(): void {
+        reject(new RunInterrupted());
       }
-      signal.addEventListener('abort', onAbort, { once: true });
+      unsent.add(stop);
       this.#queue
         .add(() =>
           task(() => {
             if (signal.aborted) throw new RunInterrupted();
-            sent = true;
+            unsent.delete(stop);
           }),
         )
         .then(resolve, reject)
-        .finally(() => signal.removeEventListener('abort', onAbort));
+        .finally(() => unsent.delete(stop));
     });
   }
 

@@ -6,6 +6,7 @@
  * store stays crash-safe (contracts in flight stay pending as interrupted, and their locks, naming
  * a process that is gone, are recovered by the next run on this host).
  */
+import { setMaxListeners } from 'node:events';
 import type { InterruptedCount } from '../apply/interrupted.ts';
 import { plural } from '../plural.ts';
 
@@ -48,6 +49,8 @@ export function interruptedLine(count: InterruptedCount, command: 'apply' | 'dri
 export function interruptOnSignals(options: InterruptOptions): Interrupt {
   const graceMs = options.graceMs ?? GRACE_MS;
   const controller = new AbortController();
+  // Every tenant's lane and lock wait listens to it: a fleet has hundreds.
+  setMaxListeners(0, controller.signal);
   let code: number | undefined;
   const listeners = new Map<StopSignal, () => void>();
   // A progress line may be drawn on a terminal: the message starts a line of its own.
