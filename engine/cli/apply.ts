@@ -95,8 +95,15 @@ a contract an earlier run left interrupted or unknown, or a 409.
 Logs: on stderr: text lines at a terminal (warnings and errors only), else JSON lines at info;
 see the global options --log-format and CONTRACT_SYNC_LOG_LEVEL below.
 
+Interruption:
+  The first Ctrl-C (SIGINT) or SIGTERM stops the run: no new request starts, requests in flight
+  get up to 10 s to finish and are recorded, every lock is released, and apply prints
+  "Interrupted: N contracts sent, M not sent; run apply again to finish". The next run reads and
+  sends only the contracts not sent. A second signal exits at once.
+
 Exit codes: 0 everything applied (or nothing to do), 1 any error, any contract not applied, a
-tenant refused by the removal guard, or the question not answered yes (Apply cancelled.).
+tenant refused by the removal guard, or the question not answered yes (Apply cancelled.);
+130 interrupted by SIGINT, 143 by SIGTERM.
 `;
 
 const OPTIONS = {

@@ -63,7 +63,9 @@ see the global options --log-format and CONTRACT_SYNC_LOG_LEVEL below.
 Exit codes: 0 no drift, or all of it fixed (without --detailed-exitcode: also drift found);
 1 any error (config, credentials, a contract that could not be read, a fix that failed, a tenant
 refused by the removal guard, the question not answered yes);
-2 with --detailed-exitcode: drift found and not fixed.
+2 with --detailed-exitcode: drift found and not fixed;
+130 / 143 stopped by SIGINT / SIGTERM (no new request starts, requests in flight finish within 10 s
+and are recorded, locks are released; no report is written).
 `;
 
 const FORMATS = ['text', 'markdown', 'json'] as const;
