@@ -368,6 +368,8 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
   const sendable = prepared.filter((tenant) => tenant.error === undefined && !refusals.has(tenant.tenant)).map((tenant) => work.get(tenant.tenant)!.send);
   const total = dryRun ? 0 : sendable.reduce((sum, send) => sum + send.length, 0);
   let done = 0;
+  /** PATCHes sent (answered, applied or not) and not read first: what an interrupted run says it sent. */
+  let sentCount = 0;
 
   /** Phase 2's end: the confirmation. A cancelled (or failed) confirmation leaves every lane closed and every lock released by runTenant. */
   async function confirmed(): Promise<boolean | Error> {
@@ -490,6 +492,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
         }
         outcomes.set(contract.id, outcome);
         done += 1;
+        sentCount += 1;
         if (outcome.outcome !== 'applied') logger.info({ tenant: tenant.tenant, contractId: contract.id, status: outcome.status, outcome: outcome.outcome }, 'contract not applied');
         deps.onProgress?.({ step: 'send', tenant: tenant.tenant, contractId: contract.id, outcome: outcome.outcome, done, total });
       }),
@@ -586,12 +589,16 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     tenants: reports,
     summary: summarise(reports),
   };
-  if (stopped() && !dryRun) return { plan, report, interrupted: interruptedCount(report, sendable.reduce((sum, send) => sum + send.length, 0)) };
+  if (stopped() && !dryRun) return { plan, report, interrupted: interruptedCount(report, sentCount) };
   return { plan, report, ...(halted ? { cancelled: true as const } : {}) };
 }
 
-/** An interrupted run's counts: contracts not sent are those reported with the interruption's reason (or a halted tenant's). */
-function interruptedCount(report: RunReport, planned: number): InterruptedCount {
+/**
+ * An interrupted run's counts: contracts not sent are those reported with the interruption's
+ * reason (a tenant whose lock was not waited for out counts every contract it declares, as a tenant
+ * that could not start does).
+ */
+function interruptedCount(report: RunReport, sent: number): InterruptedCount {
   const notSent = report.tenants.reduce((sum, tenant) => sum + tenant.failures.filter((failure) => failure.outcome === 'skipped' && failure.reason === INTERRUPTED).length, 0);
-  return { sent: planned - notSent, notSent };
+  return { sent, notSent };
 }
