@@ -13,6 +13,7 @@ import { fingerprint } from '../model/fingerprint.ts';
 import type { StateStore, TenantLock } from '../state/types.ts';
 import { messageOf } from './failure.ts';
 import { patchBodyProblem } from './patch-body-check.ts';
+import { RunInterrupted } from './interrupted.ts';
 import type { TenantLane } from './tenant-lane.ts';
 
 export interface ContractWork {
@@ -118,6 +119,8 @@ export async function applyContract(work: ContractWork, context: ContractContext
       try {
         live = (await lane.call({ kind: 'read', contractId, resendable: true }, (token) => api.read(contractId, token))).fields;
       } catch (error) {
+        // Not read because the run stopped: nothing of this run was sent, what an earlier run left stands.
+        if (error instanceof RunInterrupted && reading === 'uncertain') throw error;
         // A 409 left the contract as it was: nothing of this patch is applied.
         if (reading === 'conflict' && conflict !== undefined) {
           return { outcome: 'failed', status: conflict.status, reason: conflictReason(conflict, ops, `and the contract could not be read to settle it: ${messageOf(error)}`) };
@@ -135,6 +138,8 @@ export async function applyContract(work: ContractWork, context: ContractContext
     try {
       await lane.call({ kind: 'patch', contractId, resendable: isReplaceOnly(ops) }, (token) => api.patch(contractId, ops, token));
     } catch (error) {
+      // This PATCH was not sent (the run stopped): the caller reports the contract as not sent.
+      if (error instanceof RunInterrupted) throw error;
       if (isConflict(error, ops)) {
         if (!api.canRead) return { outcome: 'failed', status: error.status, reason: conflictReason(error, ops, 'configure api.read to settle a conflict by reading the contract') };
         if (conflict !== undefined) return { outcome: 'failed', status: error.status, reason: conflictReason(error, ops, 'again after reading and re-planning the contract once') };

@@ -35,6 +35,7 @@ import type { PlanContract, PlanDocument, PlanSource, PlanTouched } from '../pla
 import type { AppliedContract, KnownContract, KnownContracts, PendingContract, StateStore, TenantLock, TenantRunRecord } from '../state/types.ts';
 import { applyContract, type ContractOutcome } from './apply-contract.ts';
 import { messageOf, statusOf } from './failure.ts';
+import { INTERRUPTED, RunInterrupted, untilAborted, type InterruptedCount } from './interrupted.ts';
 import { planningFingerprint } from './incremental.ts';
 import { pendingAfterRun } from './pending-after-run.ts';
 import { retryBudget } from './retry-policy.ts';
@@ -107,10 +108,13 @@ export interface SendPreview {
 }
 
 export interface ApplyProgress {
+  /** `read`: the known state read live (before the plan); `send`: the PATCHes. Each step counts on its own. */
+  readonly step: 'read' | 'send';
   readonly tenant: string;
   readonly contractId: string;
-  readonly outcome: ContractResult['outcome'];
-  /** Contracts finished so far, and to do in all, over every tenant. */
+  /** How the contract's send ended; a read is `read`, or `failed` / `not-on-service`. */
+  readonly outcome: ContractResult['outcome'] | 'read';
+  /** Contracts of this step finished so far, and to do in all, over every tenant. */
   readonly done: number;
   readonly total: number;
 }
@@ -126,6 +130,12 @@ export interface ApplyRunDeps {
   readonly logger: Logger;
   readonly onProgress?: (progress: ApplyProgress) => void;
   /**
+   * The run's stop (engine/apply/interrupted.ts): once aborted no lock is waited for and no request
+   * starts; answered PATCHes are recorded, the contracts not sent stay pending for the next run,
+   * and every lock is released. Before the plan is sent, the run sends nothing.
+   */
+  readonly signal?: AbortSignal;
+  /**
    * Called once, when every tenant is planned and before anything is written or sent (in a dry run
    * too, which sends nothing whatever the answer): where a command shows the plan and asks.
    * Resolving false cancels the run: nothing is sent or written, and every lock is released.
@@ -138,6 +148,8 @@ export interface ApplyRunResult {
   readonly report: RunReport;
   /** `confirm` declined: nothing was sent or written. */
   readonly cancelled?: true;
+  /** The signal aborted the run: what it sent and did not. */
+  readonly interrupted?: InterruptedCount;
 }
 
 /** A tenant the run's own check refuses under its lock: its message is the tenant's error. */
@@ -216,6 +228,9 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
   const reviewed = options.reviewed === undefined ? undefined : indexPlan(options.reviewed);
   // A tenant of the saved plan with no desired state left still runs: its reviewed contracts are refused.
   const tenantNames = [...new Set([...desiredById.keys(), ...(reviewed?.keys() ?? [])])].sort();
+  const { signal } = deps;
+  const readTotal = refresh ? [...desiredById.values()].reduce((sum, byId) => sum + byId.size, 0) : 0;
+  let readDone = 0;
 
   /** A tenant that cannot be applied: nothing is sent for it, and it holds no lock. */
   function failedTenant(tenant: string, lane: TenantLane, unreadable: Map<string, ContractResult>, error: unknown): PreparedTenant {
@@ -244,7 +259,11 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
           try {
             const { fields } = await lane.call({ kind: 'read', contractId, resendable: true }, (token) => api.read(contractId, token));
             known.set(contractId, { fields, from: 'live' });
+            readDone += 1;
+            deps.onProgress?.({ step: 'read', tenant, contractId, outcome: 'read', done: readDone, total: readTotal });
           } catch (error) {
+            // Not read because the run stopped: the run sends nothing (see `halted`).
+            if (error instanceof RunInterrupted) return;
             const status = statusOf(error);
             logger.info({ tenant, contractId, status }, 'read failed; contract not planned');
             unreadable.set(
@@ -253,6 +272,8 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
                 ? { contractId, file, line, outcome: 'not-on-service', ops: 0, status, reason: notOnServiceReason(contractId, 'read') }
                 : { contractId, file, line, outcome: 'failed', ops: 0, status, reason: `could not read the contract: ${messageOf(error)}` },
             );
+            readDone += 1;
+            deps.onProgress?.({ step: 'read', tenant, contractId, outcome: status === 404 ? 'not-on-service' : 'failed', done: readDone, total: readTotal });
           }
         }),
       );
@@ -268,13 +289,25 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
   async function lockAndPrepare(): Promise<PreparedTenant[]> {
     const preparing: Promise<PreparedTenant>[] = [];
     for (const tenant of tenantNames) {
-      const lane = new TenantLane({ tenant, ...config.rate, budget, inFlight, tokens, ...(deps.readTokens ? { readTokens: deps.readTokens } : {}), clock, random: deps.random, logger });
+      const lane = new TenantLane({
+        tenant,
+        ...config.rate,
+        budget,
+        inFlight,
+        tokens,
+        ...(deps.readTokens ? { readTokens: deps.readTokens } : {}),
+        clock,
+        random: deps.random,
+        logger,
+        ...(signal ? { signal } : {}),
+      });
       let lock: TenantLock | undefined;
       try {
-        if (!dryRun) lock = await store.lock(tenant, { timeoutMs: options.lockTimeoutMs, owner: options.runId });
+        // A lock taken after the run stopped waiting for it is released as soon as it comes.
+        if (!dryRun) lock = await untilAborted(store.lock(tenant, { timeoutMs: options.lockTimeoutMs, owner: options.runId }), signal, (late) => void late.release().catch(() => undefined));
         if (lock !== undefined) lane.haltOn(lock.lost);
       } catch (error) {
-        preparing.push(Promise.resolve(failedTenant(tenant, lane, new Map(), error)));
+        preparing.push(Promise.resolve(failedTenant(tenant, lane, new Map(), error instanceof RunInterrupted ? new Error(INTERRUPTED) : error)));
         continue;
       }
       preparing.push(prepare(tenant, lane, lock));
@@ -336,6 +369,8 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
   const sendable = prepared.filter((tenant) => tenant.error === undefined && !refusals.has(tenant.tenant)).map((tenant) => work.get(tenant.tenant)!.send);
   const total = dryRun ? 0 : sendable.reduce((sum, send) => sum + send.length, 0);
   let done = 0;
+  /** PATCHes sent (answered, applied or not) and not read first: what an interrupted run says it sent. */
+  let sentCount = 0;
 
   /** Phase 2's end: the confirmation. A cancelled (or failed) confirmation leaves every lane closed and every lock released by runTenant. */
   async function confirmed(): Promise<boolean | Error> {
@@ -355,8 +390,13 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       return error instanceof Error ? error : new Error(String(error));
     }
   }
-  const answer = await confirmed();
+  // Stopped before the plan was confirmed (reads, locks, the question): nothing is sent.
+  const answer = signal?.aborted ? false : await confirmed();
+  function stopped(): boolean {
+    return signal?.aborted === true;
+  }
   const halted = answer !== true;
+  const haltReason = stopped() ? INTERRUPTED : CANCELLED;
 
   /** The run record a finished tenant run leaves: its commit, and what is left to do. */
   function finishedRecord(tenant: PreparedTenant, pending: readonly PendingContract[]): TenantRunRecord {
@@ -433,6 +473,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       now: () => clock.now(),
       maxReconciles: config.retry.maxAttempts,
     };
+    const interrupted = new Set<string>();
     await Promise.all([
       ...send.map(async (contract) => {
         const outcome = await applyContract(
@@ -445,11 +486,16 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
             uncertain: tenant.uncertain.get(contract.id),
           },
           context,
-        ).catch((error: unknown): ContractOutcome => ({ outcome: 'failed', status: statusOf(error), reason: messageOf(error) }));
+        ).catch((error: unknown): ContractOutcome | undefined => (error instanceof RunInterrupted ? undefined : { outcome: 'failed', status: statusOf(error), reason: messageOf(error) }));
+        if (outcome === undefined) {
+          interrupted.add(contract.id);
+          return;
+        }
         outcomes.set(contract.id, outcome);
         done += 1;
+        sentCount += 1;
         if (outcome.outcome !== 'applied') logger.info({ tenant: tenant.tenant, contractId: contract.id, status: outcome.status, outcome: outcome.outcome }, 'contract not applied');
-        deps.onProgress?.({ tenant: tenant.tenant, contractId: contract.id, outcome: outcome.outcome, done, total });
+        deps.onProgress?.({ step: 'send', tenant: tenant.tenant, contractId: contract.id, outcome: outcome.outcome, done, total });
       }),
       // Read first (the contract is uncertain), re-planned from what is live: recorded when it
       // needs nothing, sent when the service turns out to be behind the desired state.
@@ -457,7 +503,9 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
         const outcome = await applyContract(
           { contractId: contract.id, ops: [], known: undefined, knownIsLive: false, desired: desired.get(contract.id)!.fields, uncertain: tenant.uncertain.get(contract.id) },
           context,
-        ).catch((error: unknown): ContractOutcome => ({ outcome: 'failed', status: statusOf(error), reason: messageOf(error) }));
+        ).catch((error: unknown): ContractOutcome | undefined => (error instanceof RunInterrupted ? undefined : { outcome: 'failed', status: statusOf(error), reason: messageOf(error) }));
+        // Not read because the run stopped: its earlier pending entry stays.
+        if (outcome === undefined) return;
         outcomes.set(contract.id, outcome);
         if (outcome.outcome !== 'applied') logger.info({ tenant: tenant.tenant, contractId: contract.id, status: outcome.status, outcome: outcome.outcome }, 'uncertain contract not settled');
         else logger.info({ tenant: tenant.tenant, contractId: contract.id }, 'uncertain contract settled by a read');
@@ -466,6 +514,8 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     const notSent = new Map<string, { file: string; reason: string }>();
     for (const failure of tenant.unreadable.values()) notSent.set(failure.contractId, { file: failure.file, reason: failure.reason ?? 'could not read the contract' });
     for (const item of items) if (item.stale !== undefined) notSent.set(item.contract.id, { file: item.contract.file, reason: item.stale });
+    // Planned again by the next run (a `failed` entry), which reads only these: the others are recorded.
+    for (const contract of send) if (interrupted.has(contract.id)) notSent.set(contract.id, { file: contract.file, reason: INTERRUPTED });
     // Written even when nothing was sent: the commit advances, and contracts now settled leave `pending`.
     // A narrowed tenant read no file for the contracts left out: their earlier entries stay.
     const filesRead = options.narrowed?.has(tenant.tenant) ? new Set<string>() : options.filesRead?.get(tenant.tenant);
@@ -479,8 +529,8 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     const tenantWork = work.get(tenant.tenant)!;
     // Filled as contracts finish: a run record that cannot be written afterwards leaves them reported as they ended.
     let outcomes = new Map<string, ContractOutcome>();
-    let error = tenant.error ?? refusals.get(tenant.tenant) ?? (halted ? CANCELLED : undefined);
-    let notSent = tenant.error !== undefined ? `not sent: tenant ${tenant.tenant} could not start` : refusals.has(tenant.tenant) ? 'not sent: refused by the removal guard' : CANCELLED;
+    let error = tenant.error ?? refusals.get(tenant.tenant) ?? (halted ? haltReason : undefined);
+    let notSent = tenant.error === INTERRUPTED ? INTERRUPTED : tenant.error !== undefined ? `not sent: tenant ${tenant.tenant} could not start` : refusals.has(tenant.tenant) ? 'not sent: refused by the removal guard' : haltReason;
     try {
       // No PATCH is queued before the token has been checked; a tenant with nothing to send needs none.
       if (!dryRun && error === undefined && tenantWork.send.length + tenantWork.settle.length > 0) await tokens.get(tenant.tenant);
@@ -503,7 +553,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       const base = { contractId: contract.id, file: contract.file, line: contract.line, ops: contract.ops.length };
       if (stale !== undefined) failures.push({ ...base, outcome: 'stale', status: null, reason: stale });
       else if (dryRun && error === undefined) applied += 1;
-      else if (outcome === undefined) failures.push({ ...base, outcome: 'skipped', status: null, reason: error === undefined ? 'not sent' : notSent });
+      else if (outcome === undefined) failures.push({ ...base, outcome: 'skipped', status: null, reason: error === undefined ? (stopped() ? INTERRUPTED : 'not sent') : notSent });
       else if (outcome.outcome === 'applied') applied += 1;
       else if (outcome.outcome === 'failed' && outcome.status === 404) failures.push({ ...base, outcome: 'not-on-service', status: 404, reason: notOnServiceReason(contract.id, 'patch') });
       else failures.push({ ...base, outcome: outcome.outcome, status: outcome.status, reason: outcome.reason });
@@ -543,5 +593,16 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     ...runWarnings(tokens, deps.readTokens),
     summary: summarise(reports),
   };
+  if (stopped() && !dryRun) return { plan, report, interrupted: interruptedCount(report, sentCount) };
   return { plan, report, ...(halted ? { cancelled: true as const } : {}) };
+}
+
+/**
+ * An interrupted run's counts: contracts not sent are those reported with the interruption's
+ * reason (a tenant whose lock was not waited for out counts every contract it declares, as a tenant
+ * that could not start does).
+ */
+function interruptedCount(report: RunReport, sent: number): InterruptedCount {
+  const notSent = report.tenants.reduce((sum, tenant) => sum + tenant.failures.filter((failure) => failure.outcome === 'skipped' && failure.reason === INTERRUPTED).length, 0);
+  return { sent, notSent };
 }

@@ -10,6 +10,7 @@ import type { QuotaPolicy, RateLimitState } from '../api/rate-headers.ts';
 import type { TenantTokens } from '../auth/index.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/logger.ts';
+import { RunInterrupted } from './interrupted.ts';
 import { QuotaPacer } from './quota-pacer.ts';
 import { decideRetry, MAX_THROTTLE_WAIT_MS, type AttemptHistory, type RetryBudget } from './retry-policy.ts';
 
@@ -30,6 +31,12 @@ export interface LaneOptions {
   readonly clock: Clock;
   readonly random: () => number;
   readonly logger: Logger;
+  /**
+   * The run's stop: once aborted, no new request starts. A request queued or waiting for its turn
+   * fails with RunInterrupted (nothing sent); one already sent is answered, and a retry of it that
+   * was not sent yet gives up with the last answer's error.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface LaneCounters {
@@ -85,6 +92,8 @@ export class TenantLane {
   readonly #closing = new AbortController();
   /** Once aborted, no request of the lane is sent any more (haltOn). */
   #halt: AbortSignal | undefined;
+  /** Requests not sent yet, when the run has a signal: each rejects with RunInterrupted once it aborts. */
+  readonly #unsent = new Set<() => void>();
 
   constructor(options: LaneOptions) {
     for (const name of ['requestsPerSecond', 'concurrency'] as const) {
@@ -96,6 +105,16 @@ export class TenantLane {
     // strict: a sliding window, so that no window boundary lets two intervals' worth through at once.
     this.#queue = new PQueue({ concurrency: options.concurrency, ...pacing(options.requestsPerSecond), strict: true });
     this.#pacer = new QuotaPacer({ configuredIntervalMs: 1000 / options.requestsPerSecond, maxIntervalMs: MAX_THROTTLE_WAIT_MS });
+    // Requests waiting for their turn are dropped at once, not paced out one by one (one listener per lane, not per request).
+    options.signal?.addEventListener(
+      'abort',
+      () => {
+        this.#queue.clear();
+        for (const stop of this.#unsent) stop();
+        this.#unsent.clear();
+      },
+      { once: true },
+    );
   }
 
   /**
@@ -110,11 +129,14 @@ export class TenantLane {
     for (let sends = 0; ; ) {
       let token: string | undefined;
       try {
-        const result = await this.#queue.add(async () => {
+        const result = await this.#startable(async (started) => {
           await this.#paced();
           // Taken when the request's turn comes, not when it was queued: a pause can outlast a token.
           token = await tokens.get(this.tenant);
-          const answer = await this.#options.inFlight.add(() => this.#send(sends, token!, send));
+          const answer = await this.#options.inFlight.add(() => {
+            started();
+            return this.#send(sends, token!, send);
+          });
           // Before the task ends, so that the lane's next request is paced by this answer.
           this.#observe(answer);
           return answer;
@@ -125,6 +147,8 @@ export class TenantLane {
         if (error instanceof PausedBeforeSending) continue;
         // An earlier send that broke off may have landed: its caller must know (see haltOn).
         if (error instanceof LaneHaltedError && last?.ambiguous === true) throw last;
+        // A retry not sent because the run stopped: the request ends with what its last send was answered.
+        if (error instanceof RunInterrupted && last !== undefined) throw last;
         if (!(error instanceof ApiError)) throw error;
         last = error;
         sends += 1;
@@ -153,6 +177,33 @@ export class TenantLane {
         }
       }
     }
+  }
+
+  /**
+   * Runs `task` in the lane's queue. A task not sent when the run's signal aborts rejects with
+   * RunInterrupted; `started()` marks the moment it is sent (a cleared queue's task never settles,
+   * so the rejection comes from here).
+   */
+  #startable<T>(task: (started: () => void) => Promise<T>): Promise<T> {
+    const { signal } = this.#options;
+    if (signal === undefined) return this.#queue.add(() => task(() => undefined));
+    if (signal.aborted) return Promise.reject(new RunInterrupted());
+    return new Promise<T>((resolve, reject) => {
+      const unsent = this.#unsent;
+      function stop(): void {
+        reject(new RunInterrupted());
+      }
+      unsent.add(stop);
+      this.#queue
+        .add(() =>
+          task(() => {
+            if (signal.aborted) throw new RunInterrupted();
+            unsent.delete(stop);
+          }),
+        )
+        .then(resolve, reject)
+        .finally(() => unsent.delete(stop));
+    });
   }
 
   /**

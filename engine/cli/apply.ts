@@ -7,6 +7,7 @@ import { renderPlanText } from '../plan/render-text.ts';
 import { runApplyRequest, type ApplyRunOutcome } from '../run/apply.ts';
 import type { ApplyPreview } from '../run/types.ts';
 import { applyQuestion } from './confirm.ts';
+import { interruptedLine } from './interrupt.ts';
 import { EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
@@ -91,8 +92,15 @@ a contract an earlier run left interrupted or unknown, or a 409.
 Logs: on stderr: text lines at a terminal (warnings and errors only), else JSON lines at info;
 see the global options --log-format and CONTRACT_SYNC_LOG_LEVEL below.
 
+Interruption:
+  The first Ctrl-C (SIGINT) or SIGTERM stops the run: no new request starts, requests in flight
+  get up to 10 s to finish and are recorded, every lock is released, and apply prints
+  "Interrupted: N contracts sent, M not sent; run apply again to finish". The next run reads and
+  sends only the contracts not sent. A second signal exits at once.
+
 Exit codes: 0 everything applied (or nothing to do), 1 any error, any contract not applied, a
-tenant refused by the removal guard, or the question not answered yes (Apply cancelled.).
+tenant refused by the removal guard, or the question not answered yes (Apply cancelled.);
+130 interrupted by SIGINT, 143 by SIGTERM.
 `;
 
 const OPTIONS = {
@@ -118,7 +126,7 @@ const NOT_WITH_A_PLAN: readonly [readonly string[], string][] = [
 ];
 
 /** Before the first PATCH: what was selected, the plan (with a saved plan, what was reviewed). */
-function showPreview(io: CliIo, preview: ApplyPreview, dryRun: boolean): void {
+function showPreview(io: CliIo, preview: ApplyPreview, dryRun: boolean): { readonly lines: number; readonly summary: string } {
   const { targeting } = preview;
   if (targeting) {
     const keeps = !dryRun && targeting.narrowed.size > 0 ? ' Contracts not targeted were not planned; the run record keeps its last applied commit.' : ' Contracts not targeted were not planned.';
@@ -129,7 +137,9 @@ function showPreview(io: CliIo, preview: ApplyPreview, dryRun: boolean): void {
   const listed = new Set(preview.shown.tenants.flatMap((tenant) => tenant.contracts.map((contract) => `${tenant.tenant}/${contract.id}`)));
   const notPlanned = preview.unreadable.filter(({ tenant, result }) => !listed.has(`${tenant}/${result.contractId}`));
   const notOnService = notPlanned.filter(({ result }) => result.outcome === 'not-on-service').length;
-  io.stdout.write(renderPlanText(preview.shown, { color: wantsColor(io), notPlanned: { count: notPlanned.length, notOnService } }));
+  const text = renderPlanText(preview.shown, { color: wantsColor(io), notPlanned: { count: notPlanned.length, notOnService } });
+  io.stdout.write(text);
+  return { lines: text.split('\n').length - 1, summary: text.slice(0, text.indexOf('\n') + 1) };
 }
 
 export async function applyCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
@@ -148,7 +158,14 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   if (values.report !== undefined) await checkOutputFile({ flag: '--report', name: values.report, cwd: io.cwd });
   const dryRun = values['dry-run'];
 
-  const view = runView(io, { shardOn: 'stdout', showPreview: (preview) => showPreview(io, preview, dryRun) });
+  let shown: { readonly lines: number; readonly summary: string } | undefined;
+  const view = runView(io, {
+    shardOn: 'stdout',
+    command: 'apply',
+    showPreview: (preview) => {
+      shown = showPreview(io, preview, dryRun);
+    },
+  });
   const result = await runApplyRequest(
     {
       kind: 'apply',
@@ -158,7 +175,10 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       scope: values.full ? 'every-contract' : 'incremental',
       mode: dryRun ? 'dry-run' : 'send',
     },
-    await sendingEffects(io, view, values['auto-approve'], { text: applyQuestion }),
+    await sendingEffects(io, view, values['auto-approve'], {
+      text: applyQuestion,
+      again: () => (shown !== undefined && io.stdout.rows !== undefined && shown.lines >= io.stdout.rows ? shown.summary : undefined),
+    }),
   );
   view.finish();
   return renderApply(io, result, values.report);
@@ -174,6 +194,11 @@ async function renderApply(io: CliIo, result: ApplyRunOutcome, reportFile: strin
   }
   if (result.kind === 'empty-shard') return EXIT.ok;
   for (const warning of result.warnings) io.stderr.write(`contract-sync apply: ${warning}`);
+  if (result.interrupted) {
+    if (reportFile !== undefined) await writeOutputFile({ flag: '--report', name: reportFile, cwd: io.cwd }, `${JSON.stringify(result.report, null, 2)}\n`);
+    io.stdout.write(`\n${interruptedLine(result.interrupted, 'apply')}\n`);
+    return EXIT.error;
+  }
   if (result.cancelled) {
     io.stdout.write('\nApply cancelled.\n');
     return EXIT.error;

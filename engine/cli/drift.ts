@@ -12,6 +12,7 @@ import { fixQuestion } from './confirm.ts';
 import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
+import { interruptedLine } from './interrupt.ts';
 import { runView, sendingEffects } from './run-view.ts';
 import { RUN_OPTIONS, shardHelp, targetHelp } from './run-args.ts';
 
@@ -59,7 +60,9 @@ see the global options --log-format and CONTRACT_SYNC_LOG_LEVEL below.
 Exit codes: 0 no drift, or all of it fixed (without --detailed-exitcode: also drift found);
 1 any error (config, credentials, a contract that could not be read, a fix that failed, a tenant
 refused by the removal guard, the question not answered yes);
-2 with --detailed-exitcode: drift found and not fixed.
+2 with --detailed-exitcode: drift found and not fixed;
+130 / 143 stopped by SIGINT / SIGTERM (no new request starts, requests in flight finish within 10 s
+and are recorded, locks are released; no report is written).
 `;
 
 const FORMATS = ['text', 'markdown', 'json'] as const;
@@ -96,7 +99,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
     if (only.length > 0) throw new UsageError(`${only.join(', ')} only ${only.length === 1 ? 'applies' : 'apply'} with --fix: without it drift sends nothing`);
   }
 
-  const view = runView(io, { shardOn: format === 'text' ? 'stdout' : 'stderr' });
+  const view = runView(io, { shardOn: format === 'text' ? 'stdout' : 'stderr', command: 'drift' });
   const result = await runDrift(
     {
       kind: 'drift',
@@ -126,6 +129,11 @@ async function renderDrift(io: CliIo, result: DriftRunOutcome, flags: { format: 
     return EXIT.error;
   }
   for (const warning of result.warnings) io.stderr.write(`contract-sync drift: ${warning}`);
+  // Stopped by a signal: a report of part of the contracts would read as no drift for the others.
+  if (result.interrupted !== undefined || io.signal?.aborted === true) {
+    io.stdout.write(`\n${result.interrupted ? interruptedLine(result.interrupted, 'drift --fix') : 'Interrupted: not every contract was read; no report written; run drift again'}\n`);
+    return EXIT.error;
+  }
   if (result.cancelled) {
     io.stdout.write('\nFix cancelled.\n');
     return EXIT.error;

@@ -6,6 +6,7 @@ import { runImport } from '../run/import.ts';
 import { formatDiagnostics } from '../diagnostic-format.ts';
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 import { runEffects } from './run-effects.ts';
+import { runView } from './run-view.ts';
 
 export const IMPORT_HELP = `Usage: contract-sync import --tenant T --id ID [--id ID]... [--out FILE] [--force]
                             [--config FILE] [--repo DIR]
@@ -73,7 +74,10 @@ export async function importCommand(args: readonly string[], io: CliIo): Promise
   if (ids.length === 0) throw new UsageError('give at least one --id: the service publishes no way to list contracts, so import reads the ones you name');
 
   const where = { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }) };
-  const result = await runImport({ kind: 'import', where, tenant: tenants[0]!, ids, ...(values.out === undefined ? {} : { out: values.out }), force: values.force }, await runEffects(io, { logs: true }));
+  // Progress of the reads on stderr: stdout may carry the file.
+  const view = runView(io, { shardOn: 'stderr', command: 'import' });
+  const result = await runImport({ kind: 'import', where, tenant: tenants[0]!, ids, ...(values.out === undefined ? {} : { out: values.out }), force: values.force }, await runEffects(io, { logs: true, onEvent: view.onEvent }));
+  view.finish();
   function fail(message: string): ExitCode {
     io.stderr.write(`contract-sync import: ${message}\n`);
     return EXIT.error;

@@ -4,7 +4,8 @@ import { systemClock, type Clock } from '../clock.ts';
 export interface CliIo {
   /** Where answers come from (apply's and drift --fix's confirmation); left out, nothing is ever asked. */
   readonly stdin?: NodeJS.ReadableStream & { readonly isTTY?: boolean };
-  readonly stdout: { write(text: string): unknown; readonly isTTY?: boolean };
+  /** `rows`: a terminal's height (apply repeats the plan's summary line before its question when the plan is taller). */
+  readonly stdout: { write(text: string): unknown; readonly isTTY?: boolean; readonly rows?: number };
   readonly stderr: { write(text: string): unknown; readonly isTTY?: boolean };
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
@@ -14,6 +15,8 @@ export interface CliIo {
   readonly noColor?: boolean;
   /** `--log-format` (a global option); else CONTRACT_SYNC_LOG_FORMAT, else decided by whether stderr is a terminal. */
   readonly logFormat?: LogFormat;
+  /** Aborted on the first SIGINT/SIGTERM (engine/cli/interrupt.ts) for commands that send: the run stops starting requests. */
+  readonly signal?: AbortSignal;
 }
 
 export const LOG_FORMATS = ['json', 'text'] as const;

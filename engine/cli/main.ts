@@ -4,6 +4,7 @@ import { closest } from '../suggest.ts';
 import { argsWithEnvironment, argsWithRepository, environmentHelp, workingDirectory } from './environment-args.ts';
 import { fileSystemErrorLine } from '../output-file.ts';
 import { GLOBAL_OPTIONS_HELP, takeGlobalOptions } from './global-options.ts';
+import { interruptOnSignals } from './interrupt.ts';
 import { packageVersion } from '../run/version.ts';
 
 type Command = (args: readonly string[], io: CliIo) => Promise<ExitCode>;
@@ -180,10 +181,19 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   }
 }
 
+/** Commands that send: the first SIGINT/SIGTERM stops their run gracefully (engine/cli/interrupt.ts); the others end at once. */
+const INTERRUPTIBLE = new Set(['apply', 'drift']);
+
 export async function runCli(): Promise<void> {
-  const io: CliIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+  const argv = process.argv.slice(2);
+  const interrupt = INTERRUPTIBLE.has(argv[0] ?? '') ? interruptOnSignals({ source: process, stderr: process.stderr, exit: (code) => process.exit(code) }) : undefined;
+  const io: CliIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), ...(interrupt ? { signal: interrupt.signal } : {}) };
   try {
-    process.exitCode = await main(process.argv.slice(2), io);
+    const code = await main(argv, io);
+    const interrupted = interrupt?.exitCode();
+    // Stopped by a signal: the run is over and recorded; a question left open on stdin must not keep the process.
+    if (interrupted !== undefined) process.exit(interrupted);
+    process.exitCode = code;
   } catch (error) {
     // An unexpected failure is a defect: say so plainly, without a secret-bearing dump of state.
     io.stderr.write(`contract-sync: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

@@ -16,7 +16,9 @@ import { runPlan, type PlanRunOutcome } from '../run/plan.ts';
 import { ciRepositoryLinks } from '../run/repository-links.ts';
 import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { renderPlanAnnotations } from '../plan/render-github.ts';
+import { refreshNote } from './refresh-note.ts';
 import { runEffects } from './run-effects.ts';
+import { runView } from './run-view.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
 import { spoolBeside, temporarySpool, type Spool } from './spool.ts';
 import { reportShard, RUN_OPTIONS, selectionOf, shardHelp, targetHelp, whereOf } from './run-args.ts';
@@ -171,6 +173,8 @@ interface PlanFlags {
   readonly format: PlanFormat;
   readonly out: string | undefined;
   readonly detailedExitcode: boolean;
+  /** --refresh: the known state was read live. */
+  readonly refresh: boolean;
 }
 
 /** What a plan run ended with, said and written: the exit code. */
@@ -205,6 +209,9 @@ async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags
   }
   if (plan) {
     io.stdout.write(render(plan, format, io, links));
+    // Read live: said under a text plan, on stderr beside a document.
+    const readNote = flags.refresh ? refreshNote(plan) : undefined;
+    if (readNote !== undefined) (format === 'text' ? io.stdout : io.stderr).write(format === 'text' ? `\n${readNote}\n` : `contract-sync plan: ${readNote}\n`);
     const problem = format === 'github' ? await writeStepSummary(plan, io, links) : undefined;
     if (problem !== undefined) {
       io.stderr.write(`contract-sync plan: ${problem}\n`);
@@ -253,6 +260,7 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   const known = values.refresh ? 'live' : 'store';
   // Text and JSON go out one tenant at a time when the run plans every contract against the state store.
   const written = known === 'store' && (format === 'text' || format === 'json') ? spools(io, format, values.out) : undefined;
+  const view = runView(io, { shardOn: 'stderr', command: 'plan' });
   try {
     const result = await runPlan(
       {
@@ -264,9 +272,10 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
         scope: values.full ? 'every-contract' : 'incremental',
         ...(written ? { sink: written.sink } : {}),
       },
-      await runEffects(io, { logs: known === 'live' }),
+      await runEffects(io, { logs: known === 'live', onEvent: view.onEvent }),
     );
-    return await renderPlanRun(io, result, { format, out: values.out, detailedExitcode: values['detailed-exitcode'] }, written);
+    view.finish();
+    return await renderPlanRun(io, result, { format, out: values.out, detailedExitcode: values['detailed-exitcode'], refresh: known === 'live' }, written);
   } finally {
     written?.discard();
   }

@@ -13,7 +13,7 @@ export interface EffectOptions extends Pick<RunEffects, 'confirm' | 'onEvent'> {
 /** Logs go to stderr, as text at a terminal and JSON lines otherwise (logSettings: --log-format, CONTRACT_SYNC_LOG_*). */
 export async function runEffects(io: CliIo, options: EffectOptions = {}): Promise<RunEffects> {
   const { logs, onLogger, ...more } = options;
-  const base = { cwd: io.cwd, env: io.env, clock: clockOf(io), random: Math.random, ...more };
+  const base = { cwd: io.cwd, env: io.env, clock: clockOf(io), random: Math.random, ...(io.signal ? { signal: io.signal } : {}), ...more };
   if (!logs) return base;
   const { createLogger } = await import('../log/logger.ts');
   const { format, level, color, terminal } = logSettings(io);

@@ -1,10 +1,11 @@
 /**
  * How a command shows a run while it runs: its events rendered (the shard it took, the preview
- * before sending, progress on a terminal or as periodic log lines in CI).
+ * before sending, progress of the live reads and of sending: a line redrawn on a terminal, plain
+ * lines in CI; engine/cli/progress.ts).
  */
 import type { ApplyPreview, RunEffects, RunEvent } from '../run/types.ts';
 import { describeShard } from '../desired/shard.ts';
-import { silentLogger, type Logger } from '../log/logger.ts';
+import type { Logger } from '../log/logger.ts';
 import { askYes, shouldAsk, type Sending } from './confirm.ts';
 import { clockOf, type CliIo } from './io.ts';
 import { runEffects } from './run-effects.ts';
@@ -12,7 +13,7 @@ import { createProgress, type Progress } from './progress.ts';
 
 export interface RunView {
   readonly onEvent: (event: RunEvent) => void;
-  /** The run's log, for progress lines without a terminal. */
+  /** The run's log (kept for callers; progress lines are written on stderr directly). */
   readonly onLogger: (logger: Logger) => void;
   /** Ends the progress line; call once when the run is over. */
   finish(): void;
@@ -23,22 +24,28 @@ export interface RunViewOptions {
   readonly shardOn: 'stdout' | 'stderr';
   /** Renders the plan before the first PATCH (apply always; drift --fix only when it asks, in its confirm). */
   readonly showPreview?: (preview: ApplyPreview) => void;
+  /** Names the command in plain progress lines (no terminal): `apply` gives `contract-sync apply: sending ...`. */
+  readonly command?: string;
 }
 
-export function runView(io: CliIo, { shardOn, showPreview }: RunViewOptions): RunView {
+export function runView(io: CliIo, { shardOn, showPreview, command = 'run' }: RunViewOptions): RunView {
   let progress: Progress | undefined;
-  let logger: Logger | undefined;
+  function progressLine(): Progress {
+    progress ??= createProgress({ stream: io.stderr, now: clockOf(io).now, prefix: `contract-sync ${command}` });
+    return progress;
+  }
   return {
-    onLogger(created) {
-      logger = created;
-    },
+    onLogger() {},
     onEvent(event) {
       if (event.type === 'input' && event.shard) io[shardOn].write(`${describeShard(event.shard)}\n`);
-      if (event.type === 'preview') showPreview?.(event.preview);
-      if (event.type === 'progress') {
-        progress ??= createProgress({ stream: io.stderr, logger: logger ?? silentLogger(), now: clockOf(io).now });
-        progress.update(event);
+      if (event.type === 'preview') {
+        // The plan starts a line of its own, below the reads' line.
+        progress?.interrupt();
+        showPreview?.(event.preview);
       }
+      if (event.type === 'phase' && event.phase === 'read-known') progressLine().start('read');
+      if (event.type === 'phase' && event.phase === 'send') progressLine().start('send');
+      if (event.type === 'progress') progressLine().update(event);
     },
     finish() {
       progress?.finish();
@@ -49,6 +56,8 @@ export function runView(io: CliIo, { shardOn, showPreview }: RunViewOptions): Ru
 export interface Question {
   /** Shown before the question (drift --fix shows its plan only when it asks). */
   readonly before?: (preview: ApplyPreview) => void;
+  /** Said again just above the question: a plan taller than the terminal scrolled its headline away. */
+  readonly again?: () => string | undefined;
   readonly text: (sending: Sending) => string;
 }
 
@@ -65,6 +74,8 @@ export function sendingEffects(io: CliIo, view: RunView, autoApprove: boolean, q
       if (!shouldAsk(io, { autoApprove, ops: preview.sending.ops })) return true;
       question.before?.(preview);
       for (const { reason } of preview.refused) io.stdout.write(`\n${reason}\n`);
+      const again = question.again?.();
+      if (again !== undefined) io.stdout.write(`\n${again}`);
       io.stdout.write('\n');
       return askYes(io, question.text(preview.sending));
     },

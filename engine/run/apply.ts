@@ -8,6 +8,7 @@
 import { filesReadByTenant, type TenantScope } from '../apply/incremental.ts';
 import { planReadLive } from '../apply/reviewed-plan.ts';
 import type { RunReport } from '../apply/run-report.ts';
+import type { InterruptedCount } from '../apply/interrupted.ts';
 import type { ApplyRunOptions, SendPreview } from '../apply/run-apply.ts';
 import type { Scope } from '../auth/index.ts';
 import { restrictToContracts } from '../desired/target.ts';
@@ -56,6 +57,8 @@ export type ApplyRunOutcome =
       readonly behind: readonly TenantScope[];
       /** Said after the run: e.g. the run history could not be written. */
       readonly warnings: readonly string[];
+      /** The run was stopped (`effects.signal`): what it sent and did not. */
+      readonly interrupted?: InterruptedCount;
     };
 
 /**
@@ -187,7 +190,9 @@ export async function sendRun(
   request: SendRunRequest,
   effects: RunEffects,
   store: LazyStore,
-): Promise<RunRefused | { readonly plan: PlanDocument; readonly report: RunReport; readonly cancelled: boolean; readonly warnings: readonly string[] }> {
+): Promise<
+  RunRefused | { readonly plan: PlanDocument; readonly report: RunReport; readonly cancelled: boolean; readonly warnings: readonly string[]; readonly interrupted?: InterruptedCount }
+> {
   const { options } = request;
   // Loaded here: the HTTP client and the OpenID client, only for runs that talk to the service.
   const [{ runApply }, { createEngineSetup }] = await Promise.all([import('../apply/run-apply.ts'), import('./engine-setup.ts')]);
@@ -206,12 +211,16 @@ export async function sendRun(
     const full: ApplyPreview = { ...preview, shown: saved ?? preview.plan, saved: saved !== undefined, ...(targeting ? { targeting } : {}), scopes: request.previewScopes ?? [] };
     effects.onEvent?.({ type: 'preview', preview: full });
     // A saved plan was reviewed when it was made: applied without asking, as Terraform does.
-    if (options.dryRun || saved || preview.sending.ops === 0 || effects.confirm === undefined) return true;
-    effects.onEvent?.({ type: 'phase', phase: 'confirm' });
-    return effects.confirm(full);
+    const ask = !(options.dryRun || saved || preview.sending.ops === 0 || effects.confirm === undefined);
+    if (ask) effects.onEvent?.({ type: 'phase', phase: 'confirm' });
+    const yes = ask ? await answerUnlessStopped(effects.confirm!(full), effects.signal) : true;
+    if (yes && !options.dryRun && preview.sending.contracts > 0) effects.onEvent?.({ type: 'phase', phase: 'send' });
+    return yes;
   }
 
-  const { plan, report, cancelled } = await runApply(
+  if (options.refresh) effects.onEvent?.({ type: 'phase', phase: 'read-known' });
+
+  const { plan, report, cancelled, interrupted } = await runApply(
     { ...options, runId: engine.runId },
     {
       store: stateStore,
@@ -223,11 +232,25 @@ export async function sendRun(
       logger: engine.logger,
       onProgress: (progress) => effects.onEvent?.({ type: 'progress', ...progress }),
       confirm,
+      ...(effects.signal ? { signal: effects.signal } : {}),
     },
   );
   const warnings: string[] = [];
   if (!options.dryRun && !cancelled) await recordRunHistory(stateStore, report, { command: request.command, env: effects.env, logger: engine.logger, warn: (line) => warnings.push(line) });
-  return { plan, report, cancelled: cancelled === true, warnings };
+  return { plan, report, cancelled: cancelled === true, warnings, ...(interrupted ? { interrupted } : {}) };
+}
+
+/** The confirmation's answer, or no as soon as the run is stopped (Ctrl-C at the question). */
+function answerUnlessStopped(answer: Promise<boolean>, signal: AbortSignal | undefined): Promise<boolean> {
+  if (signal === undefined) return answer;
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve, reject) => {
+    function onAbort(): void {
+      resolve(false);
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    answer.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** The removal guard's limits of a run: `--max-removals` over the config's, and `--allow-removals`. */

@@ -8,6 +8,7 @@ import type { DriftReport } from '../drift/types.ts';
 import type { KnownContracts } from '../model/types.ts';
 import { StateFormatError } from '../state/file-format.ts';
 import { PostgresStateError } from '../state/postgres/errors.ts';
+import type { InterruptedCount } from '../apply/interrupted.ts';
 import type { RunReport } from '../apply/run-report.ts';
 import { removalLimits, sendRun } from './apply.ts';
 import { readWholeInput, withRunInput, type RunTargeting } from './input.ts';
@@ -32,6 +33,8 @@ export type DriftRunOutcome =
       readonly cancelled: boolean;
       readonly targeting?: RunTargeting;
       readonly warnings: readonly string[];
+      /** The fix was stopped (`effects.signal`): what it sent and did not. */
+      readonly interrupted?: InterruptedCount;
     };
 
 export async function runDrift(request: DriftRequest, effects: RunEffects): Promise<DriftRunOutcome> {
@@ -91,6 +94,6 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
     );
     if ('kind' in sent) return sent;
     const drift = createDriftReport({ plan: sent.plan, run: sent.report, lastApplied, fix });
-    return { kind: 'checked', drift, run: sent.report, cancelled: sent.cancelled, ...(input.targeting ? { targeting: input.targeting } : {}), warnings: sent.warnings };
+    return { kind: 'checked', drift, run: sent.report, cancelled: sent.cancelled, ...(input.targeting ? { targeting: input.targeting } : {}), warnings: sent.warnings, ...(sent.interrupted ? { interrupted: sent.interrupted } : {}) };
   });
 }

@@ -141,13 +141,17 @@ async function readContracts(config: Config, tenant: string, ids: readonly strin
     random: effects.random ?? Math.random,
     logger: engine.logger,
   });
+  effects.onEvent?.({ type: 'phase', phase: 'read-known' });
+  let done = 0;
   return Promise.all(
     ids.map(async (id): Promise<ReadResult> => {
       try {
         const { fields } = await lane.call({ kind: 'read', contractId: id, resendable: true }, (token) => engine.api.read(id, token));
+        effects.onEvent?.({ type: 'progress', step: 'read', tenant, contractId: id, outcome: 'read', done: (done += 1), total: ids.length });
         return { id, fields };
       } catch (error) {
         engine.logger.info({ tenant, contractId: id, status: statusOf(error) }, 'read failed; nothing written');
+        effects.onEvent?.({ type: 'progress', step: 'read', tenant, contractId: id, outcome: statusOf(error) === 404 ? 'not-on-service' : 'failed', done: (done += 1), total: ids.length });
         return { id, error };
       }
     }),

@@ -127,7 +127,15 @@ async function livePlan(input: RunInput, effects: RunEffects): Promise<{ readonl
   const { plan, report } = await runApply(
     { config, contractSets, source, refresh: true, dryRun: true, lockTimeoutMs: 0, runId: engine.runId, ...(touched ? { touched } : {}) },
     // A dry run never touches the state store.
-    { store: emptyStateStore(), tokens: engine.tokens, api: engine.api, clock: effects.clock, random: effects.random ?? Math.random, logger: engine.logger },
+    {
+      store: emptyStateStore(),
+      tokens: engine.tokens,
+      api: engine.api,
+      clock: effects.clock,
+      random: effects.random ?? Math.random,
+      logger: engine.logger,
+      onProgress: (progress) => effects.onEvent?.({ type: 'progress', ...progress }),
+    },
   );
   const problems = readProblems(report);
   if (problems.length === 0) return { plan };

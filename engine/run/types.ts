@@ -93,6 +93,12 @@ export interface RunEffects extends RunPlace {
   /** Called once, before the first PATCH, with what would be sent; false cancels the run (nothing sent or written). */
   readonly confirm?: (preview: ApplyPreview) => Promise<boolean>;
   readonly onEvent?: (event: RunEvent) => void;
+  /**
+   * Stops the run (the CLI aborts it on SIGINT/SIGTERM): no new lock is waited for and no new
+   * request starts; requests in flight are answered and recorded, every lock is released, and the
+   * outcome says what was sent and what not (`interrupted`). The next run plans what was not sent.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** A run that could not start: its input could not be read. */

@@ -2,7 +2,9 @@
 import type { RunHistoryEntry } from './history.ts';
 import type { LockHolder } from './lock-timeout-message.ts';
 import type { StateStore, StoredContract } from './types.ts';
+import { hostname as osHostname } from 'node:os';
 import { plural } from '../plural.ts';
+import { isProcessAlive } from './file-store-options.ts';
 
 export interface TenantSummary {
   readonly tenant: string;
@@ -11,15 +13,27 @@ export interface TenantSummary {
   readonly pending: number;
   /** Absent when nobody holds the tenant's lock. */
   readonly lock?: LockHolder;
+  /** The lock's holder is gone: on this host, its process is not running (the next run takes the lock over). */
+  readonly lockStale?: true;
+}
+
+/** Where `state list` runs: a lock taken on this host by a process that is not running is stale. */
+export interface LockJudge {
+  readonly hostname: string;
+  readonly isProcessAlive: (pid: number) => boolean;
+}
+
+function holderGone(holder: LockHolder, judge: LockJudge): boolean {
+  return holder.hostname === judge.hostname && holder.pid !== undefined && holder.pid > 0 && !judge.isProcessAlive(holder.pid);
 }
 
 /** Reads the summary of every tenant in the store, or of `tenant` alone. */
-export async function readStateSummary(store: StateStore, tenant?: string): Promise<TenantSummary[]> {
+export async function readStateSummary(store: StateStore, tenant?: string, judge: LockJudge = { hostname: osHostname(), isProcessAlive }): Promise<TenantSummary[]> {
   const tenants = tenant === undefined ? await store.listTenants() : [tenant];
   const summary: TenantSummary[] = [];
   for (const name of tenants) {
     const [records, run, lock] = await Promise.all([store.listRecords(name), store.readRun(name), store.lockHolder(name)]);
-    summary.push({ tenant: name, records: records.length, lastAppliedCommit: run?.lastAppliedCommit ?? null, pending: run?.pending.length ?? 0, ...(lock === undefined ? {} : { lock }) });
+    summary.push({ tenant: name, records: records.length, lastAppliedCommit: run?.lastAppliedCommit ?? null, pending: run?.pending.length ?? 0, ...(lock === undefined ? {} : { lock }), ...(lock !== undefined && holderGone(lock, judge) ? { lockStale: true as const } : {}) });
   }
   return summary;
 }
@@ -36,7 +50,12 @@ export function renderSummaryText(summary: readonly TenantSummary[]): string {
   if (summary.length === 0) return 'The state store holds no tenant yet.\n';
   const lines = summary.map((tenant) => {
     const commit = tenant.lastAppliedCommit === null ? 'no applied commit' : `last applied commit ${tenant.lastAppliedCommit.slice(0, 12)}`;
-    const lock = tenant.lock === undefined ? 'unlocked' : `locked by ${describeLockHolder(tenant.lock)}`;
+    const lock =
+      tenant.lock === undefined
+        ? 'unlocked'
+        : tenant.lockStale
+          ? `stale lock (its process ${tenant.lock.pid} is not running on this host; the next run takes it over) of ${describeLockHolder(tenant.lock)}`
+          : `locked by ${describeLockHolder(tenant.lock)}`;
     return `${tenant.tenant}: ${plural(tenant.records, 'record')}, ${commit}, ${tenant.pending} pending, ${lock}`;
   });
   return `${lines.join('\n')}\n`;

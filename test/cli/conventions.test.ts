@@ -153,12 +153,16 @@ describe('logs of a real run', () => {
     return { stdout, stderr };
   }
 
-  /** Log lines only (a terminal also gets the progress bar on stderr, redrawn after \r, and each log line clears the line first: ESC [ K). */
+  /**
+   * Log lines only: a terminal also gets the progress line on stderr (`reading [###---] 1/2 ...`,
+   * redrawn after \r, each log line clearing the line first: ESC [ K), and CI plain progress lines
+   * (`contract-sync apply: reading 1/2 contracts ...`).
+   */
   function logLines(stderr: string): string[] {
     return stderr
       .split(/[\r\n]/)
       .map((line) => (line.startsWith('\u001b[K') ? line.slice(3) : line))
-      .filter((line) => line !== '' && !line.startsWith('['));
+      .filter((line) => line !== '' && !/^(reading|sending) \[/.test(line) && !/^contract-sync apply: (reading|sending) \d/.test(line));
   }
 
   it('at a terminal: no log line repeats the failure the summary lists', async () => {
@@ -184,6 +188,8 @@ describe('logs of a real run', () => {
 
     const parsed = logLines(json.stderr).map((line) => JSON.parse(line) as { msg: string; level: number });
     expect(parsed).toContainEqual(expect.objectContaining({ msg: 'read failed; contract not planned', level: 30 }));
+    // Progress without a terminal: plain lines beside the JSON ones (here: the quarters of 2 reads).
+    expect(json.stderr).toMatch(/^contract-sync apply: reading 2\/2 contracts \(100%\), [\d.]+\/s, done in \d+s, 1 failed$/m);
     for (const run of [flag, env]) {
       expect(logLines(run.stderr)).toContainEqual(expect.stringMatching(/^info {3}read failed; contract not planned {2}tenant=tenant-a/));
       expect(logLines(run.stderr).filter((line) => line.startsWith('{'))).toEqual([]);

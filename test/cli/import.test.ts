@@ -177,6 +177,9 @@ describe('contract-sync import', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/could not read 1 of 2 contracts of tenant "acme" \(1 contract not on the service\):\n {2}nope-404: not on the service \(its read was answered 404\)/);
     expect(run.stderr).toContain('nothing written');
+    // The reads' progress, on stderr (stdout may carry the file): without a terminal, plain lines at the quarters.
+    expect(run.stderr).toMatch(/^contract-sync import: reading 1\/2 contracts \(50%\), [\d.]+\/s, about \d+s left, \d failed$/m);
+    expect(run.stderr).toMatch(/^contract-sync import: reading 2\/2 contracts \(100%\), [\d.]+\/s, done in \d+s, 1 failed$/m);
     expect(await exists(path.join(repo.dir, 'contracts/acme/imported.yaml'))).toBe(false);
     expect(run.stdout).toBe('');
     expectNoSecret(run.stdout, run.stderr);

@@ -4,12 +4,14 @@
  * emulator, then a pull request's incremental plan, then the apply of its merge, with events and an
  * injected confirmation, and nothing written to stdout or stderr by the engine.
  */
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { run, systemClock, type ApplyPreview, type RunEffects, type RunEvent } from '../../engine/index.ts';
+import { fileStateStore } from '../../engine/state/file-store.ts';
 import { startEmulator, type Emulator } from '../../emulator/index.ts';
 import { createRepo, type TestRepo } from '../git/helpers.ts';
-import { createFleet, fleetRepoFiles, fleetSeed, liveContract, requestLog } from '../helpers/fleet.ts';
+import { createFleet, fleetConfigYaml, fleetRepoFiles, fleetSeed, liveContract, requestLog } from '../helpers/fleet.ts';
 
 const fleet = createFleet(2, 6);
 let emulator: Emulator;
@@ -52,7 +54,12 @@ describe('the library', () => {
     expect(first.report.tenants.reduce((sum, tenant) => sum + tenant.applied, 0)).toBe(changed);
     expect(confirmations).toHaveLength(1);
     expect(confirmations[0]!.sending.contracts).toBe(changed);
-    expect(firstEvents.filter((event) => event.type === 'progress')).toHaveLength(changed);
+    expect(firstEvents.filter((event) => event.type === 'progress' && event.step === 'send')).toHaveLength(changed);
+    // The known state was read live first (api.read is configured): one read event per contract, counted on their own.
+    const reads = firstEvents.flatMap((event) => (event.type === 'progress' && event.step === 'read' ? [event] : []));
+    expect(reads.map((event) => event.done)).toEqual(reads.map((_, index) => index + 1));
+    expect(new Set(reads.map((event) => event.total))).toEqual(new Set([reads.length]));
+    expect(firstEvents.flatMap((event) => (event.type === 'phase' ? [event.phase] : []))).toEqual(['read-input', 'read-known', 'confirm', 'send']);
     expect(firstEvents.some((event) => event.type === 'preview')).toBe(true);
 
     // A pull request renames one contract of tenant-a.
@@ -94,5 +101,79 @@ describe('the library', () => {
 
     expect(unknownRef).toMatchObject({ kind: 'git-error', code: 'unknown-ref' });
     expect(unknownTenant).toMatchObject({ kind: 'bad-request', message: expect.stringContaining('--tenant "nobody" is not configured') });
+  });
+});
+
+describe('a run stopped through its signal', () => {
+  const request = { kind: 'apply', where: { repo: '.', ref: 'HEAD' }, scope: 'incremental', mode: 'send', lockTimeoutMs: 30_000, removals: { allow: true } } as const;
+
+  it('during sending: answered PATCHes recorded, the others pending as not sent, the locks free; the next run sends only those', async () => {
+    // One request at a time per tenant, 20 a second: the stop comes while most are still to send.
+    await repo.commit('send slowly', { 'contract-sync.yaml': fleetConfigYaml(fleet, emulator, { read: true, statePath: '.contract-sync/state', rate: '{ requestsPerSecond: 20, concurrency: 1, maxInFlight: 2 }' }) });
+    const controller = new AbortController();
+    const events: RunEvent[] = [];
+    const stopping: RunEffects = {
+      ...effects(events),
+      signal: controller.signal,
+      onEvent(event) {
+        events.push(event);
+        // Stopped once the second PATCH is answered.
+        if (event.type === 'progress' && event.step === 'send' && event.done === 2) controller.abort();
+      },
+    };
+
+    const stopped = await run(request, stopping);
+
+    expect(stopped.kind).toBe('applied');
+    if (stopped.kind !== 'applied') return;
+    const changed = [...fleet.changed.values()].reduce((sum, ids) => sum + ids.size, 0);
+    expect(stopped.interrupted).toBeDefined();
+    const { sent, notSent } = stopped.interrupted!;
+    expect(sent + notSent).toBe(changed);
+    expect(sent).toBeGreaterThanOrEqual(2);
+    expect(notSent).toBeGreaterThan(0);
+    const patched = (await requestLog(emulator)).filter((entry) => entry.kind === 'api' && entry.method === 'PATCH').map((entry) => entry.path.replace(/^.*\//, ''));
+    expect(patched).toHaveLength(sent);
+    const store = fileStateStore(path.join(repo.dir, '.contract-sync/state'));
+    const pending: string[] = [];
+    for (const tenant of fleet.tenants) {
+      for (const id of patched.filter((contractId) => contractId.startsWith(`${tenant}-`))) expect((await store.readRecord(tenant, id))?.commit, id).toMatch(/^[0-9a-f]{40}$/);
+      pending.push(...((await store.readRun(tenant))?.pending ?? []).map((entry) => `${entry.outcome} ${entry.reason} ${entry.contractId}`));
+      expect(await store.lockHolder(tenant)).toBeUndefined();
+    }
+    expect(pending).toHaveLength(notSent);
+    for (const entry of pending) expect(entry).toMatch(/^failed not sent: the run was interrupted /);
+
+    const before = (await requestLog(emulator)).length;
+    const resumed = await run(request, effects([]));
+    expect(resumed).toMatchObject({ kind: 'applied', report: { summary: { failed: 0 } } });
+    const again = (await requestLog(emulator)).slice(before).filter((entry) => entry.kind === 'api');
+    const left = pending.map((entry) => entry.replace(/^.* /, '')).sort();
+    expect(again.filter((entry) => entry.method === 'GET').map((entry) => entry.path.replace(/^.*\//, '')).sort()).toEqual(left);
+    expect(again.filter((entry) => entry.method === 'PATCH').map((entry) => entry.path.replace(/^.*\//, '')).sort()).toEqual(left);
+  });
+
+  it('while waiting for a lock: stops waiting, sends nothing, releases what it holds, and releases the waited-for lock when it comes late', async () => {
+    const store = fileStateStore(path.join(repo.dir, '.contract-sync/state'));
+    const held = await store.lock('tenant-b', { timeoutMs: 1000, owner: 'the test' });
+    const controller = new AbortController();
+    const startedAt = Date.now();
+    setTimeout(() => controller.abort(), 500);
+
+    const stopped = await run(request, { ...effects([]), signal: controller.signal });
+
+    expect(Date.now() - startedAt).toBeLessThan(10_000);
+    expect(stopped.kind).toBe('applied');
+    if (stopped.kind !== 'applied') return;
+    const changed = [...fleet.changed.values()].reduce((sum, ids) => sum + ids.size, 0);
+    // tenant-a's changed contracts, and every contract of tenant-b, which did not start (as a tenant whose lock timed out).
+    expect(stopped.interrupted).toEqual({ sent: 0, notSent: changed / 2 + fleet.desired[1]!.contracts.length });
+    expect((await requestLog(emulator)).filter((entry) => entry.kind === 'api' && entry.method === 'PATCH')).toEqual([]);
+    expect(await store.lockHolder('tenant-a')).toBeUndefined();
+    // Nothing was sent: nothing recorded, the commit not advanced.
+    expect(await store.readRun('tenant-a')).toBeUndefined();
+    await held.release();
+    // The run's wait for tenant-b goes on in the background until the lock comes, and lets it go at once.
+    await vi.waitFor(async () => expect(await store.lockHolder('tenant-b')).toBeUndefined(), { timeout: 5000 });
   });
 });
