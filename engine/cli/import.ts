@@ -30,6 +30,9 @@ is reported as not on the service: import reads contracts that exist, and cannot
 Contracts the repository already declares for the tenant are refused,
 naming where (importing them again would declare them twice).
 Fields the service holds as null are left out (unmanaged), and say so on stderr.
+With --out, what was read is also recorded in the state store (under the tenant's lock, as apply
+records a contract it read and found equal), so that the next plan from the state store has no op
+for the imported contracts. Printed on stdout, nothing is written anywhere.
 
 Credentials: the tenant's client secret, from the env variable or file the config names.
 Scopes asked for: core:read.

@@ -18,11 +18,13 @@ import type { Diagnostic } from '../diagnostic.ts';
 import { GitError } from '../git/errors.ts';
 import { schemaReference as packageSchemaReference } from '../init/schema-path.ts';
 import { tenantMessage } from '../tenant-message.ts';
+import { fingerprint } from '../model/fingerprint.ts';
 import type { ContractFields } from '../model/types.ts';
 import { diffContract } from '../plan/diff.ts';
 import { plural } from '../plural.ts';
 import { createEngineSetup, type EngineSetup } from './engine-setup.ts';
 import { openRunInput, readWholeInput, type RunInput } from './input.ts';
+import { lazyStore } from './lazy-store.ts';
 import type { RunEffects, RunPlace, RunUnread, RunWhere } from './types.ts';
 
 export interface ImportRequest {
@@ -253,8 +255,41 @@ export async function runImport(request: ImportRequest, effects: RunEffects): Pr
   if (problem !== undefined) return refuse('the contracts as read do not make a desired-state file that validates and plans to no op; nothing written', problem.text === undefined ? { diagnostics: problem.diagnostics.map((d) => ({ ...d, message: redacted(d.message) })) } : { text: redacted(problem.text) });
   for (const note of rendered.notes) warnings.push(redacted(`note: contract ${note.contractId}: ${note.field} ${note.message}`));
 
+  // Printed on stdout, the file may never be kept: nothing is written anywhere, the state store included.
   if (target.file === undefined) return { kind: 'imported', text: rendered.text, warnings };
   const writeProblem = await writeTarget({ ...target, file: target.file }, rendered.text, force);
   if (writeProblem !== undefined) return refuse(writeProblem);
+  const unrecorded = await recordImported(input, tenant, live, engine, effects);
+  if (unrecorded !== undefined) warnings.push(redacted(`warning: ${unrecorded}; the next plan from the state store shows these contracts as never applied (plan --refresh reads them)`));
   return { kind: 'imported', written: target.shown, warnings };
+}
+
+/** How long import waits for a run that holds the tenant's lock before it leaves its records unwritten. */
+const RECORD_LOCK_TIMEOUT_MS = 30_000;
+
+/**
+ * Records what was read in the state store, as apply records contracts it read and found equal, so
+ * that the next plan from the state store has no op for an imported contract. Under the tenant's
+ * lock, the writes fenced by it. Why not, when the records could not be written.
+ */
+async function recordImported(input: RunInput, tenant: string, live: ReadonlyMap<string, ContractFields>, engine: EngineSetup, effects: RunEffects): Promise<string | undefined> {
+  const store = lazyStore(input.config, input.repoDir, effects);
+  try {
+    const opened = await store.get(engine.redactor);
+    if (typeof opened === 'string') return `the contracts read were not recorded: ${opened}`;
+    const lock = await opened.lock(tenant, { timeoutMs: RECORD_LOCK_TIMEOUT_MS, owner: engine.runId });
+    try {
+      const appliedAt = new Date(effects.clock.now()).toISOString();
+      for (const [contractId, fields] of live) await opened.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt, commit: null }, { lock });
+    } finally {
+      await lock.release();
+    }
+    return undefined;
+  } catch (error) {
+    // The store's own errors (a lock held too long, an unreadable file, a database gone) have a code.
+    if (typeof (error as { code?: unknown }).code !== 'string') throw error;
+    return `the contracts read were not recorded in the state store (${messageOf(error)})`;
+  } finally {
+    await store.close();
+  }
 }

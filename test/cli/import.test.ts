@@ -121,6 +121,28 @@ async function exists(file: string): Promise<boolean> {
 }
 
 describe('contract-sync import', () => {
+  it('records what it read in the state store, so that the next plan from the state store has no op for the imported contracts', async () => {
+    const repo = await setup();
+    const env = { ...SECRETS, PATH: process.env.PATH ?? '' };
+    const before = await runCli(['plan', '--no-refresh', '--format', 'json', '--tenant', 'acme'], repo.dir, env);
+
+    const imported = await runCli(['import', '--tenant', 'acme', '--id', '4711', '--id', '0815', '--out', 'contracts/acme/imported.yaml'], repo.dir, env);
+    await repo.commit('import');
+    const record = await runCli(['state', 'show', 'acme', '4711', '--format', 'json'], repo.dir, env);
+
+    expect(before.code, before.stderr).toBe(0);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stderr).not.toContain('not recorded');
+    const planned = await runCli(['plan', '--no-refresh', '--format', 'json', '--tenant', 'acme'], repo.dir, env);
+    const contracts = (JSON.parse(planned.stdout) as { tenants: { contracts: { id: string; action: string; knownFrom: string }[] }[] }).tenants.flatMap((tenant) => tenant.contracts);
+    expect(contracts.filter((contract) => ['4711', '0815'].includes(contract.id)).map(({ id, action, knownFrom }) => [id, action, knownFrom])).toEqual([
+      ['4711', 'noop', 'state'],
+      ['0815', 'noop', 'state'],
+    ]);
+    expect(record.code, record.stderr).toBe(0);
+    expect(JSON.parse(record.stdout)).toMatchObject({ tenant: 'acme', contractId: '4711', commit: null });
+  });
+
   it('writes a file that validates, plans to no op and makes apply send no PATCH', async () => {
     const repo = await setup();
     const env = { ...SECRETS, PATH: process.env.PATH ?? '' };
