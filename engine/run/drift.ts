@@ -11,8 +11,7 @@ import { PostgresStateError } from '../state/postgres/errors.ts';
 import type { InterruptedCount } from '../apply/interrupted.ts';
 import type { RunReport } from '../apply/run-report.ts';
 import { removalLimits, sendRun } from './apply.ts';
-import { readWholeInput, withRunInput, type RunTargeting } from './input.ts';
-import { desiredProblems } from './plan.ts';
+import { desiredProblems, readWholeInput, withRunInput, type RunTargeting } from './input.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunUnread, SendingRequest } from './types.ts';
 
 export interface DriftRequest extends SendingRequest {

@@ -28,7 +28,7 @@ import { readRepoConfig, type ConfigAtRef } from './config.ts';
 import { gitCommitSource } from './git-source.ts';
 import { readTenantScopes } from './incremental-scopes.ts';
 import { lazyStore, type LazyStore } from './lazy-store.ts';
-import type { RunPlace, RunSelection, RunTargeting, RunUnread, RunWhere } from './types.ts';
+import type { RunInvalid, RunPlace, RunSelection, RunTargeting, RunUnread, RunWhere } from './types.ts';
 
 /** The kinds of run that read a repository, and what each reads of it. */
 export type InputKind = 'validate' | 'plan' | 'apply' | 'drift' | 'import';
@@ -313,6 +313,13 @@ export async function readWholeInput(input: OpenedInput, reading: WholeReading):
   };
   if (!changes || !touched) return { ...whole, source: planSource };
   return { ...whole, source: { ...planSource, base: changes.base }, touched: selectTouched(touched, selected) };
+}
+
+/** The desired state's problems, when they keep it from being planned. */
+export function desiredProblems(input: RunInput): RunInvalid | undefined {
+  const { configDiagnostics, desired, targeting } = input;
+  const problems = { configDiagnostics, errors: desired.errors, warnings: desired.warnings, ...(targeting ? { targeting } : {}) };
+  return desired.errors.length > 0 || (targeting?.unmatchedTargets.length ?? 0) > 0 ? { kind: 'invalid-desired', problems } : undefined;
 }
 
 /** Reads the raw desired-state files (and, with a base, what the change did) for a run one tenant at a time. */

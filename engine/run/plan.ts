@@ -11,7 +11,7 @@ import { createPlan } from '../plan/create-plan.ts';
 import { planByTenant, type PlanSink, type PlanTrailer } from '../plan/plan-by-tenant.ts';
 import type { PlanDocument, PlanMadeWith, PlanSource } from '../plan/types.ts';
 import { plural } from '../plural.ts';
-import { hasIncremental, readRunFiles, readScopes, readWholeInput, withRunInput, type OpenedInput, type RunInput, type RunTargeting } from './input.ts';
+import { desiredProblems, hasIncremental, readRunFiles, readScopes, readWholeInput, withRunInput, type OpenedInput, type RunInput, type RunTargeting } from './input.ts';
 import { knownStateReader, readPlannedKnownState } from './known-state.ts';
 import type { LazyStore } from './lazy-store.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunSelection, RunUnread, RunWhere, ShardSelection } from './types.ts';
@@ -73,13 +73,6 @@ export async function runPlan(request: PlanRequest, effects: RunEffects): Promis
     const input = await readWholeInput(opened, { ...(scopes ? { scopes } : {}), describeIncremental: true, ...(request.base === undefined ? {} : { base: request.base }), records: false });
     return documentPlan(input, request, store, notes, effects);
   });
-}
-
-/** The desired state's problems, when they keep it from being planned. */
-export function desiredProblems(input: RunInput): RunInvalid | undefined {
-  const { configDiagnostics, desired, targeting } = input;
-  const problems = { configDiagnostics, errors: desired.errors, warnings: desired.warnings, ...(targeting ? { targeting } : {}) };
-  return desired.errors.length > 0 || (targeting?.unmatchedTargets.length ?? 0) > 0 ? { kind: 'invalid-desired', problems } : undefined;
 }
 
 function commonOf(input: RunInput, notes: readonly string[]): PlanRunCommon {
