@@ -10,6 +10,7 @@
  * stays the unbundled tsc output in dist/engine/.
  */
 import { rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -28,6 +29,14 @@ const EXTERNAL = ['pino', 'oidc-provider', 'pg', 'ajv'];
 
 const OUTDIR = 'dist/cli';
 
+/**
+ * js-yaml's CommonJS build, not the ES module its `import` condition names: on Node 20 the ES
+ * build's module-scope code parses about 3x slower (20,000 contracts: 1.15 s against 0.39 s of CPU,
+ * bundled either way; on Node 24 both take 0.4 s). Bundled, the CommonJS build runs inside a
+ * function scope, where Node 20 optimises it. Same API, same version.
+ */
+const JS_YAML_CJS = createRequire(import.meta.url).resolve('js-yaml');
+
 await rm(new URL(`../${OUTDIR}`, import.meta.url), { recursive: true, force: true });
 const result = await build({
   absWorkingDir: ROOT,
@@ -39,6 +48,7 @@ const result = await build({
   platform: 'node',
   target: 'node20.19',
   external: EXTERNAL,
+  alias: { 'js-yaml': JS_YAML_CJS },
   // The bundled CommonJS packages call require(); an ES module has none. Aliased, so that it
   // cannot clash with a createRequire import esbuild hoists into the same chunk.
   banner: { js: "import { createRequire as __bundleCreateRequire } from 'node:module';\nconst require = __bundleCreateRequire(import.meta.url);" },
