@@ -14,9 +14,9 @@ import { CONFIRM_OPTIONS, confirmHelp, parseMaxRemovals } from './removal-args.t
 import { runEffects } from './run-effects.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
 import { runView } from './run-view.ts';
-import { RUN_OPTIONS, selectionOf, shardHelp, targetHelp, whereOf } from './run-args.ts';
+import { checkSharedRun, RUN_OPTIONS, selectionOf, shardHelp, targetHelp, whereOf } from './run-args.ts';
 
-export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--refresh | --no-refresh]
+export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N|auto] [--refresh | --no-refresh]
                            [--target TENANT/ID]... [--exclude TENANT/ID]...
                            [--full] [--dry-run] [--auto-approve] [--max-removals N] [--allow-removals]
                            [--lock-timeout SECONDS] [--report FILE]
@@ -150,13 +150,15 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   const lockTimeoutMs = parseLockTimeout(values['lock-timeout']);
   const maxRemovals = parseMaxRemovals(values['max-removals']);
   const dryRun = values['dry-run'];
+  const selection = selectionOf(values);
+  checkSharedRun(io, selection, { sends: !dryRun, notSending: 'a dry run', autoApprove: values['auto-approve'] });
 
   const view = runView(io, { shardOn: 'stdout', showPreview: (preview) => showPreview(io, preview, dryRun) });
   const result = await runApplyRequest(
     {
       kind: 'apply',
       where: whereOf(values),
-      selection: selectionOf(values),
+      selection,
       ...(planFile === undefined ? {} : { savedPlan: planFile }),
       ...(values['no-refresh'] ? { known: 'store' as const } : values.refresh ? { known: 'live' as const } : {}),
       scope: values.full ? 'every-contract' : 'incremental',

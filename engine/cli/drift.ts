@@ -16,9 +16,9 @@ import { CONFIRM_OPTIONS, confirmHelp, parseMaxRemovals } from './removal-args.t
 import { runEffects } from './run-effects.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
 import { runView } from './run-view.ts';
-import { RUN_OPTIONS, selectionOf, shardHelp, targetHelp, whereOf } from './run-args.ts';
+import { checkSharedRun, RUN_OPTIONS, selectionOf, shardHelp, targetHelp, whereOf } from './run-args.ts';
 
-export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--fix]
+export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N|auto] [--fix]
                            [--target TENANT/ID]... [--exclude TENANT/ID]...
                            [--format text|markdown|json] [--detailed-exitcode] [--lock-timeout SECONDS] [--report FILE]
                            [--fix [--auto-approve] [--max-removals N] [--allow-removals]]
@@ -99,12 +99,14 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
     if (only.length > 0) throw new UsageError(`${only.join(', ')} only ${only.length === 1 ? 'applies' : 'apply'} with --fix: without it drift sends nothing`);
   }
 
+  const selection = selectionOf(values);
+  checkSharedRun(io, selection, { sends: fix, notSending: 'drift without --fix', autoApprove: values['auto-approve'] });
   const view = runView(io, { shardOn: format === 'text' ? 'stdout' : 'stderr' });
   const result = await runDrift(
     {
       kind: 'drift',
       where: whereOf(values),
-      selection: selectionOf(values),
+      selection,
       mode: fix ? 'fix' : 'report',
       lockTimeoutMs,
       removals: { ...(maxRemovals === undefined ? {} : { max: maxRemovals }), allow: values['allow-removals'] },

@@ -2,7 +2,7 @@
  * How a command shows a run while it runs: its events rendered (the shard it took, the preview
  * before sending, progress on a terminal or as periodic log lines in CI).
  */
-import type { ApplyPreview, RunEvent } from '../run/types.ts';
+import type { ApplyPreview, RunEvent, SharedRunEvent } from '../run/types.ts';
 import { describeShard } from '../desired/shard.ts';
 import { silentLogger, type Logger } from '../log/logger.ts';
 import { clockOf, type CliIo } from './io.ts';
@@ -32,6 +32,7 @@ export function runView(io: CliIo, { shardOn, showPreview }: RunViewOptions): Ru
     },
     onEvent(event) {
       if (event.type === 'input' && event.shard) io[shardOn].write(`${describeShard(event.shard)}\n`);
+      if (event.type === 'shared') io[shardOn].write(`${describeSharedEvent(event.shared)}\n`);
       if (event.type === 'preview') showPreview?.(event.preview);
       if (event.type === 'progress') {
         progress ??= createProgress({ stream: io.stderr, logger: logger ?? silentLogger(), now: clockOf(io).now });
@@ -42,4 +43,11 @@ export function runView(io: CliIo, { shardOn, showPreview }: RunViewOptions): Ru
       progress?.finish();
     },
   };
+}
+
+/** E.g. "shared run 5f0c…: worker ci-2 joined (40 tenants, 3 done)". */
+export function describeSharedEvent(event: SharedRunEvent): string {
+  if (event.kind === 'joined') return `shared run ${event.runId}: worker ${event.worker} joined (${event.tenants} tenant${event.tenants === 1 ? '' : 's'}, ${event.done} done)`;
+  const over = event.takenOverFrom.length === 0 ? '' : `; taken over from worker ${event.takenOverFrom.join(', then ')}, which did not finish it`;
+  return `worker ${event.worker} took tenant ${event.tenant} (${event.size} contract${event.size === 1 ? '' : 's'} to plan${over})`;
 }

@@ -154,7 +154,7 @@ async function openWith(
   if (typeof named === 'string') return { kind: 'bad-request', message: named };
   const desiredSource = at ? gitCommitSource(at.repository, at.commit) : workingTreeSource(repoDir);
   const head = at?.commit ?? (repository ? ((await resolveCommit(repository, 'HEAD')) ?? null) : null);
-  const shard = selection.shard === undefined ? undefined : selectShard(named.length === 0 ? Object.keys(config.tenants).sort() : [...new Set(named)], selection.shard);
+  const shard = selection.shard === undefined || selection.shard === 'auto' ? undefined : selectShard(named.length === 0 ? Object.keys(config.tenants).sort() : [...new Set(named)], selection.shard);
   const selected = shard?.tenants ?? (named.length === 0 ? undefined : named);
   return {
     kind: 'opened',
