@@ -247,6 +247,23 @@ describe('apply --shard auto', () => {
     expect(entry.tenants.find((tenant) => tenant.tenant === 'tenant-a')).toMatchObject({ worker: 'w1', applied: 0, failed: 0 });
   });
 
+  it('drift --fix: two workers share one run, each fixing its tenants; every drifted contract PATCHed once, one history entry', { timeout: 120_000 }, async () => {
+    const s = await setup(4, 12, 40);
+
+    const runs = await Promise.all(['d1', 'd2'].map((name) => start(s, ['drift', '--fix', '--shard', 'auto', '--ref', 'HEAD'], { CONTRACT_SYNC_WORKER: name }).finished));
+
+    for (const run of runs) expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    const taken = runs.map((run) => tenantsTaken(run.stdout));
+    expect(taken.flat().sort()).toEqual([...s.fleet.tenants].sort());
+    expectEachPatchedOnce(await patchCounts(), s.fleet);
+    const entries = await history(s);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]!.command).toBe('drift --fix');
+    expect(entries[0]!.tenants.map((tenant) => [tenant.tenant, tenant.worker])).toEqual(
+      [...s.fleet.tenants].sort().map((tenant) => [tenant, taken[0]!.includes(tenant) ? 'd1' : 'd2']),
+    );
+  });
+
   it('is refused with a file store, saying why; nothing is sent', { timeout: 60_000 }, async () => {
     const fleet = createFleet(1, 2);
     emulator = await startEmulator(fleetSeed(fleet));
