@@ -89,10 +89,12 @@ const MAX_WAIT_MS = 1000;
 
 /**
  * How many tenants a worker runs at once: enough for its tenants' requests (rate.concurrency each)
- * to fill rate.maxInFlight, as a run of many tenants does; the in-flight limit stays the worker's.
+ * to fill rate.maxInFlight, as a run of many tenants does, plus one, so that while a lane claims,
+ * locks and plans its next tenant (token, store reads), the others keep the limit filled. The
+ * in-flight limit stays the worker's: its tenants share one queue.
  */
 export function sharedLanes(config: Pick<Config, 'rate'>): number {
-  return Math.max(1, Math.ceil(config.rate.maxInFlight / config.rate.concurrency));
+  return Math.max(1, Math.ceil(config.rate.maxInFlight / config.rate.concurrency)) + 1;
 }
 
 export async function workShared<T>(work: SharedWork<T>): Promise<SharedWorked<T>> {
