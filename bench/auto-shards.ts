@@ -19,7 +19,9 @@
  * worker that takes its tenant over. Each worker is a real child process of the built CLI
  * (bin/contract-sync.js) when dist/ exists, else bin/contract-sync-dev.js. Every round: exit codes
  * (all 0, but the killed worker's), PATCHes per contract (each exactly once), history entries (1).
- * Rounds interleave the worker counts; the figures are medians. The JSON line gives the load
+ * Rounds interleave the worker counts; the figures are medians. `API span`: from the first API
+ * request to the last answer, i.e. the run without the processes' start (Node, config, git,
+ * PostgreSQL connections), which on a small loaded machine costs seconds per round. The JSON line gives the load
  * average before the first round and the CPU seconds the workers used.
  *   npm run bench:auto-shards -- [--tenants 40] [--contracts 50] [--latency 200] [--in-flight 8] [--rounds 2] [--workers 1,2,4] [--modes even,skewed,kill]
  */
@@ -122,6 +124,8 @@ function median(numbers: readonly number[]): number {
 
 interface Round {
   readonly seconds: number;
+  /** From the first API request to the last answer: the run without the processes' start. */
+  readonly apiSeconds: number;
   readonly workerCpuSeconds: number;
   readonly doublePatches: number;
   readonly unpatched: number;
@@ -196,7 +200,9 @@ async function round(postgres: PostgresServer, bench: Bench, workers: number, ar
   for (const [index, result] of results.entries()) {
     if (result.code !== 0 && !(kill && index === 0)) process.stderr.write(`worker ${index + 1}/${workers} exited ${result.code}:\n${result.stderr}\n`);
   }
-  const patches = (await requestLog(bench.emulator)).filter((entry) => entry.kind === 'api' && entry.method === 'PATCH' && entry.status !== null && entry.status < 300);
+  const api = (await requestLog(bench.emulator)).filter((entry) => entry.kind === 'api');
+  const times = api.map((entry) => Date.parse(entry.time)).sort((a, b) => a - b);
+  const patches = api.filter((entry) => entry.method === 'PATCH' && entry.status !== null && entry.status < 300);
   const patched = new Set(patches.map((entry) => entry.path));
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -204,6 +210,8 @@ async function round(postgres: PostgresServer, bench: Bench, workers: number, ar
   await client.end();
   return {
     seconds,
+    // Log times are arrivals: the last request's answer came LATENCY_MS later.
+    apiSeconds: times.length > 0 ? (times.at(-1)! - times[0]! + LATENCY_MS) / 1000 : Number.NaN,
     workerCpuSeconds: results.reduce((sum, result) => sum + (Number.isNaN(result.cpuSeconds) ? 0 : result.cpuSeconds), 0),
     doublePatches: patches.length - patched.size,
     unpatched: contracts - patched.size,
@@ -218,6 +226,8 @@ interface Row {
   readonly workers: number;
   readonly seconds: number;
   readonly ratio: number | null;
+  readonly apiSeconds: number;
+  readonly apiRatio: number | null;
   readonly ideal?: number;
   readonly ofIdeal?: number;
   readonly cpuCores: number;
@@ -227,13 +237,16 @@ interface Row {
   readonly historyEntries: number[];
 }
 
-function summarise(mode: string, workers: number, results: readonly Round[], base: number | undefined): Omit<Row, 'ideal' | 'ofIdeal'> {
+function summarise(mode: string, workers: number, results: readonly Round[], base: Round[] | undefined): Omit<Row, 'ideal' | 'ofIdeal'> {
   const seconds = median(results.map((result) => result.seconds));
+  const apiSeconds = median(results.map((result) => result.apiSeconds));
   return {
     mode,
     workers,
     seconds: Number(seconds.toFixed(1)),
-    ratio: base === undefined ? null : Number((base / seconds).toFixed(2)),
+    ratio: base === undefined ? null : Number((median(base.map((result) => result.seconds)) / seconds).toFixed(2)),
+    apiSeconds: Number(apiSeconds.toFixed(1)),
+    apiRatio: base === undefined ? null : Number((median(base.map((result) => result.apiSeconds)) / apiSeconds).toFixed(2)),
     cpuCores: Number((median(results.map((result) => result.workerCpuSeconds)) / seconds).toFixed(2)),
     doublePatches: results.reduce((sum, result) => sum + result.doublePatches, 0),
     unpatched: results.reduce((sum, result) => sum + result.unpatched, 0),
@@ -269,7 +282,7 @@ try {
       const one = byCount.get(1) ? median(byCount.get(1)!.map((result) => result.seconds)) : undefined;
       const largestAlone = alone.length > 0 ? median(alone.map((result) => result.seconds)) : undefined;
       for (const workers of counts) {
-        const row = summarise(mode, workers, byCount.get(workers)!, one);
+        const row = summarise(mode, workers, byCount.get(workers)!, byCount.get(1));
         const ideal = one !== undefined && largestAlone !== undefined ? Math.max(largestAlone, one / workers) : undefined;
         rows.push({ ...row, ...(ideal === undefined ? {} : { ideal: Number(ideal.toFixed(1)), ofIdeal: Number((row.seconds / ideal).toFixed(2)) }) });
       }
@@ -294,12 +307,14 @@ try {
     }),
   );
   const table = [
-    ['mode', 'workers', 'wall s (median)', 'x one worker', 'ideal s', 'x ideal', 'worker CPU cores', 'double PATCH', 'unpatched', 'failed exits', 'history entries'],
+    ['mode', 'workers', 'wall s (median)', 'x one worker', 'API span s', 'x one worker', 'ideal s', 'x ideal', 'worker CPU cores', 'double PATCH', 'unpatched', 'failed exits', 'history entries'],
     ...rows.map((row) => [
       row.mode,
       String(row.workers),
       row.seconds.toFixed(1),
       row.ratio === null ? '-' : row.ratio.toFixed(2),
+      row.apiSeconds.toFixed(1),
+      row.apiRatio === null ? '-' : row.apiRatio.toFixed(2),
       row.ideal === undefined ? '-' : row.ideal.toFixed(1),
       row.ofIdeal === undefined ? '-' : row.ofIdeal.toFixed(2),
       row.cpuCores.toFixed(2),
