@@ -56,13 +56,17 @@ function parseTargetFlags(values: { readonly target?: readonly string[]; readonl
   return { targets: parse('--target', values.target), excludes: parse('--exclude', values.exclude) };
 }
 
-/** The `--shard` lines of a command's help, its description starting at `column`. */
-export function shardHelp(column: number): string {
+/** The `--shard` lines of a command's help, its description starting at `column`; `auto` for commands that send. */
+export function shardHelp(column: number, auto = true): string {
   const indent = ' '.repeat(column);
-  return [
+  const lines = [
     `${'  --shard I/N'.padEnd(column)}take only the tenants of shard I of N (1 ≤ I ≤ N): each tenant is on`,
     `${indent}exactly one shard, chosen by a hash of its name, the same in every run for a`,
     `${indent}given N; with --tenant, the tenants named that are on the shard`,
+  ];
+  if (!auto) return lines.join('\n');
+  return [
+    ...lines,
     `${'  --shard auto'.padEnd(column)}be one of any number of workers sharing this run through the PostgreSQL`,
     `${indent}state store: each takes the largest tenant no worker has taken, until none is`,
     `${indent}left; a dead worker's tenant is taken over (README: Scaling out)`,
