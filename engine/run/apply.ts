@@ -5,6 +5,8 @@
  * per-tenant work (lock, learn, plan, guard, send, record) is engine/apply/run-apply.ts; this file
  * reads the run's input, checks what must hold for the whole run, and wires the effects.
  */
+import { randomUUID } from 'node:crypto';
+import PQueue from 'p-queue';
 import { filesReadByTenant, type TenantScope } from '../apply/incremental.ts';
 import { planReadLive } from '../apply/reviewed-plan.ts';
 import { RUN_REPORT_VERSION, summarise, type RunReport } from '../apply/run-report.ts';
@@ -18,7 +20,7 @@ import type { GitRepository } from '../git/repository.ts';
 import { desiredPathMatcher } from '../desired/read-files.ts';
 import type { RemovalLimits } from '../plan/removal-guard.ts';
 import type { PlanDocument } from '../plan/types.ts';
-import type { HistoryCommand } from '../state/history.ts';
+import { startedByFromEnv, type HistoryCommand } from '../state/history.ts';
 import type { StateStore, TenantRunRecord } from '../state/types.ts';
 import { openRunInput, readScopes, readWholeInput, selectedTenants, type OpenedInput, type RunInput } from './input.ts';
 import { desiredProblems } from './plan.ts';
@@ -26,9 +28,6 @@ import { recordRunHistory } from './record-history.ts';
 import { lazyStore, type LazyStore } from './lazy-store.ts';
 import { readSavedPlan } from './saved-plan.ts';
 import { SHARED_NEEDS_POSTGRES, sharedLanes, sharedRunKey, workerName, workShared } from './shared-run.ts';
-import { startedByFromEnv } from '../state/history.ts';
-import { randomUUID } from 'node:crypto';
-import PQueue from 'p-queue';
 import type { ApplyPreview, RunEffects, RunInvalid, RunRefused, RunSelection, RunTargeting, RunUnread, RunWhere, ShardSelection } from './types.ts';
 
 export interface ApplyRequest {

@@ -3,18 +3,17 @@
  * difference judged against the state store's record of the last apply; with `fix`, the same plan
  * is sent through apply's lanes, so what is reported is exactly what was corrected.
  */
+import { randomUUID } from 'node:crypto';
+import PQueue from 'p-queue';
 import { createDriftReport } from '../drift/create-report.ts';
 import type { DriftReport } from '../drift/types.ts';
 import { GitError } from '../git/errors.ts';
 import type { KnownContracts } from '../model/types.ts';
 import { StateFormatError } from '../state/file-format.ts';
 import { PostgresStateError } from '../state/postgres/errors.ts';
-import type { RunReport } from '../apply/run-report.ts';
-import { randomUUID } from 'node:crypto';
-import PQueue from 'p-queue';
+import { RUN_REPORT_VERSION, summarise as summariseRun, type RunReport } from '../apply/run-report.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import type { PlanDocument } from '../plan/types.ts';
-import { RUN_REPORT_VERSION, summarise as summariseRun } from '../apply/run-report.ts';
 import { startedByFromEnv } from '../state/history.ts';
 import { removalLimits, sendRun, sharedRunCommit, type SendRunRequest, type SharedTenantRun } from './apply.ts';
 import { openRunInput, readWholeInput, selectedTenants, type RunTargeting } from './input.ts';
