@@ -141,6 +141,8 @@ export interface ApplyRunDeps {
    * Resolving false cancels the run: nothing is sent or written, and every lock is released.
    */
   readonly confirm?: (preview: SendPreview) => Promise<boolean>;
+  /** The queue of requests in flight across tenants (rate.maxInFlight); left out, the run makes its own. */
+  readonly inFlight?: PQueue;
 }
 
 export interface ApplyRunResult {
@@ -218,7 +220,7 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
   const startedAt = new Date(clock.now()).toISOString();
   const refresh = options.refresh && api.canRead;
   const budget = retryBudget(config.retry.maxAttempts);
-  const inFlight = new PQueue({ concurrency: config.rate.maxInFlight });
+  const inFlight = deps.inFlight ?? new PQueue({ concurrency: config.rate.maxInFlight });
   const desiredById = new Map<string, Map<string, DesiredContract>>();
   for (const set of options.contractSets) {
     const byId = desiredById.get(set.tenant) ?? new Map<string, DesiredContract>();

@@ -12,9 +12,9 @@ import { EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts
 import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
 import { runView, sendingEffects } from './run-view.ts';
-import { RUN_OPTIONS, shardHelp, targetHelp } from './run-args.ts';
+import { checkSharedRun, RUN_OPTIONS, shardHelp, targetHelp } from './run-args.ts';
 
-export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--refresh | --no-refresh]
+export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N|auto] [--refresh | --no-refresh]
                            [--target TENANT/ID]... [--exclude TENANT/ID]...
                            [--full] [--dry-run] [--auto-approve] [--max-removals N] [--allow-removals]
                            [--lock-timeout SECONDS] [--report FILE]
@@ -155,8 +155,9 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
     if (flags.some((flag) => values[flag as keyof typeof values] !== undefined && values[flag as keyof typeof values] !== false)) throw new UsageError(message);
   }
   const sending = sendingRequest(values);
-  if (values.report !== undefined) await checkOutputFile({ flag: '--report', name: values.report, cwd: io.cwd });
   const dryRun = values['dry-run'];
+  checkSharedRun(io, sending.selection ?? {}, { sends: !dryRun, notSending: 'a dry run', autoApprove: values['auto-approve'] });
+  if (values.report !== undefined) await checkOutputFile({ flag: '--report', name: values.report, cwd: io.cwd });
 
   let shown: { readonly lines: number; readonly summary: string } | undefined;
   const view = runView(io, {

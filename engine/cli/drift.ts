@@ -14,9 +14,9 @@ import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts'
 import { reportDesired, reportUnread } from './run-problems.ts';
 import { interruptedLine } from './interrupt.ts';
 import { runView, sendingEffects } from './run-view.ts';
-import { RUN_OPTIONS, shardHelp, targetHelp } from './run-args.ts';
+import { checkSharedRun, RUN_OPTIONS, shardHelp, targetHelp } from './run-args.ts';
 
-export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N] [--fix]
+export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N|auto] [--fix]
                            [--target TENANT/ID]... [--exclude TENANT/ID]...
                            [--format text|markdown|json] [--detailed-exitcode] [--lock-timeout SECONDS] [--report FILE]
                            [--fix [--auto-approve] [--max-removals N] [--allow-removals]]
@@ -91,8 +91,9 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const format = parseFormat(values.format, FORMATS, 'text');
   const sending = sendingRequest(values);
-  if (values.report !== undefined) await checkOutputFile({ flag: '--report', name: values.report, cwd: io.cwd });
   const { fix } = values;
+  checkSharedRun(io, sending.selection ?? {}, { sends: fix, notSending: 'drift without --fix', autoApprove: values['auto-approve'] });
+  if (values.report !== undefined) await checkOutputFile({ flag: '--report', name: values.report, cwd: io.cwd });
   if (!fix) {
     const only = (['auto-approve', 'allow-removals'] as const).filter((flag) => values[flag]).map((flag) => `--${flag}`);
     if (values['max-removals'] !== undefined) only.push('--max-removals');

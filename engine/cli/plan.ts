@@ -76,7 +76,7 @@ Options:
   --ref REF             read the desired state at this git ref (see above)
   --base REF            mark what the change since REF touches (see above)
   --tenant T            plan only tenant T (repeatable; default: every tenant)
-${shardHelp(24)}
+${shardHelp(24, false)}
 ${targetHelp(24)}  --full                plan every contract, not only those changed since the last applied commit
   --refresh             read the known state live (see above)
   --no-refresh          read the known state from the state store (the default)
@@ -266,7 +266,7 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
       {
         kind: 'plan',
         where: whereOf(values),
-        selection: selectionOf(values),
+        selection: planSelection(values),
         ...(values.base === undefined ? {} : { base: values.base }),
         known,
         scope: values.full ? 'every-contract' : 'incremental',
@@ -279,4 +279,11 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   } finally {
     written?.discard();
   }
+}
+
+/** plan's selection: `--shard auto` is for the commands that send. */
+function planSelection(values: Parameters<typeof selectionOf>[0]): ReturnType<typeof selectionOf> {
+  const selection = selectionOf(values);
+  if (selection.shard === 'auto') throw new UsageError('--shard auto shares a run that sends between workers (apply, drift --fix); plan sends nothing: use --shard I/N');
+  return selection;
 }

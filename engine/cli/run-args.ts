@@ -2,6 +2,7 @@
 import { describeShard, parseShard, ShardFormatError, type Shard, type ShardSelection } from '../desired/shard.ts';
 import { parseTargetPattern, type TargetPattern } from '../desired/target.ts';
 import type { RunSelection, RunWhere } from '../run/types.ts';
+import { isInteractive } from './confirm.ts';
 import { UsageError, type CliIo } from './io.ts';
 
 /** For parseArgs: where a run reads, and what it selects. */
@@ -55,18 +56,38 @@ function parseTargetFlags(values: { readonly target?: readonly string[]; readonl
   return { targets: parse('--target', values.target), excludes: parse('--exclude', values.exclude) };
 }
 
-/** The `--shard` lines of a command's help, its description starting at `column`. */
-export function shardHelp(column: number): string {
+/** The `--shard` lines of a command's help, its description starting at `column`; `auto` for commands that send. */
+export function shardHelp(column: number, auto = true): string {
   const indent = ' '.repeat(column);
-  return [
+  const lines = [
     `${'  --shard I/N'.padEnd(column)}take only the tenants of shard I of N (1 ≤ I ≤ N): each tenant is on`,
     `${indent}exactly one shard, chosen by a hash of its name, the same in every run for a`,
     `${indent}given N; with --tenant, the tenants named that are on the shard`,
+  ];
+  if (!auto) return lines.join('\n');
+  return [
+    ...lines,
+    `${'  --shard auto'.padEnd(column)}be one of any number of workers sharing this run through the PostgreSQL`,
+    `${indent}state store: each takes the largest tenant no worker has taken, until none is`,
+    `${indent}left; a dead worker's tenant is taken over (README: Scaling out)`,
   ].join('\n');
 }
 
-function parseShardArg(value: string | undefined): Shard | undefined {
+/**
+ * `--shard auto` runs unattended and sends: refused with a dry run (nothing to share), with drift
+ * without --fix, and on a terminal without --auto-approve (a worker never asks).
+ */
+export function checkSharedRun(io: CliIo, selection: RunSelection, run: { readonly sends: boolean; readonly notSending: string; readonly autoApprove: boolean }): void {
+  if (selection.shard !== 'auto') return;
+  if (!run.sends) throw new UsageError(`--shard auto shares a run that sends between workers; ${run.notSending} sends nothing: use --shard I/N`);
+  if (!run.autoApprove && isInteractive(io)) {
+    throw new UsageError('--shard auto does not ask before sending (each worker sends as it takes tenants): pass --auto-approve, or review the change with contract-sync plan first');
+  }
+}
+
+function parseShardArg(value: string | undefined): Shard | 'auto' | undefined {
   if (value === undefined) return undefined;
+  if (value.trim() === 'auto') return 'auto';
   try {
     return parseShard(value);
   } catch (error) {

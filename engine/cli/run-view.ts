@@ -3,7 +3,7 @@
  * before sending, progress of the live reads and of sending: a line redrawn on a terminal, plain
  * lines in CI; engine/cli/progress.ts).
  */
-import type { ApplyPreview, RunEffects, RunEvent } from '../run/types.ts';
+import type { ApplyPreview, RunEffects, RunEvent, SharedRunEvent } from '../run/types.ts';
 import { describeShard } from '../desired/shard.ts';
 import type { Logger } from '../log/logger.ts';
 import { askYes, shouldAsk, type Sending } from './confirm.ts';
@@ -38,6 +38,7 @@ export function runView(io: CliIo, { shardOn, showPreview, command = 'run' }: Ru
     onLogger() {},
     onEvent(event) {
       if (event.type === 'input' && event.shard) io[shardOn].write(`${describeShard(event.shard)}\n`);
+      if (event.type === 'shared') io[shardOn].write(`${describeSharedEvent(event.shared)}\n`);
       if (event.type === 'preview') {
         // The plan starts a line of its own, below the reads' line.
         progress?.interrupt();
@@ -80,4 +81,11 @@ export function sendingEffects(io: CliIo, view: RunView, autoApprove: boolean, q
       return askYes(io, question.text(preview.sending));
     },
   });
+}
+
+/** E.g. "shared run 5f0c…: worker ci-2 joined (40 tenants, 3 done)". */
+export function describeSharedEvent(event: SharedRunEvent): string {
+  if (event.kind === 'joined') return `shared run ${event.runId}: worker ${event.worker} joined (${event.tenants} tenant${event.tenants === 1 ? '' : 's'}, ${event.done} done)`;
+  const over = event.takenOverFrom.length === 0 ? '' : `; taken over from worker ${event.takenOverFrom.join(', then ')}, which did not finish it`;
+  return `worker ${event.worker} took tenant ${event.tenant} (${event.size} contract${event.size === 1 ? '' : 's'} to plan${over})`;
 }

@@ -5,9 +5,11 @@
  * per-tenant work (lock, learn, plan, guard, send, record) is engine/apply/run-apply.ts; this file
  * reads the run's input, checks what must hold for the whole run, and wires the effects.
  */
+import { randomUUID } from 'node:crypto';
+import PQueue from 'p-queue';
 import { filesReadByTenant, type TenantScope } from '../apply/incremental.ts';
 import { planReadLive } from '../apply/reviewed-plan.ts';
-import type { RunReport } from '../apply/run-report.ts';
+import { RUN_REPORT_VERSION, summarise, type RunReport } from '../apply/run-report.ts';
 import type { InterruptedCount } from '../apply/interrupted.ts';
 import type { ApplyRunOptions, SendPreview } from '../apply/run-apply.ts';
 import type { Scope } from '../auth/index.ts';
@@ -18,12 +20,13 @@ import type { GitRepository } from '../git/repository.ts';
 import { desiredPathMatcher } from '../desired/read-files.ts';
 import type { RemovalLimits } from '../plan/removal-guard.ts';
 import type { PlanDocument } from '../plan/types.ts';
-import type { HistoryCommand } from '../state/history.ts';
+import { startedByFromEnv, type HistoryCommand } from '../state/history.ts';
 import type { StateStore, TenantRunRecord } from '../state/types.ts';
-import { desiredProblems, readScopes, readWholeInput, withRunInput, type OpenedInput, type RunInput } from './input.ts';
+import { desiredProblems, readScopes, readWholeInput, selectedTenants, withRunInput, type OpenedInput, type RunInput } from './input.ts';
 import { recordRunHistory } from './record-history.ts';
 import type { LazyStore } from './lazy-store.ts';
 import { readSavedPlan } from './saved-plan.ts';
+import { SHARED_NEEDS_POSTGRES, sharedLanes, sharedRunKey, workerName, workShared } from './shared-run.ts';
 import type { ApplyPreview, RunEffects, RunInvalid, RunRefused, RunTargeting, RunUnread, RunWhere, SendingRequest, ShardSelection } from './types.ts';
 
 export interface ApplyRequest extends SendingRequest {
@@ -82,6 +85,10 @@ export async function runApplyRequest(request: ApplyRequest, effects: RunEffects
   }
   const where: RunWhere = saved ? { ...request.where, ...(saved.source.commit === null ? {} : { ref: saved.source.commit }) } : request.where;
   return withRunInput(effects, 'apply', { where, ...(saved ? {} : { selection: request.selection ?? {} }) }, async (opened, store) => {
+    const shared = request.selection?.shard === 'auto';
+    if (shared && (opened.config.state.backend !== 'postgres' || request.mode === 'dry-run')) {
+      return { kind: 'bad-request', message: request.mode === 'dry-run' ? '--shard auto shares a run that sends between workers; a dry run sends nothing: use --shard I/N' : SHARED_NEEDS_POSTGRES };
+    }
     // A saved plan names its contracts: never incremental.
     const scopes = request.scope === 'incremental' && !saved ? await readScopes(opened, await store.get(), 'ancestor') : undefined;
     const input = await readWholeInput(opened, { ...(scopes ? { scopes } : {}), describeIncremental: false, records: !saved });
@@ -90,6 +97,7 @@ export async function runApplyRequest(request: ApplyRequest, effects: RunEffects
     effects.onEvent?.({ type: 'input', ...(input.shard ? { shard: input.shard } : {}) });
     // A shard without tenants has nothing to lock, read or send.
     if (input.shard && input.shard.tenants.length === 0) return { kind: 'empty-shard', shard: input.shard };
+    if (shared) return applyShared(opened, input, request, effects, store);
     return applyInput(opened, input, saved, request, effects, store);
   });
 }
@@ -101,6 +109,7 @@ async function applyInput(
   request: ApplyRequest,
   effects: RunEffects,
   store: LazyStore,
+  shared?: SharedTenantRun,
 ): Promise<ApplyRunOutcome> {
   const { config } = input;
   const dryRun = request.mode === 'dry-run';
@@ -134,6 +143,7 @@ async function applyInput(
   const sent = await sendRun(
     {
       command: 'apply',
+      ...(shared ? { shared } : {}),
       tokenScopes: applyScopes({ dryRun, refresh, canRead }),
       previewScopes: scopeList.map((scope) => ({
         scope,
@@ -179,6 +189,14 @@ export interface SendRunRequest {
   readonly targeting?: RunTargeting;
   /** Called with the open store before anything is sent (drift reads the last applied records). */
   readonly before?: (store: StateStore) => Promise<RunRefused | undefined>;
+  /** A tenant of a shared run (`--shard auto`): the run's id and the worker's in-flight queue; its history is written by the shared run. */
+  readonly shared?: SharedTenantRun;
+}
+
+export interface SharedTenantRun {
+  readonly runId: string;
+  /** Shared by the tenants a worker runs at once: rate.maxInFlight holds for the worker. */
+  readonly inFlight: PQueue;
 }
 
 /**
@@ -196,7 +214,7 @@ export async function sendRun(
   // Loaded here: the HTTP client and the OpenID client, only for runs that talk to the service.
   const [{ runApply }, { createEngineSetup }] = await Promise.all([import('../apply/run-apply.ts'), import('./engine-setup.ts')]);
   // Builds objects only: nothing is sent before the store is open.
-  const engine = createEngineSetup(effects, options.config, request.tokenScopes.tokens);
+  const engine = createEngineSetup(effects, options.config, request.tokenScopes.tokens, request.shared?.runId);
   const opening = await store.get(engine.redactor);
   if (typeof opening === 'string') return { kind: 'refused', message: opening };
   const stateStore = opening;
@@ -232,10 +250,11 @@ export async function sendRun(
       onProgress: (progress) => effects.onEvent?.({ type: 'progress', ...progress }),
       confirm,
       ...(effects.signal ? { signal: effects.signal } : {}),
+      ...(request.shared ? { inFlight: request.shared.inFlight } : {}),
     },
   );
   const warnings: string[] = [];
-  if (!options.dryRun && !cancelled) await recordRunHistory(stateStore, report, { command: request.command, env: effects.env, logger: engine.logger, warn: (line) => warnings.push(line) });
+  if (!options.dryRun && !cancelled && request.shared === undefined) await recordRunHistory(stateStore, report, { command: request.command, env: effects.env, logger: engine.logger, warn: (line) => warnings.push(line) });
   return { plan, report, cancelled: cancelled === true, warnings, ...(interrupted ? { interrupted } : {}) };
 }
 
@@ -287,5 +306,98 @@ function commitCheck(
       if (changed.every((file) => scope.files.has(file))) return undefined;
     }
     return `not applied: ${waited}, which this run did not plan from; nothing sent; run apply again`;
+  };
+}
+
+/** The run's input narrowed to one tenant: what a shared run's worker runs for each tenant it takes. */
+export function inputOfTenant(input: RunInput, tenant: string): RunInput {
+  const scope = input.scopes?.get(tenant);
+  return {
+    ...input,
+    contractSets: input.contractSets.filter((set) => set.tenant === tenant),
+    ...(input.scopes === undefined ? {} : { scopes: new Map(scope === undefined ? [] : [[tenant, scope]]) }),
+  };
+}
+
+/** What must hold before a worker joins a shared run: a commit every worker reads alike. */
+export function sharedRunCommit(input: RunInput): string | RunRefused {
+  if (input.source.commit === null) return { kind: 'refused', message: '--shard auto shares the run of one git commit between workers: the desired state must be read from a git repository; nothing applied' };
+  if (input.committed === false) {
+    return { kind: 'refused', message: '--shard auto shares the run of one git commit between workers: the working tree has uncommitted desired-state edits, which the other workers do not see (commit them, or pass --ref); nothing applied' };
+  }
+  return input.source.commit;
+}
+
+/**
+ * A worker of a shared apply (`--shard auto`): the run's tenants, sized by the contracts each
+ * plans, taken largest first from the PostgreSQL store, each applied as a run of its own tenant
+ * under the shared run's id; what this worker applied is its report.
+ */
+async function applyShared(opened: OpenedInput, input: RunInput, request: ApplyRequest, effects: RunEffects, store: LazyStore): Promise<ApplyRunOutcome> {
+  const commit = sharedRunCommit(input);
+  if (typeof commit !== 'string') return commit;
+  const opening = await store.get();
+  if (typeof opening === 'string') return { kind: 'refused', message: opening };
+  if (opening.sharedRuns === undefined) return { kind: 'bad-request', message: SHARED_NEEDS_POSTGRES };
+  const tenants = selectedTenants(opened);
+  const sizes = new Map<string, number>();
+  for (const set of input.contractSets) sizes.set(set.tenant, (sizes.get(set.tenant) ?? 0) + set.contracts.length);
+  // Shared runs never ask: each worker sends as it takes tenants (the command refuses a terminal without --auto-approve).
+  const { confirm: _asked, ...unasked } = effects;
+  const startedAt = new Date(effects.clock.now()).toISOString();
+  const inFlight = new PQueue({ concurrency: input.config.rate.maxInFlight });
+  const worked = await workShared({
+    runs: opening.sharedRuns,
+    start: {
+      key: sharedRunKey({
+        command: 'apply',
+        commit,
+        tenants,
+        selection: opened.selection,
+        options: { scope: request.scope, known: request.known ?? 'default', removals: request.removals, config: opened.configFile },
+        env: effects.env,
+      }),
+      command: 'apply',
+      commit,
+      runId: randomUUID(),
+      startedAt,
+      startedBy: startedByFromEnv(effects.env),
+      tenants: tenants.map((tenant) => ({ tenant, size: sizes.get(tenant) ?? 0 })),
+    },
+    worker: workerName(effects.env),
+    clock: effects.clock,
+    lanes: sharedLanes(input.config),
+    runTenant: (tenant, runId) => applyInput(opened, inputOfTenant(input, tenant), undefined, request, unasked, store, { runId, inFlight }),
+    resultOf(outcome, tenant) {
+      if (outcome.kind !== 'applied') return { changed: 0, applied: 0, failed: 0, error: outcome.kind === 'refused' ? outcome.message : `not applied (${outcome.kind})` };
+      const report = outcome.report.tenants.find((entry) => entry.tenant === tenant);
+      if (report === undefined) return { changed: 0, applied: 0, failed: 0 };
+      return { changed: report.changed, applied: report.applied, failed: report.failures.length, ...(report.error === undefined ? {} : { error: report.error }) };
+    },
+    ...(effects.onEvent ? { onEvent: effects.onEvent } : {}),
+  });
+  const refused = worked.outcomes.find((outcome) => outcome.kind !== 'applied');
+  if (refused !== undefined) return refused;
+  const applied = worked.outcomes.flatMap((outcome) => (outcome.kind === 'applied' ? [outcome] : []));
+  const reports = applied.flatMap((outcome) => outcome.report.tenants);
+  const runWarnings = applied.flatMap((outcome) => outcome.report.warnings ?? []);
+  const report: RunReport = {
+    version: RUN_REPORT_VERSION,
+    runId: worked.joined.runId,
+    startedAt,
+    finishedAt: new Date(effects.clock.now()).toISOString(),
+    dryRun: false,
+    source: applied[0]?.report.source ?? input.source,
+    tenants: reports,
+    ...(runWarnings.length === 0 ? {} : { warnings: runWarnings }),
+    summary: summarise(reports),
+  };
+  return {
+    kind: 'applied',
+    report,
+    cancelled: false,
+    incremental: applied.some((outcome) => outcome.incremental),
+    behind: applied.flatMap((outcome) => outcome.behind),
+    warnings: applied.flatMap((outcome) => outcome.warnings),
   };
 }

@@ -3,15 +3,21 @@
  * difference judged against the state store's record of the last apply; with `fix`, the same plan
  * is sent through apply's lanes, so what is reported is exactly what was corrected.
  */
+import { randomUUID } from 'node:crypto';
+import PQueue from 'p-queue';
 import { createDriftReport } from '../drift/create-report.ts';
 import type { DriftReport } from '../drift/types.ts';
 import type { KnownContracts } from '../model/types.ts';
 import { StateFormatError } from '../state/file-format.ts';
 import { PostgresStateError } from '../state/postgres/errors.ts';
 import type { InterruptedCount } from '../apply/interrupted.ts';
-import type { RunReport } from '../apply/run-report.ts';
-import { removalLimits, sendRun } from './apply.ts';
-import { desiredProblems, readWholeInput, withRunInput, type RunTargeting } from './input.ts';
+import { RUN_REPORT_VERSION, summarise as summariseRun, type RunReport } from '../apply/run-report.ts';
+import { createPlan } from '../plan/create-plan.ts';
+import type { PlanDocument } from '../plan/types.ts';
+import { startedByFromEnv } from '../state/history.ts';
+import { removalLimits, sendRun, sharedRunCommit, type SendRunRequest, type SharedTenantRun } from './apply.ts';
+import { desiredProblems, readWholeInput, selectedTenants, withRunInput, type RunTargeting } from './input.ts';
+import { SHARED_NEEDS_POSTGRES, sharedLanes, sharedRunKey, workerName, workShared } from './shared-run.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunUnread, SendingRequest } from './types.ts';
 
 export interface DriftRequest extends SendingRequest {
@@ -40,6 +46,10 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
   const fix = request.mode === 'fix';
   effects.onEvent?.({ type: 'phase', phase: 'read-input' });
   return withRunInput(effects, 'drift', request, async (opened, store) => {
+    const shared = request.selection?.shard === 'auto';
+    if (shared && (opened.config.state.backend !== 'postgres' || !fix)) {
+      return { kind: 'bad-request', message: fix ? SHARED_NEEDS_POSTGRES : '--shard auto shares a run that sends between workers; drift without --fix sends nothing: use --shard I/N' };
+    }
     const input = await readWholeInput(opened, { describeIncremental: false, records: fix });
     const invalid = desiredProblems(input);
     if (invalid) return invalid;
@@ -58,14 +68,15 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
     // judged against what was applied before it. (A concurrent apply between this read and the
     // fix's lock can only make a cause stale, never what is sent: the fix re-reads under the lock.)
     const lastApplied = new Map<string, KnownContracts>();
-    const sent = await sendRun(
-      {
+    function fixRequest(sets: typeof contractSets, sharedRun?: SharedTenantRun): SendRunRequest {
+      return {
         command: 'drift --fix',
+        ...(sharedRun ? { shared: sharedRun } : {}),
         tokenScopes: { tokens: fix ? ['core:read', 'core:write'] : ['core:read'] },
         ...(input.targeting ? { targeting: input.targeting } : {}),
         options: {
           config,
-          contractSets,
+          contractSets: sets,
           source,
           refresh: true,
           // Without --fix a dry run: reads only, no lock, nothing written.
@@ -76,8 +87,8 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
           ...(fix ? { removals: removalLimits(request.removals, config.safety) } : {}),
         },
         async before(stateStore) {
-          for (const tenant of new Set(contractSets.map((set) => set.tenant))) {
-            const managed = new Set(contractSets.filter((set) => set.tenant === tenant).flatMap((set) => set.contracts.map((contract) => contract.id)));
+          for (const tenant of new Set(sets.map((set) => set.tenant))) {
+            const managed = new Set(sets.filter((set) => set.tenant === tenant).flatMap((set) => set.contracts.map((contract) => contract.id)));
             try {
               lastApplied.set(tenant, await stateStore.readTenant(tenant, managed));
             } catch (error) {
@@ -87,12 +98,79 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
           }
           return undefined;
         },
-      },
-      effects,
-      store,
-    );
+      };
+    }
+    let sent: Sent;
+    if (shared) {
+      const commit = sharedRunCommit(input);
+      if (typeof commit !== 'string') return commit;
+      const opening = await store.get();
+      if (typeof opening === 'string') return { kind: 'refused', message: opening };
+      if (opening.sharedRuns === undefined) return { kind: 'bad-request', message: SHARED_NEEDS_POSTGRES };
+      const tenants = selectedTenants(opened);
+      const sizes = new Map<string, number>();
+      for (const set of contractSets) sizes.set(set.tenant, (sizes.get(set.tenant) ?? 0) + set.contracts.length);
+      // Shared runs never ask: each worker sends as it takes tenants (the command refuses a terminal without --auto-approve).
+      const { confirm: _asked, ...unasked } = effects;
+      const inFlight = new PQueue({ concurrency: config.rate.maxInFlight });
+      const startedAt = new Date(effects.clock.now()).toISOString();
+      const worked = await workShared({
+        runs: opening.sharedRuns,
+        start: {
+          key: sharedRunKey({ command: 'drift --fix', commit, tenants, selection: opened.selection, options: { removals: request.removals, config: opened.configFile }, env: effects.env }),
+          command: 'drift --fix',
+          commit,
+          runId: randomUUID(),
+          startedAt,
+          startedBy: startedByFromEnv(effects.env),
+          tenants: tenants.map((tenant) => ({ tenant, size: sizes.get(tenant) ?? 0 })),
+        },
+        worker: workerName(effects.env),
+        clock: effects.clock,
+        lanes: sharedLanes(config),
+        runTenant: (tenant, runId) => sendRun(fixRequest(contractSets.filter((set) => set.tenant === tenant), { runId, inFlight }), unasked, store),
+        resultOf(outcome, tenant) {
+          if ('kind' in outcome) return { changed: 0, applied: 0, failed: 0, error: outcome.message };
+          const report = outcome.report.tenants.find((entry) => entry.tenant === tenant);
+          if (report === undefined) return { changed: 0, applied: 0, failed: 0 };
+          return { changed: report.changed, applied: report.applied, failed: report.failures.length, ...(report.error === undefined ? {} : { error: report.error }) };
+        },
+        ...(effects.onEvent ? { onEvent: effects.onEvent } : {}),
+      });
+      sent = combineSent(worked.outcomes, worked.joined.runId, startedAt, new Date(effects.clock.now()).toISOString(), source);
+    } else {
+      sent = await sendRun(fixRequest(contractSets), effects, store);
+    }
     if ('kind' in sent) return sent;
     const drift = createDriftReport({ plan: sent.plan, run: sent.report, lastApplied, fix });
     return { kind: 'checked', drift, run: sent.report, cancelled: sent.cancelled, ...(input.targeting ? { targeting: input.targeting } : {}), warnings: sent.warnings, ...(sent.interrupted ? { interrupted: sent.interrupted } : {}) };
   });
+}
+type Sent = Awaited<ReturnType<typeof sendRun>>;
+
+/** A shared drift --fix worker's tenants, each sent as a run of its own: one plan and one report of them all. */
+function combineSent(outcomes: readonly Sent[], runId: string, startedAt: string, finishedAt: string, source: PlanDocument['source']): Sent {
+  const refused = outcomes.find((outcome) => 'kind' in outcome);
+  if (refused !== undefined) return refused;
+  const sent = outcomes.flatMap((outcome) => ('kind' in outcome ? [] : [outcome]));
+  const reports = sent.flatMap((outcome) => outcome.report.tenants);
+  const planTenants = sent.flatMap((outcome) => outcome.plan.tenants);
+  const first = sent[0];
+  const warnings = sent.flatMap((outcome) => outcome.report.warnings ?? []);
+  return {
+    plan: { ...(first?.plan ?? createPlan([], new Map(), { createdAt: startedAt, source })), tenants: planTenants },
+    report: {
+      version: RUN_REPORT_VERSION,
+      runId,
+      startedAt,
+      finishedAt,
+      dryRun: false,
+      source,
+      tenants: reports,
+      ...(warnings.length === 0 ? {} : { warnings }),
+      summary: summariseRun(reports),
+    },
+    cancelled: false,
+    warnings: sent.flatMap((outcome) => outcome.warnings),
+  };
 }

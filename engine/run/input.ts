@@ -130,6 +130,7 @@ export type ScopeHistory = 'ancestor' | 'any';
 /** Opens a run's input, or says why it cannot be read. Git problems come back as `git-error`. */
 export async function openRunInput(place: RunPlace, kind: InputKind, where: RunWhere, selection: RunSelection = {}, base?: string): Promise<OpenedInput | RunUnread> {
   // validate without a ref asks git nothing (source.commit is null): start-up spares the git adapter.
+  if (selection.shard === 'auto' && kind !== 'apply' && kind !== 'drift') return { kind: 'bad-request', message: `--shard auto shares a run that sends between workers (apply, drift --fix); ${kind} sends nothing: use --shard I/N` };
   const needsGit = kind !== 'validate' || where.ref !== undefined;
   const repoDir = path.resolve(place.cwd, where.repo);
   let repository: GitRepository | undefined;
@@ -179,7 +180,7 @@ async function openWith(
   if (typeof named === 'string') return { kind: 'bad-request', message: named };
   const desiredSource = at ? gitCommitSource(at.repository, at.commit) : workingTreeSource(repoDir);
   const head = at?.commit ?? (repository ? ((await resolveCommit(repository, 'HEAD')) ?? null) : null);
-  const shard = selection.shard === undefined ? undefined : selectShard(named.length === 0 ? Object.keys(config.tenants).sort() : [...new Set(named)], selection.shard);
+  const shard = selection.shard === undefined || selection.shard === 'auto' ? undefined : selectShard(named.length === 0 ? Object.keys(config.tenants).sort() : [...new Set(named)], selection.shard);
   const selected = shard?.tenants ?? (named.length === 0 ? undefined : named);
   return {
     kind: 'opened',

@@ -28,7 +28,8 @@ export interface RunWhere {
 export interface RunSelection {
   /** Only these tenants (default: every configured one); each must be configured. */
   readonly tenants?: readonly string[];
-  readonly shard?: Shard;
+  /** `I/N`: the tenants of one shard; `auto`: a worker of a shared run (engine/run/shared-run.ts). */
+  readonly shard?: Shard | 'auto';
   /** Only these contracts, planned from every file (a targeted run is never incremental). */
   readonly targets?: readonly TargetPattern[];
   readonly excludes?: readonly TargetPattern[];
@@ -59,7 +60,13 @@ export type RunEvent =
   /** The input is read and valid: which tenants a sharded run took. */
   | { readonly type: 'input'; readonly shard?: ShardSelection }
   /** Before the first PATCH (also in a dry run): what would be sent. */
-  | { readonly type: 'preview'; readonly preview: ApplyPreview };
+  | { readonly type: 'preview'; readonly preview: ApplyPreview }
+  /** A worker of a shared run (`--shard auto`): the run it joined, each tenant it took. */
+  | { readonly type: 'shared'; readonly shared: SharedRunEvent };
+
+export type SharedRunEvent =
+  | { readonly kind: 'joined'; readonly runId: string; readonly worker: string; readonly tenants: number; readonly done: number }
+  | { readonly kind: 'took'; readonly worker: string; readonly tenant: string; readonly size: number; readonly takenOverFrom: readonly string[] };
 
 /** What a run that sends shows before its first PATCH: the plan to send, with what was selected and how. */
 export interface ApplyPreview extends SendPreview {

@@ -31,6 +31,8 @@ export interface HistoryTenant {
   readonly applied: number;
   readonly failed: number;
   readonly error?: string;
+  /** Shared runs (`--shard auto`): the worker that did the tenant. */
+  readonly worker?: string;
 }
 
 export interface RunHistoryEntry {

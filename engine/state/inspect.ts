@@ -81,7 +81,7 @@ export function renderHistoryText(entries: readonly RunHistoryEntry[]): string {
     const who = [entry.startedBy.actor, entry.startedBy.url].filter((part) => part !== undefined).join(' ');
     lines.push(`${entry.finishedAt}  ${entry.command}  run ${entry.runId}  commit ${entry.commit?.slice(0, 12) ?? 'none'}${who === '' ? '' : `  by ${who}`}`);
     for (const tenant of entry.tenants) {
-      lines.push(`  ${tenant.tenant}: ${tenant.changed} changed, ${tenant.applied} applied, ${tenant.failed} failed${tenant.error === undefined ? '' : `; ${tenant.error}`}`);
+      lines.push(`  ${tenant.tenant}: ${tenant.changed} changed, ${tenant.applied} applied, ${tenant.failed} failed${tenant.worker === undefined ? '' : ` (worker ${tenant.worker})`}${tenant.error === undefined ? '' : `; ${tenant.error}`}`);
     }
   }
   return `${lines.join('\n')}\n`;

@@ -1,6 +1,7 @@
 import type { ContractFields, KnownContracts } from '../model/types.ts';
 import type { LockHolder } from './lock-timeout-message.ts';
 import type { HistoryQuery, RunHistoryEntry } from './history.ts';
+import type { SharedRuns } from './shared-run.ts';
 
 export type { HistoryQuery } from './history.ts';
 
@@ -180,6 +181,11 @@ export interface StateStore {
   appendHistory(entry: RunHistoryEntry): Promise<void>;
   /** Finished runs, newest first (by finishedAt); with `tenant`, those that ran for it. */
   readHistory(query?: HistoryQuery): Promise<RunHistoryEntry[]>;
+  /**
+   * Shared runs (`--shard auto`): only a store every worker reaches and that notices a dead worker
+   * has them (PostgreSQL); undefined for the others.
+   */
+  readonly sharedRuns?: SharedRuns;
   /**
    * Lets go of what the store holds open (connections; locks still held are released). Every
    * command that opens a store calls it when done; idempotent. Nothing to do for memory and files.

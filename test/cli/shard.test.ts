@@ -119,6 +119,10 @@ describe('--shard', () => {
     [['drift', '--shard', 'two'], '--shard "two" is not I/N'],
     [['plan', '--shard', '1/0'], '--shard "1/0": the number of shards must be at least 1'],
     [['apply', 'plan.json', '--shard', '1/2'], '--shard cannot be used with a plan file'],
+    [['plan', '--shard', 'auto'], '--shard auto shares a run that sends between workers (apply, drift --fix); plan sends nothing: use --shard I/N'],
+    [['drift', '--shard', 'auto'], '--shard auto shares a run that sends between workers; drift without --fix sends nothing: use --shard I/N'],
+    [['apply', '--shard', 'auto', '--dry-run'], '--shard auto shares a run that sends between workers; a dry run sends nothing: use --shard I/N'],
+    [['apply', '--shard', 'auto'], '--shard auto shares one run between workers through the PostgreSQL state store'],
   ])('refuses %j', async (args, message) => {
     const { fleet, dir } = await setup(1);
 

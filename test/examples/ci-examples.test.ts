@@ -214,14 +214,15 @@ describe(GITHUB_FILE, () => {
     expect(at(workflow, 'jobs', 'apply', 'if')).toContain("vars.CONTRACT_SYNC_STATE != 'postgres'");
   });
 
-  it('applies in shards as a matrix, each job passing its shard to the action, when the state is in PostgreSQL', () => {
+  it('applies with a matrix of workers sharing one run (--shard auto), each named, when the state is in PostgreSQL', () => {
     const job = at(workflow, 'jobs', 'apply-sharded');
-    const shards = at(job, 'strategy', 'matrix', 'shard') as number[];
+    const workers = at(job, 'strategy', 'matrix', 'worker') as number[];
     const step = list(at(job, 'steps')).find((candidate) => ACTION.test(String(at(candidate, 'uses'))));
 
     expect(at(job, 'if')).toContain("vars.CONTRACT_SYNC_STATE == 'postgres'");
-    expect(shards).toEqual([1, 2, 3, 4]);
-    expect(String(at(step, 'with', 'args'))).toContain(`--shard \${{ matrix.shard }}/${shards.length}`);
+    expect(workers).toEqual([1, 2, 3, 4]);
+    expect(String(at(step, 'with', 'args'))).toContain('--shard auto');
+    expect(at(job, 'env', 'CONTRACT_SYNC_WORKER')).toBe('${{ matrix.worker }}');
     expect(at(job, 'env', 'CONTRACT_SYNC_DATABASE_URL')).toBe('${{ secrets.CONTRACT_SYNC_DATABASE_URL }}');
     expect(list(at(job, 'steps')).filter((candidate) => String(at(candidate, 'uses')).startsWith('actions/cache'))).toEqual([]);
   });
@@ -261,13 +262,14 @@ describe(GITLAB_FILE, () => {
     expect(at(file, 'variables', 'CONTRACT_SYNC_STATE')).toBe('file');
   });
 
-  it('applies in shards with parallel: N, each job passing CI_NODE_INDEX/CI_NODE_TOTAL, when the state is in PostgreSQL', () => {
+  it('applies with parallel: N workers sharing one run (--shard auto), each named by CI_NODE_INDEX, when the state is in PostgreSQL', () => {
     const job = gitlabJob(file, 'apply:sharded');
     const [apply] = extractInvocations(scriptLines(job.script).join('\n'));
 
     expect(job.parallel).toBe(4);
     expect(list(job.rules)).toEqual([expect.objectContaining({ if: expect.stringContaining('$CONTRACT_SYNC_STATE == "postgres"') })]);
-    expect(apply?.line).toContain('--shard "$CI_NODE_INDEX/$CI_NODE_TOTAL"');
+    expect(apply?.line).toContain('--shard auto');
+    expect(apply?.line).toContain('CONTRACT_SYNC_WORKER="$CI_NODE_INDEX"');
     expect(job.interruptible).toBe(false);
   });
 

@@ -43,7 +43,7 @@ describe('postgres state store: its tables', () => {
     const tables = await server.query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'contract_sync' ORDER BY table_name", databaseOf(url));
     const version = await server.query('SELECT version FROM contract_sync.schema_version', databaseOf(url));
 
-    expect(tables.rows.map((row) => row.table_name)).toEqual(['contracts', 'lock_fences', 'locks', 'run_history', 'schema_version', 'tenant_runs']);
+    expect(tables.rows.map((row) => row.table_name)).toEqual(['contracts', 'lock_fences', 'locks', 'run_history', 'schema_version', 'shared_run_claims', 'shared_run_tenants', 'shared_runs', 'tenant_runs']);
     expect(version.rows).toEqual([{ version: SCHEMA_VERSION }]);
   });
 
@@ -67,20 +67,23 @@ describe('postgres state store: its tables', () => {
     expect((await server.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = 'contract_sync'", databaseOf(url))).rows).toEqual([]);
   });
 
-  it('migrates tables of version 1 (before fencing) to version 2, keeping their records, and fences their tenants from then on', async () => {
+  it('migrates tables of version 1 (before fencing) to the current version, keeping their records, and fences their tenants from then on', async () => {
     const url = await server.createDatabase();
     const first = await openPostgresStateStore({ url });
     await first.writeContract('acme', { contractId: 'C-1', fields: { Name: 'kept' }, fingerprint: 'sha256:x', appliedAt: '2027-01-01T00:00:00.000Z', commit: null });
     await first.close();
     // What a version-1 database looks like: no lock_fences, version 1.
-    await server.query('DROP TABLE contract_sync.lock_fences; UPDATE contract_sync.schema_version SET version = 1', databaseOf(url));
+    await server.query(
+      'DROP TABLE contract_sync.lock_fences, contract_sync.shared_run_claims, contract_sync.shared_run_tenants, contract_sync.shared_runs; UPDATE contract_sync.schema_version SET version = 1',
+      databaseOf(url),
+    );
 
     const store = await open(url);
     const lock = await store.lock('acme', { timeoutMs: 0, owner: 'run-1' });
     await store.writeContract('acme', { contractId: 'C-2', fields: { Name: 'fenced' }, fingerprint: 'sha256:y', appliedAt: '2027-01-01T00:00:00.000Z', commit: null }, { lock });
     await lock.release();
 
-    expect((await server.query('SELECT version FROM contract_sync.schema_version', databaseOf(url))).rows).toEqual([{ version: 2 }]);
+    expect((await server.query('SELECT version FROM contract_sync.schema_version', databaseOf(url))).rows).toEqual([{ version: SCHEMA_VERSION }]);
     expect((await server.query('SELECT tenant, generation::int AS generation FROM contract_sync.lock_fences', databaseOf(url))).rows).toEqual([{ tenant: 'acme', generation: 1 }]);
     expect([...(await store.readTenant('acme')).keys()].sort()).toEqual(['C-1', 'C-2']);
   });

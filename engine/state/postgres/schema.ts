@@ -9,6 +9,9 @@
  *   run_history     one row per run: its report (reserved for the run history)
  *   lock_fences     one row per tenant ever locked: the generation of its latest lock, the fencing
  *                   token a lock holder's writes carry (version 2)
+ *   shared_runs         one row per shared run (`--shard auto`): its key, id, command, commit (version 3)
+ *   shared_run_tenants  one row per tenant of a shared run: its size, and once done, who did it and how
+ *   shared_run_claims   one row per time a worker took a tenant: who took it over from whom
  *
  * Timestamps the engine hands over as ISO strings are stored as text, so that a record reads back
  * exactly as it was written, as in the file backend.
@@ -16,7 +19,7 @@
 import type { PoolClient } from 'pg';
 
 /** The version of the tables this binary creates and reads. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** Migration N takes the tables from version N - 1 to N. `s` is the quoted schema name. */
 const MIGRATIONS: readonly ((s: string) => string)[] = [
@@ -60,6 +63,33 @@ const MIGRATIONS: readonly ((s: string) => string)[] = [
       tenant text PRIMARY KEY,
       generation bigint NOT NULL
     );`,
+  // 3: shared runs (shared-runs.ts). A worker holds its tenant's row FOR UPDATE until it is done.
+  (s) => `
+    CREATE TABLE ${s}.shared_runs (
+      run_key text PRIMARY KEY,
+      run_id text NOT NULL,
+      command text NOT NULL,
+      commit text NOT NULL,
+      started_at text NOT NULL,
+      started_by jsonb NOT NULL,
+      created_at timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE TABLE ${s}.shared_run_tenants (
+      run_key text NOT NULL REFERENCES ${s}.shared_runs (run_key) ON DELETE CASCADE,
+      tenant text NOT NULL,
+      size integer NOT NULL,
+      done_at text,
+      worker text,
+      result jsonb,
+      PRIMARY KEY (run_key, tenant)
+    );
+    CREATE TABLE ${s}.shared_run_claims (
+      run_key text NOT NULL REFERENCES ${s}.shared_runs (run_key) ON DELETE CASCADE,
+      tenant text NOT NULL,
+      worker text NOT NULL,
+      claimed_at timestamptz NOT NULL DEFAULT clock_timestamp()
+    );
+    CREATE INDEX ON ${s}.shared_run_claims (run_key, tenant);`,
 ];
 
 // One key for every migration of every schema: migrations are rare and short.

@@ -35,6 +35,8 @@ import type { LockHolder } from '../lock-timeout-message.ts';
 import { createLockManager, lockKeyOf } from './advisory-lock.ts';
 import { describePostgresError, PostgresStateError, type PostgresTarget } from './errors.ts';
 import { migrate, quoteIdentifier } from './schema.ts';
+import { createSharedRuns } from './shared-runs.ts';
+import type { SharedRuns } from '../shared-run.ts';
 
 export const DEFAULT_SCHEMA = 'contract_sync';
 
@@ -167,6 +169,25 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
     ...(options.lockProbeIntervalMs === undefined ? {} : { probeIntervalMs: options.lockProbeIntervalMs }),
     ...(options.lockProbeTimeoutMs === undefined ? {} : { probeTimeoutMs: options.lockProbeTimeoutMs }),
   });
+  const shared = createSharedRuns({
+    async connect() {
+      const client = new pg.Client({ ...config, keepAliveInitialDelayMillis: 10_000 });
+      await client.connect();
+      return client;
+    },
+    query: (sql, values) => pool.query(sql, values),
+    s,
+    now: options.now ?? systemClock.now,
+  });
+  const sharedRuns: SharedRuns = {
+    join: (start) => guard('write to', () => shared.join(start)),
+    async next(key, worker, lane) {
+      const next = await guard('write to', () => shared.next(key, worker, lane));
+      if (next.kind !== 'claimed') return next;
+      const { claim } = next;
+      return { kind: 'claimed', claim: { ...claim, finish: (result) => guard('write to', () => claim.finish(result)), abandon: () => claim.abandon() } };
+    },
+  };
   let closed: Promise<void> | undefined;
   const sleep = options.sleep ?? sleepFor;
   const now = options.now ?? systemClock.now;
@@ -229,6 +250,7 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
 
   return {
     schema,
+    sharedRuns,
 
     async readTenant(tenant: string, only?: ReadonlySet<string>): Promise<KnownContracts> {
       checkTenant(tenant);
@@ -440,6 +462,7 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
 
     close(): Promise<void> {
       closed ??= (async () => {
+        await shared.close();
         await locks.close();
         await pool.end();
       })();

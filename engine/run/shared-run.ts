@@ -1,0 +1,167 @@
+/**
+ * A worker of a shared run (`--shard auto`, engine/state/shared-run.ts): it joins the run every
+ * worker of the same command, commit and selection computes alike, then takes the largest tenant
+ * left, runs it through the run's per-tenant pipeline, marks it done, and takes the next, until
+ * every tenant is done. A tenant held by a live worker is waited for: if that worker dies, its
+ * claim ends with its session and this worker takes the tenant over in the same run.
+ */
+import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config/types.ts';
+import type { HistoryCommand } from '../state/history.ts';
+import type { SharedRunJoined, SharedRunStart, SharedRuns, SharedTenantResult } from '../state/shared-run.ts';
+import type { RunEvent, RunSelection } from './types.ts';
+
+/** Said when `--shard auto` meets a store that cannot share a run. */
+export const SHARED_NEEDS_POSTGRES =
+  '--shard auto shares one run between workers through the PostgreSQL state store (state: { backend: postgres }), which every worker reaches and which frees a dead worker\'s tenants; a file store is local to one machine: use --shard I/N with it';
+
+/** What makes two workers' runs one run: everything that decides what the run sends. */
+export interface SharedRunIdentity {
+  readonly command: HistoryCommand;
+  readonly commit: string;
+  readonly tenants: readonly string[];
+  readonly selection: RunSelection;
+  /** The run's other options (full or incremental, refresh, removal limits): workers must agree on them. */
+  readonly options: Readonly<Record<string, unknown>>;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The occasion of a run, from the environment: `CONTRACT_SYNC_RUN` when set, else the CI run
+ * (GitHub: run id and attempt; GitLab: pipeline id), else none: then the same commit and selection
+ * are the same run, and a run finished is not run again at that commit.
+ */
+export function runOccasion(env: Readonly<Record<string, string | undefined>>): string {
+  const named = env.CONTRACT_SYNC_RUN;
+  if (named !== undefined && named !== '') return `named:${named}`;
+  if (env.GITHUB_RUN_ID) return `github:${env.GITHUB_RUN_ID}:${env.GITHUB_RUN_ATTEMPT ?? '1'}`;
+  if (env.CI_PIPELINE_ID) return `gitlab:${env.CI_PIPELINE_ID}`;
+  return '';
+}
+
+/** The run's key: a hash every worker of the run computes alike, and a later run (another commit) differently. */
+export function sharedRunKey(identity: SharedRunIdentity): string {
+  const { command, commit, tenants, selection, options, env } = identity;
+  const described = JSON.stringify({
+    version: 1,
+    command,
+    commit,
+    tenants: [...tenants].sort(),
+    targets: (selection.targets ?? []).map((target) => target.raw).sort(),
+    excludes: (selection.excludes ?? []).map((target) => target.raw).sort(),
+    options: Object.fromEntries(Object.entries(options).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    occasion: runOccasion(env),
+  });
+  return createHash('sha256').update(described, 'utf8').digest('hex');
+}
+
+/** This worker's name in the run's history: `CONTRACT_SYNC_WORKER`, else host and process. */
+export function workerName(env: Readonly<Record<string, string | undefined>>): string {
+  const named = env.CONTRACT_SYNC_WORKER;
+  return named !== undefined && named !== '' ? named : `${hostname()}:${process.pid}`;
+}
+
+export interface SharedWork<T> {
+  readonly runs: SharedRuns;
+  readonly start: SharedRunStart;
+  readonly worker: string;
+  readonly clock: Pick<Clock, 'sleep'>;
+  /** How many tenants the worker runs at once. */
+  readonly lanes: number;
+  /** One tenant, through the run's pipeline, under the run's id. */
+  runTenant(tenant: string, runId: string): Promise<T>;
+  /** What the history says of the tenant. */
+  resultOf(outcome: T, tenant: string): SharedTenantResult;
+  readonly onEvent?: (event: RunEvent) => void;
+}
+
+export interface SharedWorked<T> {
+  readonly joined: SharedRunJoined;
+  /** The tenants this worker did, in the order it took them. */
+  readonly outcomes: readonly T[];
+}
+
+// Waiting for tenants other workers hold: quickly at first, then at most once a second.
+const FIRST_WAIT_MS = 50;
+const MAX_WAIT_MS = 1000;
+
+/**
+ * How many tenants a worker runs at once: enough for its tenants' requests (rate.concurrency each)
+ * to fill rate.maxInFlight, as a run of many tenants does, plus one, so that while a lane claims,
+ * locks and plans its next tenant (token, store reads), the others keep the limit filled. The
+ * in-flight limit stays the worker's: its tenants share one queue.
+ */
+export function sharedLanes(config: Pick<Config, 'rate'>): number {
+  return Math.max(1, Math.ceil(config.rate.maxInFlight / config.rate.concurrency)) + 1;
+}
+
+export async function workShared<T>(work: SharedWork<T>): Promise<SharedWorked<T>> {
+  const { runs, start, worker } = work;
+  const joined = await runs.join(start);
+  work.onEvent?.({ type: 'shared', shared: { kind: 'joined', runId: joined.runId, worker, tenants: joined.tenants, done: joined.done } });
+  const outcomes: T[] = [];
+  // Each lane takes one tenant at a time; a lane's failure stops the others from taking more.
+  // The other lanes finish the tenants they hold (their claims end cleanly) before the error is thrown.
+  let failed = false;
+  // A worker's lanes claim one after another: the largest tenant goes to the first claim, and the
+  // `took` events come in the order of the claims.
+  let claiming: Promise<unknown> = Promise.resolve();
+  function claimNext(lane: number): ReturnType<SharedRuns['next']> {
+    const next = claiming.then(async () => {
+      const answer = await work.runs.next(start.key, worker, lane);
+      if (answer.kind === 'claimed') {
+        const { claim } = answer;
+        work.onEvent?.({ type: 'shared', shared: { kind: 'took', worker, tenant: claim.tenant, size: claim.size, takenOverFrom: claim.takenOverFrom } });
+      }
+      return answer;
+    });
+    claiming = next.catch(() => undefined);
+    return next;
+  }
+  const lanes = await Promise.allSettled(
+    Array.from({ length: Math.max(1, work.lanes) }, async (_, lane) => {
+      try {
+        await workLane(work, joined, lane, outcomes, () => failed, claimNext);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }),
+  );
+  const failure = lanes.find((lane) => lane.status === 'rejected');
+  if (failure !== undefined) throw failure.reason;
+  return { joined, outcomes };
+}
+
+async function workLane<T>(
+  work: SharedWork<T>,
+  joined: SharedRunJoined,
+  lane: number,
+  outcomes: T[],
+  stop: () => boolean,
+  claimNext: (lane: number) => ReturnType<SharedRuns['next']>,
+): Promise<void> {
+  let pause = FIRST_WAIT_MS;
+  while (!stop()) {
+    const next = await claimNext(lane);
+    if (next.kind === 'finished') break;
+    if (next.kind === 'wait') {
+      await work.clock.sleep(pause);
+      pause = Math.min(pause * 2, MAX_WAIT_MS);
+      continue;
+    }
+    pause = FIRST_WAIT_MS;
+    const { claim } = next;
+    let outcome: T;
+    try {
+      outcome = await work.runTenant(claim.tenant, joined.runId);
+    } catch (error) {
+      await claim.abandon();
+      throw error;
+    }
+    await claim.finish(work.resultOf(outcome, claim.tenant));
+    outcomes.push(outcome);
+  }
+}

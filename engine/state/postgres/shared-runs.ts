@@ -1,0 +1,231 @@
+/**
+ * Shared runs on PostgreSQL (`--shard auto`, engine/state/shared-run.ts): workers that know
+ * nothing of each other share one run through three tables (schema.ts, version 3).
+ *
+ * - A run is a row of `shared_runs` keyed by what every worker computes alike (the command, the
+ *   commit, the selection); each worker inserts it and its tenants with ON CONFLICT DO NOTHING,
+ *   so the first one's id and sizes are the run's.
+ * - A worker takes a tenant with `SELECT ... FOR UPDATE SKIP LOCKED`, largest first, on a claim
+ *   session of its own, and keeps that transaction open while it works on the tenant. The row lock
+ *   is the claim: the other workers skip the row; the claim ends with the COMMIT that marks the
+ *   tenant done (so a tenant is never free and unfinished at once), or with the session: a worker
+ *   killed, or whose machine vanished, loses its session and its row locks (within the keepalive
+ *   below), and the next worker asking takes the tenant over in the same run. What it sends then
+ *   is planned from what the state store recorded under the tenant's lock.
+ * - The run's history entry (run_history) is written in the transaction that marks a tenant
+ *   done, under a transaction advisory lock of the run, from every tenant done: the last worker to
+ *   finish writes the run whole, once, with every tenant and the worker that did it.
+ *
+ * Why not a job queue on PostgreSQL (pg-boss, graphile-worker): their jobs end on a timeout the
+ * worker must outlive or renew, where a row lock ends exactly when the session does; and they
+ * would add their own schema and process model for what is one SELECT here.
+ */
+import { hostname } from 'node:os';
+import type pg from 'pg';
+import { checkHistoryEntry, type HistoryCommand, type HistoryTenant, type RunHistoryEntry, type StartedBy } from '../history.ts';
+import type { SharedRunClaim, SharedRunJoined, SharedRunNext, SharedRunStart, SharedRuns, SharedTenantResult } from '../shared-run.ts';
+
+export interface SharedRunDeps {
+  /** A new connection: the claim session. */
+  connect(): Promise<pg.Client>;
+  query<R extends pg.QueryResultRow>(sql: string, values: unknown[]): Promise<pg.QueryResult<R>>;
+  /** The quoted schema name. */
+  readonly s: string;
+  readonly now: () => number;
+}
+
+export interface SharedRunManager extends SharedRuns {
+  /** Ends the claim session: an open claim is given up (rolled back), and another worker takes its tenant. */
+  close(): Promise<void>;
+}
+
+/** Shared runs not touched for this long are forgotten when a run starts (their history entry stays). */
+const KEEP_RUNS = "interval '30 days'";
+
+interface TenantRow {
+  tenant: string;
+  size: number;
+}
+
+interface DoneRow {
+  tenant: string;
+  worker: string;
+  result: SharedTenantResult;
+  done_at: string;
+}
+
+interface RunRow {
+  run_id: string;
+  command: HistoryCommand;
+  commit: string;
+  started_at: string;
+  started_by: StartedBy;
+}
+
+/** The default name of a worker: its host and process. */
+export function defaultWorkerName(): string {
+  return `${hostname()}:${process.pid}`;
+}
+
+export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
+  const { s } = deps;
+  // One claim session per lane: a lane's open claim is its session's open transaction.
+  const lanes = new Map<number, Lane>();
+
+  interface Lane {
+    session?: Promise<pg.Client>;
+    claimed: boolean;
+  }
+
+  function laneOf(index: number): Lane {
+    let lane = lanes.get(index);
+    if (lane === undefined) {
+      lane = { claimed: false };
+      lanes.set(index, lane);
+    }
+    return lane;
+  }
+
+  function claimSession(lane: Lane): Promise<pg.Client> {
+    const opening = (async () => {
+      const client = await deps.connect();
+      function gone(): void {
+        if (lane.session === opening) delete lane.session;
+      }
+      client.on('error', gone);
+      client.on('end', gone);
+      // A worker whose machine vanishes (no FIN) loses its claims within ~25 s; a long tenant is
+      // one long transaction, which a server default must not end.
+      await client.query('SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3; SET idle_in_transaction_session_timeout = 0');
+      return client;
+    })().catch((error: unknown) => {
+      if (lane.session === opening) delete lane.session;
+      throw error;
+    });
+    lane.session ??= opening;
+    return lane.session;
+  }
+
+  async function historyOf(client: pg.Client, key: string): Promise<RunHistoryEntry | undefined> {
+    const run = (await client.query<RunRow>(`SELECT run_id, command, commit, started_at, started_by FROM ${s}.shared_runs WHERE run_key = $1`, [key])).rows[0];
+    if (run === undefined) return undefined;
+    const done = (
+      await client.query<DoneRow>(`SELECT tenant, worker, result, done_at FROM ${s}.shared_run_tenants WHERE run_key = $1 AND done_at IS NOT NULL ORDER BY tenant COLLATE "C"`, [key])
+    ).rows;
+    const tenants: HistoryTenant[] = done.map((row) => ({ tenant: row.tenant, ...row.result, worker: row.worker }));
+    const finishedAt = done.reduce((latest, row) => (row.done_at > latest ? row.done_at : latest), run.started_at);
+    return { runId: run.run_id, command: run.command, startedAt: run.started_at, finishedAt, commit: run.commit, startedBy: run.started_by, tenants };
+  }
+
+  function claimOf(lane: Lane, client: pg.Client, key: string, worker: string, row: TenantRow, takenOverFrom: readonly string[]): SharedRunClaim {
+    let ended = false;
+    function end(): void {
+      ended = true;
+      lane.claimed = false;
+    }
+    return {
+      tenant: row.tenant,
+      size: row.size,
+      takenOverFrom,
+      async finish(result) {
+        if (ended) throw new TypeError(`the claim of tenant ${row.tenant} has ended`);
+        try {
+          await client.query(`UPDATE ${s}.shared_run_tenants SET done_at = $3, worker = $4, result = $5 WHERE run_key = $1 AND tenant = $2`, [
+            key,
+            row.tenant,
+            new Date(deps.now()).toISOString(),
+            worker,
+            JSON.stringify(result),
+          ]);
+          // One writer of the run's entry at a time: it then sees every tenant finished before it.
+          await client.query("SELECT pg_advisory_xact_lock(hashtextextended('contract-sync:shared-run:' || $1, 0))", [key]);
+          const entry = await historyOf(client, key);
+          if (entry !== undefined) {
+            checkHistoryEntry(entry);
+            await client.query(
+              `INSERT INTO ${s}.run_history (run_id, started_at, finished_at, command, commit, started_by, report) VALUES ($1, $2, $3, $4, $5, $6, $7)
+               ON CONFLICT (run_id) DO UPDATE SET started_at = EXCLUDED.started_at, finished_at = EXCLUDED.finished_at, command = EXCLUDED.command,
+                 commit = EXCLUDED.commit, started_by = EXCLUDED.started_by, report = EXCLUDED.report`,
+              [entry.runId, entry.startedAt, entry.finishedAt, entry.command, entry.commit, JSON.stringify(entry.startedBy), JSON.stringify(entry)],
+            );
+          }
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw error;
+        } finally {
+          end();
+        }
+      },
+      async abandon() {
+        if (ended) return;
+        end();
+        await client.query('ROLLBACK').catch(() => undefined);
+      },
+    };
+  }
+
+  return {
+    async join(start: SharedRunStart): Promise<SharedRunJoined> {
+      await deps.query(`DELETE FROM ${s}.shared_runs WHERE created_at < now() - ${KEEP_RUNS}`, []);
+      await deps.query(
+        `INSERT INTO ${s}.shared_runs (run_key, run_id, command, commit, started_at, started_by) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_key) DO NOTHING`,
+        [start.key, start.runId, start.command, start.commit, start.startedAt, JSON.stringify(start.startedBy)],
+      );
+      await deps.query(
+        `INSERT INTO ${s}.shared_run_tenants (run_key, tenant, size) SELECT $1, t.tenant, t.size FROM unnest($2::text[], $3::integer[]) AS t(tenant, size) ON CONFLICT DO NOTHING`,
+        [start.key, start.tenants.map((tenant) => tenant.tenant), start.tenants.map((tenant) => tenant.size)],
+      );
+      const run = (await deps.query<{ run_id: string; started_at: string }>(`SELECT run_id, started_at FROM ${s}.shared_runs WHERE run_key = $1`, [start.key])).rows[0]!;
+      const counts = (
+        await deps.query<{ tenants: number; done: number }>(
+          `SELECT count(*)::integer AS tenants, count(done_at)::integer AS done FROM ${s}.shared_run_tenants WHERE run_key = $1`,
+          [start.key],
+        )
+      ).rows[0]!;
+      return { runId: run.run_id, startedAt: run.started_at, tenants: counts.tenants, done: counts.done };
+    },
+
+    async next(key: string, worker: string, index = 0): Promise<SharedRunNext> {
+      const lane = laneOf(index);
+      if (lane.claimed) throw new TypeError(`lane ${index} takes one tenant at a time: finish or abandon its claim first`);
+      const client = await (lane.session ?? claimSession(lane));
+      await client.query('BEGIN');
+      let row: TenantRow | undefined;
+      try {
+        row = (
+          await client.query<TenantRow>(
+            `SELECT tenant, size FROM ${s}.shared_run_tenants WHERE run_key = $1 AND done_at IS NULL
+              ORDER BY size DESC, tenant COLLATE "C" LIMIT 1 FOR UPDATE SKIP LOCKED`,
+            [key],
+          )
+        ).rows[0];
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+      if (row === undefined) {
+        await client.query('ROLLBACK');
+        const open = (await deps.query<{ open: number }>(`SELECT count(*)::integer AS open FROM ${s}.shared_run_tenants WHERE run_key = $1 AND done_at IS NULL`, [key])).rows[0]!.open;
+        return open === 0 ? { kind: 'finished' } : { kind: 'wait', open };
+      }
+      lane.claimed = true;
+      try {
+        // Outside the claim's transaction: kept even when this worker dies, to say who took over from whom.
+        const earlier = await deps.query<{ worker: string }>(`SELECT worker FROM ${s}.shared_run_claims WHERE run_key = $1 AND tenant = $2 ORDER BY claimed_at`, [key, row.tenant]);
+        await deps.query(`INSERT INTO ${s}.shared_run_claims (run_key, tenant, worker) VALUES ($1, $2, $3)`, [key, row.tenant, worker]);
+        return { kind: 'claimed', claim: claimOf(lane, client, key, worker, row, earlier.rows.map((claim) => claim.worker)) };
+      } catch (error) {
+        lane.claimed = false;
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    },
+
+    async close(): Promise<void> {
+      const sessions = [...lanes.values()].flatMap((lane) => (lane.session === undefined ? [] : [lane.session]));
+      lanes.clear();
+      await Promise.all(sessions.map(async (session) => (await session.catch(() => undefined))?.end().catch(() => undefined)));
+    },
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * Shared runs (`--shard auto`): any number of identical workers share one run of apply or
+ * drift --fix through the state store, each taking the next tenant no worker has finished,
+ * largest first, until none is left (docs/architecture.md section 7). Only a store that every
+ * worker reaches and that notices a dead worker can hold a shared run: the PostgreSQL store
+ * (engine/state/postgres/shared-runs.ts). Types only.
+ */
+import type { HistoryCommand, HistoryTenant, StartedBy } from './history.ts';
+
+/** What a worker brings to a run: the run's key (the same for every worker of one run) and its tenants. */
+export interface SharedRunStart {
+  /** What the workers agree on without talking: a hash of the command, the commit and the selection. */
+  readonly key: string;
+  readonly command: HistoryCommand;
+  readonly commit: string;
+  /** This worker's run id; the first worker's becomes the run's. */
+  readonly runId: string;
+  readonly startedAt: string;
+  readonly startedBy: StartedBy;
+  /** Every tenant of the run, with its size (contracts to plan): the largest is taken first. */
+  readonly tenants: readonly { readonly tenant: string; readonly size: number }[];
+}
+
+/** The run as the store keeps it: the first worker's id and start. */
+export interface SharedRunJoined {
+  readonly runId: string;
+  readonly startedAt: string;
+  readonly tenants: number;
+  /** Tenants finished when this worker joined. */
+  readonly done: number;
+}
+
+/** What a worker records of a tenant it finished: the history entry's line, without the worker. */
+export type SharedTenantResult = Omit<HistoryTenant, 'tenant' | 'worker'>;
+
+/** A tenant taken: no other worker of the run takes it while this claim is open. */
+export interface SharedRunClaim {
+  readonly tenant: string;
+  readonly size: number;
+  /** Workers that took this tenant earlier in the run and did not finish it (they died). */
+  readonly takenOverFrom: readonly string[];
+  /** Marks the tenant done (by this worker), writes the run's history entry, and ends the claim. */
+  finish(result: SharedTenantResult): Promise<void>;
+  /** Ends the claim without finishing the tenant: another worker takes it. */
+  abandon(): Promise<void>;
+}
+
+export type SharedRunNext =
+  | { readonly kind: 'claimed'; readonly claim: SharedRunClaim }
+  /** Every tenant left is taken by a worker that is alive: wait, one of them may die. */
+  | { readonly kind: 'wait'; readonly open: number }
+  /** Every tenant of the run is done. */
+  | { readonly kind: 'finished' };
+
+export interface SharedRuns {
+  /** Creates the run, or joins the run another worker created; adds the tenants it does not have yet. */
+  join(start: SharedRunStart): Promise<SharedRunJoined>;
+  /**
+   * Takes the largest tenant of the run that no worker has finished and no live worker holds. A
+   * worker running several tenants at once gives each a `lane` (0, 1, ...): one claim per lane at a time.
+   */
+  next(key: string, worker: string, lane?: number): Promise<SharedRunNext>;
+}

@@ -1,0 +1,281 @@
+/**
+ * `--shard auto` (issue 24): workers that share one run through the PostgreSQL state store, as real
+ * child processes against the emulator and a real PostgreSQL. What holds: every tenant is done by
+ * exactly one worker, every changed contract PATCHed exactly once (counted on the emulator's
+ * request log), a killed worker's tenant taken over in the same run, one history entry per run,
+ * a later commit a new run, and the tenant locks keeping a worker and a plain apply apart.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { startEmulator, type Emulator, type RequestLogEntry } from '../../emulator/index.ts';
+import type { RunHistoryEntry } from '../../engine/state/history.ts';
+import { createRepo, type TestRepo } from '../git/helpers.ts';
+import { cleanupsAfterEach } from '../helpers/cleanups.ts';
+import { createFleet, fleetRepoFiles, fleetSeed, requestLog, setFaults, type Fleet } from '../helpers/fleet.ts';
+import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/contract-sync-dev.js', import.meta.url));
+
+let emulator: Emulator | undefined;
+let server: PostgresServer | undefined;
+const running = new Set<ChildProcess>();
+const cleanups = cleanupsAfterEach(async () => {
+  for (const child of running) child.kill('SIGKILL');
+  running.clear();
+  await emulator?.close();
+  emulator = undefined;
+});
+
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+interface ChildRun {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+interface Started {
+  readonly child: ChildProcess;
+  readonly finished: Promise<ChildRun>;
+  /** What it printed so far. */
+  stdout(): string;
+}
+
+/** The environment of a child run: the fleet's secrets, the database, no CI variables of the machine running the tests. */
+function childEnv(setup: Setup, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...setup.env, CONTRACT_SYNC_LOG_LEVEL: 'warn', ...extra };
+  for (const name of ['GITHUB_RUN_ID', 'GITHUB_RUN_ATTEMPT', 'GITHUB_ACTIONS', 'CI_PIPELINE_ID', 'GITLAB_CI', 'CONTRACT_SYNC_RUN']) if (!(name in extra)) delete env[name];
+  return env;
+}
+
+function start(setup: Setup, args: readonly string[], extra: Record<string, string> = {}): Started {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: setup.repo.dir, env: childEnv(setup, extra), stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const finished = new Promise<ChildRun>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      running.delete(child);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  return { child, finished, stdout: () => stdout };
+}
+
+function worker(setup: Setup, name: string, extra: Record<string, string> = {}): Started {
+  return start(setup, ['apply', '--shard', 'auto', '--ref', 'HEAD', '--lock-timeout', '120'], { CONTRACT_SYNC_WORKER: name, ...extra });
+}
+
+function patches(log: readonly RequestLogEntry[]): RequestLogEntry[] {
+  return log.filter((entry) => entry.kind === 'api' && entry.method === 'PATCH' && entry.status !== null && entry.status < 300);
+}
+
+/** How many times each contract was PATCHed (answered 2xx). */
+async function patchCounts(): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const entry of patches(await requestLog(emulator!))) {
+    const id = decodeURIComponent(entry.path.split('/').at(-1)!);
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
+
+function changedIds(fleet: Fleet): string[] {
+  return [...fleet.changed.values()].flatMap((ids) => [...ids]).sort();
+}
+
+/** The tenants a worker says it took, in order. */
+function tenantsTaken(stdout: string): string[] {
+  return [...stdout.matchAll(/^worker \S+ took tenant (\S+) /gm)].map((match) => match[1]!);
+}
+
+async function history(setup: Setup): Promise<RunHistoryEntry[]> {
+  const run = await start(setup, ['state', 'history', '--format', 'json']).finished;
+  expect(run.code, run.stderr).toBe(0);
+  return (JSON.parse(run.stdout) as { runs: RunHistoryEntry[] }).runs;
+}
+
+interface Setup {
+  readonly fleet: Fleet;
+  readonly repo: TestRepo;
+  readonly env: Record<string, string>;
+}
+
+/**
+ * `tenants` tenants of `perTenant` contracts (two in three changed), with api.read, in a git
+ * repository whose config names a fresh PostgreSQL database. `latencyMs`: every API request waits
+ * that long, so that a tenant takes a while and every worker gets some.
+ */
+async function setup(tenants: number, perTenant: number, latencyMs: number): Promise<Setup> {
+  const fleet = createFleet(tenants, perTenant);
+  emulator = await startEmulator(fleetSeed(fleet));
+  if (latencyMs > 0) await setFaults(emulator, { api: { latencyMs: [latencyMs, latencyMs] } });
+  const files = fleetRepoFiles(fleet, emulator, { read: true, rate: '{ requestsPerSecond: 1000, concurrency: 2, maxInFlight: 4 }' });
+  files['contract-sync.yaml'] += 'state: { backend: postgres, url: { env: STATE_DB_URL } }\n';
+  const url = await server!.createDatabase();
+  const repo = await createRepo(files);
+  cleanups.push(() => repo.cleanup());
+  return { fleet, repo, env: { ...fleet.env, STATE_DB_URL: url } };
+}
+
+/** Runs `count` workers at once; each must exit 0. */
+async function workers(s: Setup, count: number): Promise<ChildRun[]> {
+  const runs = await Promise.all(Array.from({ length: count }, (_, index) => worker(s, `w${index + 1}`).finished));
+  for (const run of runs) expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+  return runs;
+}
+
+function expectEachPatchedOnce(counts: ReadonlyMap<string, number>, fleet: Fleet): void {
+  expect([...counts.keys()].sort()).toEqual(changedIds(fleet));
+  expect([...counts.entries()].filter(([, count]) => count !== 1)).toEqual([]);
+}
+
+describe('apply --shard auto', () => {
+  it.each([2, 3])('%i workers share one run: every tenant done by one of them, every changed contract PATCHed once, one history entry', { timeout: 120_000 }, async (count) => {
+    const s = await setup(3 * count, 12, 40);
+
+    const runs = await workers(s, count);
+
+    const taken = runs.map((run) => tenantsTaken(run.stdout));
+    expect(taken.flat().sort()).toEqual([...s.fleet.tenants].sort());
+    // Every worker took part (a tenant takes a few hundred ms, the workers start together).
+    for (const [index, tenants] of taken.entries()) expect(tenants.length, runs[index]!.stdout).toBeGreaterThan(0);
+    expectEachPatchedOnce(await patchCounts(), s.fleet);
+    // All joined the same run.
+    const runIds = new Set(runs.map((run) => /^shared run (\S+):/m.exec(run.stdout)?.[1]));
+    expect(runIds.size).toBe(1);
+    const entries = await history(s);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]!.runId).toBe([...runIds][0]);
+    expect(entries[0]!.tenants.map((tenant) => tenant.tenant)).toEqual([...s.fleet.tenants].sort());
+    for (const [index, tenants] of taken.entries()) {
+      for (const tenant of tenants) expect(entries[0]!.tenants.find((entry) => entry.tenant === tenant)).toMatchObject({ worker: `w${index + 1}`, failed: 0 });
+    }
+    expect(entries[0]!.tenants.reduce((sum, tenant) => sum + tenant.applied, 0)).toBe(changedIds(s.fleet).length);
+  });
+
+  it('takes the largest tenant first', { timeout: 120_000 }, async () => {
+    const s = await setup(4, 6, 0);
+    // tenant-c gets many more contracts than the others.
+    const big = createFleet(1, 30, 11).desired[0]!;
+    const file = stringify({ tenant: 'tenant-c', contracts: Object.fromEntries(big.contracts.map((contract) => [`big-${contract.id}`, contract.fields])) });
+    await s.repo.commit('a big tenant', { 'contracts/tenant-c-big.yaml': file });
+
+    const run = await worker(s, 'solo').finished;
+
+    expect(tenantsTaken(run.stdout)[0], run.stdout + run.stderr).toBe('tenant-c');
+  });
+
+  it("takes over a killed worker's tenant in the same run: every changed contract PATCHed exactly once", { timeout: 120_000 }, async () => {
+    const s = await setup(4, 24, 60);
+    const victim = worker(s, 'victim');
+    // Killed halfway through its first tenants: some of their PATCHes answered, others not yet sent.
+    while (patches(await requestLog(emulator!)).length < 10) await delay(20);
+    victim.child.kill('SIGKILL');
+    const killed = await victim.finished;
+    expect(killed.signal).toBe('SIGKILL');
+    const before = patches(await requestLog(emulator!)).length;
+    expect(before).toBeLessThan(changedIds(s.fleet).length);
+    const victimTook = tenantsTaken(killed.stdout);
+
+    const [rescuer, second] = await workers(s, 2);
+
+    // The same run: the tenants the victim did not finish are taken over, the others taken fresh.
+    expect(rescuer!.stdout + second!.stdout).toMatch(/taken over from worker victim/);
+    expect([...rescuer!.stdout.matchAll(/^shared run (\S+):/gm), ...second!.stdout.matchAll(/^shared run (\S+):/gm), ...killed.stdout.matchAll(/^shared run (\S+):/gm)].map((m) => m[1]).filter((id, index, all) => all.indexOf(id) === index)).toHaveLength(1);
+    expect([...tenantsTaken(rescuer!.stdout), ...tenantsTaken(second!.stdout)].sort()).toEqual(expect.arrayContaining(victimTook));
+    expectEachPatchedOnce(await patchCounts(), s.fleet);
+    const entries = await history(s);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]!.tenants.map((tenant) => tenant.tenant)).toEqual([...s.fleet.tenants].sort());
+    expect(entries[0]!.tenants.every((tenant) => tenant.worker !== 'victim' && tenant.failed === 0)).toBe(true);
+  });
+
+  it('a later commit is a new run; the same commit again joins the finished run and sends nothing', { timeout: 120_000 }, async () => {
+    const s = await setup(3, 6, 0);
+    const [first] = await workers(s, 1);
+    const firstRun = /^shared run (\S+):/m.exec(first!.stdout)![1];
+    const patchedFirst = patches(await requestLog(emulator!)).length;
+
+    const again = await worker(s, 'again').finished;
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(`shared run ${firstRun}: worker again joined (3 tenants, 3 done)`);
+    expect(tenantsTaken(again.stdout)).toEqual([]);
+    expect(patches(await requestLog(emulator!)).length).toBe(patchedFirst);
+
+    const set = s.fleet.desired[1]!;
+    const renamed = stringify({ tenant: set.tenant, contracts: Object.fromEntries(set.contracts.map((contract) => [contract.id, { ...contract.fields, Name: `later ${contract.id}` }])) });
+    await s.repo.commit('later', { [set.file]: renamed });
+    const later = await worker(s, 'later').finished;
+
+    expect(later.code, later.stderr).toBe(0);
+    const laterRun = /^shared run (\S+): worker later joined \(3 tenants, 0 done\)/m.exec(later.stdout)?.[1];
+    expect(laterRun).toBeDefined();
+    expect(laterRun).not.toBe(firstRun);
+    expect(patches(await requestLog(emulator!)).length).toBe(patchedFirst + set.contracts.length);
+    const entries = await history(s);
+    expect(entries.map((entry) => entry.runId).sort()).toEqual([firstRun, laterRun].sort());
+  });
+
+  it('a worker and a plain apply on the same tenants exclude each other through the tenant locks', { timeout: 120_000 }, async () => {
+    const s = await setup(3, 24, 40);
+    const plain = start(s, ['apply', '--ref', 'HEAD', '--tenant', 'tenant-a', '--lock-timeout', '120']);
+    // The plain apply holds tenant-a's lock and is sending when the worker starts.
+    while (patches(await requestLog(emulator!)).length < 3) await delay(20);
+    const shared = worker(s, 'w1');
+
+    const [plainRun, sharedRun] = await Promise.all([plain.finished, shared.finished]);
+
+    expect(plainRun.code, plainRun.stderr).toBe(0);
+    expect(sharedRun.code, sharedRun.stderr).toBe(0);
+    expectEachPatchedOnce(await patchCounts(), s.fleet);
+    // The worker took tenant-a too, after the plain apply released it: nothing left to send.
+    const entry = (await history(s)).find((candidate) => candidate.tenants.some((tenant) => tenant.worker === 'w1'))!;
+    expect(entry.tenants.find((tenant) => tenant.tenant === 'tenant-a')).toMatchObject({ worker: 'w1', applied: 0, failed: 0 });
+  });
+
+  it('drift --fix: two workers share one run, each fixing its tenants; every drifted contract PATCHed once, one history entry', { timeout: 120_000 }, async () => {
+    const s = await setup(4, 12, 40);
+
+    const runs = await Promise.all(['d1', 'd2'].map((name) => start(s, ['drift', '--fix', '--shard', 'auto', '--ref', 'HEAD'], { CONTRACT_SYNC_WORKER: name }).finished));
+
+    for (const run of runs) expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    const taken = runs.map((run) => tenantsTaken(run.stdout));
+    expect(taken.flat().sort()).toEqual([...s.fleet.tenants].sort());
+    expectEachPatchedOnce(await patchCounts(), s.fleet);
+    const entries = await history(s);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]!.command).toBe('drift --fix');
+    expect(entries[0]!.tenants.map((tenant) => [tenant.tenant, tenant.worker])).toEqual(
+      [...s.fleet.tenants].sort().map((tenant) => [tenant, taken[0]!.includes(tenant) ? 'd1' : 'd2']),
+    );
+  });
+
+  it('is refused with a file store, saying why; nothing is sent', { timeout: 60_000 }, async () => {
+    const fleet = createFleet(1, 2);
+    emulator = await startEmulator(fleetSeed(fleet));
+    const repo = await createRepo(fleetRepoFiles(fleet, emulator, { statePath: '.contract-sync/state' }));
+    cleanups.push(() => repo.cleanup());
+    const s: Setup = { fleet, repo, env: fleet.env };
+
+    const run = await worker(s, 'w1').finished;
+
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('--shard auto shares one run between workers through the PostgreSQL state store');
+    expect(run.stderr).toContain('use --shard I/N with it');
+    expect(await requestLog(emulator)).toEqual([]);
+  });
+});

@@ -1,0 +1,140 @@
+/**
+ * The PostgreSQL store's shared runs (engine/state/postgres/shared-runs.ts) against a real server:
+ * the first worker's run id wins, tenants come largest first, a claimed tenant is skipped by the
+ * others, a claim ends with its session (another store takes the tenant over), and the history
+ * entry is rewritten whole as tenants finish.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPostgresStateStore, type PostgresStateStore } from '../../engine/state/postgres/index.ts';
+import type { SharedRunStart, SharedRuns } from '../../engine/state/shared-run.ts';
+import { sharedRunKey, runOccasion } from '../../engine/run/shared-run.ts';
+import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
+
+let server: PostgresServer;
+const opened: PostgresStateStore[] = [];
+
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+
+afterAll(async () => {
+  for (const store of opened) await store.close();
+  await server?.stop();
+});
+
+async function open(url: string): Promise<{ store: PostgresStateStore; runs: SharedRuns }> {
+  const store = await openPostgresStateStore({ url });
+  opened.push(store);
+  return { store, runs: store.sharedRuns! };
+}
+
+function start(runId: string, tenants: Record<string, number>): SharedRunStart {
+  return {
+    key: 'run-key-1',
+    command: 'apply',
+    commit: 'c'.repeat(40),
+    runId,
+    startedAt: '2027-01-01T00:00:00.000Z',
+    startedBy: {},
+    tenants: Object.entries(tenants).map(([tenant, size]) => ({ tenant, size })),
+  };
+}
+
+describe('PostgreSQL shared runs', () => {
+  it('joins one run, hands out tenants largest first, never one tenant to two claims, and writes the history once', async () => {
+    const url = await server.createDatabase();
+    const a = await open(url);
+    const b = await open(url);
+
+    const joinedA = await a.runs.join(start('run-a', { small: 1, big: 9, mid: 5 }));
+    const joinedB = await b.runs.join(start('run-b', { small: 1, big: 9, mid: 5 }));
+    expect(joinedA).toEqual({ runId: 'run-a', startedAt: '2027-01-01T00:00:00.000Z', tenants: 3, done: 0 });
+    expect(joinedB.runId).toBe('run-a');
+
+    const first = await a.runs.next('run-key-1', 'A');
+    const second = await b.runs.next('run-key-1', 'B');
+    const third = await b.runs.next('run-key-1', 'B', 1);
+    const none = await a.runs.next('run-key-1', 'A', 1);
+    expect([first, second, third].map((next) => (next.kind === 'claimed' ? next.claim.tenant : next.kind))).toEqual(['big', 'mid', 'small']);
+    expect(none).toEqual({ kind: 'wait', open: 3 });
+
+    for (const [next, applied] of [[first, 9], [second, 5], [third, 1]] as const) {
+      if (next.kind === 'claimed') await next.claim.finish({ changed: applied, applied, failed: 0 });
+    }
+
+    expect(await a.runs.next('run-key-1', 'A')).toEqual({ kind: 'finished' });
+    const history = await a.store.readHistory();
+    expect(history).toHaveLength(1);
+    expect(history[0]!.runId).toBe('run-a');
+    expect(history[0]!.tenants).toEqual([
+      { tenant: 'big', changed: 9, applied: 9, failed: 0, worker: 'A' },
+      { tenant: 'mid', changed: 5, applied: 5, failed: 0, worker: 'B' },
+      { tenant: 'small', changed: 1, applied: 1, failed: 0, worker: 'B' },
+    ]);
+  });
+
+  it('frees a claim when its session ends: another worker takes the tenant over and is told from whom', async () => {
+    const url = await server.createDatabase();
+    const dying = await open(url);
+    const rescuer = await open(url);
+    await dying.runs.join(start('run-a', { only: 3 }));
+    await rescuer.runs.join(start('run-b', { only: 3 }));
+    const taken = await dying.runs.next('run-key-1', 'dying');
+    expect(taken.kind).toBe('claimed');
+    expect(await rescuer.runs.next('run-key-1', 'rescuer')).toEqual({ kind: 'wait', open: 1 });
+
+    // The session ends (as when the process is killed): the server rolls back its transaction.
+    await server.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'idle in transaction'", new URL(url).pathname.slice(1));
+    let next = await rescuer.runs.next('run-key-1', 'rescuer');
+    for (let tries = 0; next.kind === 'wait' && tries < 50; tries += 1) next = await rescuer.runs.next('run-key-1', 'rescuer');
+
+    expect(next.kind).toBe('claimed');
+    if (next.kind !== 'claimed') return;
+    expect(next.claim.tenant).toBe('only');
+    expect(next.claim.takenOverFrom).toEqual(['dying']);
+    await next.claim.finish({ changed: 3, applied: 3, failed: 0 });
+    expect((await rescuer.store.readHistory())[0]!.tenants).toEqual([{ tenant: 'only', changed: 3, applied: 3, failed: 0, worker: 'rescuer' }]);
+  });
+
+  it('gives an abandoned tenant to the next worker, not done', async () => {
+    const url = await server.createDatabase();
+    const a = await open(url);
+    await a.runs.join(start('run-a', { only: 1 }));
+    const taken = await a.runs.next('run-key-1', 'A');
+    if (taken.kind === 'claimed') await taken.claim.abandon();
+
+    const again = await a.runs.next('run-key-1', 'A');
+
+    expect(again.kind === 'claimed' && again.claim.takenOverFrom).toEqual(['A']);
+  });
+});
+
+describe('the shared run key', () => {
+  const base = { command: 'apply' as const, commit: 'a'.repeat(40), tenants: ['acme', 'globex'], selection: {}, options: { scope: 'incremental' }, env: {} };
+
+  it('is the same for the same run, whatever the order of tenants or options', () => {
+    expect(sharedRunKey(base)).toBe(sharedRunKey({ ...base, tenants: ['globex', 'acme'], options: { scope: 'incremental' } }));
+  });
+
+  it('differs for another commit, command, selection, option or CI run', () => {
+    const keys = [
+      sharedRunKey(base),
+      sharedRunKey({ ...base, commit: 'b'.repeat(40) }),
+      sharedRunKey({ ...base, command: 'drift --fix' }),
+      sharedRunKey({ ...base, tenants: ['acme'] }),
+      sharedRunKey({ ...base, options: { scope: 'every-contract' } }),
+      sharedRunKey({ ...base, env: { GITHUB_RUN_ID: '7' } }),
+      sharedRunKey({ ...base, env: { GITHUB_RUN_ID: '7', GITHUB_RUN_ATTEMPT: '2' } }),
+      sharedRunKey({ ...base, env: { CI_PIPELINE_ID: '7' } }),
+      sharedRunKey({ ...base, env: { CONTRACT_SYNC_RUN: 'nightly-1' } }),
+    ];
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it('names the occasion from CONTRACT_SYNC_RUN first, then GitHub, then GitLab', () => {
+    expect(runOccasion({ CONTRACT_SYNC_RUN: 'x', GITHUB_RUN_ID: '1' })).toBe('named:x');
+    expect(runOccasion({ GITHUB_RUN_ID: '1' })).toBe('github:1:1');
+    expect(runOccasion({ CI_PIPELINE_ID: '9' })).toBe('gitlab:9');
+    expect(runOccasion({})).toBe('');
+  });
+});
