@@ -39,7 +39,10 @@ const CONCURRENCY = 2;
 
 // Every contract changed, so that every contract is one PATCH.
 const fleet = createFleet(tenants, Number(values.contracts));
-const desired = fleet.desired.map((set) => ({ ...set, contracts: set.contracts.map((contract) => ({ ...contract, fields: { ...contract.fields, Comment: 'bench' } })) }));
+const desired = fleet.desired.map((set) => ({
+  ...set,
+  contracts: set.contracts.map((contract) => ({ ...contract, fields: { ...contract.fields, Comment: 'bench' } })),
+}));
 
 interface RunFigures {
   readonly requests: number;
@@ -67,7 +70,8 @@ async function runOnce(configuredRps: number, concurrency: number): Promise<RunF
     const config = fleetConfig(fleet, emulator, { rate: `{ requestsPerSecond: ${configuredRps}, concurrency: ${concurrency}, maxInFlight: 16 }` });
     const store = fileStateStore(stateDir);
     for (const [tenant, contracts] of fleet.live) {
-      for (const [contractId, fields] of contracts) await store.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt: new Date().toISOString(), commit: null });
+      for (const [contractId, fields] of contracts)
+        await store.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt: new Date().toISOString(), commit: null });
     }
     const logger = silentLogger();
     const started = performance.now();

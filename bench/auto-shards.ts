@@ -82,7 +82,12 @@ function createBenchFleet(sizes: readonly number[], prefix: string): Fleet {
     desired.push({
       tenant,
       file: `contracts/${tenant}.yaml`,
-      contracts: [...contracts].map(([id, fields], index) => ({ id, line: index + 3, column: 3, fields: { ...fields, Name: `${String(fields.Name)} (shared run)` } })),
+      contracts: [...contracts].map(([id, fields], index) => ({
+        id,
+        line: index + 3,
+        column: 3,
+        fields: { ...fields, Name: `${String(fields.Name)} (shared run)` },
+      })),
     });
   }
   return { tenants, live, desired, changed, env: Object.fromEntries(tenants.map((tenant) => [secretEnvOf(tenant), secretOf(tenant)])) };
@@ -154,7 +159,11 @@ async function setupBench(postgres: PostgresServer, sizes: readonly number[], pr
   try {
     const appliedAt = new Date().toISOString();
     for (const [tenant, contracts] of fleet.live) {
-      await Promise.all([...contracts].map(([contractId, fields]) => store.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt, commit: null })));
+      await Promise.all(
+        [...contracts].map(([contractId, fields]) =>
+          store.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt, commit: null }),
+        ),
+      );
     }
   } finally {
     await store.close();
@@ -286,7 +295,8 @@ try {
         const ideal = one !== undefined && largestAlone !== undefined ? Math.max(largestAlone, one / workers) : undefined;
         rows.push({ ...row, ...(ideal === undefined ? {} : { ideal: Number(ideal.toFixed(1)), ofIdeal: Number((row.seconds / ideal).toFixed(2)) }) });
       }
-      if (largestAlone !== undefined) rows.push({ ...summarise(`${mode}: largest tenant alone (${sizes[0]} contracts)`, 1, alone, undefined), historyEntries: [] });
+      if (largestAlone !== undefined)
+        rows.push({ ...summarise(`${mode}: largest tenant alone (${sizes[0]} contracts)`, 1, alone, undefined), historyEntries: [] });
     } finally {
       await bench.cleanup();
     }
@@ -307,7 +317,21 @@ try {
     }),
   );
   const table = [
-    ['mode', 'workers', 'wall s (median)', 'x one worker', 'API span s', 'x one worker', 'ideal s', 'x ideal', 'worker CPU cores', 'double PATCH', 'unpatched', 'failed exits', 'history entries'],
+    [
+      'mode',
+      'workers',
+      'wall s (median)',
+      'x one worker',
+      'API span s',
+      'x one worker',
+      'ideal s',
+      'x ideal',
+      'worker CPU cores',
+      'double PATCH',
+      'unpatched',
+      'failed exits',
+      'history entries',
+    ],
     ...rows.map((row) => [
       row.mode,
       String(row.workers),

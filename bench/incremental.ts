@@ -65,12 +65,23 @@ async function seedAppliedRepo(dir: string, contracts: number): Promise<{ desire
   for (const set of desired.contractSets) {
     await Promise.all(
       set.contracts.map((contract) =>
-        store.writeContract(set.tenant, { contractId: contract.id, fields: contract.fields, fingerprint: fingerprint(contract.fields), appliedAt: '2026-11-01T00:00:00.000Z', commit: applied }),
+        store.writeContract(set.tenant, {
+          contractId: contract.id,
+          fields: contract.fields,
+          fingerprint: fingerprint(contract.fields),
+          appliedAt: '2026-11-01T00:00:00.000Z',
+          commit: applied,
+        }),
       ),
     );
   }
   for (const tenant of Object.keys(config!.tenants)) {
-    await store.writeRun(tenant, { lastAppliedCommit: applied, planningFingerprint: planningFingerprint(config!, tenant), pending: [], updatedAt: '2026-11-01T00:00:00.000Z' });
+    await store.writeRun(tenant, {
+      lastAppliedCommit: applied,
+      planningFingerprint: planningFingerprint(config!, tenant),
+      pending: [],
+      updatedAt: '2026-11-01T00:00:00.000Z',
+    });
   }
   await store.close();
   return { desired };
@@ -144,7 +155,11 @@ async function benchApply(): Promise<void> {
 /** One run of the built CLI in `dir`; its wall time and stdout. */
 function timeCli(dir: string, args: readonly string[]): { ms: number; stdout: string } {
   const start = process.hrtime.bigint();
-  const result = spawnSync(process.execPath, [BIN, ...args], { cwd: dir, env: { PATH: process.env.PATH ?? '', CONTRACT_SYNC_LOG_LEVEL: 'silent' }, maxBuffer: 256 * 1024 * 1024 });
+  const result = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '', CONTRACT_SYNC_LOG_LEVEL: 'silent' },
+    maxBuffer: 256 * 1024 * 1024,
+  });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   if (result.status !== 0) throw new Error(`contract-sync ${args.join(' ')} exited ${String(result.status)}: ${result.stderr.toString()}`);
   return { ms, stdout: result.stdout.toString() };

@@ -126,7 +126,10 @@ interface Figure {
 
 /** The line that names the error: node's `RangeError: ...`, the CLI's `internal error: ...`, V8's `FATAL ERROR`. */
 function errorLine(stderr: string, status: number | null, signal: string | null): string {
-  const lines = stderr.split('\n').map((line) => line.trim()).filter(Boolean);
+  const lines = stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
   const line = lines.find((l) => /\b(\w*Error|FATAL ERROR|error)\b/.test(l)) ?? lines.at(-1);
   return `${signal ? `killed by ${signal}` : `exit ${status}`}${line ? `: ${line.slice(0, 200)}` : ''}`;
 }
@@ -182,7 +185,10 @@ function median(values: readonly number[]): number {
 }
 
 function git(dir: string, ...args: string[]): string {
-  const result = spawnSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid', '-c', 'commit.gpgsign=false', ...args], { cwd: dir, encoding: 'utf8' });
+  const result = spawnSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid', '-c', 'commit.gpgsign=false', ...args], {
+    cwd: dir,
+    encoding: 'utf8',
+  });
   if (result.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${result.stderr}`);
   return result.stdout.trim();
 }
@@ -245,7 +251,12 @@ async function prepare(dir: string, contracts: number): Promise<Prepared> {
     await mkdir(path.join(stateDir, tenant), { recursive: true });
     const lines = records.map((record) => journalRecordLine(stateRecordOf(tenant, record)));
     await writeFile(path.join(stateDir, tenant, JOURNAL_FILE_NAME), lines.join(''));
-    await store.writeRun(tenant, { lastAppliedCommit: applied, planningFingerprint: planningFingerprint(config, tenant), pending: [], updatedAt: '2026-11-01T00:00:00.000Z' });
+    await store.writeRun(tenant, {
+      lastAppliedCommit: applied,
+      planningFingerprint: planningFingerprint(config, tenant),
+      pending: [],
+      updatedAt: '2026-11-01T00:00:00.000Z',
+    });
   }
 
   process.stderr.write(`${contracts}: state store populated in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
@@ -258,7 +269,13 @@ async function prepare(dir: string, contracts: number): Promise<Prepared> {
 
   const emptyConfig = path.join(dir, 'empty-store.yaml');
   await mkdir(path.join(dir, 'empty-state'));
-  await writeFile(emptyConfig, stringify({ ...load(await readFile(path.join(repo, 'contract-sync.yaml'), 'utf8'), { schema: CORE_SCHEMA }) as object, state: { backend: 'file', path: path.join(dir, 'empty-state') } }));
+  await writeFile(
+    emptyConfig,
+    stringify({
+      ...(load(await readFile(path.join(repo, 'contract-sync.yaml'), 'utf8'), { schema: CORE_SCHEMA }) as object),
+      state: { backend: 'file', path: path.join(dir, 'empty-state') },
+    }),
+  );
   return { repo, jsonDir, emptyConfig, tenants, files, changed };
 }
 
@@ -289,9 +306,19 @@ function figuresFor(prepared: Prepared, contracts: number, scratch: string, prFi
       ratioTo: { figure: 'js-yaml load (core)', target: 2 },
       check: (head) => (head.includes(`${contracts} valid contracts`) ? undefined : `unexpected output: ${head.split('\n')[0]}`),
     },
-    { name: 'plan, empty store', args: [BIN, 'plan', '--repo', repo, '--config', emptyConfig], ratioTo: { figure: 'js-yaml load (core)', target: 2.5 }, check: expectHeadline(contracts, contracts) },
+    {
+      name: 'plan, empty store',
+      args: [BIN, 'plan', '--repo', repo, '--config', emptyConfig],
+      ratioTo: { figure: 'js-yaml load (core)', target: 2.5 },
+      check: expectHeadline(contracts, contracts),
+    },
     // --full: the store holds main's commit as last applied, so a plain plan would be incremental.
-    { name: 'plan --full, 10% differ', args: [BIN, 'plan', '--repo', repo, '--full'], ratioTo: { figure: 'js-yaml load (core)', target: 2.5 }, check: expectHeadline(changed, contracts) },
+    {
+      name: 'plan --full, 10% differ',
+      args: [BIN, 'plan', '--repo', repo, '--full'],
+      ratioTo: { figure: 'js-yaml load (core)', target: 2.5 },
+      check: expectHeadline(changed, contracts),
+    },
     {
       name: 'plan --format json',
       args: [BIN, 'plan', '--repo', repo, '--config', emptyConfig, '--format', 'json'],
@@ -304,7 +331,11 @@ function figuresFor(prepared: Prepared, contracts: number, scratch: string, prFi
       ratioTo: { figure: 'js-yaml load (core)' },
       check: expectHeadline(contracts, contracts),
     },
-    { name: 'PR plan --ref HEAD --base main', args: [BIN, 'plan', '--repo', repo, '--ref', 'HEAD', '--base', 'main'], ratioTo: { figure: '--version', target: 3 } },
+    {
+      name: 'PR plan --ref HEAD --base main',
+      args: [BIN, 'plan', '--repo', repo, '--ref', 'HEAD', '--base', 'main'],
+      ratioTo: { figure: '--version', target: 3 },
+    },
     // What no PR plan can do without: node, js-yaml, and a parse of the changed file at both commits.
     {
       name: 'PR floor: js-yaml load of the file at base and head',
@@ -361,7 +392,11 @@ async function benchSize(contracts: number): Promise<void> {
     await writeFile(path.join(prFiles, 'head.yaml'), git(prepared.repo, 'show', `HEAD:${EDITED}`));
     const every = figuresFor(prepared, contracts, scratch, prFiles);
     // A figure named by --only comes with the figure it is a ratio to.
-    const wanted = new Set(every.filter(({ name }) => !ONLY || ONLY.some((prefix) => name.startsWith(prefix))).flatMap(({ name, ratioTo }) => (ratioTo ? [name, ratioTo.figure] : [name])));
+    const wanted = new Set(
+      every
+        .filter(({ name }) => !ONLY || ONLY.some((prefix) => name.startsWith(prefix)))
+        .flatMap(({ name, ratioTo }) => (ratioTo ? [name, ratioTo.figure] : [name])),
+    );
     const figures = every.filter(({ name }) => wanted.has(name));
     const samples = new Map<string, Sample[]>(figures.map(({ name }) => [name, []]));
     const notes = new Map<string, string>();
@@ -378,7 +413,9 @@ async function benchSize(contracts: number): Promise<void> {
           if (sample.error === undefined && figure.args[0] === '--input-type=module') {
             parseCpu.set(figure.name, [...(parseCpu.get(figure.name) ?? []), (JSON.parse(sample.stdoutHead) as { parseCpuS: number }).parseCpuS]);
           }
-          process.stderr.write(`${contracts} ${figure.name} #${round + 1}: ${sample.error ?? `${sample.cpuS.toFixed(2)} s CPU, ${sample.wallS.toFixed(2)} s wall, ${Math.round(sample.peakRssMiB)} MiB`}\n`);
+          process.stderr.write(
+            `${contracts} ${figure.name} #${round + 1}: ${sample.error ?? `${sample.cpuS.toFixed(2)} s CPU, ${sample.wallS.toFixed(2)} s wall, ${Math.round(sample.peakRssMiB)} MiB`}\n`,
+          );
         }
       }
     }

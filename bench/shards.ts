@@ -94,7 +94,12 @@ function createBenchFleet(): Fleet {
     desired.push({
       tenant,
       file: `contracts/${tenant}.yaml`,
-      contracts: [...contracts].map(([id, fields], index) => ({ id, line: index + 3, column: 3, fields: { ...fields, Name: `${String(fields.Name)} (sharded)` } })),
+      contracts: [...contracts].map(([id, fields], index) => ({
+        id,
+        line: index + 3,
+        column: 3,
+        fields: { ...fields, Name: `${String(fields.Name)} (sharded)` },
+      })),
     });
   }
   return { tenants, live, desired, changed, env: Object.fromEntries(tenants.map((tenant) => [secretEnvOf(tenant), secretOf(tenant)])) };
@@ -107,7 +112,11 @@ async function writeTemplate(postgres: PostgresServer, fleet: Fleet): Promise<st
   try {
     const appliedAt = new Date().toISOString();
     for (const [tenant, contracts] of fleet.live) {
-      await Promise.all([...contracts].map(([contractId, fields]) => store.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt, commit: null })));
+      await Promise.all(
+        [...contracts].map(([contractId, fields]) =>
+          store.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt, commit: null }),
+        ),
+      );
     }
   } finally {
     await store.close();
@@ -253,7 +262,21 @@ try {
     }),
   );
   const table = [
-    ['workers', 'tenants/shard', 'wall s', 'contracts/s', 'ratio', 'PATCH span s', 'contracts/s', 'ratio', 'CPU cores', 'double PATCH', 'unpatched', '429', 'failed exits'],
+    [
+      'workers',
+      'tenants/shard',
+      'wall s',
+      'contracts/s',
+      'ratio',
+      'PATCH span s',
+      'contracts/s',
+      'ratio',
+      'CPU cores',
+      'double PATCH',
+      'unpatched',
+      '429',
+      'failed exits',
+    ],
     ...rows.map((row) => [
       String(row.workers),
       row.tenantsPerShard.join('+'),

@@ -17,7 +17,8 @@ import { fileStateStore, readKnownState, type AppliedContract, type StateStore }
 
 const SIZES = (process.env.BENCH_SIZES ?? '10000x10,100000x100').split(',').map((size) => {
   const [contracts, tenants] = size.split('x').map(Number);
-  if (!Number.isSafeInteger(contracts) || !Number.isSafeInteger(tenants) || contracts! < tenants! || tenants! < 1) throw new Error(`BENCH_SIZES: expected CONTRACTSxTENANTS, got ${size}`);
+  if (!Number.isSafeInteger(contracts) || !Number.isSafeInteger(tenants) || contracts! < tenants! || tenants! < 1)
+    throw new Error(`BENCH_SIZES: expected CONTRACTSxTENANTS, got ${size}`);
   return { contracts: contracts!, tenants: tenants! };
 });
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
@@ -61,7 +62,13 @@ function record(tenant: number, index: number): AppliedContract {
     ],
     Tags: ['framework', `region-${index % 7}`],
   };
-  return { contractId: `C-${String(index).padStart(6, '0')}`, fields, fingerprint: fingerprint(fields), appliedAt: '2027-01-01T00:00:00.000Z', commit: 'a'.repeat(40) };
+  return {
+    contractId: `C-${String(index).padStart(6, '0')}`,
+    fields,
+    fingerprint: fingerprint(fields),
+    appliedAt: '2027-01-01T00:00:00.000Z',
+    commit: 'a'.repeat(40),
+  };
 }
 
 /** Writes every tenant's records as apply does: under its lock, RECORD_CONCURRENCY at a time. */
@@ -95,7 +102,9 @@ for (const { contracts, tenants } of SIZES) {
       tenantRuns.push(await timed(async () => (read = (await fileStateStore(dir).readTenant(names[run % tenants]!)).size)));
       if (read !== contracts / tenants) throw new Error(`read ${read} records of one tenant, expected ${contracts / tenants}`);
       let all = 0;
-      allRuns.push(await timed(async () => (all = [...(await readKnownState(fileStateStore(dir), names)).values()].reduce((sum, known) => sum + known.size, 0))));
+      allRuns.push(
+        await timed(async () => (all = [...(await readKnownState(fileStateStore(dir), names)).values()].reduce((sum, known) => sum + known.size, 0))),
+      );
       if (all !== contracts) throw new Error(`read ${all} records, expected ${contracts}`);
     }
     const allCpuMs = median(allRuns.map((run) => run.cpuMs));

@@ -62,7 +62,9 @@ function contractIdOf(path: string): string | undefined {
 function readAnswer(contract: ContractFields, id: string, behaviours: SeedBehaviours): unknown {
   let fields: Record<string, unknown> = contract;
   if (behaviours.naiveTimestamps) {
-    fields = Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, isTimestampField(key) && typeof value === 'string' ? value.replace(/Z$/, '') : value]));
+    fields = Object.fromEntries(
+      Object.entries(fields).map(([key, value]) => [key, isTimestampField(key) && typeof value === 'string' ? value.replace(/Z$/, '') : value]),
+    );
   }
   if (behaviours.readEnvelope === undefined) return fields;
   return { [behaviours.readEnvelope]: fields, Links: { self: `/contract/${encodeURIComponent(id)}` } };
@@ -94,28 +96,43 @@ export function createApiHandler(deps: ApiDependencies) {
       ({ tenant, scopes } = await verify(req.headers.authorization));
     } catch (error) {
       if (!(error instanceof TokenRejected)) throw error;
-      sendJson(res, 401, { error: 'invalid_token', message: error.message }, {
-        'WWW-Authenticate': `Bearer error="invalid_token", error_description="${error.message.replaceAll('"', "'")}"`,
-      });
+      sendJson(
+        res,
+        401,
+        { error: 'invalid_token', message: error.message },
+        {
+          'WWW-Authenticate': `Bearer error="invalid_token", error_description="${error.message.replaceAll('"', "'")}"`,
+        },
+      );
       return { tenant: null };
     }
 
     const decision = rateLimiter.take(tenant);
     const rateHeaders = rateLimiter.headers(decision);
     if (!decision.allowed) {
-      sendJson(res, 429, { error: 'rate_limited', message: 'too many requests for this tenant', retryAfterSeconds: decision.retryAfterSeconds }, {
-        ...rateHeaders,
-        'Retry-After': String(decision.retryAfterSeconds),
-      });
+      sendJson(
+        res,
+        429,
+        { error: 'rate_limited', message: 'too many requests for this tenant', retryAfterSeconds: decision.retryAfterSeconds },
+        {
+          ...rateHeaders,
+          'Retry-After': String(decision.retryAfterSeconds),
+        },
+      );
       return { tenant };
     }
 
     const needed = req.method === 'GET' ? READ_SCOPE : WRITE_SCOPE;
     if (!scopes.has(needed)) {
-      sendJson(res, 403, { error: 'insufficient_scope', scope: needed, message: `the access token lacks the scope ${needed}` }, {
-        ...rateHeaders,
-        'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${needed}"`,
-      });
+      sendJson(
+        res,
+        403,
+        { error: 'insufficient_scope', scope: needed, message: `the access token lacks the scope ${needed}` },
+        {
+          ...rateHeaders,
+          'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${needed}"`,
+        },
+      );
       return { tenant };
     }
 
@@ -131,18 +148,28 @@ export function createApiHandler(deps: ApiDependencies) {
     }
 
     if (mediaTypeOf(req.headers['content-type']) !== contentType) {
-      sendJson(res, 415, { error: 'unsupported_media_type', message: `send the operations as Content-Type: ${contentType}` }, {
-        ...rateHeaders,
-        'Accept-Patch': contentType,
-      });
+      sendJson(
+        res,
+        415,
+        { error: 'unsupported_media_type', message: `send the operations as Content-Type: ${contentType}` },
+        {
+          ...rateHeaders,
+          'Accept-Patch': contentType,
+        },
+      );
       return { tenant };
     }
     const body = await readBody(req);
     if (!body.ok) {
-      sendJson(res, 413, { error: 'payload_too_large', message: `the body is larger than ${MAX_BODY_BYTES} bytes`, limitBytes: MAX_BODY_BYTES }, {
-        ...rateHeaders,
-        Connection: 'close',
-      });
+      sendJson(
+        res,
+        413,
+        { error: 'payload_too_large', message: `the body is larger than ${MAX_BODY_BYTES} bytes`, limitBytes: MAX_BODY_BYTES },
+        {
+          ...rateHeaders,
+          Connection: 'close',
+        },
+      );
       return { tenant };
     }
     let ops: unknown;
@@ -154,7 +181,12 @@ export function createApiHandler(deps: ApiDependencies) {
     }
     const problems = validateOps(ops);
     if (problems.length > 0) {
-      sendJson(res, 400, { error: 'invalid_ops', message: 'the operations are invalid; nothing was applied', problems: problemBodies(ops, problems) }, rateHeaders);
+      sendJson(
+        res,
+        400,
+        { error: 'invalid_ops', message: 'the operations are invalid; nothing was applied', problems: problemBodies(ops, problems) },
+        rateHeaders,
+      );
       return { tenant };
     }
     try {
@@ -165,7 +197,12 @@ export function createApiHandler(deps: ApiDependencies) {
         return { tenant };
       }
       if (error instanceof InvalidOpsError) {
-        sendJson(res, 400, { error: 'invalid_ops', message: 'the operations are invalid; nothing was applied', problems: problemBodies(ops, error.problems) }, rateHeaders);
+        sendJson(
+          res,
+          400,
+          { error: 'invalid_ops', message: 'the operations are invalid; nothing was applied', problems: problemBodies(ops, error.problems) },
+          rateHeaders,
+        );
         return { tenant };
       }
       throw error;

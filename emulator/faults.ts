@@ -112,7 +112,8 @@ export class FaultInjector {
     for (const status of FAULT_STATUSES) {
       edge += faults.status?.[status] ?? 0;
       if (outcome < edge) {
-        const retryAfter = (status === '429' || status === '503') && faults.retryAfterSeconds !== undefined ? { retryAfterSeconds: faults.retryAfterSeconds } : {};
+        const retryAfter =
+          (status === '429' || status === '503') && faults.retryAfterSeconds !== undefined ? { retryAfterSeconds: faults.retryAfterSeconds } : {};
         return { type: 'status', status: Number(status), ...latency, ...retryAfter };
       }
     }

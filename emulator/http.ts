@@ -57,7 +57,6 @@ export function mediaTypeOf(value: string | undefined): string {
   return value?.split(';')[0]?.trim().toLowerCase() ?? '';
 }
 
-
 export function isLoopbackAddress(address: string | undefined): boolean {
   if (address === undefined) return false;
   const v4 = address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;

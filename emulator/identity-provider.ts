@@ -77,7 +77,9 @@ export function createIdentityProvider(options: IdentityProviderOptions): Identi
     if (indicator !== audience) throw new errors.InvalidTarget(`the only resource of this realm is ${audience}`);
     // oidc-provider refuses only the registered scopes a client lacks; this also refuses unknown ones.
     const allowed = clients.get(client.clientId)?.scopes ?? new Set<string>();
-    const asked = String(ctx.oidc?.params?.scope ?? '').split(' ').filter(Boolean);
+    const asked = String(ctx.oidc?.params?.scope ?? '')
+      .split(' ')
+      .filter(Boolean);
     const refused = asked.find((scope) => !allowed.has(scope));
     if (refused !== undefined) throw new errors.InvalidScope('requested scope is not allowed', refused);
     return {

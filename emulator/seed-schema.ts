@@ -2,7 +2,15 @@
  * The JSON Schema of an emulator seed file. specs/emulator-seed.schema.json is this object written
  * out (`npm run specs`); test/emulator/seed.test.ts keeps the two equal.
  */
-import { CONTRACT_ID_PATTERN, CONTRACT_ID_RULE, contractSchema, storedMemberSchema, SPEC_ID_BASE, TENANT_PATTERN, type JsonSchema } from '../engine/model/index.ts';
+import {
+  CONTRACT_ID_PATTERN,
+  CONTRACT_ID_RULE,
+  contractSchema,
+  storedMemberSchema,
+  SPEC_ID_BASE,
+  TENANT_PATTERN,
+  type JsonSchema,
+} from '../engine/model/index.ts';
 
 export const REALM_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 /** RFC 6749 scope-token characters, without the space that separates scopes. */

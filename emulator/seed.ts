@@ -137,7 +137,10 @@ function check(value: unknown, source: string, doc?: Document, lines?: LineCount
   }));
   if (problems.length === 0) problems.push(...crossChecks(value as Seed));
   if (problems.length > 0) {
-    throw new SeedError(source, problems.map(({ path, atKey, message }) => `${source}${lineOf(doc, lines, path, atKey)} ${formatPath(path)}: ${message}`));
+    throw new SeedError(
+      source,
+      problems.map(({ path, atKey, message }) => `${source}${lineOf(doc, lines, path, atKey)} ${formatPath(path)}: ${message}`),
+    );
   }
   const seed = value as Seed;
   return {
@@ -157,10 +160,13 @@ export function parseSeed(text: string, source: string): ResolvedSeed {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
-    throw new SeedError(source, doc.errors.map((error) => {
-      const { line, col } = lines.linePos(error.pos[0]);
-      return `${source}:${line}:${col} ${error.message.split('\n')[0]}`;
-    }));
+    throw new SeedError(
+      source,
+      doc.errors.map((error) => {
+        const { line, col } = lines.linePos(error.pos[0]);
+        return `${source}:${line}:${col} ${error.message.split('\n')[0]}`;
+      }),
+    );
   }
   return check(doc.toJS({ maxAliasCount: 100 }), source, doc, lines);
 }

@@ -19,7 +19,7 @@ const WORDS: Readonly<Record<string, string>> = {
   DEPTH_ZERO_SELF_SIGNED_CERT: 'the TLS certificate is self-signed',
   SELF_SIGNED_CERT_IN_CHAIN: 'a self-signed TLS certificate is in the chain',
   UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'the TLS certificate cannot be verified',
-  ERR_TLS_CERT_ALTNAME_INVALID: "the TLS certificate does not name the host",
+  ERR_TLS_CERT_ALTNAME_INVALID: 'the TLS certificate does not name the host',
 };
 
 /** The first error code in `error`, its causes (a few deep) and an AggregateError's errors. */

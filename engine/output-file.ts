@@ -51,7 +51,14 @@ export function describeErrorCode(code: string): string {
   return reason === undefined ? code : `${reason} (${code})`;
 }
 
-function kindOf(stats: { isDirectory(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isFIFO(): boolean; isSocket(): boolean; isSymbolicLink(): boolean }): string {
+function kindOf(stats: {
+  isDirectory(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isSymbolicLink(): boolean;
+}): string {
   if (stats.isSymbolicLink()) return 'a symbolic link';
   if (stats.isDirectory()) return 'a directory';
   if (stats.isCharacterDevice()) return 'a character device';

@@ -110,11 +110,7 @@ function cstDepth(tokens: readonly CST.Token[]): { depth: number; offset: number
   return deepest;
 }
 
-export function parseYamlSource(
-  file: string,
-  content: Uint8Array | string,
-  limits: YamlLimits = DEFAULT_YAML_LIMITS,
-): YamlParseResult {
+export function parseYamlSource(file: string, content: Uint8Array | string, limits: YamlLimits = DEFAULT_YAML_LIMITS): YamlParseResult {
   const text = decodeYamlText(file, content, limits);
   if (typeof text !== 'string') return { ok: false, diagnostics: [text] };
 

@@ -24,7 +24,13 @@ const io: CliIo = {
   stderr: { write: (text: string) => process.stderr.write(indent(text)) },
   // Throwaway secrets from the emulator's example seed; never real ones.
   // Warnings and errors only, as text lines, as at a terminal: the info lines would drown the demo's output.
-  env: { ...process.env, ACME_CLIENT_SECRET: 'dev-secret-acme', GLOBEX_CLIENT_SECRET: 'dev-secret-globex', CONTRACT_SYNC_LOG_LEVEL: 'warn', CONTRACT_SYNC_LOG_FORMAT: 'text' },
+  env: {
+    ...process.env,
+    ACME_CLIENT_SECRET: 'dev-secret-acme',
+    GLOBEX_CLIENT_SECRET: 'dev-secret-globex',
+    CONTRACT_SYNC_LOG_LEVEL: 'warn',
+    CONTRACT_SYNC_LOG_FORMAT: 'text',
+  },
   cwd: ROOT,
 };
 
@@ -74,7 +80,9 @@ try {
   );
   await git(repo, 'commit', '-q', '-am', 'Renew facility cleaning for 2028');
 
-  step('contract-sync plan --ref HEAD --base main --refresh --format markdown --detailed-exitcode   (the pull-request comment; --refresh reads live state, without it no credentials are needed)');
+  step(
+    'contract-sync plan --ref HEAD --base main --refresh --format markdown --detailed-exitcode   (the pull-request comment; --refresh reads live state, without it no credentials are needed)',
+  );
   const plan = await main(['plan', '--repo', repo, '--ref', 'HEAD', '--base', 'main', '--refresh', '--format', 'markdown', '--detailed-exitcode'], io);
   results.push(`plan ${plan} (2 = changes)`);
 
@@ -94,7 +102,11 @@ try {
   step('Someone changes contract 4711 outside git (emulator admin endpoint: PUT, out of band)');
   const live = (await (await fetch(`${emulator.urls.adminUrl}/contracts/acme/4711`)).json()) as Record<string, unknown>;
   const drifted = { ...live, Name: 'Cleaning (edited by hand)' };
-  await fetch(`${emulator.urls.adminUrl}/contracts/acme/4711`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(drifted) });
+  await fetch(`${emulator.urls.adminUrl}/contracts/acme/4711`, {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(drifted),
+  });
   console.log(indent(`Name is now ${JSON.stringify(drifted.Name)}`));
 
   step('contract-sync drift --detailed-exitcode   (the scheduled job: reads every managed contract live)');
@@ -111,7 +123,8 @@ try {
   const clean = await main(['drift', '--repo', repo, '--detailed-exitcode'], io);
   results.push(`drift ${clean}`);
 
-  const ok = validate === 0 && plan === 2 && apply === 0 && incremental === 0 && drift === 2 && fix === 0 && clean === 0 && after.Name === 'Facility cleaning 2027';
+  const ok =
+    validate === 0 && plan === 2 && apply === 0 && incremental === 0 && drift === 2 && fix === 0 && clean === 0 && after.Name === 'Facility cleaning 2027';
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   console.log(`\n${ok ? 'DEMO OK' : 'DEMO FAILED'}: exit codes ${results.join(', ')}; ${seconds} s.`);
   process.exitCode = ok ? 0 : 1;

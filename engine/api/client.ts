@@ -78,7 +78,9 @@ function headers(options: ApiClientOptions, token: string): Record<string, strin
 }
 
 /** The client options that come from the config's `api` section. */
-export function apiClientSettings(api: ApiConfig): Pick<ApiClientOptions, 'baseUrl' | 'readPath' | 'readPointer' | 'readTimestamps' | 'patchContentType' | 'conflictStatuses' | 'timeoutMs'> {
+export function apiClientSettings(
+  api: ApiConfig,
+): Pick<ApiClientOptions, 'baseUrl' | 'readPath' | 'readPointer' | 'readTimestamps' | 'patchContentType' | 'conflictStatuses' | 'timeoutMs'> {
   return {
     baseUrl: api.baseUrl,
     ...(api.read ? { readPath: api.read.path, readPointer: api.read.pointer, readTimestamps: api.read.timestamps } : {}),
@@ -166,16 +168,19 @@ async function failure(request: Request, response: Response, options: ApiClientO
   const what = html ? `unexpected answer ${statusLine(response)} (an HTML page) from ${new URL(request.url).origin}` : statusLine(response);
   const isPatch = request.method === 'PATCH';
   const conflict = isPatch && (options.conflictStatuses ?? DEFAULTS.conflictStatuses).includes(response.status);
-  return new ApiError(`${describe(request)}: ${what}${excerpt ? `: ${excerpt}` : ''}${isPatch && response.status === 415 ? unsupportedMediaHint(request, response) : ''}`, {
-    kind: classifyStatus(response.status),
-    status: response.status,
-    excerpt,
-    ambiguous: ambiguous || html,
-    conflict,
-    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-    ...(rateLimit === undefined ? {} : { rateLimit }),
-    ...(quotaPolicy === undefined ? {} : { quotaPolicy }),
-  });
+  return new ApiError(
+    `${describe(request)}: ${what}${excerpt ? `: ${excerpt}` : ''}${isPatch && response.status === 415 ? unsupportedMediaHint(request, response) : ''}`,
+    {
+      kind: classifyStatus(response.status),
+      status: response.status,
+      excerpt,
+      ambiguous: ambiguous || html,
+      conflict,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      ...(rateLimit === undefined ? {} : { rateLimit }),
+      ...(quotaPolicy === undefined ? {} : { quotaPolicy }),
+    },
+  );
 }
 
 /**
@@ -193,12 +198,15 @@ export async function checkPatchResponse(request: Request, response: Response, o
     const excerpt = excerptOfText(request, text ?? '', options.redactor);
     const what = text === undefined ? ' whose body broke off' : isHtml(response, text) ? ' (an HTML page)' : '';
     // Resendable only as any ambiguous failure is: a Replace-only patch; Add/Remove are settled by a read.
-    throw new ApiError(`${describe(request)}: unexpected answer ${statusLine(response)}${what} from ${new URL(request.url).origin}${excerpt ? `: ${excerpt}` : ''}`, {
-      kind: 'retryable',
-      status: response.status,
-      excerpt,
-      ambiguous: true,
-    });
+    throw new ApiError(
+      `${describe(request)}: unexpected answer ${statusLine(response)}${what} from ${new URL(request.url).origin}${excerpt ? `: ${excerpt}` : ''}`,
+      {
+        kind: 'retryable',
+        status: response.status,
+        excerpt,
+        ambiguous: true,
+      },
+    );
   }
   return rateOutcome(response);
 }
@@ -221,7 +229,13 @@ export async function checkReadResponse(request: Request, response: Response, op
   try {
     body = JSON.parse(text);
   } catch (error) {
-    throw new ApiError(`${describe(request)}: the answer is not JSON`, { kind: 'permanent', status: response.status, excerpt: '', ambiguous: false, cause: error });
+    throw new ApiError(`${describe(request)}: the answer is not JSON`, {
+      kind: 'permanent',
+      status: response.status,
+      excerpt: '',
+      ambiguous: false,
+      cause: error,
+    });
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new ApiError(`${describe(request)}: expected a JSON object, got ${Array.isArray(body) ? 'an array' : typeof body}`, {

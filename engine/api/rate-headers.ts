@@ -73,7 +73,8 @@ function structuredState(text: string): RateLimitState | undefined {
     const reset = nonNegative(parameters.get('t'));
     if (remaining === undefined || reset === undefined) continue;
     const state = { remaining, resetMs: Math.min(reset * 1000, MAX_WAIT_MS) };
-    if (binding === undefined || state.remaining < binding.remaining || (state.remaining === binding.remaining && state.resetMs > binding.resetMs)) binding = state;
+    if (binding === undefined || state.remaining < binding.remaining || (state.remaining === binding.remaining && state.resetMs > binding.resetMs))
+      binding = state;
   }
   return binding;
 }
@@ -180,7 +181,11 @@ export function parseQuotaPolicy(headers: HeaderSource): QuotaPolicy | undefined
     if (value === null) continue;
     for (const member of listMembers(value)) {
       const policy = policyOf(member);
-      if (policy !== undefined && (chosen === undefined || policy.windowMs < chosen.windowMs || (policy.windowMs === chosen.windowMs && policy.quota < chosen.quota))) chosen = policy;
+      if (
+        policy !== undefined &&
+        (chosen === undefined || policy.windowMs < chosen.windowMs || (policy.windowMs === chosen.windowMs && policy.quota < chosen.quota))
+      )
+        chosen = policy;
     }
     if (chosen !== undefined) return chosen;
   }

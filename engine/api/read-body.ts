@@ -44,7 +44,12 @@ const CONTRACT_FIELDS: readonly string[] = FIELDS.map((field) => field.name);
 export function contractAt(body: unknown, pointer: string): Record<string, unknown> {
   let value: unknown = body;
   for (const token of pointerTokens(pointer)) {
-    const next: unknown = isJsonObject(value) && Object.hasOwn(value, token) ? value[token] : Array.isArray(value) && /^(0|[1-9]\d*)$/.test(token) ? value[Number(token)] : undefined;
+    const next: unknown =
+      isJsonObject(value) && Object.hasOwn(value, token)
+        ? value[token]
+        : Array.isArray(value) && /^(0|[1-9]\d*)$/.test(token)
+          ? value[Number(token)]
+          : undefined;
     if (next === undefined) throw new ReadShapeError(`nothing at ${JSON.stringify(pointer)} (${keysOf(body)}): set api.read.pointer`);
     value = next;
   }

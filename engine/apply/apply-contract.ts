@@ -106,7 +106,11 @@ export async function applyContract(work: ContractWork, context: ContractContext
   let ops = work.ops;
   let known = work.known;
   if (work.uncertain && !api.canRead && !isReplaceOnly(ops)) {
-    return { outcome: 'unknown', status: null, reason: `${work.uncertain}; its patch adds or removes members, so it is not sent blindly (configure api.read to settle it)` };
+    return {
+      outcome: 'unknown',
+      status: null,
+      reason: `${work.uncertain}; its patch adds or removes members, so it is not sent blindly (configure api.read to settle it)`,
+    };
   }
   // Read first when an earlier run left the contract uncertain and this run has not read it yet.
   let reading: ReadReason | undefined = work.uncertain !== undefined && api.canRead && !work.knownIsLive ? 'uncertain' : undefined;
@@ -123,7 +127,11 @@ export async function applyContract(work: ContractWork, context: ContractContext
         if (error instanceof RunInterrupted && reading === 'uncertain') throw error;
         // A 409 left the contract as it was: nothing of this patch is applied.
         if (reading === 'conflict' && conflict !== undefined) {
-          return { outcome: 'failed', status: conflict.status, reason: conflictReason(conflict, ops, `and the contract could not be read to settle it: ${messageOf(error)}`) };
+          return {
+            outcome: 'failed',
+            status: conflict.status,
+            reason: conflictReason(conflict, ops, `and the contract could not be read to settle it: ${messageOf(error)}`),
+          };
         }
         return { outcome: 'unknown', status: null, reason: `the outcome of a patch is unknown and the contract could not be read again: ${messageOf(error)}` };
       }
@@ -141,13 +149,20 @@ export async function applyContract(work: ContractWork, context: ContractContext
       // This PATCH was not sent (the run stopped): the caller reports the contract as not sent.
       if (error instanceof RunInterrupted) throw error;
       if (isConflict(error, ops)) {
-        if (!api.canRead) return { outcome: 'failed', status: error.status, reason: conflictReason(error, ops, 'configure api.read to settle a conflict by reading the contract') };
-        if (conflict !== undefined) return { outcome: 'failed', status: error.status, reason: conflictReason(error, ops, 'again after reading and re-planning the contract once') };
+        if (!api.canRead)
+          return {
+            outcome: 'failed',
+            status: error.status,
+            reason: conflictReason(error, ops, 'configure api.read to settle a conflict by reading the contract'),
+          };
+        if (conflict !== undefined)
+          return { outcome: 'failed', status: error.status, reason: conflictReason(error, ops, 'again after reading and re-planning the contract once') };
         conflict = error;
         reading = 'conflict';
         continue;
       }
-      if (!(error instanceof ApiError) || !error.ambiguous) return { outcome: 'failed', status: error instanceof ApiError ? error.status : null, reason: `${messageOf(error)}${conflictHint(error, ops)}` };
+      if (!(error instanceof ApiError) || !error.ambiguous)
+        return { outcome: 'failed', status: error instanceof ApiError ? error.status : null, reason: `${messageOf(error)}${conflictHint(error, ops)}` };
       if (!api.canRead) {
         const why = !isReplaceOnly(ops)
           ? 'the patch adds or removes members, so it was not resent'
@@ -156,7 +171,8 @@ export async function applyContract(work: ContractWork, context: ContractContext
             : 'the patch may have been applied';
         return { outcome: 'unknown', status: null, reason: `${messageOf(error)}; ${why} (configure api.read to settle it)` };
       }
-      if (reconciles >= context.maxReconciles) return { outcome: 'unknown', status: null, reason: `${messageOf(error)} (gave up after ${reconciles} re-reads)` };
+      if (reconciles >= context.maxReconciles)
+        return { outcome: 'unknown', status: null, reason: `${messageOf(error)} (gave up after ${reconciles} re-reads)` };
       reading = 'ambiguous';
       continue;
     }
@@ -170,7 +186,14 @@ export async function applyContract(work: ContractWork, context: ContractContext
  * take them (a stale record, a read the model does not fully describe) makes the contract
  * `unknown`, settled by a read next run.
  */
-async function recordApplied(context: ContractContext, tenant: string, contractId: string, known: ContractFields | undefined, ops: readonly Op[], reconciled: boolean): Promise<ContractOutcome> {
+async function recordApplied(
+  context: ContractContext,
+  tenant: string,
+  contractId: string,
+  known: ContractFields | undefined,
+  ops: readonly Op[],
+  reconciled: boolean,
+): Promise<ContractOutcome> {
   let fields: ContractFields;
   try {
     fields = applyAcceptedOps(known, ops);
@@ -185,15 +208,25 @@ async function recordApplied(context: ContractContext, tenant: string, contractI
  * behind the service, so the contract is `unknown` (settled by a read next run), never `failed`,
  * which would let the next run trust the stale record and send an Add a second time.
  */
-async function recordOrUnknown(context: ContractContext, tenant: string, contractId: string, fields: ContractFields, reconciled: boolean): Promise<ContractOutcome> {
+async function recordOrUnknown(
+  context: ContractContext,
+  tenant: string,
+  contractId: string,
+  fields: ContractFields,
+  reconciled: boolean,
+): Promise<ContractOutcome> {
   try {
-    await context.store.writeContract(tenant, {
-      contractId,
-      fields,
-      fingerprint: fingerprint(fields),
-      appliedAt: new Date(context.now()).toISOString(),
-      commit: context.commit,
-    }, { lock: context.lock });
+    await context.store.writeContract(
+      tenant,
+      {
+        contractId,
+        fields,
+        fingerprint: fingerprint(fields),
+        appliedAt: new Date(context.now()).toISOString(),
+        commit: context.commit,
+      },
+      { lock: context.lock },
+    );
   } catch (error) {
     return { outcome: 'unknown', status: null, reason: `applied, but the state store could not record it: ${messageOf(error)}` };
   }

@@ -67,12 +67,21 @@ export type SinceCommit =
  * The first question: can the run record be trusted as a starting point at all? Returns a full
  * scope when it cannot, otherwise the commit to compare with.
  */
-export function startingPoint(tenant: string, record: TenantRunRecord | undefined, planning: string): TenantScope | { readonly kind: 'since'; readonly commit: string } {
+export function startingPoint(
+  tenant: string,
+  record: TenantRunRecord | undefined,
+  planning: string,
+): TenantScope | { readonly kind: 'since'; readonly commit: string } {
   if (record === undefined || record.lastAppliedCommit === null) return { tenant, kind: 'full', reason: 'no earlier run recorded a commit' };
   if (record.planningFingerprint !== planning) {
-    return { tenant, kind: 'full', reason: 'the config changed how contracts are planned (desired paths, tenant paths or collection modes) since the last run' };
+    return {
+      tenant,
+      kind: 'full',
+      reason: 'the config changed how contracts are planned (desired paths, tenant paths or collection modes) since the last run',
+    };
   }
-  if (record.pending.some((entry) => entry.file === undefined)) return { tenant, kind: 'full', reason: 'a contract left pending by an earlier run has no recorded file' };
+  if (record.pending.some((entry) => entry.file === undefined))
+    return { tenant, kind: 'full', reason: 'a contract left pending by an earlier run has no recorded file' };
   return { kind: 'since', commit: record.lastAppliedCommit };
 }
 
@@ -81,20 +90,36 @@ export function tenantScope(tenant: string, record: TenantRunRecord, since: Sinc
   const commit = record.lastAppliedCommit!;
   const short = commit.slice(0, 12);
   if (since.kind === 'missing') {
-    return { tenant, kind: 'full', reason: `the last applied commit ${short} is not in this clone (fetch the history, e.g. actions/checkout with fetch-depth: 0, for incremental runs)` };
+    return {
+      tenant,
+      kind: 'full',
+      reason: `the last applied commit ${short} is not in this clone (fetch the history, e.g. actions/checkout with fetch-depth: 0, for incremental runs)`,
+    };
   }
   if (since.kind === 'behind') return { tenant, kind: 'behind', since: commit };
-  if (since.kind === 'not-ancestor') return { tenant, kind: 'full', reason: `the last applied commit ${short} is not an ancestor of this one (history rewritten, or an older commit)` };
+  if (since.kind === 'not-ancestor')
+    return { tenant, kind: 'full', reason: `the last applied commit ${short} is not an ancestor of this one (history rewritten, or an older commit)` };
   const files = new Set(since.changedFiles);
   for (const entry of record.pending) files.add(entry.file!);
-  return { tenant, kind: 'incremental', since: commit, files, pending: record.pending.length, pendingIds: new Set(record.pending.map((entry) => entry.contractId)) };
+  return {
+    tenant,
+    kind: 'incremental',
+    since: commit,
+    files,
+    pending: record.pending.length,
+    pendingIds: new Set(record.pending.map((entry) => entry.contractId)),
+  };
 }
 
 /**
  * The contract sets a tenant plans: an incremental one those of its scope's files (and of
  * `alsoFiles`, a pull request's changed files, for its marks), a full one every set, one behind none.
  */
-export function narrowToScopes(contractSets: readonly ContractSet[], scopes: ReadonlyMap<string, TenantScope>, alsoFiles: ReadonlySet<string> = new Set()): ContractSet[] {
+export function narrowToScopes(
+  contractSets: readonly ContractSet[],
+  scopes: ReadonlyMap<string, TenantScope>,
+  alsoFiles: ReadonlySet<string> = new Set(),
+): ContractSet[] {
   return contractSets.filter((set) => {
     const scope = scopes.get(set.tenant);
     if (scope?.kind === 'behind') return false;

@@ -14,7 +14,10 @@ const LISTED_OPS = 5;
 export function patchBodyProblem(ops: readonly Op[]): string | undefined {
   const problems = validateOps(ops);
   if (problems.length === 0) return undefined;
-  const listed = ops.slice(0, LISTED_OPS).map((op) => JSON.stringify(op)).join(', ');
+  const listed = ops
+    .slice(0, LISTED_OPS)
+    .map((op) => JSON.stringify(op))
+    .join(', ');
   const more = ops.length > LISTED_OPS ? ` and ${ops.length - LISTED_OPS} more` : '';
   const where = problems.map((problem) => (problem.index < 0 ? problem.message : `op #${problem.index}: ${problem.message}`)).join('; ');
   return `internal error: the planned patch does not fit the published patch schema (specs/patch.schema.json), so it was not sent: ${where}; ops: [${listed}${more}]`;

@@ -45,7 +45,10 @@ export function pendingAfterRun(facts: TenantRunFacts): PendingContract[] {
   }
   for (const [contractId, { file, reason }] of facts.notSent) {
     const before = previous.get(contractId);
-    pending.set(contractId, before !== undefined && before.outcome !== 'failed' ? { ...before, file } : { contractId, outcome: 'failed', reason, since: facts.since, file });
+    pending.set(
+      contractId,
+      before !== undefined && before.outcome !== 'failed' ? { ...before, file } : { contractId, outcome: 'failed', reason, since: facts.since, file },
+    );
   }
   for (const entry of facts.previous) {
     if (facts.sent.has(entry.contractId) || facts.notSent.has(entry.contractId)) continue;

@@ -28,10 +28,16 @@ export function planReadLive(plan: PlanDocument): boolean {
 export function judgeReviewed(reviewed: PlanContract, fresh: PlanContract | undefined): ReviewVerdict {
   if (fresh === undefined) return { kind: 'stale', reason: `stale plan: the contract is no longer in the desired state at the plan's commit; ${PLAN_AGAIN}` };
   if (fresh.knownFingerprint !== reviewed.knownFingerprint) {
-    return { kind: 'stale', reason: `stale plan: the known state (${fresh.knownFrom === 'live' ? 'read live' : 'in the state store'}) changed since the plan was made; ${PLAN_AGAIN}` };
+    return {
+      kind: 'stale',
+      reason: `stale plan: the known state (${fresh.knownFrom === 'live' ? 'read live' : 'in the state store'}) changed since the plan was made; ${PLAN_AGAIN}`,
+    };
   }
   if (canonicalJson(fresh.ops) !== canonicalJson(reviewed.ops)) {
-    return { kind: 'stale', reason: `stale plan: planning it again gives other ops than the reviewed ones (the desired state, the config or the contract-sync version differs); ${PLAN_AGAIN}` };
+    return {
+      kind: 'stale',
+      reason: `stale plan: planning it again gives other ops than the reviewed ones (the desired state, the config or the contract-sync version differs); ${PLAN_AGAIN}`,
+    };
   }
   return { kind: 'send', contract: fresh };
 }

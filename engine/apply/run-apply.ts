@@ -209,7 +209,10 @@ function uncertainContracts(pending: readonly PendingContract[] | undefined): Ma
   const uncertain = new Map<string, string>();
   for (const entry of pending ?? []) {
     if (entry.outcome === 'failed') continue;
-    uncertain.set(entry.contractId, `an earlier run (${entry.since}) ${entry.outcome === 'interrupted' ? 'stopped while applying this contract' : `lost the answer to its patch: ${entry.reason}`}`);
+    uncertain.set(
+      entry.contractId,
+      `an earlier run (${entry.since}) ${entry.outcome === 'interrupted' ? 'stopped while applying this contract' : `lost the answer to its patch: ${entry.reason}`}`,
+    );
   }
   return uncertain;
 }
@@ -306,7 +309,12 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       let lock: TenantLock | undefined;
       try {
         // A lock taken after the run stopped waiting for it is released as soon as it comes.
-        if (!dryRun) lock = await untilAborted(store.lock(tenant, { timeoutMs: options.lockTimeoutMs, owner: options.runId }), signal, (late) => void late.release().catch(() => undefined));
+        if (!dryRun)
+          lock = await untilAborted(
+            store.lock(tenant, { timeoutMs: options.lockTimeoutMs, owner: options.runId }),
+            signal,
+            (late) => void late.release().catch(() => undefined),
+          );
         if (lock !== undefined) lane.haltOn(lock.lost);
       } catch (error) {
         preparing.push(Promise.resolve(failedTenant(tenant, lane, new Map(), error instanceof RunInterrupted ? new Error(INTERRUPTED) : error)));
@@ -332,7 +340,9 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
   function selectWork(tenant: PreparedTenant, contracts: readonly PlanContract[]): TenantWork {
     if (reviewed === undefined) {
       const send = contracts.filter((contract) => contract.action === 'update');
-      const settle = api.canRead ? contracts.filter((contract) => contract.action === 'noop' && contract.knownFrom !== 'live' && tenant.uncertain.has(contract.id)) : [];
+      const settle = api.canRead
+        ? contracts.filter((contract) => contract.action === 'noop' && contract.knownFrom !== 'live' && tenant.uncertain.has(contract.id))
+        : [];
       return { items: send.map((contract) => ({ contract })), send, settle };
     }
     const fresh = new Map(contracts.map((contract) => [contract.id, contract]));
@@ -346,7 +356,10 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       // applyContract would read such a contract and re-plan it before sending: other ops than the
       // reviewed ones, computed from a state the reviewer never saw.
       else if (uncertain !== undefined && api.canRead && contract.knownFrom !== 'live') {
-        items.push({ contract, stale: `stale plan: ${uncertain}, so the state store the plan was made from may be behind the service; run contract-sync plan --refresh again` });
+        items.push({
+          contract,
+          stale: `stale plan: ${uncertain}, so the state store the plan was made from may be behind the service; run contract-sync plan --refresh again`,
+        });
       } else items.push({ contract: verdict.contract });
     }
     for (const contract of contracts) {
@@ -366,7 +379,10 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     const verdict = judgeRemovals(removals, options.removals);
     if (verdict.kind === 'allowed') continue;
     refusals.set(tenant.tenant, verdict.reason);
-    logger.info({ tenant: tenant.tenant, removals: removals.removals, emptied: removals.emptied.length, maxRemovals: options.removals.maxRemovals }, 'tenant refused by the removal guard');
+    logger.info(
+      { tenant: tenant.tenant, removals: removals.removals, emptied: removals.emptied.length, maxRemovals: options.removals.maxRemovals },
+      'tenant refused by the removal guard',
+    );
   }
   const sendable = prepared.filter((tenant) => tenant.error === undefined && !refusals.has(tenant.tenant)).map((tenant) => work.get(tenant.tenant)!.send);
   const total = dryRun ? 0 : sendable.reduce((sum, send) => sum + send.length, 0);
@@ -446,7 +462,12 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     if (writes.length > 0) logger.debug({ tenant: tenant.tenant, records: writes.length }, 'unchanged contracts recorded as read');
   }
 
-  async function execute(tenant: PreparedTenant, contracts: readonly PlanContract[], { items, send, settle }: TenantWork, outcomes = new Map<string, ContractOutcome>()): Promise<Map<string, ContractOutcome>> {
+  async function execute(
+    tenant: PreparedTenant,
+    contracts: readonly PlanContract[],
+    { items, send, settle }: TenantWork,
+    outcomes = new Map<string, ContractOutcome>(),
+  ): Promise<Map<string, ContractOutcome>> {
     if (dryRun || tenant.error !== undefined) return outcomes;
     await recordUnchanged(tenant, contracts);
     const desired = desiredById.get(tenant.tenant) ?? new Map<string, DesiredContract>();
@@ -455,15 +476,25 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     if (send.length > 0) {
       const sending = new Set(send.map((contract) => contract.id));
       // Written before the first PATCH: if this run dies, the next one knows which contracts were in flight.
-      await store.writeRun(tenant.tenant, {
-        lastAppliedCommit: tenant.previousRun?.lastAppliedCommit ?? null,
-        ...(tenant.previousRun?.planningFingerprint === undefined ? {} : { planningFingerprint: tenant.previousRun.planningFingerprint }),
-        pending: [
-          ...send.map((contract): PendingContract => ({ contractId: contract.id, outcome: 'interrupted', reason: `run ${options.runId}`, since: pendingSince, file: contract.file })),
-          ...previousPending.filter((entry) => !sending.has(entry.contractId)),
-        ],
-        updatedAt: pendingSince,
-      }, { lock: tenant.lock, lastAppliedCommit: tenant.previousRun?.lastAppliedCommit ?? null });
+      await store.writeRun(
+        tenant.tenant,
+        {
+          lastAppliedCommit: tenant.previousRun?.lastAppliedCommit ?? null,
+          ...(tenant.previousRun?.planningFingerprint === undefined ? {} : { planningFingerprint: tenant.previousRun.planningFingerprint }),
+          pending: [
+            ...send.map((contract): PendingContract => ({
+              contractId: contract.id,
+              outcome: 'interrupted',
+              reason: `run ${options.runId}`,
+              since: pendingSince,
+              file: contract.file,
+            })),
+            ...previousPending.filter((entry) => !sending.has(entry.contractId)),
+          ],
+          updatedAt: pendingSince,
+        },
+        { lock: tenant.lock, lastAppliedCommit: tenant.previousRun?.lastAppliedCommit ?? null },
+      );
     }
     const context = {
       lane: tenant.lane,
@@ -488,7 +519,9 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
             uncertain: tenant.uncertain.get(contract.id),
           },
           context,
-        ).catch((error: unknown): ContractOutcome | undefined => (error instanceof RunInterrupted ? undefined : { outcome: 'failed', status: statusOf(error), reason: messageOf(error) }));
+        ).catch((error: unknown): ContractOutcome | undefined =>
+          error instanceof RunInterrupted ? undefined : { outcome: 'failed', status: statusOf(error), reason: messageOf(error) },
+        );
         if (outcome === undefined) {
           interrupted.add(contract.id);
           return;
@@ -496,33 +529,55 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
         outcomes.set(contract.id, outcome);
         done += 1;
         sentCount += 1;
-        if (outcome.outcome !== 'applied') logger.info({ tenant: tenant.tenant, contractId: contract.id, status: outcome.status, outcome: outcome.outcome }, 'contract not applied');
+        if (outcome.outcome !== 'applied')
+          logger.info({ tenant: tenant.tenant, contractId: contract.id, status: outcome.status, outcome: outcome.outcome }, 'contract not applied');
         deps.onProgress?.({ step: 'send', tenant: tenant.tenant, contractId: contract.id, outcome: outcome.outcome, done, total });
       }),
       // Read first (the contract is uncertain), re-planned from what is live: recorded when it
       // needs nothing, sent when the service turns out to be behind the desired state.
       ...settle.map(async (contract) => {
         const outcome = await applyContract(
-          { contractId: contract.id, ops: [], known: undefined, knownIsLive: false, desired: desired.get(contract.id)!.fields, uncertain: tenant.uncertain.get(contract.id) },
+          {
+            contractId: contract.id,
+            ops: [],
+            known: undefined,
+            knownIsLive: false,
+            desired: desired.get(contract.id)!.fields,
+            uncertain: tenant.uncertain.get(contract.id),
+          },
           context,
-        ).catch((error: unknown): ContractOutcome | undefined => (error instanceof RunInterrupted ? undefined : { outcome: 'failed', status: statusOf(error), reason: messageOf(error) }));
+        ).catch((error: unknown): ContractOutcome | undefined =>
+          error instanceof RunInterrupted ? undefined : { outcome: 'failed', status: statusOf(error), reason: messageOf(error) },
+        );
         // Not read because the run stopped: its earlier pending entry stays.
         if (outcome === undefined) return;
         outcomes.set(contract.id, outcome);
-        if (outcome.outcome !== 'applied') logger.info({ tenant: tenant.tenant, contractId: contract.id, status: outcome.status, outcome: outcome.outcome }, 'uncertain contract not settled');
+        if (outcome.outcome !== 'applied')
+          logger.info({ tenant: tenant.tenant, contractId: contract.id, status: outcome.status, outcome: outcome.outcome }, 'uncertain contract not settled');
         else logger.info({ tenant: tenant.tenant, contractId: contract.id }, 'uncertain contract settled by a read');
       }),
     ]);
     const notSent = new Map<string, { file: string; reason: string }>();
-    for (const failure of tenant.unreadable.values()) notSent.set(failure.contractId, { file: failure.file, reason: failure.reason ?? 'could not read the contract' });
+    for (const failure of tenant.unreadable.values())
+      notSent.set(failure.contractId, { file: failure.file, reason: failure.reason ?? 'could not read the contract' });
     for (const item of items) if (item.stale !== undefined) notSent.set(item.contract.id, { file: item.contract.file, reason: item.stale });
     // Planned again by the next run (a `failed` entry), which reads only these: the others are recorded.
     for (const contract of send) if (interrupted.has(contract.id)) notSent.set(contract.id, { file: contract.file, reason: INTERRUPTED });
     // Written even when nothing was sent: the commit advances, and contracts now settled leave `pending`.
     // A narrowed tenant read no file for the contracts left out: their earlier entries stay.
     const filesRead = options.narrowed?.has(tenant.tenant) ? new Set<string>() : options.filesRead?.get(tenant.tenant);
-    const pending = pendingAfterRun({ since: pendingSince, previous: previousPending, planned: contracts, sent: outcomes, notSent, ...(filesRead ? { filesRead } : {}) });
-    await store.writeRun(tenant.tenant, finishedRecord(tenant, pending), { lock: tenant.lock, lastAppliedCommit: tenant.previousRun?.lastAppliedCommit ?? null });
+    const pending = pendingAfterRun({
+      since: pendingSince,
+      previous: previousPending,
+      planned: contracts,
+      sent: outcomes,
+      notSent,
+      ...(filesRead ? { filesRead } : {}),
+    });
+    await store.writeRun(tenant.tenant, finishedRecord(tenant, pending), {
+      lock: tenant.lock,
+      lastAppliedCommit: tenant.previousRun?.lastAppliedCommit ?? null,
+    });
     return outcomes;
   }
 
@@ -532,7 +587,14 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
     // Filled as contracts finish: a run record that cannot be written afterwards leaves them reported as they ended.
     let outcomes = new Map<string, ContractOutcome>();
     let error = tenant.error ?? refusals.get(tenant.tenant) ?? (halted ? haltReason : undefined);
-    let notSent = tenant.error === INTERRUPTED ? INTERRUPTED : tenant.error !== undefined ? `not sent: tenant ${tenant.tenant} could not start` : refusals.has(tenant.tenant) ? 'not sent: refused by the removal guard' : haltReason;
+    let notSent =
+      tenant.error === INTERRUPTED
+        ? INTERRUPTED
+        : tenant.error !== undefined
+          ? `not sent: tenant ${tenant.tenant} could not start`
+          : refusals.has(tenant.tenant)
+            ? 'not sent: refused by the removal guard'
+            : haltReason;
     try {
       // No PATCH is queued before the token has been checked; a tenant with nothing to send needs none.
       if (!dryRun && error === undefined && tenantWork.send.length + tenantWork.settle.length > 0) await tokens.get(tenant.tenant);
@@ -555,16 +617,26 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       const base = { contractId: contract.id, file: contract.file, line: contract.line, ops: contract.ops.length };
       if (stale !== undefined) failures.push({ ...base, outcome: 'stale', status: null, reason: stale });
       else if (dryRun && error === undefined) applied += 1;
-      else if (outcome === undefined) failures.push({ ...base, outcome: 'skipped', status: null, reason: error === undefined ? (stopped() ? INTERRUPTED : 'not sent') : notSent });
+      else if (outcome === undefined)
+        failures.push({ ...base, outcome: 'skipped', status: null, reason: error === undefined ? (stopped() ? INTERRUPTED : 'not sent') : notSent });
       else if (outcome.outcome === 'applied') applied += 1;
-      else if (outcome.outcome === 'failed' && outcome.status === 404) failures.push({ ...base, outcome: 'not-on-service', status: 404, reason: notOnServiceReason(contract.id, 'patch') });
+      else if (outcome.outcome === 'failed' && outcome.status === 404)
+        failures.push({ ...base, outcome: 'not-on-service', status: 404, reason: notOnServiceReason(contract.id, 'patch') });
       else failures.push({ ...base, outcome: outcome.outcome, status: outcome.status, reason: outcome.reason });
     }
     // A settled contract is no change of this run's plan; one that did not settle is reported.
     for (const contract of tenantWork.settle) {
       const outcome = outcomes.get(contract.id);
       if (outcome !== undefined && outcome.outcome !== 'applied') {
-        failures.push({ contractId: contract.id, file: contract.file, line: contract.line, ops: 0, outcome: outcome.outcome, status: outcome.status, reason: outcome.reason });
+        failures.push({
+          contractId: contract.id,
+          file: contract.file,
+          line: contract.line,
+          ops: 0,
+          outcome: outcome.outcome,
+          status: outcome.status,
+          reason: outcome.reason,
+        });
       }
     }
     const { requests, retries, throttles } = tenant.lane.counters;
@@ -605,6 +677,9 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
  * that could not start does).
  */
 function interruptedCount(report: RunReport, sent: number): InterruptedCount {
-  const notSent = report.tenants.reduce((sum, tenant) => sum + tenant.failures.filter((failure) => failure.outcome === 'skipped' && failure.reason === INTERRUPTED).length, 0);
+  const notSent = report.tenants.reduce(
+    (sum, tenant) => sum + tenant.failures.filter((failure) => failure.outcome === 'skipped' && failure.reason === INTERRUPTED).length,
+    0,
+  );
   return { sent, notSent };
 }

@@ -140,8 +140,17 @@ export function renderRunSummary(report: RunReport): string {
     for (const { tenant, failure } of failures) {
       if (unstarted.has(tenant) && isUnstarted(failure)) continue;
       // A stale contract's reason starts with "stale plan:" already.
-      const status = failure.outcome === 'not-on-service' ? 'not on the service' : failure.status !== null ? String(failure.status) : failure.outcome === 'stale' ? 'refused' : failure.outcome;
-      lines.push(`  ${tenant} ${failure.contractId} (${escapeForTerminal(failure.file)}:${failure.line}) ${status}: ${escapeForTerminal(failure.reason ?? failure.outcome)}`);
+      const status =
+        failure.outcome === 'not-on-service'
+          ? 'not on the service'
+          : failure.status !== null
+            ? String(failure.status)
+            : failure.outcome === 'stale'
+              ? 'refused'
+              : failure.outcome;
+      lines.push(
+        `  ${tenant} ${failure.contractId} (${escapeForTerminal(failure.file)}:${failure.line}) ${status}: ${escapeForTerminal(failure.reason ?? failure.outcome)}`,
+      );
     }
   }
   if (report.warnings !== undefined && report.warnings.length > 0) {

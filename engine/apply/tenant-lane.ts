@@ -121,12 +121,15 @@ export class TenantLane {
    * Sends `send(token)` through the lane and retries it by the policy. Resolves with its result or
    * rejects with the last ApiError (or the AuthError of a token that could not be had).
    */
-  async call<T extends { readonly rateLimit?: RateLimitState; readonly quotaPolicy?: QuotaPolicy }>(request: LaneRequest, send: (token: string) => Promise<T>): Promise<T> {
+  async call<T extends { readonly rateLimit?: RateLimitState; readonly quotaPolicy?: QuotaPolicy }>(
+    request: LaneRequest,
+    send: (token: string) => Promise<T>,
+  ): Promise<T> {
     const { budget, clock, random, logger } = this.#options;
     const tokens = request.kind === 'read' ? (this.#options.readTokens ?? this.#options.tokens) : this.#options.tokens;
     let history: AttemptHistory = { failures: 0, throttles: 0, reauthenticated: false };
     let last: ApiError | undefined;
-    for (let sends = 0; ; ) {
+    for (let sends = 0; ;) {
       let token: string | undefined;
       try {
         const result = await this.#startable(async (started) => {
@@ -152,7 +155,13 @@ export class TenantLane {
         if (!(error instanceof ApiError)) throw error;
         last = error;
         sends += 1;
-        const decision = decideRetry(error, { ...history, failures: history.failures + (error.retryAfterMs === undefined ? 1 : 0) }, budget, request.resendable, random);
+        const decision = decideRetry(
+          error,
+          { ...history, failures: history.failures + (error.retryAfterMs === undefined ? 1 : 0) },
+          budget,
+          request.resendable,
+          random,
+        );
         const details = { tenant: this.tenant, contractId: request.contractId, request: request.kind, status: error.status, attempt: sends };
         switch (decision.action) {
           case 'give-up':
@@ -309,7 +318,11 @@ export class TenantLane {
   ): void {
     const before = this.#pacer.intervalMs;
     const holdMs = this.#pacer.observe(rateLimit, quotaPolicy, othersInFlight, this.#options.concurrency);
-    if (this.#pacer.intervalMs !== before) this.#options.logger.debug({ tenant: this.tenant, quota: quotaPolicy?.quota, windowMs: quotaPolicy?.windowMs }, 'pacing to the quota the service publishes');
+    if (this.#pacer.intervalMs !== before)
+      this.#options.logger.debug(
+        { tenant: this.tenant, quota: quotaPolicy?.quota, windowMs: quotaPolicy?.windowMs },
+        'pacing to the quota the service publishes',
+      );
     if (holdMs > 0 && this.pause(Math.min(holdMs, MAX_THROTTLE_WAIT_MS)) && countThrottle) this.counters.throttles += 1;
   }
 

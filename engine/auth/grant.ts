@@ -72,13 +72,16 @@ async function grantWithPreviousSecret(request: GrantRequest, rejected: AuthErro
   try {
     previous = await request.previousSecret!();
   } catch (error) {
-    throw new AuthError(`tenant ${tenant}: the token endpoint rejected clientSecret of client ${clientId} (invalid_client), and previousClientSecret cannot be resolved`, {
-      code: 'auth-invalid-client',
-      tenant,
-      status: rejected.status,
-      error: rejected.error,
-      cause: error,
-    });
+    throw new AuthError(
+      `tenant ${tenant}: the token endpoint rejected clientSecret of client ${clientId} (invalid_client), and previousClientSecret cannot be resolved`,
+      {
+        code: 'auth-invalid-client',
+        tenant,
+        status: rejected.status,
+        error: rejected.error,
+        cause: error,
+      },
+    );
   }
   deps.logger.warn(
     { tenant, clientId, status: rejected.status, error: rejected.error },

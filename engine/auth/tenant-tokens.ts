@@ -136,7 +136,10 @@ export function createTenantTokens(options: TenantTokensOptions): TenantTokens {
     const warning = previousSecretWarning(tenant, rotatedAt, now());
     if (warning === undefined) return;
     overlapWarnings.set(tenant, warning);
-    logger.warn({ tenant, secretRotatedAt: rotatedAt ?? null, overlapEndedOn: warning.overlapEndedOn }, 'a token was obtained with previousClientSecret after the rotation overlap; register the new secret and remove previousClientSecret');
+    logger.warn(
+      { tenant, secretRotatedAt: rotatedAt ?? null, overlapEndedOn: warning.overlapEndedOn },
+      'a token was obtained with previousClientSecret after the rotation overlap; register the new secret and remove previousClientSecret',
+    );
   }
 
   async function fetchToken(tenant: string): Promise<FetchedToken> {

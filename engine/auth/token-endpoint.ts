@@ -30,7 +30,12 @@ export const DEFAULT_TOKEN_LIFE_SECONDS = 3600;
 export const MAX_TOKEN_LIFE_SECONDS = 86_400;
 
 /** Sends the grant. Redirects are not followed: the body holds the client secret. Rejects with the transport's errors. */
-export function sendTokenRequest(endpoint: URL, request: Pick<TokenRequest, 'clientId' | 'scopes'>, secret: string, transport: client.CustomFetch): Promise<Response> {
+export function sendTokenRequest(
+  endpoint: URL,
+  request: Pick<TokenRequest, 'clientId' | 'scopes'>,
+  secret: string,
+  transport: client.CustomFetch,
+): Promise<Response> {
   const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: request.clientId, client_secret: secret, scope: request.scopes.join(' ') });
   return transport(endpoint.href, {
     method: 'POST',
@@ -83,7 +88,8 @@ function refusal(request: TokenRequest, response: Response, text: string, redact
   const code = codeFor(error);
   let what: string;
   if (code === 'auth-invalid-client') what = `the token endpoint rejected client ${request.clientId} (invalid_client)`;
-  else if (code === 'auth-invalid-scope') what = `the token endpoint refused scope "${request.scopes.join(' ')}" for client ${request.clientId} (invalid_scope)`;
+  else if (code === 'auth-invalid-scope')
+    what = `the token endpoint refused scope "${request.scopes.join(' ')}" for client ${request.clientId} (invalid_scope)`;
   else if (status >= 300 && status < 400) what = `token request failed: HTTP ${status} redirect (not followed: the request carries the client secret)`;
   else what = `token request failed: HTTP ${status}${error === undefined ? '' : ` ${redactor.redact(error)}`}`;
   return new AuthError(`tenant ${request.tenant}: ${what}${description === undefined ? '' : `: ${description}`}`, {
@@ -105,7 +111,10 @@ function tokenLife(request: TokenRequest, value: unknown, redactor: Redactor): n
   // Some providers send the number as a string; the value is checked all the same.
   const seconds = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
   if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1 || seconds > MAX_TOKEN_LIFE_SECONDS) {
-    throw unusable(request, `the token endpoint answered expires_in ${shown(value, redactor)}; expected a whole number of seconds from 1 to ${MAX_TOKEN_LIFE_SECONDS} (24 h)`);
+    throw unusable(
+      request,
+      `the token endpoint answered expires_in ${shown(value, redactor)}; expected a whole number of seconds from 1 to ${MAX_TOKEN_LIFE_SECONDS} (24 h)`,
+    );
   }
   return seconds;
 }
@@ -127,7 +136,8 @@ export async function parseTokenResponse(request: TokenRequest, response: Respon
   }
   const expiresInSeconds = tokenLife(request, body.expires_in, redactor);
   const scope = body.scope;
-  if (scope !== undefined && typeof scope !== 'string') throw unusable(request, `the token endpoint answered scope ${shown(scope, redactor)}; expected a space-separated string`);
+  if (scope !== undefined && typeof scope !== 'string')
+    throw unusable(request, `the token endpoint answered scope ${shown(scope, redactor)}; expected a space-separated string`);
   return { accessToken, expiresInSeconds, ...(scope === undefined ? {} : { scopes: splitScope(scope) }) };
 }
 

@@ -119,7 +119,10 @@ const OPTIONS = {
 const NOT_WITH_A_PLAN: readonly [readonly string[], string][] = [
   [['tenant'], '--tenant cannot be used with a plan file: the plan names its tenants'],
   [['shard'], '--shard cannot be used with a plan file: the plan names its tenants'],
-  [['target', 'exclude'], '--target and --exclude cannot be used with a plan file: the plan names the contracts to apply (plan with --target, then apply that plan)'],
+  [
+    ['target', 'exclude'],
+    '--target and --exclude cannot be used with a plan file: the plan names the contracts to apply (plan with --target, then apply that plan)',
+  ],
   [['ref'], "--ref cannot be used with a plan file: the desired state is read at the plan's commit"],
   [['full'], '--full cannot be used with a plan file: the plan names the contracts to apply'],
   [['refresh', 'no-refresh'], '--refresh and --no-refresh cannot be used with a plan file: the known state is obtained the way the plan obtained it'],
@@ -129,7 +132,10 @@ const NOT_WITH_A_PLAN: readonly [readonly string[], string][] = [
 function showPreview(io: CliIo, preview: ApplyPreview, dryRun: boolean): { readonly lines: number; readonly summary: string } {
   const { targeting } = preview;
   if (targeting) {
-    const keeps = !dryRun && targeting.narrowed.size > 0 ? ' Contracts not targeted were not planned; the run record keeps its last applied commit.' : ' Contracts not targeted were not planned.';
+    const keeps =
+      !dryRun && targeting.narrowed.size > 0
+        ? ' Contracts not targeted were not planned; the run record keeps its last applied commit.'
+        : ' Contracts not targeted were not planned.';
     io.stdout.write(`${targeting.description}${keeps}\n`);
   }
   for (const { scope, contracts } of preview.scopes) io.stdout.write(`${describeScope(scope, contracts)}\n`);
@@ -207,7 +213,9 @@ async function renderApply(io: CliIo, result: ApplyRunOutcome, reportFile: strin
   const { report } = result;
   io.stdout.write(`\n${renderRunSummary(report)}`);
   if (result.incremental) {
-    io.stdout.write('Incremental run: contracts unchanged since the last applied commit were not planned; contract-sync drift (or apply --full) checks them against the service.\n');
+    io.stdout.write(
+      'Incremental run: contracts unchanged since the last applied commit were not planned; contract-sync drift (or apply --full) checks them against the service.\n',
+    );
   }
   if (reportFile !== undefined) await writeOutputFile({ flag: '--report', name: reportFile, cwd: io.cwd }, `${JSON.stringify(report, null, 2)}\n`);
   const failed = result.behind.length > 0 || report.summary.failed > 0 || report.tenants.some((tenant) => tenant.error !== undefined);

@@ -120,7 +120,11 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   return renderDrift(io, result, { format, fix, detailedExitcode: values['detailed-exitcode'], report: values.report });
 }
 
-async function renderDrift(io: CliIo, result: DriftRunOutcome, flags: { format: DriftFormat; fix: boolean; detailedExitcode: boolean; report: string | undefined }): Promise<ExitCode> {
+async function renderDrift(
+  io: CliIo,
+  result: DriftRunOutcome,
+  flags: { format: DriftFormat; fix: boolean; detailedExitcode: boolean; report: string | undefined },
+): Promise<ExitCode> {
   const { format, fix } = flags;
   const outcome = fix ? 'nothing read or fixed' : 'nothing read';
   if (result.kind === 'git-error' || result.kind === 'invalid-config' || result.kind === 'bad-request') return reportUnread(io, 'drift', outcome, result);
@@ -132,7 +136,9 @@ async function renderDrift(io: CliIo, result: DriftRunOutcome, flags: { format: 
   for (const warning of result.warnings) io.stderr.write(`contract-sync drift: ${warning}`);
   // Stopped by a signal: a report of part of the contracts would read as no drift for the others.
   if (result.interrupted !== undefined || io.signal?.aborted === true) {
-    io.stdout.write(`\n${result.interrupted ? interruptedLine(result.interrupted, 'drift --fix') : 'Interrupted: not every contract was read; no report written; run drift again'}\n`);
+    io.stdout.write(
+      `\n${result.interrupted ? interruptedLine(result.interrupted, 'drift --fix') : 'Interrupted: not every contract was read; no report written; run drift again'}\n`,
+    );
     return EXIT.error;
   }
   if (result.cancelled) {
@@ -144,7 +150,10 @@ async function renderDrift(io: CliIo, result: DriftRunOutcome, flags: { format: 
   const targeted = result.targeting?.description;
   if (targeted !== undefined) {
     if (format === 'json') io.stderr.write(`contract-sync drift: ${targeted}\n`);
-    else io.stdout.write(format === 'markdown' ? `> **${targeted}** Contracts not targeted were not checked.\n\n` : `${targeted} Contracts not targeted were not checked.\n\n`);
+    else
+      io.stdout.write(
+        format === 'markdown' ? `> **${targeted}** Contracts not targeted were not checked.\n\n` : `${targeted} Contracts not targeted were not checked.\n\n`,
+      );
   }
   if (format === 'json') io.stdout.write(renderDriftJson(drift));
   else if (format === 'markdown') io.stdout.write(renderDriftMarkdown(drift));

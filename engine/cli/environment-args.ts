@@ -51,7 +51,12 @@ export function argsWithEnvironment(command: string, args: readonly string[], en
   for (const option of ENVIRONMENT_OPTIONS) {
     const value = env[option.env];
     if (value === undefined || value.trim() === '' || !option.commands.includes(command) || given.has(option.flag)) continue;
-    const values = option.list ? value.split(',').map((item) => item.trim()).filter((item) => item !== '') : [value];
+    const values = option.list
+      ? value
+          .split(',')
+          .map((item) => item.trim())
+          .filter((item) => item !== '')
+      : [value];
     for (const item of values) extra.push(option.flag, item);
   }
   return withArgs(args, extra);
@@ -88,5 +93,7 @@ export async function workingDirectory(cwd: string, chdir: string | undefined, e
 
 /** The list of the variables, for the README and the help. */
 export function environmentHelp(): string {
-  return ENVIRONMENT_OPTIONS.map((option) => `  ${option.env.padEnd(28)}${option.flag}${option.list ? ' (comma-separated)' : ''}: ${option.commands.join(', ')}\n`).join('');
+  return ENVIRONMENT_OPTIONS.map(
+    (option) => `  ${option.env.padEnd(28)}${option.flag}${option.list ? ' (comma-separated)' : ''}: ${option.commands.join(', ')}\n`,
+  ).join('');
 }

@@ -71,7 +71,9 @@ export async function importCommand(args: readonly string[], io: CliIo): Promise
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const tenants = values.tenant ?? [];
   if (tenants.length !== 1) {
-    throw new UsageError(tenants.length === 0 ? '--tenant is required: a file declares the contracts of one tenant' : `give --tenant once; got ${tenants.join(', ')}`);
+    throw new UsageError(
+      tenants.length === 0 ? '--tenant is required: a file declares the contracts of one tenant' : `give --tenant once; got ${tenants.join(', ')}`,
+    );
   }
   const ids = uniqueIds(values.id ?? []);
   if (ids.length === 0) throw new UsageError('give at least one --id: the service publishes no way to list contracts, so import reads the ones you name');
@@ -79,7 +81,10 @@ export async function importCommand(args: readonly string[], io: CliIo): Promise
   const where = { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }) };
   // Progress of the reads on stderr: stdout may carry the file.
   const view = runView(io, { shardOn: 'stderr', command: 'import' });
-  const result = await runImport({ kind: 'import', where, tenant: tenants[0]!, ids, ...(values.out === undefined ? {} : { out: values.out }), force: values.force }, await runEffects(io, { logs: true, onEvent: view.onEvent }));
+  const result = await runImport(
+    { kind: 'import', where, tenant: tenants[0]!, ids, ...(values.out === undefined ? {} : { out: values.out }), force: values.force },
+    await runEffects(io, { logs: true, onEvent: view.onEvent }),
+  );
   view.finish();
   function fail(message: string): ExitCode {
     io.stderr.write(`contract-sync import: ${message}\n`);

@@ -62,7 +62,10 @@ export async function initCommand(args: readonly string[], io: CliIo): Promise<E
   const root = path.resolve(io.cwd, values.dir);
   const ci = values.ci === undefined ? await defaultCi(root) : parseCi(values.ci);
   // Relative paths to the specs/ of the contract-sync running now, from each file's directory.
-  const schemas = { config: schemaReference(root, 'config.schema.json'), contracts: schemaReference(path.join(root, 'contracts', tenants[0]!), 'contracts.schema.json') };
+  const schemas = {
+    config: schemaReference(root, 'config.schema.json'),
+    contracts: schemaReference(path.join(root, 'contracts', tenants[0]!), 'contracts.schema.json'),
+  };
   const files = scaffoldRepository({ tenants, ci, schemas });
   function shown(file: string): string {
     return path.relative(io.cwd, path.join(root, file)) || '.';
@@ -90,7 +93,15 @@ export async function initCommand(args: readonly string[], io: CliIo): Promise<E
 
   for (const file of files) io.stdout.write(`${existing.includes(file.path) ? 'overwrote' : 'created'}  ${shown(file.path)}\n`);
   if (gitignore !== undefined) io.stdout.write(`${gitignoreBefore === undefined ? 'created' : 'updated'}  ${shown(GITIGNORE_FILE)}\n`);
-  io.stdout.write(nextSteps({ config: values.dir === '.' ? CONFIG_FILE : shown(CONFIG_FILE), dir: values.dir === '.' ? undefined : shown(''), ci, installed: installedFor(root), specs: shown(path.relative(root, path.join(packageRoot(), 'specs'))) }));
+  io.stdout.write(
+    nextSteps({
+      config: values.dir === '.' ? CONFIG_FILE : shown(CONFIG_FILE),
+      dir: values.dir === '.' ? undefined : shown(''),
+      ci,
+      installed: installedFor(root),
+      specs: shown(path.relative(root, path.join(packageRoot(), 'specs'))),
+    }),
+  );
   return EXIT.ok;
 }
 
@@ -151,9 +162,13 @@ interface NextSteps {
 /** What to do next, for how init ran: from a copy installed for the repository, or from elsewhere (a global install, a checkout). */
 function nextSteps({ config, dir, ci, installed, specs }: NextSteps): string {
   const ciNote =
-    ci === 'none' ? '  (no CI file: contract-sync init --ci github|gitlab writes one)\n' : '  add each tenant secret to the CI settings, named as in the config\n';
+    ci === 'none'
+      ? '  (no CI file: contract-sync init --ci github|gitlab writes one)\n'
+      : '  add each tenant secret to the CI settings, named as in the config\n';
   const chdir = dir === undefined ? '' : ` --chdir ${dir}`;
-  const install = installed ? '' : `  npm install --save-dev <contract-sync's packed tarball or git URL>   # in ${dir ?? 'the repository'}: CI and npx run that copy\n`;
+  const install = installed
+    ? ''
+    : `  npm install --save-dev <contract-sync's packed tarball or git URL>   # in ${dir ?? 'the repository'}: CI and npx run that copy\n`;
   const schemas = installed ? '' : `The $schema lines point into ${specs}, the specs/ of the contract-sync that ran init.\n`;
   return `
 Next:

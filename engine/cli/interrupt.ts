@@ -68,7 +68,9 @@ export function interruptOnSignals(options: InterruptOptions): Interrupt {
       );
       controller.abort();
       const timer = (options.setTimer ?? setTimeout)(() => {
-        options.stderr.write(`${lineStart}contract-sync: requests in flight did not finish within ${graceMs / 1000} s: exiting; the next run reads the contracts left in flight\n`);
+        options.stderr.write(
+          `${lineStart}contract-sync: requests in flight did not finish within ${graceMs / 1000} s: exiting; the next run reads the contracts left in flight\n`,
+        );
         options.exit(code!);
       }, graceMs);
       // The run ending sooner ends the process; the timer does not hold it.

@@ -186,8 +186,17 @@ const INTERRUPTIBLE = new Set(['apply', 'drift']);
 
 export async function runCli(): Promise<void> {
   const argv = process.argv.slice(2);
-  const interrupt = INTERRUPTIBLE.has(argv[0] ?? '') ? interruptOnSignals({ source: process, stderr: process.stderr, exit: (code) => process.exit(code) }) : undefined;
-  const io: CliIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), ...(interrupt ? { signal: interrupt.signal } : {}) };
+  const interrupt = INTERRUPTIBLE.has(argv[0] ?? '')
+    ? interruptOnSignals({ source: process, stderr: process.stderr, exit: (code) => process.exit(code) })
+    : undefined;
+  const io: CliIo = {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+    ...(interrupt ? { signal: interrupt.signal } : {}),
+  };
   try {
     const code = await main(argv, io);
     const interrupted = interrupt?.exitCode();

@@ -205,7 +205,10 @@ async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags
   const targeted = result.targeting?.description;
   if (targeted !== undefined) {
     if (format === 'json') io.stderr.write(`contract-sync plan: ${targeted}\n`);
-    else io.stdout.write(format === 'markdown' ? `> **${targeted}** Contracts not targeted were not planned.\n\n` : `${targeted} Contracts not targeted were not planned.\n\n`);
+    else
+      io.stdout.write(
+        format === 'markdown' ? `> **${targeted}** Contracts not targeted were not planned.\n\n` : `${targeted} Contracts not targeted were not planned.\n\n`,
+      );
   }
   if (plan) {
     io.stdout.write(render(plan, format, io, links));
@@ -284,6 +287,7 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
 /** plan's selection: `--shard auto` is for the commands that send. */
 function planSelection(values: Parameters<typeof selectionOf>[0]): ReturnType<typeof selectionOf> {
   const selection = selectionOf(values);
-  if (selection.shard === 'auto') throw new UsageError('--shard auto shares a run that sends between workers (apply, drift --fix); plan sends nothing: use --shard I/N');
+  if (selection.shard === 'auto')
+    throw new UsageError('--shard auto shares a run that sends between workers (apply, drift --fix); plan sends nothing: use --shard I/N');
   return selection;
 }

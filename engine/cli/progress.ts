@@ -62,7 +62,8 @@ function describe(state: StepState, now: number): { rate: string; time: string; 
   const elapsed = now - state.startedAt;
   const rate = elapsed > 0 && state.done > 0 ? (state.done * 1000) / elapsed : undefined;
   const left = state.total - state.done;
-  const time = left === 0 ? `done in ${formatDuration(elapsed)}` : rate === undefined ? 'time left unknown' : `about ${formatDuration((left / rate) * 1000)} left`;
+  const time =
+    left === 0 ? `done in ${formatDuration(elapsed)}` : rate === undefined ? 'time left unknown' : `about ${formatDuration((left / rate) * 1000)} left`;
   return { rate: rate === undefined ? '-/s' : formatRate(rate), time, failed: `${state.failed} failed` };
 }
 

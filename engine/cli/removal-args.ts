@@ -30,8 +30,15 @@ export function parseMaxRemovals(value: string | undefined): number | undefined 
 }
 
 /** What apply and drift ask of a run that may send: where, what, how long to wait for a lock, and the removal guard. */
-export function sendingRequest(values: RunValues & { readonly 'lock-timeout'?: string; readonly 'max-removals'?: string; readonly 'allow-removals': boolean }): SendingRequest {
+export function sendingRequest(
+  values: RunValues & { readonly 'lock-timeout'?: string; readonly 'max-removals'?: string; readonly 'allow-removals': boolean },
+): SendingRequest {
   const lockTimeoutMs = parseLockTimeout(values['lock-timeout']);
   const max = parseMaxRemovals(values['max-removals']);
-  return { where: whereOf(values), selection: selectionOf(values), lockTimeoutMs, removals: { ...(max === undefined ? {} : { max }), allow: values['allow-removals'] } };
+  return {
+    where: whereOf(values),
+    selection: selectionOf(values),
+    lockTimeoutMs,
+    removals: { ...(max === undefined ? {} : { max }), allow: values['allow-removals'] },
+  };
 }

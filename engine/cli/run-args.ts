@@ -38,14 +38,20 @@ export function selectionOf(values: RunValues): RunSelection {
 /** The help lines of `--target` / `--exclude`, descriptions starting at `column` (as the command's other options). */
 export function targetHelp(column: number): string {
   const rows: [string, string[]][] = [
-    ['--target TENANT/ID', ['plan, read and send only this contract (repeatable); selects its tenant', '(no --tenant needed). A target no desired-state file declares is an error']],
+    [
+      '--target TENANT/ID',
+      ['plan, read and send only this contract (repeatable); selects its tenant', '(no --tenant needed). A target no desired-state file declares is an error'],
+    ],
     ['--exclude TENANT/ID', ['leave this contract out (repeatable; the id may be a glob, e.g. acme/47*)']],
   ];
   return rows.map(([flag, text]) => text.map((line, index) => `${(index === 0 ? `  ${flag}` : '').padEnd(column)}${line}\n`).join('')).join('');
 }
 
 /** The values of `--target` / `--exclude`, checked: each must be TENANT/ID. */
-function parseTargetFlags(values: { readonly target?: readonly string[]; readonly exclude?: readonly string[] }): { targets: TargetPattern[]; excludes: TargetPattern[] } {
+function parseTargetFlags(values: { readonly target?: readonly string[]; readonly exclude?: readonly string[] }): {
+  targets: TargetPattern[];
+  excludes: TargetPattern[];
+} {
   function parse(flag: string, raw: readonly string[] | undefined): TargetPattern[] {
     return (raw ?? []).map((value) => {
       const pattern = parseTargetPattern(value);
@@ -77,11 +83,17 @@ export function shardHelp(column: number, auto = true): string {
  * `--shard auto` runs unattended and sends: refused with a dry run (nothing to share), with drift
  * without --fix, and on a terminal without --auto-approve (a worker never asks).
  */
-export function checkSharedRun(io: CliIo, selection: RunSelection, run: { readonly sends: boolean; readonly notSending: string; readonly autoApprove: boolean }): void {
+export function checkSharedRun(
+  io: CliIo,
+  selection: RunSelection,
+  run: { readonly sends: boolean; readonly notSending: string; readonly autoApprove: boolean },
+): void {
   if (selection.shard !== 'auto') return;
   if (!run.sends) throw new UsageError(`--shard auto shares a run that sends between workers; ${run.notSending} sends nothing: use --shard I/N`);
   if (!run.autoApprove && isInteractive(io)) {
-    throw new UsageError('--shard auto does not ask before sending (each worker sends as it takes tenants): pass --auto-approve, or review the change with contract-sync plan first');
+    throw new UsageError(
+      '--shard auto does not ask before sending (each worker sends as it takes tenants): pass --auto-approve, or review the change with contract-sync plan first',
+    );
   }
 }
 

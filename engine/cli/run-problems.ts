@@ -36,8 +36,11 @@ export function reportDesired(io: CliIo, command: string, outcome: string, probl
   }
   if (configDiagnostics.length + warnings.length > 0) io.stderr.write(formatDiagnostics([...configDiagnostics, ...warnings], 'text'));
   if (targeting && targeting.unmatchedTargets.length > 0) {
-    for (const target of targeting.unmatchedTargets) io.stderr.write(`contract-sync ${command}: --target ${target} matches no contract declared in the desired state\n`);
-    io.stderr.write(`${targeting.unmatchedTargets.length === 1 ? '1 target matches' : `${targeting.unmatchedTargets.length} targets match`} no contract: ${outcome}\n`);
+    for (const target of targeting.unmatchedTargets)
+      io.stderr.write(`contract-sync ${command}: --target ${target} matches no contract declared in the desired state\n`);
+    io.stderr.write(
+      `${targeting.unmatchedTargets.length === 1 ? '1 target matches' : `${targeting.unmatchedTargets.length} targets match`} no contract: ${outcome}\n`,
+    );
     return EXIT.error;
   }
   for (const exclude of targeting?.unmatchedExcludes ?? []) io.stderr.write(`contract-sync ${command}: warning: --exclude ${exclude} matches no contract\n`);

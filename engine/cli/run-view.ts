@@ -85,7 +85,8 @@ export function sendingEffects(io: CliIo, view: RunView, autoApprove: boolean, q
 
 /** E.g. "shared run 5f0c…: worker ci-2 joined (40 tenants, 3 done)". */
 export function describeSharedEvent(event: SharedRunEvent): string {
-  if (event.kind === 'joined') return `shared run ${event.runId}: worker ${event.worker} joined (${event.tenants} tenant${event.tenants === 1 ? '' : 's'}, ${event.done} done)`;
+  if (event.kind === 'joined')
+    return `shared run ${event.runId}: worker ${event.worker} joined (${event.tenants} tenant${event.tenants === 1 ? '' : 's'}, ${event.done} done)`;
   const over = event.takenOverFrom.length === 0 ? '' : `; taken over from worker ${event.takenOverFrom.join(', then ')}, which did not finish it`;
   return `worker ${event.worker} took tenant ${event.tenant} (${event.size} contract${event.size === 1 ? '' : 's'} to plan${over})`;
 }

@@ -47,7 +47,7 @@ function fileSpool(file: string, cleanup: () => void): Spool {
     copyTo(write) {
       const buffer = Buffer.alloc(CHUNK_BYTES);
       const decoder = new StringDecoder('utf8');
-      for (let position = 0; position < size; ) {
+      for (let position = 0; position < size;) {
         const read = readSync(fd, buffer, 0, Math.min(CHUNK_BYTES, size - position), position);
         if (read === 0) break;
         position += read;

@@ -81,11 +81,15 @@ async function copy(sub: 'push' | 'pull', store: StateStore, options: Options, i
     const [from, to] = sub === 'push' ? [store, other] : [other, store];
     const result = await copyStore(from, to, options.force);
     if (result.kind === 'held') {
-      io.stderr.write(`contract-sync state ${sub}: the ${sub === 'push' ? 'target' : 'configured'} store already holds state; nothing copied. Run again with --force to copy over it (records of the same contracts are replaced, others kept)\n`);
+      io.stderr.write(
+        `contract-sync state ${sub}: the ${sub === 'push' ? 'target' : 'configured'} store already holds state; nothing copied. Run again with --force to copy over it (records of the same contracts are replaced, others kept)\n`,
+      );
       return EXIT.error;
     }
     const { copied, mismatches } = result;
-    io.stdout.write(`copied ${plural(copied.tenants, 'tenant')}: ${plural(copied.records, 'record')}, ${plural(copied.runs, 'run record')}, ${plural(copied.history, 'history entry', 'history entries')}\n`);
+    io.stdout.write(
+      `copied ${plural(copied.tenants, 'tenant')}: ${plural(copied.records, 'record')}, ${plural(copied.runs, 'run record')}, ${plural(copied.history, 'history entry', 'history entries')}\n`,
+    );
     if (mismatches.length > 0) {
       io.stderr.write(`contract-sync state ${sub}: the copy differs from the source when read back:\n${mismatches.map((line) => `  ${line}\n`).join('')}`);
       return EXIT.error;
@@ -107,7 +111,8 @@ function checked(check: (value: string) => void, value: string): string {
 }
 
 function positionalsOf(sub: Subcommand, positionals: readonly string[], names: readonly string[]): string[] {
-  if (positionals.length !== names.length) throw new UsageError(`state ${sub} takes ${names.length === 0 ? 'no arguments' : names.join(' ')}; got ${plural(positionals.length, 'argument')}`);
+  if (positionals.length !== names.length)
+    throw new UsageError(`state ${sub} takes ${names.length === 0 ? 'no arguments' : names.join(' ')}; got ${plural(positionals.length, 'argument')}`);
   return [...positionals];
 }
 
@@ -157,7 +162,11 @@ async function run(sub: Subcommand, args: readonly string[], options: Options, s
       return EXIT.error;
     }
     const holder = await store.forceUnlock(tenant);
-    io.stdout.write(holder === undefined ? `tenant ${tenant} was not locked; nothing to do\n` : `unlocked tenant ${tenant}: the lock was held by ${describeLockHolder(holder)}\n`);
+    io.stdout.write(
+      holder === undefined
+        ? `tenant ${tenant} was not locked; nothing to do\n`
+        : `unlocked tenant ${tenant}: the lock was held by ${describeLockHolder(holder)}\n`,
+    );
     return EXIT.ok;
   }
   const id = checked(checkContractId, args[1]!);
@@ -168,7 +177,9 @@ async function run(sub: Subcommand, args: readonly string[], options: Options, s
   }
   if (!options.force) {
     io.stdout.write(renderRecordText(tenant, record));
-    io.stderr.write(`contract-sync state rm: not removed; run again with --force to forget this record (the next plan reads contract ${id} as never applied)\n`);
+    io.stderr.write(
+      `contract-sync state rm: not removed; run again with --force to forget this record (the next plan reads contract ${id} as never applied)\n`,
+    );
     return EXIT.error;
   }
   await store.removeRecord(tenant, id);

@@ -45,7 +45,11 @@ export async function validateCommand(args: readonly string[], io: CliIo): Promi
     return EXIT.ok;
   }
   const format = parseFormat<DiagnosticFormat>(values.format, DIAGNOSTIC_FORMATS, 'text');
-  const where = { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }), ...(values.ref === undefined ? {} : { ref: values.ref }) };
+  const where = {
+    repo: values.repo,
+    ...(values.config === undefined ? {} : { config: values.config }),
+    ...(values.ref === undefined ? {} : { ref: values.ref }),
+  };
   const result = await runValidate({ kind: 'validate', where }, await runEffects(io));
   if (result.kind === 'git-error' || result.kind === 'bad-request') {
     io.stderr.write(`contract-sync validate: ${result.message}\n`);

@@ -71,7 +71,12 @@ export function secretHygiene(input: HygieneInput): Diagnostic[] {
     const previousPath = ['tenants', tenant, 'previousClientSecret'];
     if (rotatedAt === undefined) {
       // Without the date the overlap never visibly ends, and the old secret stays usable for good.
-      warn('secret-overlap', previousPath, `previousClientSecret is configured without secretRotatedAt: set the rotation date, so that the end of the ${ROTATION_OVERLAP_DAYS}-day overlap is known`, tenant);
+      warn(
+        'secret-overlap',
+        previousPath,
+        `previousClientSecret is configured without secretRotatedAt: set the rotation date, so that the end of the ${ROTATION_OVERLAP_DAYS}-day overlap is known`,
+        tenant,
+      );
       continue;
     }
     const endsAt = overlapEndsAt(rotatedAt);

@@ -26,8 +26,7 @@ function secretPathOf(path: readonly PathSegment[]): readonly PathSegment[] | un
   return undefined;
 }
 
-const LITERAL_SECRET =
-  'expected a secret reference { env: NAME } or { file: PATH }; literal secrets are not allowed in this file';
+const LITERAL_SECRET = 'expected a secret reference { env: NAME } or { file: PATH }; literal secrets are not allowed in this file';
 
 function schemaProblems(value: unknown): SchemaProblem[] {
   check ??= compileSchema(configSchema());
@@ -129,7 +128,13 @@ function withDefaults(raw: RawConfig): Config {
     api: {
       baseUrl: String(raw.api.baseUrl).replace(/\/+$/, ''),
       ...(raw.api.read
-        ? { read: { path: raw.api.read.path, pointer: raw.api.read.pointer ?? DEFAULTS.readPointer, timestamps: raw.api.read.timestamps ?? DEFAULTS.readTimestamps } }
+        ? {
+            read: {
+              path: raw.api.read.path,
+              pointer: raw.api.read.pointer ?? DEFAULTS.readPointer,
+              timestamps: raw.api.read.timestamps ?? DEFAULTS.readTimestamps,
+            },
+          }
         : {}),
       patch: { contentType: raw.api.patch?.contentType ?? DEFAULTS.patchContentType },
       conflictStatuses: raw.api.conflictStatuses ?? [...DEFAULTS.conflictStatuses],

@@ -26,7 +26,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export function globOutsideRepository(glob: string): string | undefined {
   const pattern = glob.replace(/^!+/, '');
   if (ABSOLUTE.test(pattern)) return `the glob ${JSON.stringify(glob)} is absolute; desired-state globs are relative to the repository root`;
-  if (PARENT_STEP.test(pattern)) return `the glob ${JSON.stringify(glob)} has a ".." step and could leave the repository; desired-state globs are relative to the repository root`;
+  if (PARENT_STEP.test(pattern))
+    return `the glob ${JSON.stringify(glob)} has a ".." step and could leave the repository; desired-state globs are relative to the repository root`;
   return undefined;
 }
 
@@ -34,7 +35,9 @@ export function globOutsideRepository(glob: string): string | undefined {
 function climbsOut(file: string, what: string): string | undefined {
   if (ABSOLUTE.test(file) && !file.startsWith('~')) return undefined;
   if (file.startsWith('~')) return `${what} ${JSON.stringify(file)} starts with "~", which is not expanded; write the absolute path`;
-  return PARENT_STEP.test(file) ? `${what} ${JSON.stringify(file)} has a ".." step and could leave the repository; write the absolute path if it lives outside` : undefined;
+  return PARENT_STEP.test(file)
+    ? `${what} ${JSON.stringify(file)} has a ".." step and could leave the repository; write the absolute path if it lives outside`
+    : undefined;
 }
 
 function globProblems(value: unknown, path: readonly PathSegment[]): SchemaProblem[] {

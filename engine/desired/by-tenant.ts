@@ -57,7 +57,10 @@ export interface TenantFiles {
  * Files grouped by `tenantOf` (default: the sniff, and the parse where the sniff cannot tell);
  * the group of files without a tenant first, then tenants sorted by name.
  */
-export function groupByTenant(files: readonly DesiredFile[], tenantOf: (file: DesiredFile) => string | undefined = (file) => sniffTenant(file) ?? parsedTenant(file)): TenantFiles[] {
+export function groupByTenant(
+  files: readonly DesiredFile[],
+  tenantOf: (file: DesiredFile) => string | undefined = (file) => sniffTenant(file) ?? parsedTenant(file),
+): TenantFiles[] {
   const groups = new Map<string | undefined, DesiredFile[]>();
   for (const file of [...files].sort((a, b) => compareText(a.path, b.path))) {
     const tenant = tenantOf(file);
@@ -108,7 +111,12 @@ async function visitGroups(groups: readonly TenantFiles[], config: Pick<Config, 
   // The order validateDesiredState gives: each file is in one group, so sorting the groups'
   // diagnostics together orders them as sorting all of them at once does.
   diagnostics.sort(compareDiagnostics);
-  return { errors: diagnostics.filter((d) => d.severity === 'error'), warnings: diagnostics.filter((d) => d.severity === 'warning'), contracts, files: files.size };
+  return {
+    errors: diagnostics.filter((d) => d.severity === 'error'),
+    warnings: diagnostics.filter((d) => d.severity === 'warning'),
+    contracts,
+    files: files.size,
+  };
 }
 
 /**
@@ -123,7 +131,11 @@ export async function validateByTenant(
   options: { readonly sniff?: (file: DesiredFile) => string | undefined } = {},
 ): Promise<ByTenantResult> {
   const sniff = options.sniff ?? sniffTenant;
-  const result = await visitGroups(groupByTenant(files, (file) => sniff(file) ?? parsedTenant(file)), config, visitor);
+  const result = await visitGroups(
+    groupByTenant(files, (file) => sniff(file) ?? parsedTenant(file)),
+    config,
+    visitor,
+  );
   if (result !== 'misgrouped') return result;
   await visitor.restart();
   const regrouped = await visitGroups(groupByTenant(files, parsedTenant), config, visitor);

@@ -56,7 +56,10 @@ function withMemberRule(problem: SchemaProblem, keyword: string): SchemaProblem 
   const field = typeof name === 'string' ? getField(name) : undefined;
   if (keyword !== 'required' || root !== 'contracts' || typeof index !== 'number' || field === undefined || !isCollectionField(field)) return problem;
   const message = problem.message.replace(/^missing required field/, 'missing member field');
-  return { ...problem, message: `${message}: every ${field.name} member gives ${requiredMemberFields(field).join(', ')} (only nullable fields may be left out)` };
+  return {
+    ...problem,
+    message: `${message}: every ${field.name} member gives ${requiredMemberFields(field).join(', ')} (only nullable fields may be left out)`,
+  };
 }
 
 function withSuggestion(problem: SchemaProblem): SchemaProblem {
@@ -75,7 +78,12 @@ function contractIdProblems(source: YamlSource, ids: readonly string[]): SchemaP
     const key = keyNodeAt(source, ['contracts', id]);
     if (isScalar(key) && key.value === '<<' && key.type === 'PLAIN') {
       // Any id is allowed now, but a plain `<<` is a merge key to YAML 1.1 readers (js-yaml among them).
-      problems.push({ path: ['contracts', id], atKey: true, code: 'contract-id', message: 'ContractId << is read by YAML 1.1 tools as a merge key; quote it: "<<"' });
+      problems.push({
+        path: ['contracts', id],
+        atKey: true,
+        code: 'contract-id',
+        message: 'ContractId << is read by YAML 1.1 tools as a merge key; quote it: "<<"',
+      });
       continue;
     }
     if (!isScalar(key) || typeof key.value === 'string') continue;
@@ -128,7 +136,9 @@ function contractsOf(document: { contracts?: unknown }): Contracts {
 function valueProblems(value: object, contracts: Contracts, extra: readonly SchemaProblem[]): SchemaProblem[] {
   check ??= compileSchema(contractsFileSchema());
   const problems: SchemaProblem[] = [
-    ...check(value).map((issue) => withMemberRule(withSuggestion({ path: issue.path, atKey: issue.atKey, code: 'schema', message: issue.message }), issue.keyword)),
+    ...check(value).map((issue) =>
+      withMemberRule(withSuggestion({ path: issue.path, atKey: issue.atKey, code: 'schema', message: issue.message }), issue.keyword),
+    ),
     ...extra,
   ];
   // One message per place: a timestamp with a lone surrogate is reported for its format alone.

@@ -93,11 +93,7 @@ export async function listDesiredPaths(repoDir: string, patterns: readonly strin
   return [...new Set(files.filter(selected))].sort();
 }
 
-export async function readDesiredFiles(
-  repoDir: string,
-  patterns: readonly string[],
-  options: ReadDesiredOptions = {},
-): Promise<DesiredFile[]> {
+export async function readDesiredFiles(repoDir: string, patterns: readonly string[], options: ReadDesiredOptions = {}): Promise<DesiredFile[]> {
   const maxBytes = options.maxBytes ?? DEFAULT_YAML_LIMITS.maxBytes;
   const { only } = options;
   const paths = (await listDesiredPaths(repoDir, patterns)).filter((relative) => !only || only.has(relative));

@@ -93,7 +93,8 @@ function shapeDuration(value: Record<string, unknown>, at: string): Shaped {
 
 /** A field's value as the file writes it; `undefined` leaves the field out. */
 function shapeField(field: FieldSpec, value: unknown): Shaped {
-  if (value === null) return { value: undefined, notes: [{ field: field.name, message: 'is null in the service; left unmanaged (a desired-state file cannot say null here)' }] };
+  if (value === null)
+    return { value: undefined, notes: [{ field: field.name, message: 'is null in the service; left unmanaged (a desired-state file cannot say null here)' }] };
   if (field.kind === 'timestamp' && typeof value === 'string' && !isUtcTimestamp(value)) {
     // Desired files take UTC only; the same instant in UTC compares equal (docs/architecture.md section 3.2).
     const utc = normaliseTimestamp(value);
@@ -115,7 +116,13 @@ function shapeField(field: FieldSpec, value: unknown): Shaped {
     if (incomplete.length > 0) {
       return {
         value: undefined,
-        notes: [...notes, { field: field.name, message: `has members without ${incomplete.join(', ')} in the service; left unmanaged (a desired member must give every non-nullable member field)` }],
+        notes: [
+          ...notes,
+          {
+            field: field.name,
+            message: `has members without ${incomplete.join(', ')} in the service; left unmanaged (a desired member must give every non-nullable member field)`,
+          },
+        ],
       };
     }
     return { value: members, notes };

@@ -28,11 +28,7 @@ function tenantMatchers(config: Pick<Config, 'tenants'>): TenantMatchers {
   return matchers;
 }
 
-export function validateDesiredState(
-  files: readonly DesiredFile[],
-  config: Pick<Config, 'tenants'>,
-  limits?: YamlLimits,
-): DesiredStateResult {
+export function validateDesiredState(files: readonly DesiredFile[], config: Pick<Config, 'tenants'>, limits?: YamlLimits): DesiredStateResult {
   const diagnostics: Diagnostic[] = [];
   const contractSets: ContractSet[] = [];
   const matchers = tenantMatchers(config);

@@ -52,10 +52,13 @@ export function driftSummaryLine(report: DriftReport): string {
   const { summary } = report;
   const missing = report.tenants.reduce((sum, tenant) => sum + tenant.errors.filter((error) => error.notOnService === true).length, 0);
   const others = summary.errors - missing;
-  const problems = [...(missing > 0 ? [`${plural(missing, 'contract')} not on the service`] : []), ...(others > 0 ? [plural(others, 'error')] : [])].join(' and ');
+  const problems = [...(missing > 0 ? [`${plural(missing, 'contract')} not on the service`] : []), ...(others > 0 ? [plural(others, 'error')] : [])].join(
+    ' and ',
+  );
   if (summary.drifted === 0) {
     if (summary.errors === 0 && summary.contracts === 0) return 'No drift: no contract to check.';
-    if (summary.errors === 0) return `No drift: ${summary.contracts === 1 ? 'the contract matches' : `all ${summary.contracts} contracts match`} the desired state.`;
+    if (summary.errors === 0)
+      return `No drift: ${summary.contracts === 1 ? 'the contract matches' : `all ${summary.contracts} contracts match`} the desired state.`;
     if (missing === 0) return `No drift found, but ${plural(summary.errors, 'error')} kept contracts from being checked (listed under "Not checked").`;
     return `No drift found in the contracts checked, but ${problems} (listed under "Not checked").`;
   }
@@ -63,7 +66,13 @@ export function driftSummaryLine(report: DriftReport): string {
   const never = summary.neverApplied > 0 ? `, ${summary.neverApplied} never applied` : '';
   const drifted = `${plural(summary.drifted, 'contract')} drifted (${plural(summary.changes, 'difference')})`;
   const fixed =
-    summary.fixed === undefined ? '' : summary.fixed === summary.drifted ? (summary.drifted === 1 ? ' Fixed.' : ` All ${summary.drifted} fixed.`) : ` Fixed ${summary.fixed} of ${summary.drifted}.`;
+    summary.fixed === undefined
+      ? ''
+      : summary.fixed === summary.drifted
+        ? summary.drifted === 1
+          ? ' Fixed.'
+          : ` All ${summary.drifted} fixed.`
+        : ` Fixed ${summary.fixed} of ${summary.drifted}.`;
   return `${drifted}: ${summary.changedOutsideGit} changed outside git, ${summary.notYetApplied} not yet applied${never}.${fixed}${errors}`;
 }
 

@@ -85,7 +85,9 @@ export function renderDriftMarkdown(report: DriftReport, options: DriftMarkdownO
   }
 
   const problems = report.tenants.flatMap((tenant) => [
-    ...(tenant.error === undefined ? [] : [`- ${escapeInline(tenant.tenant)}: not checked: ${escapeInline(withoutTenantPrefix(tenant.tenant, tenant.error))}\n`]),
+    ...(tenant.error === undefined
+      ? []
+      : [`- ${escapeInline(tenant.tenant)}: not checked: ${escapeInline(withoutTenantPrefix(tenant.tenant, tenant.error))}\n`]),
     ...tenant.errors.map(
       (error) =>
         `- **\`${error.id}\`** · ${escapeInline(tenant.tenant)} · ${escapeInline(`${error.file}:${error.line}`)} · ` +

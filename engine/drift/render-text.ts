@@ -22,14 +22,18 @@ export function renderDriftText(report: DriftReport, options: DriftTextOptions =
   for (const tenant of report.tenants) {
     const name = paint('bold', `tenant ${tenant.tenant}`);
     if (tenant.error !== undefined) lines.push(`${name}: ${paint('red', 'not checked')}`);
-    else if (tenant.contracts.length === 0 && tenant.errors.length > 0) lines.push(`${name}: no drift in ${tenant.managed - tenant.errors.length} of ${plural(tenant.managed, 'contract')}, ${tenant.errors.length} not checked`);
+    else if (tenant.contracts.length === 0 && tenant.errors.length > 0)
+      lines.push(`${name}: no drift in ${tenant.managed - tenant.errors.length} of ${plural(tenant.managed, 'contract')}, ${tenant.errors.length} not checked`);
     else if (tenant.contracts.length === 0) lines.push(`${name}: no drift (${plural(tenant.managed, 'contract')})`);
-    else if (tenant.contracts.length === tenant.managed) lines.push(`${name}: ${tenant.managed === 1 ? 'its contract' : `all ${tenant.managed} contracts`} drifted`);
+    else if (tenant.contracts.length === tenant.managed)
+      lines.push(`${name}: ${tenant.managed === 1 ? 'its contract' : `all ${tenant.managed} contracts`} drifted`);
     else lines.push(`${name}: ${tenant.contracts.length} of ${plural(tenant.managed, 'contract')} drifted`);
     for (const contract of tenant.contracts) {
       const fix = fixText(contract);
       const outcome = fix === undefined ? '' : `  ${paint(contract.fix?.outcome === 'applied' ? 'green' : 'red', `[${fix}]`)}`;
-      lines.push(`  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${escapeForTerminal(contract.file)}:${contract.line}  ${paint('dim', `(${plural(contract.ops.length, 'op')} to fix)`)}${outcome}`);
+      lines.push(
+        `  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${escapeForTerminal(contract.file)}:${contract.line}  ${paint('dim', `(${plural(contract.ops.length, 'op')} to fix)`)}${outcome}`,
+      );
       for (const item of contract.drift) {
         const view = viewDriftItem(item);
         const style: Style = item.cause === 'changed-outside-git' ? 'red' : 'yellow';
@@ -41,7 +45,10 @@ export function renderDriftText(report: DriftReport, options: DriftTextOptions =
   // Every error the summary line counts is listed here: it points to this heading.
   const problems = report.tenants.flatMap((tenant) => [
     ...(tenant.error === undefined ? [] : [`  ${tenant.tenant}: ${escapeForTerminal(withoutTenantPrefix(tenant.tenant, tenant.error))}`]),
-    ...tenant.errors.map((error) => `  ${tenant.tenant} ${error.id} (${escapeForTerminal(error.file)}:${error.line}) ${errorStatusText(error)}: ${escapeForTerminal(error.reason)}`),
+    ...tenant.errors.map(
+      (error) =>
+        `  ${tenant.tenant} ${error.id} (${escapeForTerminal(error.file)}:${error.line}) ${errorStatusText(error)}: ${escapeForTerminal(error.reason)}`,
+    ),
   ]);
   if (problems.length > 0) lines.push(paint('red', 'Not checked:'), ...problems, '');
   lines.push(paint('bold', driftSummaryLine(report)));

@@ -116,7 +116,9 @@ export class CatFileProcess {
       this.#parse(running);
     });
     child.stderr.on('data', (chunk: Buffer) => running.stderr.push(chunk));
-    child.on('error', (error) => this.#fail(running, new GitError('git-failed', `cannot run ${this.#binary} (${(error as NodeJS.ErrnoException).code ?? error.message})`)));
+    child.on('error', (error) =>
+      this.#fail(running, new GitError('git-failed', `cannot run ${this.#binary} (${(error as NodeJS.ErrnoException).code ?? error.message})`)),
+    );
     child.on('close', (code) => {
       const detail = redactUrls(Buffer.concat(running.stderr).toString('utf8').trim().split('\n')[0] ?? '');
       this.#fail(running, new GitError('git-failed', `git cat-file failed in ${this.#dir} (exit ${String(code)}): ${detail}`));

@@ -56,7 +56,15 @@ export async function openGitRepository(dir: string, options: OpenGitOptions = {
     const answer = await git.raw(['rev-parse', '--is-inside-work-tree', '--show-prefix']);
     if (!answer.startsWith('true\n') || !answer.endsWith('\n')) return undefined;
     const prefix = answer.slice('true\n'.length, -1);
-    return { dir, prefix, git, binary, objectInfo: new CatFileProcess(binary, dir, false), objectContents: new CatFileProcess(binary, dir, true), commitDiffs: new Map() };
+    return {
+      dir,
+      prefix,
+      git,
+      binary,
+      objectInfo: new CatFileProcess(binary, dir, false),
+      objectContents: new CatFileProcess(binary, dir, true),
+      commitDiffs: new Map(),
+    };
   } catch {
     // "not a git repository": the only failure expected here.
     return undefined;
@@ -81,7 +89,11 @@ export async function runGit(repo: GitRepository, args: readonly string[]): Prom
   try {
     return await repo.git.raw([...args]);
   } catch (error) {
-    const detail = redactUrls(String((error as Error).message ?? error).trim().split('\n')[0] ?? '');
+    const detail = redactUrls(
+      String((error as Error).message ?? error)
+        .trim()
+        .split('\n')[0] ?? '',
+    );
     // No `cause`: simple-git's error carries git's whole stderr, which may quote a remote URL.
     throw new GitError('git-failed', `git ${args[0] ?? ''} failed in ${repo.dir}: ${detail}`);
   }

@@ -72,7 +72,9 @@ export function createLogger(options: LoggerOptions): Logger {
       hooks: { streamWrite: (line: string) => redactor.redact(line) },
     },
     // Text is made from the JSON line after streamWrite has redacted it: one redaction for both formats.
-    (options.format === 'text' ? textDestination(options.destination, { color: options.color === true, clearLine: options.clearLine === true }) : options.destination) as DestinationStream,
+    (options.format === 'text'
+      ? textDestination(options.destination, { color: options.color === true, clearLine: options.clearLine === true })
+      : options.destination) as DestinationStream,
   );
 }
 

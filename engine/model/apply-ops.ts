@@ -80,7 +80,8 @@ export function validateOps(ops: unknown): OpProblem[] {
 
 function translate(doc: Record<string, unknown>, op: Op, index: number): Operation[] {
   const field = fieldOfPath(op.path);
-  if (!field || !(field.ops as readonly string[]).includes(op.op)) throw new InvalidOpsError([{ index, message: `cannot interpret ${String(op.op)} ${String(op.path)}` }]);
+  if (!field || !(field.ops as readonly string[]).includes(op.op))
+    throw new InvalidOpsError([{ index, message: `cannot interpret ${String(op.op)} ${String(op.path)}` }]);
   const pointer = `/${field.name}`;
   if (op.op === 'Replace') {
     return [{ op: Object.hasOwn(doc, field.name) ? 'replace' : 'add', path: pointer, value: structuredClone(op.value) }];

@@ -20,5 +20,7 @@ export function canonicalJson(value: unknown): string {
 
 /** `sha256:<64 hex digits>`. Unknown state (undefined) is fingerprinted as JSON `null`. */
 export function fingerprint(value: unknown): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(value ?? null)).digest('hex')}`;
+  return `sha256:${createHash('sha256')
+    .update(canonicalJson(value ?? null))
+    .digest('hex')}`;
 }

@@ -62,7 +62,9 @@ const KIND_SCHEMAS = {
   },
   duration: {
     type: 'object',
-    properties: Object.fromEntries(DURATION_UNITS.map((unit) => [unit, { type: ['number', 'null'], minimum: -DURATION_LIMITS[unit], maximum: DURATION_LIMITS[unit] }])),
+    properties: Object.fromEntries(
+      DURATION_UNITS.map((unit) => [unit, { type: ['number', 'null'], minimum: -DURATION_LIMITS[unit], maximum: DURATION_LIMITS[unit] }]),
+    ),
     additionalProperties: false,
     description: `A duration; absent units mean null. Units: ${DURATION_UNITS.join(', ')}`,
   },
@@ -100,9 +102,7 @@ export function contractSchema(member?: (field: CollectionFieldSpec) => JsonSche
   return {
     type: 'object',
     description: 'The desired fields of one contract. A field left out is not managed.',
-    properties: Object.fromEntries(
-      FIELDS.map((field) => [field.name, { ...fieldValueSchema(field, member), description: fieldDescription(field) }]),
-    ),
+    properties: Object.fromEntries(FIELDS.map((field) => [field.name, { ...fieldValueSchema(field, member), description: fieldDescription(field) }])),
     additionalProperties: false,
   };
 }

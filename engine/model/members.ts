@@ -18,7 +18,14 @@ function requireOnly(schema: JsonSchema, paths: readonly MemberPath[], open: boo
   const heads = new Set(paths.map((path) => path[0]!));
   const required = (schema.required ?? []).filter((key) => heads.has(key));
   const properties = Object.fromEntries(
-    Object.entries(schema.properties).map(([key, sub]) => [key, requireOnly(sub, paths.filter((path) => path[0] === key && path.length > 1).map((path) => path.slice(1)), open)]),
+    Object.entries(schema.properties).map(([key, sub]) => [
+      key,
+      requireOnly(
+        sub,
+        paths.filter((path) => path[0] === key && path.length > 1).map((path) => path.slice(1)),
+        open,
+      ),
+    ]),
   );
   const { required: _all, additionalProperties, ...rest } = schema;
   return { ...rest, properties, ...(required.length > 0 ? { required } : {}), ...(open || additionalProperties === undefined ? {} : { additionalProperties }) };

@@ -28,9 +28,7 @@ function parseInstant(text: string): Instant | undefined {
   const match = TIMESTAMP.exec(text);
   if (!match) return undefined;
   const [, y, mo, d, h, mi, s, fraction = '', zone] = match as unknown as string[];
-  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [
-    number, number, number, number, number, number,
-  ];
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [number, number, number, number, number, number];
   const local = Date.UTC(year, month - 1, day, hour, minute, second);
   const date = new Date(local);
   // Date.UTC rolls 2027-02-30 over to March; a real timestamp survives the round trip.

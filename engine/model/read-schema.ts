@@ -35,7 +35,11 @@ function tolerant(schema: JsonSchema): JsonSchema {
   return {
     ...rest,
     ...(properties
-      ? { properties: Object.fromEntries(Object.entries(properties).map(([key, value]) => [key, required.has(key) ? tolerant(value) : withNull(tolerant(value))])) }
+      ? {
+          properties: Object.fromEntries(
+            Object.entries(properties).map(([key, value]) => [key, required.has(key) ? tolerant(value) : withNull(tolerant(value))]),
+          ),
+        }
       : {}),
     ...(items ? { items: tolerant(items) } : {}),
   };

@@ -218,9 +218,7 @@ function withoutMismatchedBranches(errors: readonly ErrorObject[]): ErrorObject[
   const kept = errors.filter((error) => ![...dropped].some((branch) => error.schemaPath.startsWith(branch)));
   // The summary "matches no branch" says nothing once a branch has said what is wrong.
   return kept.filter(
-    (error) =>
-      (error.keyword !== 'oneOf' && error.keyword !== 'anyOf') ||
-      !kept.some((other) => other.schemaPath.startsWith(`${error.schemaPath}/`)),
+    (error) => (error.keyword !== 'oneOf' && error.keyword !== 'anyOf') || !kept.some((other) => other.schemaPath.startsWith(`${error.schemaPath}/`)),
   );
 }
 

@@ -56,9 +56,7 @@ export function createPlan(desired: readonly ContractSet[], known: KnownState, o
     const knownContracts = known.get(tenant);
     const touchedIds = touched?.contracts.get(tenant);
     const contracts: PlanContract[] = [];
-    const sorted = byTenant.get(tenant)!.sort(
-      (a, b) => compareText(a.file, b.file) || a.line - b.line || a.column - b.column || compareText(a.id, b.id),
-    );
+    const sorted = byTenant.get(tenant)!.sort((a, b) => compareText(a.file, b.file) || a.line - b.line || a.column - b.column || compareText(a.id, b.id));
     for (const contract of sorted) {
       const entry = knownContracts?.get(contract.id);
       const ops = diffContract(entry?.fields, contract.fields, diffOptions);
@@ -85,7 +83,9 @@ export function createPlan(desired: readonly ContractSet[], known: KnownState, o
   const { base } = options.source;
   const summary = { tenants: tenants.length, contracts: contractCount, changed, ops: opCount };
   const { incremental } = options.source;
-  const incrementalSource = incremental ? { incremental: { tenants: incremental.tenants.map((entry) => ({ ...entry })), full: incremental.full.map((entry) => ({ ...entry })) } } : {};
+  const incrementalSource = incremental
+    ? { incremental: { tenants: incremental.tenants.map((entry) => ({ ...entry })), full: incremental.full.map((entry) => ({ ...entry })) } }
+    : {};
   if (!touched || !base) {
     return {
       version: PLAN_VERSION,

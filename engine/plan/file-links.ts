@@ -33,7 +33,8 @@ function webRoot(text: string | undefined): string | undefined {
     return undefined;
   }
   // A URL with user info could carry a token (GitLab's CI_REPOSITORY_URL does): never printed.
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') return undefined;
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '')
+    return undefined;
   return url.href.replace(/\/+$/, '');
 }
 

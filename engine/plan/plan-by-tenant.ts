@@ -95,7 +95,19 @@ interface Counters {
 }
 
 function emptyCounters(): Counters {
-  return { tenants: 0, contracts: 0, changed: 0, ops: 0, touched: 0, unknown: 0, noLongerManaged: [], total: 0, selected: 0, unmatched: new Set(), usedExcludes: new Set() };
+  return {
+    tenants: 0,
+    contracts: 0,
+    changed: 0,
+    ops: 0,
+    touched: 0,
+    unknown: 0,
+    noLongerManaged: [],
+    total: 0,
+    selected: 0,
+    unmatched: new Set(),
+    usedExcludes: new Set(),
+  };
 }
 
 /** Plans `input.files` against the known state tenant by tenant, writing each tenant's plan to `deps.sink`. */
@@ -120,7 +132,10 @@ export async function planByTenant(input: PlanByTenantInput, deps: PlanByTenantD
     if (touched) counters.noLongerManaged.push(...touched.noLongerManaged);
     let sets = contractSets;
     if (targeted) {
-      const mine = { targets: targets.targets.filter((target) => target.tenant === tenant), excludes: targets.excludes.filter((exclude) => exclude.tenant === tenant) };
+      const mine = {
+        targets: targets.targets.filter((target) => target.tenant === tenant),
+        excludes: targets.excludes.filter((exclude) => exclude.tenant === tenant),
+      };
       counters.total += contractSets.reduce((sum, set) => sum + set.contracts.length, 0);
       // A run with targets plans only them: a tenant none of them names plans nothing.
       const selection = targets.targets.length > 0 && mine.targets.length === 0 ? undefined : selectTargets(contractSets, mine);
@@ -129,14 +144,18 @@ export async function planByTenant(input: PlanByTenantInput, deps: PlanByTenantD
         for (const raw of selection.unmatched) counters.unmatched.add(raw);
         return;
       }
-      if (selection !== undefined) for (const exclude of mine.excludes) if (!selection.unmatchedExcludes.includes(exclude.raw)) counters.usedExcludes.add(exclude.raw);
+      if (selection !== undefined)
+        for (const exclude of mine.excludes) if (!selection.unmatchedExcludes.includes(exclude.raw)) counters.usedExcludes.add(exclude.raw);
       sets = selection?.contractSets ?? [];
       counters.selected += selection?.selected ?? 0;
     }
     // A run with errors (so far) or unmatched targets writes nothing: no need to plan further.
     if (sets.length === 0 || errors > 0 || counters.unmatched.size > 0) return;
     const known = await deps.readKnown(tenant);
-    const plan = createPlan(sets, new Map([[tenant, known]]), { ...planOptions, ...(touched ? { touched: { contracts: touched.contracts, noLongerManaged: [] } } : {}) });
+    const plan = createPlan(sets, new Map([[tenant, known]]), {
+      ...planOptions,
+      ...(touched ? { touched: { contracts: touched.contracts, noLongerManaged: [] } } : {}),
+    });
     const planned = plan.tenants[0]!;
     counters.tenants += 1;
     counters.contracts += plan.summary.contracts;
@@ -167,7 +186,9 @@ export async function planByTenant(input: PlanByTenantInput, deps: PlanByTenantD
   }
   const summary: PlanSummary = { tenants: counters.tenants, contracts: counters.contracts, changed: counters.changed, ops: counters.ops };
   const noLongerManaged = sortNoLongerManaged(counters.noLongerManaged);
-  const trailer: PlanTrailer = base ? { noLongerManaged, summary: { ...summary, touched: counters.touched, noLongerManaged: noLongerManaged.length } } : { summary };
+  const trailer: PlanTrailer = base
+    ? { noLongerManaged, summary: { ...summary, touched: counters.touched, noLongerManaged: noLongerManaged.length } }
+    : { summary };
   const targeting = targeted
     ? {
         description: describeTargeting(counters.selected, counters.total, targets),

@@ -34,7 +34,8 @@ export interface TenantRemovals {
   readonly emptied: readonly EmptiedCollection[];
 }
 
-export type RemovalVerdict = { readonly kind: 'allowed'; readonly removals: TenantRemovals } | { readonly kind: 'refused'; readonly removals: TenantRemovals; readonly reason: string };
+export type RemovalVerdict =
+  { readonly kind: 'allowed'; readonly removals: TenantRemovals } | { readonly kind: 'refused'; readonly removals: TenantRemovals; readonly reason: string };
 
 /** How many members a contract's known state holds in `field`; undefined when the known state is not at hand (a saved plan). */
 export type KnownSize = (contractId: string, field: CollectionFieldName) => number | undefined;

@@ -115,7 +115,12 @@ export interface NotPlanned {
 export function headline(plan: PlanDocument, notPlanned?: NotPlanned): string {
   const { tenants, contracts, changed, ops } = plan.summary;
   if (notPlanned !== undefined && notPlanned.count > 0) {
-    const why = notPlanned.notOnService === 0 ? '' : notPlanned.notOnService === notPlanned.count ? ': not on the service' : ` (${notPlanned.notOnService} not on the service)`;
+    const why =
+      notPlanned.notOnService === 0
+        ? ''
+        : notPlanned.notOnService === notPlanned.count
+          ? ': not on the service'
+          : ` (${notPlanned.notOnService} not on the service)`;
     const missing = `${plural(notPlanned.count, 'contract')} could not be planned${why}`;
     if (contracts === 0) return `Nothing to send: ${missing} (see Failures).`;
     if (changed === 0) return `Nothing to send for ${plural(contracts, 'planned contract')} in ${plural(tenants, 'tenant')}, but ${missing} (see Failures).`;
@@ -135,12 +140,18 @@ export interface TenantContract {
 
 /** Contracts the change from the base touches, in plan order (tenant, file, line); empty without a base. */
 export function touchedContracts(plan: PlanDocument): TenantContract[] {
-  return plan.tenants.flatMap((tenant) => tenant.contracts.filter((contract) => contract.touched === true).map((contract) => ({ tenant: tenant.tenant, contract })));
+  return plan.tenants.flatMap((tenant) =>
+    tenant.contracts.filter((contract) => contract.touched === true).map((contract) => ({ tenant: tenant.tenant, contract })),
+  );
 }
 
 /** Contracts with ops that the change does not touch: drift from the known state, or not applied yet. */
 export function untouchedChangedContracts(plan: PlanDocument): TenantContract[] {
-  return plan.tenants.flatMap((tenant) => changedContracts(tenant).filter((contract) => contract.touched !== true).map((contract) => ({ tenant: tenant.tenant, contract })));
+  return plan.tenants.flatMap((tenant) =>
+    changedContracts(tenant)
+      .filter((contract) => contract.touched !== true)
+      .map((contract) => ({ tenant: tenant.tenant, contract })),
+  );
 }
 
 export function shortCommit(commit: string): string {
@@ -229,7 +240,8 @@ export function unknownApplyNote(plan: PlanDocument): UnknownApplyNote {
         `in collections in authoritative mode (the default), it may then remove members the desired state does not list. ${savedPlan}`,
     };
   }
-  if (!madeWith.reads) return { level: 'note', text: 'No reads are configured (api.read): `contract-sync apply` sends these ops as shown and removes no member.' };
+  if (!madeWith.reads)
+    return { level: 'note', text: 'No reads are configured (api.read): `contract-sync apply` sends these ops as shown and removes no member.' };
   const reads = `Reads are configured (api.read): \`contract-sync apply\` reads ${them} live first and plans ${them} again.`;
   if (authoritative.length === 0) return { level: 'note', text: `${reads} Every collection is additive: it removes no member.` };
   const names = authoritative.length === 1 ? authoritative[0]! : `${authoritative.slice(0, -1).join(', ')} and ${authoritative.at(-1)!}`;

@@ -8,7 +8,10 @@ function contractNotice({ tenant, contract }: TenantContract, touched: boolean):
   const what =
     contract.ops.length === 0
       ? ALREADY_MATCHES_TEXT
-      : `${plural(contract.ops.length, 'op')} to apply (${KNOWN_FROM_TEXT[contract.knownFrom]}): ${contract.changes.map((change) => change.field).filter((field, index, all) => all.indexOf(field) === index).join(', ')}`;
+      : `${plural(contract.ops.length, 'op')} to apply (${KNOWN_FROM_TEXT[contract.knownFrom]}): ${contract.changes
+          .map((change) => change.field)
+          .filter((field, index, all) => all.indexOf(field) === index)
+          .join(', ')}`;
   return `::notice ${properties.join(',')}::${escapeData(`${touched ? 'changed in this pull request; ' : ''}${what}`)}\n`;
 }
 
@@ -19,7 +22,9 @@ function contractNotice({ tenant, contract }: TenantContract, touched: boolean):
  */
 export function renderPlanAnnotations(plan: PlanDocument): string {
   if (plan.source.base === undefined) {
-    const changed = plan.tenants.flatMap((tenant) => tenant.contracts.filter((c) => c.action === 'update').map((contract) => ({ tenant: tenant.tenant, contract })));
+    const changed = plan.tenants.flatMap((tenant) =>
+      tenant.contracts.filter((c) => c.action === 'update').map((contract) => ({ tenant: tenant.tenant, contract })),
+    );
     return changed.map((entry) => contractNotice(entry, false)).join('');
   }
   let out = touchedContracts(plan)

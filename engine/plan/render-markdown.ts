@@ -242,7 +242,10 @@ function fixedLength(context: RenderContext, plan: PlanDocument, touched: number
   const dropped = plan.noLongerManaged ?? [];
   if (dropped.length > 0) {
     length += 300;
-    for (const contract of dropped) length += `- **\`${contract.id}\`** · ${escapeInline(contract.tenant)} · was at ${position(context, plan.source.base?.mergeBase, contract.file, contract.line)}\n`.length;
+    for (const contract of dropped)
+      length +=
+        `- **\`${contract.id}\`** · ${escapeInline(contract.tenant)} · was at ${position(context, plan.source.base?.mergeBase, contract.file, contract.line)}\n`
+          .length;
   }
   if (others > 0) length += 300;
   return length;
@@ -267,7 +270,9 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
   const contracts = [...touched, ...others];
   const blocks = contracts.map(({ tenant, contract }) => ({ full: contractBlock(context, contract, tenant), short: contractLine(context, contract, tenant) }));
   const choices = fitBlocks(blocks, maxLength - RESERVE - out.length - fixedLength(context, plan, touched.length, others.length));
-  const shown = new Map(contracts.map((item, index) => [item, choices[index] === 'omitted' ? '' : choices[index] === 'short' ? blocks[index]!.short : blocks[index]!.full]));
+  const shown = new Map(
+    contracts.map((item, index) => [item, choices[index] === 'omitted' ? '' : choices[index] === 'short' ? blocks[index]!.short : blocks[index]!.full]),
+  );
   const shortened = contracts.filter((_, index) => choices[index] === 'short');
 
   const changesHere = `#### Contracts this pull request changes (${touched.length})\n\n`;

@@ -85,16 +85,14 @@ export function renderPlanTextTenant(tenant: PlanTenant, options: TextRenderOpti
       lines.push(`  ${paint('dim', '=')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${ALREADY_MATCHES_TEXT})`)}${mark}`);
       continue;
     }
-    lines.push(`  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(contract.ops.length, 'op')})`)}${mark}`);
+    lines.push(
+      `  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(contract.ops.length, 'op')})`)}${mark}`,
+    );
     for (const change of contract.changes) {
       const view = viewChange(change);
       const { sign, style } = MARK[view.kind];
       const value =
-        view.kind === 'replace' || view.kind === 'member-change'
-          ? `${view.before} -> ${view.after}`
-          : view.kind === 'remove'
-            ? view.before
-            : view.after;
+        view.kind === 'replace' || view.kind === 'member-change' ? `${view.before} -> ${view.after}` : view.kind === 'remove' ? view.before : view.after;
       const note = view.kind === 'member-change' ? paint('dim', '  (removed and added again)') : '';
       lines.push(`      ${paint(style, `${sign} ${view.label}: ${value}`)}${note}`);
     }
@@ -108,7 +106,8 @@ export function renderPlanTextTail(noLongerManaged: readonly PlanUnmanagedContra
   const lines: string[] = [];
   if (noLongerManaged.length > 0) {
     lines.push('', `${paint('bold', 'no longer managed')} (${NO_LONGER_MANAGED_TEXT}):`);
-    for (const contract of noLongerManaged) lines.push(`  ${paint('red', '-')} ${paint('bold', contract.id)}  tenant ${contract.tenant}  (was ${escapeForTerminal(contract.file)}:${contract.line})`);
+    for (const contract of noLongerManaged)
+      lines.push(`  ${paint('red', '-')} ${paint('bold', contract.id)}  tenant ${contract.tenant}  (was ${escapeForTerminal(contract.file)}:${contract.line})`);
   }
   if (unknown > 0) lines.push('', paint('yellow', unknownNote(unknown)));
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;

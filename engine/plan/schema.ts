@@ -34,7 +34,7 @@ export function planSchema(): JsonSchema {
           incremental: {
             type: 'object',
             description:
-              'Only in a plan of the contracts changed since the last applied commit (plan without --full): per tenant the commit it was planned since; the other contracts plan to nothing by the state store\'s record.',
+              "Only in a plan of the contracts changed since the last applied commit (plan without --full): per tenant the commit it was planned since; the other contracts plan to nothing by the state store's record.",
             properties: {
               tenants: {
                 type: 'array',
@@ -66,7 +66,8 @@ export function planSchema(): JsonSchema {
       tenants: { type: 'array', items: { $ref: '#/$defs/Tenant' } },
       noLongerManaged: {
         type: 'array',
-        description: 'Only with a base: contracts the base declared and the change removed from the desired state. Left unchanged on the service: the engine never deletes.',
+        description:
+          'Only with a base: contracts the base declared and the change removed from the desired state. Left unchanged on the service: the engine never deletes.',
         items: { $ref: '#/$defs/UnmanagedContract' },
       },
       summary: {
@@ -83,11 +84,11 @@ export function planSchema(): JsonSchema {
           reads: { type: 'boolean', description: 'api.read is configured: apply without a plan file reads each contract live first.' },
           collections: {
             type: 'object',
-            description: 'Each collection field\'s mode; authoritative removes known members the desired state does not list.',
+            description: "Each collection field's mode; authoritative removes known members the desired state does not list.",
             properties: Object.fromEntries(COLLECTION_FIELDS.map((field) => [field.name, { enum: ['authoritative', 'additive'] }])),
             additionalProperties: false,
           },
-          maxRemovals: { type: 'integer', minimum: 0, description: 'The removal guard\'s limit (safety.maxRemovals) apply checks after the merge.' },
+          maxRemovals: { type: 'integer', minimum: 0, description: "The removal guard's limit (safety.maxRemovals) apply checks after the merge." },
         },
         required: ['version', 'reads', 'collections'],
         additionalProperties: false,

@@ -40,11 +40,7 @@ export function contractKey(tenant: string, id: string): string {
  * declared other fields; moving a contract unchanged to another file touches nothing. A contract
  * the base declared in a changed file that the head declares nowhere is no longer managed.
  */
-export function findTouchedContracts(
-  head: readonly ContractSet[],
-  base: readonly ContractSet[],
-  changedPaths: ReadonlySet<string>,
-): PlanTouched {
+export function findTouchedContracts(head: readonly ContractSet[], base: readonly ContractSet[], changedPaths: ReadonlySet<string>): PlanTouched {
   const atBase = new Map<string, { fields: ContractFields; unmanaged: PlanUnmanagedContract }>();
   for (const set of base) {
     for (const contract of set.contracts) {

@@ -87,7 +87,11 @@ export async function runApplyRequest(request: ApplyRequest, effects: RunEffects
   return withRunInput(effects, 'apply', { where, ...(saved ? {} : { selection: request.selection ?? {} }) }, async (opened, store) => {
     const shared = request.selection?.shard === 'auto';
     if (shared && (opened.config.state.backend !== 'postgres' || request.mode === 'dry-run')) {
-      return { kind: 'bad-request', message: request.mode === 'dry-run' ? '--shard auto shares a run that sends between workers; a dry run sends nothing: use --shard I/N' : SHARED_NEEDS_POSTGRES };
+      return {
+        kind: 'bad-request',
+        message:
+          request.mode === 'dry-run' ? '--shard auto shares a run that sends between workers; a dry run sends nothing: use --shard I/N' : SHARED_NEEDS_POSTGRES,
+      };
     }
     // A saved plan names its contracts: never incremental.
     const scopes = request.scope === 'incremental' && !saved ? await readScopes(opened, await store.get(), 'ancestor') : undefined;
@@ -120,10 +124,16 @@ async function applyInput(
   if (saved) {
     const unknown = saved.tenants.map((tenant) => tenant.tenant).filter((tenant) => !Object.hasOwn(config.tenants, tenant));
     if (unknown.length > 0) {
-      return { kind: 'refused', message: `${request.savedPlan}: the plan names ${unknown.length === 1 ? 'tenant' : 'tenants'} ${unknown.join(', ')}, which the config does not know; nothing applied` };
+      return {
+        kind: 'refused',
+        message: `${request.savedPlan}: the plan names ${unknown.length === 1 ? 'tenant' : 'tenants'} ${unknown.join(', ')}, which the config does not know; nothing applied`,
+      };
     }
     // A plan made with --target lists only its targets: the others are not planned, and the run record keeps its commit.
-    const restricted = restrictToContracts(contractSets, new Map(saved.tenants.map((tenant) => [tenant.tenant, new Set(tenant.contracts.map((contract) => contract.id))])));
+    const restricted = restrictToContracts(
+      contractSets,
+      new Map(saved.tenants.map((tenant) => [tenant.tenant, new Set(tenant.contracts.map((contract) => contract.id))])),
+    );
     contractSets = restricted.contractSets;
     narrowed = restricted.narrowed;
     source = { repo: request.where.repo, ref: saved.source.ref, commit: saved.source.commit };
@@ -163,7 +173,9 @@ async function applyInput(
         ...(tenantScopes ? { filesRead: filesReadByTenant(tenantScopes) } : {}),
         ...(narrowed ? { narrowed } : {}),
         removals: removalLimits(request.removals, config.safety),
-        ...(tenantScopes && opened.repository && source.commit ? { checkUnderLock: commitCheck(opened.repository, source.commit, tenantScopes, config.desired.paths) } : {}),
+        ...(tenantScopes && opened.repository && source.commit
+          ? { checkUnderLock: commitCheck(opened.repository, source.commit, tenantScopes, config.desired.paths) }
+          : {}),
       },
     },
     effects,
@@ -208,7 +220,14 @@ export async function sendRun(
   effects: RunEffects,
   store: LazyStore,
 ): Promise<
-  RunRefused | { readonly plan: PlanDocument; readonly report: RunReport; readonly cancelled: boolean; readonly warnings: readonly string[]; readonly interrupted?: InterruptedCount }
+  | RunRefused
+  | {
+      readonly plan: PlanDocument;
+      readonly report: RunReport;
+      readonly cancelled: boolean;
+      readonly warnings: readonly string[];
+      readonly interrupted?: InterruptedCount;
+    }
 > {
   const { options } = request;
   // Loaded here: the HTTP client and the OpenID client, only for runs that talk to the service.
@@ -225,7 +244,13 @@ export async function sendRun(
   /** Before the first PATCH: the preview for the caller to show, then its answer when something would be sent. */
   async function confirm(preview: SendPreview): Promise<boolean> {
     const { saved, targeting } = request;
-    const full: ApplyPreview = { ...preview, shown: saved ?? preview.plan, saved: saved !== undefined, ...(targeting ? { targeting } : {}), scopes: request.previewScopes ?? [] };
+    const full: ApplyPreview = {
+      ...preview,
+      shown: saved ?? preview.plan,
+      saved: saved !== undefined,
+      ...(targeting ? { targeting } : {}),
+      scopes: request.previewScopes ?? [],
+    };
     effects.onEvent?.({ type: 'preview', preview: full });
     // A saved plan was reviewed when it was made: applied without asking, as Terraform does.
     const ask = !(options.dryRun || saved || preview.sending.ops === 0 || effects.confirm === undefined);
@@ -254,7 +279,8 @@ export async function sendRun(
     },
   );
   const warnings: string[] = [];
-  if (!options.dryRun && !cancelled && request.shared === undefined) await recordRunHistory(stateStore, report, { command: request.command, env: effects.env, logger: engine.logger, warn: (line) => warnings.push(line) });
+  if (!options.dryRun && !cancelled && request.shared === undefined)
+    await recordRunHistory(stateStore, report, { command: request.command, env: effects.env, logger: engine.logger, warn: (line) => warnings.push(line) });
   return { plan, report, cancelled: cancelled === true, warnings, ...(interrupted ? { interrupted } : {}) };
 }
 
@@ -321,9 +347,17 @@ export function inputOfTenant(input: RunInput, tenant: string): RunInput {
 
 /** What must hold before a worker joins a shared run: a commit every worker reads alike. */
 export function sharedRunCommit(input: RunInput): string | RunRefused {
-  if (input.source.commit === null) return { kind: 'refused', message: '--shard auto shares the run of one git commit between workers: the desired state must be read from a git repository; nothing applied' };
+  if (input.source.commit === null)
+    return {
+      kind: 'refused',
+      message: '--shard auto shares the run of one git commit between workers: the desired state must be read from a git repository; nothing applied',
+    };
   if (input.committed === false) {
-    return { kind: 'refused', message: '--shard auto shares the run of one git commit between workers: the working tree has uncommitted desired-state edits, which the other workers do not see (commit them, or pass --ref); nothing applied' };
+    return {
+      kind: 'refused',
+      message:
+        '--shard auto shares the run of one git commit between workers: the working tree has uncommitted desired-state edits, which the other workers do not see (commit them, or pass --ref); nothing applied',
+    };
   }
   return input.source.commit;
 }
@@ -369,10 +403,16 @@ async function applyShared(opened: OpenedInput, input: RunInput, request: ApplyR
     lanes: sharedLanes(input.config),
     runTenant: (tenant, runId) => applyInput(opened, inputOfTenant(input, tenant), undefined, request, unasked, store, { runId, inFlight }),
     resultOf(outcome, tenant) {
-      if (outcome.kind !== 'applied') return { changed: 0, applied: 0, failed: 0, error: outcome.kind === 'refused' ? outcome.message : `not applied (${outcome.kind})` };
+      if (outcome.kind !== 'applied')
+        return { changed: 0, applied: 0, failed: 0, error: outcome.kind === 'refused' ? outcome.message : `not applied (${outcome.kind})` };
       const report = outcome.report.tenants.find((entry) => entry.tenant === tenant);
       if (report === undefined) return { changed: 0, applied: 0, failed: 0 };
-      return { changed: report.changed, applied: report.applied, failed: report.failures.length, ...(report.error === undefined ? {} : { error: report.error }) };
+      return {
+        changed: report.changed,
+        applied: report.applied,
+        failed: report.failures.length,
+        ...(report.error === undefined ? {} : { error: report.error }),
+      };
     },
     ...(effects.onEvent ? { onEvent: effects.onEvent } : {}),
   });

@@ -31,7 +31,9 @@ export { CONFIG_FILE_NAME };
 
 /** A file --config (or CONTRACT_SYNC_CONFIG, engine/cli/environment-args.ts) names but that is not there. */
 function named(d: Diagnostic): Diagnostic {
-  return d.code === 'config-missing' && d.message.startsWith('config file not found') ? { ...d, message: 'config file not found (named by --config or CONTRACT_SYNC_CONFIG)' } : d;
+  return d.code === 'config-missing' && d.message.startsWith('config file not found')
+    ? { ...d, message: 'config file not found (named by --config or CONTRACT_SYNC_CONFIG)' }
+    : d;
 }
 
 function missing(file: string, message: string): Diagnostic {
@@ -53,7 +55,8 @@ export async function readRepoConfig(
   const configFile = path.relative(place.cwd, path.resolve(place.cwd, options.config ?? path.join(options.repo, CONFIG_FILE_NAME)));
   if (at !== undefined && options.config === undefined) {
     const file = await readFileAtCommit(at.repository, at.commit, CONFIG_FILE_NAME);
-    if (!file) return { repoDir, configFile, diagnostics: [missing(configFile, `config file not found at ${at.ref} (commit it there, or pass --config FILE)`)] };
+    if (!file)
+      return { repoDir, configFile, diagnostics: [missing(configFile, `config file not found at ${at.ref} (commit it there, or pass --config FILE)`)] };
     const result = parseConfig(configFile, file.content);
     return { repoDir, configFile, config: result.config, diagnostics: result.diagnostics.map((d) => ({ ...d, file: configFile })) };
   }
@@ -61,10 +64,18 @@ export async function readRepoConfig(
     // The default file is missing: say where contract-sync looked (engine/config/find.ts), and what to do.
     const search = await findConfig(repoDir);
     if (search.found !== path.resolve(place.cwd, configFile)) {
-      return { repoDir, configFile, diagnostics: [missing(configFile, configNotFoundMessage(search, (file) => path.relative(place.cwd, file) || '.'))] };
+      return {
+        repoDir,
+        configFile,
+        diagnostics: [
+          missing(
+            configFile,
+            configNotFoundMessage(search, (file) => path.relative(place.cwd, file) || '.'),
+          ),
+        ],
+      };
     }
   }
   const result = await readConfig(path.resolve(place.cwd, configFile));
   return { repoDir, configFile, config: result.config, diagnostics: result.diagnostics.map((d) => named({ ...d, file: configFile })) };
 }
-

@@ -48,7 +48,10 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
   return withRunInput(effects, 'drift', request, async (opened, store) => {
     const shared = request.selection?.shard === 'auto';
     if (shared && (opened.config.state.backend !== 'postgres' || !fix)) {
-      return { kind: 'bad-request', message: fix ? SHARED_NEEDS_POSTGRES : '--shard auto shares a run that sends between workers; drift without --fix sends nothing: use --shard I/N' };
+      return {
+        kind: 'bad-request',
+        message: fix ? SHARED_NEEDS_POSTGRES : '--shard auto shares a run that sends between workers; drift without --fix sends nothing: use --shard I/N',
+      };
     }
     const input = await readWholeInput(opened, { describeIncremental: false, records: fix });
     const invalid = desiredProblems(input);
@@ -117,7 +120,14 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
       const worked = await workShared({
         runs: opening.sharedRuns,
         start: {
-          key: sharedRunKey({ command: 'drift --fix', commit, tenants, selection: opened.selection, options: { removals: request.removals, config: opened.configFile }, env: effects.env }),
+          key: sharedRunKey({
+            command: 'drift --fix',
+            commit,
+            tenants,
+            selection: opened.selection,
+            options: { removals: request.removals, config: opened.configFile },
+            env: effects.env,
+          }),
           command: 'drift --fix',
           commit,
           runId: randomUUID(),
@@ -128,12 +138,25 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
         worker: workerName(effects.env),
         clock: effects.clock,
         lanes: sharedLanes(config),
-        runTenant: (tenant, runId) => sendRun(fixRequest(contractSets.filter((set) => set.tenant === tenant), { runId, inFlight }), unasked, store),
+        runTenant: (tenant, runId) =>
+          sendRun(
+            fixRequest(
+              contractSets.filter((set) => set.tenant === tenant),
+              { runId, inFlight },
+            ),
+            unasked,
+            store,
+          ),
         resultOf(outcome, tenant) {
           if ('kind' in outcome) return { changed: 0, applied: 0, failed: 0, error: outcome.message };
           const report = outcome.report.tenants.find((entry) => entry.tenant === tenant);
           if (report === undefined) return { changed: 0, applied: 0, failed: 0 };
-          return { changed: report.changed, applied: report.applied, failed: report.failures.length, ...(report.error === undefined ? {} : { error: report.error }) };
+          return {
+            changed: report.changed,
+            applied: report.applied,
+            failed: report.failures.length,
+            ...(report.error === undefined ? {} : { error: report.error }),
+          };
         },
         ...(effects.onEvent ? { onEvent: effects.onEvent } : {}),
       });
@@ -143,7 +166,15 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
     }
     if ('kind' in sent) return sent;
     const drift = createDriftReport({ plan: sent.plan, run: sent.report, lastApplied, fix });
-    return { kind: 'checked', drift, run: sent.report, cancelled: sent.cancelled, ...(input.targeting ? { targeting: input.targeting } : {}), warnings: sent.warnings, ...(sent.interrupted ? { interrupted: sent.interrupted } : {}) };
+    return {
+      kind: 'checked',
+      drift,
+      run: sent.report,
+      cancelled: sent.cancelled,
+      ...(input.targeting ? { targeting: input.targeting } : {}),
+      warnings: sent.warnings,
+      ...(sent.interrupted ? { interrupted: sent.interrupted } : {}),
+    };
   });
 }
 type Sent = Awaited<ReturnType<typeof sendRun>>;

@@ -24,7 +24,12 @@ export interface EngineSetup {
 }
 
 /** `runId`: a shared run's (`--shard auto`), the same in every worker; else a fresh one. */
-export function createEngineSetup(effects: Pick<RunEffects, 'env' | 'logger'>, config: Config, scopes: readonly Scope[], runId: string = randomUUID()): EngineSetup {
+export function createEngineSetup(
+  effects: Pick<RunEffects, 'env' | 'logger'>,
+  config: Config,
+  scopes: readonly Scope[],
+  runId: string = randomUUID(),
+): EngineSetup {
   const redactor = new Redactor();
   const logger = effects.logger?.({ runId, redactor }) ?? silentLogger();
   function tokensFor(wanted: readonly Scope[]): TenantTokens {

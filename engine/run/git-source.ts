@@ -42,9 +42,7 @@ export function gitCommitSource(repo: GitRepository, commit: string): DesiredSou
       const byName = only !== undefined && only.size <= LISTED_BY_NAME;
       const roots = byName ? [...only].filter(selected) : patternRoots(patterns);
       const listed = roots.length === 0 ? [] : byName ? await filesAt(repo, commit, roots) : await listTree(repo, commit, roots);
-      const entries = listed
-        .filter((entry) => selected(entry.path) && (!only || only.has(entry.path)))
-        .sort((a, b) => compareText(a.path, b.path));
+      const entries = listed.filter((entry) => selected(entry.path) && (!only || only.has(entry.path))).sort((a, b) => compareText(a.path, b.path));
       return readEntries(repo, entries, options.maxBytes ?? DEFAULT_YAML_LIMITS.maxBytes);
     },
   };

@@ -40,7 +40,8 @@ export interface ImportRequest {
 }
 
 /** What is wrong with a file import would write: its diagnostics, or the op it would plan. */
-export type ImportDetail = { readonly diagnostics: readonly Diagnostic[]; readonly text?: undefined } | { readonly text: string; readonly diagnostics?: undefined };
+export type ImportDetail =
+  { readonly diagnostics: readonly Diagnostic[]; readonly text?: undefined } | { readonly text: string; readonly diagnostics?: undefined };
 
 export type ImportRunOutcome =
   | RunUnread
@@ -153,7 +154,15 @@ async function readContracts(config: Config, tenant: string, ids: readonly strin
         return { id, fields };
       } catch (error) {
         engine.logger.info({ tenant, contractId: id, status: statusOf(error) }, 'read failed; nothing written');
-        effects.onEvent?.({ type: 'progress', step: 'read', tenant, contractId: id, outcome: statusOf(error) === 404 ? 'not-on-service' : 'failed', done: (done += 1), total: ids.length });
+        effects.onEvent?.({
+          type: 'progress',
+          step: 'read',
+          tenant,
+          contractId: id,
+          outcome: statusOf(error) === 404 ? 'not-on-service' : 'failed',
+          done: (done += 1),
+          total: ids.length,
+        });
         return { id, error };
       }
     }),
@@ -171,7 +180,8 @@ function checkRendered(text: string, config: Config, tenant: string, target: Tar
   if (result.errors.length > 0) return { diagnostics: result.errors };
   for (const contract of result.contractSets.flatMap((set) => set.contracts)) {
     const ops = diffContract(live.get(contract.id), contract.fields, { collections: config.collections });
-    if (ops.length > 0) return { text: `contract ${contract.id} would plan ${plural(ops.length, 'op')} (${[...new Set(ops.map((op) => op.path))].join(', ')})\n` };
+    if (ops.length > 0)
+      return { text: `contract ${contract.id} would plan ${plural(ops.length, 'op')} (${[...new Set(ops.map((op) => op.path))].join(', ')})\n` };
   }
   return undefined;
 }
@@ -187,7 +197,6 @@ async function writeTarget(target: Target & { file: string }, text: string, forc
     throw error;
   }
 }
-
 
 export async function runImport(request: ImportRequest, effects: RunEffects): Promise<ImportRunOutcome> {
   const { tenant, ids, force } = request;
@@ -211,7 +220,9 @@ export async function runImport(request: ImportRequest, effects: RunEffects): Pr
     return refuse(`import reads contracts live and needs reads: configure api.read in ${input.configFile} (e.g. read: { path: "/contract/{id}" })`);
   }
   if (input.desired.errors.length > 0) {
-    warnings.push(`warning: the desired state has ${plural(input.desired.errors.length, 'error')} (see contract-sync validate); contracts in files with errors are not checked for duplicates`);
+    warnings.push(
+      `warning: the desired state has ${plural(input.desired.errors.length, 'error')} (see contract-sync validate); contracts in files with errors are not checked for duplicates`,
+    );
   }
 
   const target = targetOf(effects, repoDir, request.out);
@@ -241,18 +252,34 @@ export async function runImport(request: ImportRequest, effects: RunEffects): Pr
   const failed = results.filter((result) => 'error' in result);
   if (failed.length > 0) {
     const lines = failed.map((result) =>
-      statusOf(result.error) === 404 ? `  ${result.id}: not on the service (its read was answered 404): check the ContractId; contract-sync manages contracts that exist and cannot create one` : `  ${result.id}: ${statusOf(result.error) ?? 'no answer'}: ${messageOf(result.error)}`,
+      statusOf(result.error) === 404
+        ? `  ${result.id}: not on the service (its read was answered 404): check the ContractId; contract-sync manages contracts that exist and cannot create one`
+        : `  ${result.id}: ${statusOf(result.error) ?? 'no answer'}: ${messageOf(result.error)}`,
     );
     const missing = failed.filter((result) => statusOf(result.error) === 404).length;
-    const why = missing === 0 ? '' : missing === failed.length ? ` (${notOnServiceText(missing)})` : ` (${notOnServiceText(missing)}, ${plural(failed.length - missing, 'other failure')})`;
-    const which = failed.length === ids.length ? (ids.length === 1 ? 'the contract' : `any of the ${ids.length} contracts`) : `${failed.length} of ${plural(ids.length, 'contract')}`;
+    const why =
+      missing === 0
+        ? ''
+        : missing === failed.length
+          ? ` (${notOnServiceText(missing)})`
+          : ` (${notOnServiceText(missing)}, ${plural(failed.length - missing, 'other failure')})`;
+    const which =
+      failed.length === ids.length
+        ? ids.length === 1
+          ? 'the contract'
+          : `any of the ${ids.length} contracts`
+        : `${failed.length} of ${plural(ids.length, 'contract')}`;
     return refuse(redacted(`could not read ${which} of tenant "${tenant}"${why}:\n${lines.join('\n')}\nnothing written`));
   }
   const live = new Map(results.map((result) => [result.id, 'fields' in result ? result.fields : {}]));
 
   const rendered = renderDesiredFile({ tenant, contracts: live, schema: schemaReference(effects.cwd, target) });
   const problem = checkRendered(rendered.text, config, tenant, target, live);
-  if (problem !== undefined) return refuse('the contracts as read do not make a desired-state file that validates and plans to no op; nothing written', problem.text === undefined ? { diagnostics: problem.diagnostics.map((d) => ({ ...d, message: redacted(d.message) })) } : { text: redacted(problem.text) });
+  if (problem !== undefined)
+    return refuse(
+      'the contracts as read do not make a desired-state file that validates and plans to no op; nothing written',
+      problem.text === undefined ? { diagnostics: problem.diagnostics.map((d) => ({ ...d, message: redacted(d.message) })) } : { text: redacted(problem.text) },
+    );
   for (const note of rendered.notes) warnings.push(redacted(`note: contract ${note.contractId}: ${note.field} ${note.message}`));
 
   // Printed on stdout, the file may never be kept: nothing is written anywhere, the state store included.
@@ -260,7 +287,8 @@ export async function runImport(request: ImportRequest, effects: RunEffects): Pr
   const writeProblem = await writeTarget({ ...target, file: target.file }, rendered.text, force);
   if (writeProblem !== undefined) return refuse(writeProblem);
   const unrecorded = await recordImported(input, tenant, live, engine, effects);
-  if (unrecorded !== undefined) warnings.push(redacted(`warning: ${unrecorded}; the next plan from the state store shows these contracts as never applied (plan --refresh reads them)`));
+  if (unrecorded !== undefined)
+    warnings.push(redacted(`warning: ${unrecorded}; the next plan from the state store shows these contracts as never applied (plan --refresh reads them)`));
   return { kind: 'imported', written: target.shown, warnings };
 }
 
@@ -272,7 +300,13 @@ const RECORD_LOCK_TIMEOUT_MS = 30_000;
  * that the next plan from the state store has no op for an imported contract. Under the tenant's
  * lock, the writes fenced by it. Why not, when the records could not be written.
  */
-async function recordImported(input: RunInput, tenant: string, live: ReadonlyMap<string, ContractFields>, engine: EngineSetup, effects: RunEffects): Promise<string | undefined> {
+async function recordImported(
+  input: RunInput,
+  tenant: string,
+  live: ReadonlyMap<string, ContractFields>,
+  engine: EngineSetup,
+  effects: RunEffects,
+): Promise<string | undefined> {
   const store = lazyStore(input.config, input.repoDir, effects);
   try {
     const opened = await store.get(engine.redactor);
@@ -280,7 +314,8 @@ async function recordImported(input: RunInput, tenant: string, live: ReadonlyMap
     const lock = await opened.lock(tenant, { timeoutMs: RECORD_LOCK_TIMEOUT_MS, owner: engine.runId });
     try {
       const appliedAt = new Date(effects.clock.now()).toISOString();
-      for (const [contractId, fields] of live) await opened.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt, commit: null }, { lock });
+      for (const [contractId, fields] of live)
+        await opened.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt, commit: null }, { lock });
     } finally {
       await lock.release();
     }

@@ -128,9 +128,19 @@ export async function withRunInput<T>(
 export type ScopeHistory = 'ancestor' | 'any';
 
 /** Opens a run's input, or says why it cannot be read. Git problems come back as `git-error`. */
-export async function openRunInput(place: RunPlace, kind: InputKind, where: RunWhere, selection: RunSelection = {}, base?: string): Promise<OpenedInput | RunUnread> {
+export async function openRunInput(
+  place: RunPlace,
+  kind: InputKind,
+  where: RunWhere,
+  selection: RunSelection = {},
+  base?: string,
+): Promise<OpenedInput | RunUnread> {
   // validate without a ref asks git nothing (source.commit is null): start-up spares the git adapter.
-  if (selection.shard === 'auto' && kind !== 'apply' && kind !== 'drift') return { kind: 'bad-request', message: `--shard auto shares a run that sends between workers (apply, drift --fix); ${kind} sends nothing: use --shard I/N` };
+  if (selection.shard === 'auto' && kind !== 'apply' && kind !== 'drift')
+    return {
+      kind: 'bad-request',
+      message: `--shard auto shares a run that sends between workers (apply, drift --fix); ${kind} sends nothing: use --shard I/N`,
+    };
   const needsGit = kind !== 'validate' || where.ref !== undefined;
   const repoDir = path.resolve(place.cwd, where.repo);
   let repository: GitRepository | undefined;
@@ -180,7 +190,10 @@ async function openWith(
   if (typeof named === 'string') return { kind: 'bad-request', message: named };
   const desiredSource = at ? gitCommitSource(at.repository, at.commit) : workingTreeSource(repoDir);
   const head = at?.commit ?? (repository ? ((await resolveCommit(repository, 'HEAD')) ?? null) : null);
-  const shard = selection.shard === undefined || selection.shard === 'auto' ? undefined : selectShard(named.length === 0 ? Object.keys(config.tenants).sort() : [...new Set(named)], selection.shard);
+  const shard =
+    selection.shard === undefined || selection.shard === 'auto'
+      ? undefined
+      : selectShard(named.length === 0 ? Object.keys(config.tenants).sort() : [...new Set(named)], selection.shard);
   const selected = shard?.tenants ?? (named.length === 0 ? undefined : named);
   return {
     kind: 'opened',
@@ -217,7 +230,10 @@ function selectTenants(config: Config, selection: RunSelection): string[] | stri
   for (const tenant of selected) {
     if (!Object.hasOwn(config.tenants, tenant)) return `--tenant "${tenant}" is not configured (known: ${known()})`;
   }
-  for (const [flag, patterns] of [['--target', selection.targets ?? []], ['--exclude', selection.excludes ?? []]] as const) {
+  for (const [flag, patterns] of [
+    ['--target', selection.targets ?? []],
+    ['--exclude', selection.excludes ?? []],
+  ] as const) {
     for (const pattern of patterns) {
       if (!Object.hasOwn(config.tenants, pattern.tenant)) return `${flag} ${pattern.raw}: tenant "${pattern.tenant}" is not configured (known: ${known()})`;
     }
@@ -225,7 +241,8 @@ function selectTenants(config: Config, selection: RunSelection): string[] | stri
   const targets = selection.targets ?? [];
   if (selected.length > 0) {
     const outside = targets.find((target) => !selected.includes(target.tenant));
-    if (outside) return `--target ${outside.raw} names tenant "${outside.tenant}", which --tenant does not select (a target selects its tenant: --tenant is not needed)`;
+    if (outside)
+      return `--target ${outside.raw} names tenant "${outside.tenant}", which --tenant does not select (a target selects its tenant: --tenant is not needed)`;
     return [...selected];
   }
   return [...new Set(targets.map((target) => target.tenant))];
@@ -266,7 +283,9 @@ export async function readWholeInput(input: OpenedInput, reading: WholeReading):
   const { repoDir, repository, at, config, configDiagnostics, configFile, desiredSource, head, shard, selected, where, targets } = input;
   const { scopes, base } = reading;
   const readBase =
-    base === undefined || !repository ? undefined : () => readBaseChanges(repository, { base, head: at?.commit ?? null, headName: where.ref ?? 'HEAD', patterns: config.desired.paths });
+    base === undefined || !repository
+      ? undefined
+      : () => readBaseChanges(repository, { base, head: at?.commit ?? null, headName: where.ref ?? 'HEAD', patterns: config.desired.paths });
   // An incremental run with a base reads the files of the change from the base too, so that its
   // marks are a full plan's. A base git cannot compare with is reported after the desired state's
   // errors, as without incremental runs.
@@ -299,7 +318,9 @@ export async function readWholeInput(input: OpenedInput, reading: WholeReading):
   }
   const incrementalSource = reading.describeIncremental && scopes ? planIncremental(scopes) : undefined;
   const planSource: PlanSource = { repo: where.repo, ref: where.ref ?? null, commit: head, ...(incrementalSource ? { incremental: incrementalSource } : {}) };
-  const committed = reading.records ? at !== undefined || (repository !== undefined && head !== null && !(await hasUncommittedDesiredFiles(repository, head, config))) : undefined;
+  const committed = reading.records
+    ? at !== undefined || (repository !== undefined && head !== null && !(await hasUncommittedDesiredFiles(repository, head, config)))
+    : undefined;
   const whole = {
     repoDir,
     configFile,
@@ -371,7 +392,12 @@ function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
  * (tenants that applied the same commit, the usual case, share it). A pull request's merge base is
  * often that commit: the files its change read there are not read and parsed again.
  */
-async function declaredBefore(repository: GitRepository, config: Config, scopes: ReadonlyMap<string, TenantScope>, base: BaseChanges | undefined): Promise<Map<string, ContractSet[]>> {
+async function declaredBefore(
+  repository: GitRepository,
+  config: Config,
+  scopes: ReadonlyMap<string, TenantScope>,
+  base: BaseChanges | undefined,
+): Promise<Map<string, ContractSet[]>> {
   const filesByCommit = new Map<string, Set<string>>();
   for (const scope of scopes.values()) {
     if (scope.kind !== 'incremental') continue;
@@ -404,4 +430,3 @@ async function hasUncommittedDesiredFiles(repository: GitRepository, head: strin
   const selected = desiredPathMatcher(config.desired.paths);
   return (await changedFiles(repository, head, null)).some((file) => selected(file.path));
 }
-

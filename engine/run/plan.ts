@@ -11,7 +11,17 @@ import { createPlan } from '../plan/create-plan.ts';
 import { planByTenant, type PlanSink, type PlanTrailer } from '../plan/plan-by-tenant.ts';
 import type { PlanDocument, PlanMadeWith, PlanSource } from '../plan/types.ts';
 import { plural } from '../plural.ts';
-import { desiredProblems, hasIncremental, readRunFiles, readScopes, readWholeInput, withRunInput, type OpenedInput, type RunInput, type RunTargeting } from './input.ts';
+import {
+  desiredProblems,
+  hasIncremental,
+  readRunFiles,
+  readScopes,
+  readWholeInput,
+  withRunInput,
+  type OpenedInput,
+  type RunInput,
+  type RunTargeting,
+} from './input.ts';
 import { knownStateReader, readPlannedKnownState } from './known-state.ts';
 import type { LazyStore } from './lazy-store.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunSelection, RunUnread, RunWhere, ShardSelection } from './types.ts';
@@ -52,7 +62,13 @@ export type PlanRunOutcome =
   | ({ readonly kind: 'unreadable'; readonly problems: readonly string[]; readonly summary: string } & PlanRunCommon)
   | ({ readonly kind: 'planned'; readonly plan: PlanDocument; readonly repoDir: string } & PlanRunCommon)
   /** Every tenant went through the sink; the trailer is what the document says after them. */
-  | ({ readonly kind: 'streamed'; readonly source: PlanSource; readonly trailer: PlanTrailer; readonly unknown: number; readonly repoDir: string } & PlanRunCommon);
+  | ({
+      readonly kind: 'streamed';
+      readonly source: PlanSource;
+      readonly trailer: PlanTrailer;
+      readonly unknown: number;
+      readonly repoDir: string;
+    } & PlanRunCommon);
 
 /** Recorded for the reviewer, so that show PLAN.json renders what plan rendered (the markdown plan's header and notes). */
 export function planMadeWith(config: Config): PlanMadeWith {
@@ -69,15 +85,26 @@ export async function runPlan(request: PlanRequest, effects: RunEffects): Promis
   return withRunInput(effects, 'plan', request, async (opened, store) => {
     const scopes = request.scope === 'incremental' ? await readScopes(opened, await store.get(), 'any') : undefined;
     const notes = fullNotes(scopes);
-    if (request.known === 'store' && request.sink !== undefined && !hasIncremental(scopes)) return streamedPlan(opened, request, request.sink, store, notes, effects);
-    const input = await readWholeInput(opened, { ...(scopes ? { scopes } : {}), describeIncremental: true, ...(request.base === undefined ? {} : { base: request.base }), records: false });
+    if (request.known === 'store' && request.sink !== undefined && !hasIncremental(scopes))
+      return streamedPlan(opened, request, request.sink, store, notes, effects);
+    const input = await readWholeInput(opened, {
+      ...(scopes ? { scopes } : {}),
+      describeIncremental: true,
+      ...(request.base === undefined ? {} : { base: request.base }),
+      records: false,
+    });
     return documentPlan(input, request, store, notes, effects);
   });
 }
 
 function commonOf(input: RunInput, notes: readonly string[]): PlanRunCommon {
   const { configDiagnostics, desired, targeting, shard } = input;
-  return { notes, ...(shard ? { shard } : {}), ...(targeting ? { targeting } : {}), warnings: { configDiagnostics, errors: [], warnings: desired.warnings, ...(targeting ? { targeting } : {}) } };
+  return {
+    notes,
+    ...(shard ? { shard } : {}),
+    ...(targeting ? { targeting } : {}),
+    warnings: { configDiagnostics, errors: [], warnings: desired.warnings, ...(targeting ? { targeting } : {}) },
+  };
 }
 
 async function documentPlan(input: RunInput, request: PlanRequest, store: LazyStore, notes: readonly string[], effects: RunEffects): Promise<PlanRunOutcome> {
@@ -87,7 +114,8 @@ async function documentPlan(input: RunInput, request: PlanRequest, store: LazySt
   const { config, contractSets, source, touched } = input;
   const createdAt = new Date(effects.clock.now()).toISOString();
   if (request.known === 'live') {
-    if (config.api.read === undefined) return { kind: 'refused', message: '--refresh needs reads; configure api.read (e.g. read: { path: "/contract/{id}" }); no plan written', ...common };
+    if (config.api.read === undefined)
+      return { kind: 'refused', message: '--refresh needs reads; configure api.read (e.g. read: { path: "/contract/{id}" }); no plan written', ...common };
     effects.onEvent?.({ type: 'phase', phase: 'read-known' });
     const live = await livePlan(input, effects);
     if ('problems' in live) return { kind: 'unreadable', ...live, ...common };
@@ -107,7 +135,10 @@ async function documentPlan(input: RunInput, request: PlanRequest, store: LazySt
  * known state is read exactly as apply reads it. A plan missing a contract or a tenant would look
  * complete to its reviewer: any read problem is an error instead.
  */
-async function livePlan(input: RunInput, effects: RunEffects): Promise<{ readonly plan: PlanDocument } | { readonly problems: string[]; readonly summary: string }> {
+async function livePlan(
+  input: RunInput,
+  effects: RunEffects,
+): Promise<{ readonly plan: PlanDocument } | { readonly problems: string[]; readonly summary: string }> {
   const { config, contractSets, source, touched } = input;
   // Loaded here: a plan against the state store needs neither the HTTP client nor the OpenID client.
   const [{ runApply }, { createEngineSetup }, { emptyStateStore }, { countNotOnService, notOnServiceText }] = await Promise.all([
@@ -139,7 +170,14 @@ async function livePlan(input: RunInput, effects: RunEffects): Promise<{ readonl
 }
 
 /** Every contract against the state store, one tenant at a time through `sink`. */
-async function streamedPlan(opened: OpenedInput, request: PlanRequest, sink: PlanSink, store: LazyStore, notes: readonly string[], effects: RunEffects): Promise<PlanRunOutcome> {
+async function streamedPlan(
+  opened: OpenedInput,
+  request: PlanRequest,
+  sink: PlanSink,
+  store: LazyStore,
+  notes: readonly string[],
+  effects: RunEffects,
+): Promise<PlanRunOutcome> {
   const files = await readRunFiles(opened, request.base);
   const known = knownStateReader(store);
   effects.onEvent?.({ type: 'phase', phase: 'plan' });

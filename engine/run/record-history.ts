@@ -30,7 +30,12 @@ export function historyEntryOf(report: RunReport, command: HistoryCommand, start
 export async function recordRunHistory(
   store: StateStore,
   report: RunReport,
-  run: { readonly command: HistoryCommand; readonly env: Readonly<Record<string, string | undefined>>; readonly logger: Logger; readonly warn: (line: string) => void },
+  run: {
+    readonly command: HistoryCommand;
+    readonly env: Readonly<Record<string, string | undefined>>;
+    readonly logger: Logger;
+    readonly warn: (line: string) => void;
+  },
 ): Promise<void> {
   try {
     await store.appendHistory(historyEntryOf(report, run.command, startedByFromEnv(run.env)));

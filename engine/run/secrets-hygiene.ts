@@ -51,7 +51,11 @@ async function configText(io: RunPlace, input: HygieneInput, options: HygieneOpt
  * Warnings about the secrets of a valid config. A `{file}` secret is read relative to the working
  * directory; with --ref, "tracked" means present in the ref's commit, else in the index.
  */
-export async function checkSecretsHygiene(io: Pick<RunEffects, 'cwd' | 'env' | 'clock'>, input: HygieneInput, options: HygieneOptions = {}): Promise<Diagnostic[]> {
+export async function checkSecretsHygiene(
+  io: Pick<RunEffects, 'cwd' | 'env' | 'clock'>,
+  input: HygieneInput,
+  options: HygieneOptions = {},
+): Promise<Diagnostic[]> {
   const commit = input.source.ref !== null ? (input.source.commit ?? undefined) : undefined;
   const text = await configText(io, input, options, commit);
   // Parsed by the yaml package only for a warning's position: a config without one never loads it.
@@ -73,12 +77,18 @@ export async function checkSecretsHygiene(io: Pick<RunEffects, 'cwd' | 'env' | '
     return parsed ? positionOf(parsed, keyPath) : { line: 1, column: 1 };
   }
   // Also the tenant paths that select no desired-state file: a config mistake, said at its line.
-  const tenantPaths = input.files === undefined ? [] : tenantPathWarnings({ config: input.config, desiredFiles: input.files.map((file) => file.path), file: input.configFile, positionOf: configPosition });
-  return [...tenantPaths, ...secretHygiene({
-    config: input.config,
-    file: input.configFile,
-    positionOf: configPosition,
-    now: io.clock.now(),
-    trackedSecretFiles: new Set([...absolute].filter(([, file]) => tracked.has(file)).map(([ref]) => ref)),
-  })];
+  const tenantPaths =
+    input.files === undefined
+      ? []
+      : tenantPathWarnings({ config: input.config, desiredFiles: input.files.map((file) => file.path), file: input.configFile, positionOf: configPosition });
+  return [
+    ...tenantPaths,
+    ...secretHygiene({
+      config: input.config,
+      file: input.configFile,
+      positionOf: configPosition,
+      now: io.clock.now(),
+      trackedSecretFiles: new Set([...absolute].filter(([, file]) => tracked.has(file)).map(([ref]) => ref)),
+    }),
+  ];
 }

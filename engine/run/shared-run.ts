@@ -15,7 +15,7 @@ import type { RunEvent, RunSelection } from './types.ts';
 
 /** Said when `--shard auto` meets a store that cannot share a run. */
 export const SHARED_NEEDS_POSTGRES =
-  '--shard auto shares one run between workers through the PostgreSQL state store (state: { backend: postgres }), which every worker reaches and which frees a dead worker\'s tenants; a file store is local to one machine: use --shard I/N with it';
+  "--shard auto shares one run between workers through the PostgreSQL state store (state: { backend: postgres }), which every worker reaches and which frees a dead worker's tenants; a file store is local to one machine: use --shard I/N with it";
 
 /** What makes two workers' runs one run: everything that decides what the run sends. */
 export interface SharedRunIdentity {

@@ -19,7 +19,8 @@ export async function openConfiguredStore(place: RunPlace, where: RunWhere): Pro
 }
 
 /** Where push copies to, or pull copies from. */
-export type OtherStore = { readonly backend: 'file'; readonly path: string } | { readonly backend: 'postgres'; readonly urlEnv: string; readonly schema?: string };
+export type OtherStore =
+  { readonly backend: 'file'; readonly path: string } | { readonly backend: 'postgres'; readonly urlEnv: string; readonly schema?: string };
 
 export async function openOtherStore(place: RunPlace, other: OtherStore): Promise<StateStore | string> {
   if (other.backend === 'file') return openFileStateStore(path.resolve(place.cwd, other.path));
@@ -29,7 +30,11 @@ export async function openOtherStore(place: RunPlace, other: OtherStore): Promis
 }
 
 /** Copies `from` into `to`, unless `to` holds state already and `force` is not given; read back and compared. */
-export async function copyStore(from: StateStore, to: StateStore, force: boolean): Promise<{ readonly kind: 'held' } | ({ readonly kind: 'copied' } & CopyResult)> {
+export async function copyStore(
+  from: StateStore,
+  to: StateStore,
+  force: boolean,
+): Promise<{ readonly kind: 'held' } | ({ readonly kind: 'copied' } & CopyResult)> {
   const held = (await to.listTenants()).length + (await to.readHistory({ limit: 1 })).length;
   if (held > 0 && !force) return { kind: 'held' };
   return { kind: 'copied', ...(await copyState(from, to)) };

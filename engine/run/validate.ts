@@ -32,10 +32,22 @@ export async function runValidate(request: ValidateRequest, effects: RunEffects)
     const { files, source } = await readRunFiles(opened);
     // One tenant at a time: nothing is kept of a tenant but its diagnostics and counts.
     const desired = await validateByTenant(files, opened.config, { tenant() {}, restart() {} });
-    const hygiene = await checkSecretsHygiene(effects, { ...opened, source, files }, { ...(request.where.config === undefined ? {} : { config: request.where.config }) });
+    const hygiene = await checkSecretsHygiene(
+      effects,
+      { ...opened, source, files },
+      { ...(request.where.config === undefined ? {} : { config: request.where.config }) },
+    );
     // Warnings only: hygiene never changes the outcome.
     const configWarnings = [...opened.configDiagnostics, ...hygiene].sort(compareDiagnostics);
-    return { kind: 'validated', source, configWarnings, errors: desired.errors, warnings: desired.warnings, contracts: desired.contracts, files: desired.files };
+    return {
+      kind: 'validated',
+      source,
+      configWarnings,
+      errors: desired.errors,
+      warnings: desired.warnings,
+      contracts: desired.contracts,
+      files: desired.files,
+    };
   } catch (error) {
     if (!(error instanceof GitError)) throw error;
     return { kind: 'git-error', code: error.code, message: error.message };

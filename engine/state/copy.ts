@@ -39,7 +39,9 @@ async function compare(from: StateStore, to: StateStore): Promise<string[]> {
     for (const record of source) {
       const copied = copy.get(record.contractId);
       if (copied === undefined || recordKey(copied) !== recordKey(record) || !isDeepStrictEqual(copied.fields, record.fields)) {
-        mismatches.push(`tenant ${tenant} contract ${record.contractId}: the copy differs (fingerprint ${record.fingerprint}, copy ${copied?.fingerprint ?? 'absent'})`);
+        mismatches.push(
+          `tenant ${tenant} contract ${record.contractId}: the copy differs (fingerprint ${record.fingerprint}, copy ${copied?.fingerprint ?? 'absent'})`,
+        );
       }
     }
     const [run, copiedRun] = await Promise.all([from.readRun(tenant), to.readRun(tenant)]);

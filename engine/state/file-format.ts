@@ -88,7 +88,10 @@ export function checkFormatMarker(text: string, file: string): void {
   }
   const { format, version } = (value ?? {}) as Record<string, unknown>;
   if (format !== STATE_FORMAT || !Number.isSafeInteger(version)) {
-    throw new StateFormatError(file, `not a contract-sync state format marker (expected ${serialiseFormatMarker().trim()}); refusing to read or write this state directory`);
+    throw new StateFormatError(
+      file,
+      `not a contract-sync state format marker (expected ${serialiseFormatMarker().trim()}); refusing to read or write this state directory`,
+    );
   }
   if (version === STATE_FORMAT_VERSION) return;
   const which = (version as number) > STATE_FORMAT_VERSION ? 'newer than the one this contract-sync reads' : 'not one this contract-sync reads';
@@ -189,7 +192,10 @@ function parseObject(text: string, file: string): Record<string, unknown> {
 
 function checkVersion(record: Record<string, unknown>, file: string): void {
   if (record.version !== STATE_FILE_VERSION) {
-    throw new StateFormatError(file, `state version ${JSON.stringify(record.version)} is not supported (this contract-sync reads version ${STATE_FILE_VERSION})`);
+    throw new StateFormatError(
+      file,
+      `state version ${JSON.stringify(record.version)} is not supported (this contract-sync reads version ${STATE_FILE_VERSION})`,
+    );
   }
 }
 
@@ -198,7 +204,10 @@ export function parseStateRecord(text: string, file: string, tenant: string, con
   const record = parseObject(text, file);
   checkVersion(record, file);
   if (record.tenant !== tenant || record.contractId !== contractId) {
-    throw new StateFormatError(file, `holds tenant ${JSON.stringify(record.tenant)} contract ${JSON.stringify(record.contractId)}, but its path says ${tenant} ${contractId}`);
+    throw new StateFormatError(
+      file,
+      `holds tenant ${JSON.stringify(record.tenant)} contract ${JSON.stringify(record.contractId)}, but its path says ${tenant} ${contractId}`,
+    );
   }
   return checkedStateRecord(record, file, tenant, contractId);
 }
@@ -233,7 +242,13 @@ export function serialiseRunRecord(tenant: string, record: TenantRunRecord): str
     tenant,
     lastAppliedCommit: record.lastAppliedCommit,
     ...(record.planningFingerprint === undefined ? {} : { planningFingerprint: record.planningFingerprint }),
-    pending: record.pending.map(({ contractId, outcome, reason, since, file }) => ({ contractId, outcome, reason, since, ...(file === undefined ? {} : { file }) })),
+    pending: record.pending.map(({ contractId, outcome, reason, since, file }) => ({
+      contractId,
+      outcome,
+      reason,
+      since,
+      ...(file === undefined ? {} : { file }),
+    })),
     updatedAt: record.updatedAt,
   };
   return `${JSON.stringify(file, null, 2)}\n`;
@@ -243,7 +258,10 @@ export function serialiseRunRecord(tenant: string, record: TenantRunRecord): str
 export function parseRunRecord(text: string, file: string, tenant: string): TenantRunRecord {
   const record = parseObject(text, file);
   if (!RUN_RECORD_VERSIONS.includes(record.version)) {
-    throw new StateFormatError(file, `state version ${JSON.stringify(record.version)} is not supported (this contract-sync reads run record versions ${RUN_RECORD_VERSIONS.join(' and ')})`);
+    throw new StateFormatError(
+      file,
+      `state version ${JSON.stringify(record.version)} is not supported (this contract-sync reads run record versions ${RUN_RECORD_VERSIONS.join(' and ')})`,
+    );
   }
   if (record.tenant !== tenant) throw new StateFormatError(file, `holds tenant ${JSON.stringify(record.tenant)}, but its path says ${tenant}`);
   const { lastAppliedCommit, planningFingerprint, pending, updatedAt } = record;

@@ -224,7 +224,8 @@ function holdLock(tenant: string, tenantDir: string, file: string, taken: HeldSi
     // lock is old enough for another run to recover it.
     beating = beat()
       .catch(() => {
-        if (settings.now() - confirmedAt >= settings.staleLockMs) loss.lose(`its heartbeat could not be written for ${settings.staleLockMs} ms, so another run may take it`);
+        if (settings.now() - confirmedAt >= settings.staleLockMs)
+          loss.lose(`its heartbeat could not be written for ${settings.staleLockMs} ms, so another run may take it`);
       })
       .finally(() => {
         beating = undefined;
@@ -261,7 +262,14 @@ export async function acquireFileLock(tenant: string, tenantDir: string, options
     const holder = await inspectLock(file);
     if (holder === undefined) {
       const now = isoTime(settings.now());
-      const content: LockFileContent = { owner: options.owner, pid: settings.pid, hostname: settings.hostname, acquiredAt: now, heartbeatAt: now, lockId: settings.randomId() };
+      const content: LockFileContent = {
+        owner: options.owner,
+        pid: settings.pid,
+        hostname: settings.hostname,
+        acquiredAt: now,
+        heartbeatAt: now,
+        lockId: settings.randomId(),
+      };
       const taken = await tryTake(tenantDir, file, content, settings.randomId());
       // Another run took it first: look at that run's lock.
       if (taken === undefined) continue;

@@ -19,7 +19,19 @@ import { resolveFileStoreOptions, type FileStateStoreOptions } from './file-stor
 import { checkLockOptions } from './lock-options.ts';
 import { checkApplied, checkContractId, checkRunRecord, checkTenant } from './store-input.ts';
 import { entriesOf, readTenantRecords, tenantJournal, type TenantJournal } from './tenant-journal.ts';
-import { LockLostError, type AppliedContract, type HistoryQuery, type KnownContract, type KnownContracts, type LockOptions, type StateStore, type StoredContract, type TenantLock, type TenantRunRecord, type WriteGuard } from './types.ts';
+import {
+  LockLostError,
+  type AppliedContract,
+  type HistoryQuery,
+  type KnownContract,
+  type KnownContracts,
+  type LockOptions,
+  type StateStore,
+  type StoredContract,
+  type TenantLock,
+  type TenantRunRecord,
+  type WriteGuard,
+} from './types.ts';
 import { checkLastApplied } from './write-guard.ts';
 
 /** The run history's directory inside the state directory: a dot name, never a tenant's. */

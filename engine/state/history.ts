@@ -65,7 +65,12 @@ export function startedByFromEnv(env: Readonly<Record<string, string | undefined
   if (env.GITLAB_CI === 'true' || nonEmpty(env.CI_PIPELINE_URL) !== undefined) {
     return {
       ci: 'gitlab',
-      ...definedOnly({ actor: nonEmpty(env.GITLAB_USER_LOGIN), ciRunId: nonEmpty(env.CI_PIPELINE_ID), url: nonEmpty(env.CI_PIPELINE_URL), jobUrl: nonEmpty(env.CI_JOB_URL) }),
+      ...definedOnly({
+        actor: nonEmpty(env.GITLAB_USER_LOGIN),
+        ciRunId: nonEmpty(env.CI_PIPELINE_ID),
+        url: nonEmpty(env.CI_PIPELINE_URL),
+        jobUrl: nonEmpty(env.CI_JOB_URL),
+      }),
     };
   }
   return {};
@@ -74,9 +79,12 @@ export function startedByFromEnv(env: Readonly<Record<string, string | undefined
 /** A bad entry is a programming error: TypeError. */
 export function checkHistoryEntry(entry: RunHistoryEntry): void {
   const { runId, command, startedAt, finishedAt, commit, startedBy, tenants } = entry;
-  if (typeof runId !== 'string' || !/^[A-Za-z0-9._:-]{1,200}$/.test(runId)) throw new TypeError(`history entry: "runId" must be a simple id, got ${JSON.stringify(runId)}`);
-  if (command !== 'apply' && command !== 'drift --fix') throw new TypeError(`history entry ${runId}: "command" must be "apply" or "drift --fix", got ${JSON.stringify(command)}`);
-  if (typeof startedAt !== 'string' || typeof finishedAt !== 'string') throw new TypeError(`history entry ${runId}: "startedAt" and "finishedAt" must be strings`);
+  if (typeof runId !== 'string' || !/^[A-Za-z0-9._:-]{1,200}$/.test(runId))
+    throw new TypeError(`history entry: "runId" must be a simple id, got ${JSON.stringify(runId)}`);
+  if (command !== 'apply' && command !== 'drift --fix')
+    throw new TypeError(`history entry ${runId}: "command" must be "apply" or "drift --fix", got ${JSON.stringify(command)}`);
+  if (typeof startedAt !== 'string' || typeof finishedAt !== 'string')
+    throw new TypeError(`history entry ${runId}: "startedAt" and "finishedAt" must be strings`);
   if (commit !== null && typeof commit !== 'string') throw new TypeError(`history entry ${runId}: "commit" must be a string or null`);
   if (startedBy === null || typeof startedBy !== 'object') throw new TypeError(`history entry ${runId}: "startedBy" must be an object`);
   if (!Array.isArray(tenants)) throw new TypeError(`history entry ${runId}: "tenants" must be an array`);

@@ -23,7 +23,28 @@ export {
 export { DEFAULT_POLL_MS, DEFAULT_STALE_LOCK_MS, type FileStateStoreOptions, type IntervalTimers } from './file-store-options.ts';
 export { fileStateStore, openFileStateStore } from './file-store.ts';
 export { emptyStateStore, memoryStateStore, readKnownState, type MemoryStateStore, type MemoryStateStoreOptions, type TimeoutTimers } from './memory-store.ts';
-export { checkHistoryEntry, selectHistory, startedByFromEnv, type HistoryCommand, type HistoryTenant, type RunHistoryEntry, type StartedBy } from './history.ts';
+export {
+  checkHistoryEntry,
+  selectHistory,
+  startedByFromEnv,
+  type HistoryCommand,
+  type HistoryTenant,
+  type RunHistoryEntry,
+  type StartedBy,
+} from './history.ts';
 export type { LockHolder } from './lock-timeout-message.ts';
 export { LastAppliedChangedError, LockLostError, LockTimeoutError } from './types.ts';
-export type { AppliedContract, HistoryQuery, StoredContract, KnownContract, KnownContracts, KnownSource, KnownState, LockOptions, StateStore, TenantLock, TenantRunRecord, WriteGuard } from './types.ts';
+export type {
+  AppliedContract,
+  HistoryQuery,
+  StoredContract,
+  KnownContract,
+  KnownContracts,
+  KnownSource,
+  KnownState,
+  LockOptions,
+  StateStore,
+  TenantLock,
+  TenantRunRecord,
+  WriteGuard,
+} from './types.ts';

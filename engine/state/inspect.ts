@@ -28,12 +28,23 @@ function holderGone(holder: LockHolder, judge: LockJudge): boolean {
 }
 
 /** Reads the summary of every tenant in the store, or of `tenant` alone. */
-export async function readStateSummary(store: StateStore, tenant?: string, judge: LockJudge = { hostname: osHostname(), isProcessAlive }): Promise<TenantSummary[]> {
+export async function readStateSummary(
+  store: StateStore,
+  tenant?: string,
+  judge: LockJudge = { hostname: osHostname(), isProcessAlive },
+): Promise<TenantSummary[]> {
   const tenants = tenant === undefined ? await store.listTenants() : [tenant];
   const summary: TenantSummary[] = [];
   for (const name of tenants) {
     const [records, run, lock] = await Promise.all([store.listRecords(name), store.readRun(name), store.lockHolder(name)]);
-    summary.push({ tenant: name, records: records.length, lastAppliedCommit: run?.lastAppliedCommit ?? null, pending: run?.pending.length ?? 0, ...(lock === undefined ? {} : { lock }), ...(lock !== undefined && holderGone(lock, judge) ? { lockStale: true as const } : {}) });
+    summary.push({
+      tenant: name,
+      records: records.length,
+      lastAppliedCommit: run?.lastAppliedCommit ?? null,
+      pending: run?.pending.length ?? 0,
+      ...(lock === undefined ? {} : { lock }),
+      ...(lock !== undefined && holderGone(lock, judge) ? { lockStale: true as const } : {}),
+    });
   }
   return summary;
 }
@@ -81,7 +92,9 @@ export function renderHistoryText(entries: readonly RunHistoryEntry[]): string {
     const who = [entry.startedBy.actor, entry.startedBy.url].filter((part) => part !== undefined).join(' ');
     lines.push(`${entry.finishedAt}  ${entry.command}  run ${entry.runId}  commit ${entry.commit?.slice(0, 12) ?? 'none'}${who === '' ? '' : `  by ${who}`}`);
     for (const tenant of entry.tenants) {
-      lines.push(`  ${tenant.tenant}: ${tenant.changed} changed, ${tenant.applied} applied, ${tenant.failed} failed${tenant.worker === undefined ? '' : ` (worker ${tenant.worker})`}${tenant.error === undefined ? '' : `; ${tenant.error}`}`);
+      lines.push(
+        `  ${tenant.tenant}: ${tenant.changed} changed, ${tenant.applied} applied, ${tenant.failed} failed${tenant.worker === undefined ? '' : ` (worker ${tenant.worker})`}${tenant.error === undefined ? '' : `; ${tenant.error}`}`,
+      );
     }
   }
   return `${lines.join('\n')}\n`;

@@ -108,7 +108,7 @@ export function replayJournal(bytes: Buffer, file: string, tenant: string, wante
   const sizes = new Map<string, number>();
   let torn = 0;
   let lineNumber = 0;
-  for (let start = 0; start < bytes.length; ) {
+  for (let start = 0; start < bytes.length;) {
     lineNumber += 1;
     const newline = bytes.indexOf(NEWLINE, start);
     const end = newline === -1 ? bytes.length : newline;
@@ -145,7 +145,7 @@ export function replayJournal(bytes: Buffer, file: string, tenant: string, wante
 /** The whole lines of `bytes` whose CRC matches, as they are: what a compaction carries over. */
 export function wholeLines(bytes: Buffer): Buffer[] {
   const lines: Buffer[] = [];
-  for (let start = 0; start < bytes.length; ) {
+  for (let start = 0; start < bytes.length;) {
     const newline = bytes.indexOf(NEWLINE, start);
     if (newline === -1) break;
     if (newline > start && isWhole(bytes, start, newline)) lines.push(bytes.subarray(start, newline + 1));

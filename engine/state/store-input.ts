@@ -11,7 +11,8 @@ import type { AppliedContract, TenantRunRecord } from './types.ts';
 const TENANT = new RegExp(TENANT_PATTERN);
 
 export function checkTenant(tenant: string): void {
-  if (typeof tenant !== 'string' || !TENANT.test(tenant)) throw new TypeError(`tenant: expected a name matching ${TENANT_PATTERN}, got ${JSON.stringify(tenant)}`);
+  if (typeof tenant !== 'string' || !TENANT.test(tenant))
+    throw new TypeError(`tenant: expected a name matching ${TENANT_PATTERN}, got ${JSON.stringify(tenant)}`);
 }
 
 export function checkContractId(contractId: string): void {
@@ -31,11 +32,18 @@ export function checkApplied(applied: AppliedContract): void {
 
 export function checkRunRecord(record: TenantRunRecord): void {
   const { lastAppliedCommit, pending, updatedAt } = record;
-  if (lastAppliedCommit !== null && typeof lastAppliedCommit !== 'string') throw new TypeError(`run record: "lastAppliedCommit" must be a string or null, got ${String(lastAppliedCommit)}`);
+  if (lastAppliedCommit !== null && typeof lastAppliedCommit !== 'string')
+    throw new TypeError(`run record: "lastAppliedCommit" must be a string or null, got ${String(lastAppliedCommit)}`);
   if (typeof updatedAt !== 'string') throw new TypeError(`run record: "updatedAt" must be a string, got ${String(updatedAt)}`);
   if (!Array.isArray(pending)) throw new TypeError('run record: "pending" must be an array');
   for (const entry of pending) {
-    if (!isJsonObject(entry) || typeof entry.contractId !== 'string' || typeof entry.reason !== 'string' || typeof entry.since !== 'string' || !isPendingOutcome(entry.outcome)) {
+    if (
+      !isJsonObject(entry) ||
+      typeof entry.contractId !== 'string' ||
+      typeof entry.reason !== 'string' ||
+      typeof entry.since !== 'string' ||
+      !isPendingOutcome(entry.outcome)
+    ) {
       throw new TypeError('run record: every "pending" entry must have string "contractId", "reason" and "since", and an "outcome"');
     }
   }

@@ -53,7 +53,12 @@ async function readTextIfPresent(file: string): Promise<string | undefined> {
 }
 
 /** The records of the older layout, one file per contract (those of `wanted` only, with it). */
-async function readLegacyRecords(tenantDir: string, tenant: string, entries: readonly string[], wanted?: ReadonlySet<string>): Promise<Map<string, StateRecord>> {
+async function readLegacyRecords(
+  tenantDir: string,
+  tenant: string,
+  entries: readonly string[],
+  wanted?: ReadonlySet<string>,
+): Promise<Map<string, StateRecord>> {
   const ids = entries.flatMap((name) => contractIdOfFile(name) ?? []).filter((id) => wanted === undefined || wanted.has(id));
   const records = new Map<string, StateRecord>();
   for (let start = 0; start < ids.length; start += CONCURRENCY) {
@@ -145,7 +150,7 @@ async function appendDurably(tenantDir: string, text: string): Promise<number> {
 /** The bytes of `handle` from `position` to its end. */
 async function readFrom(handle: FileHandle, position: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for (let at = position; ; ) {
+  for (let at = position; ;) {
     const chunk = Buffer.alloc(64 * 1024);
     const { bytesRead } = await handle.read(chunk, 0, chunk.length, at);
     if (bytesRead === 0) return Buffer.concat(chunks);

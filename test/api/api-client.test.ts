@@ -27,7 +27,15 @@ function fakeFetch(answer: (request: Request, signal: AbortSignal | undefined) =
 }
 
 function options(fetchStandIn: typeof fetch, extra: Partial<ApiClientOptions> = {}): ApiClientOptions {
-  return { baseUrl: 'https://cms.test', readPath: '/contract/{id}', timeoutMs: 5000, userAgent: 'contract-sync/test', correlationId: 'run-1', fetch: fetchStandIn, ...extra };
+  return {
+    baseUrl: 'https://cms.test',
+    readPath: '/contract/{id}',
+    timeoutMs: 5000,
+    userAgent: 'contract-sync/test',
+    correlationId: 'run-1',
+    fetch: fetchStandIn,
+    ...extra,
+  };
 }
 
 /** A fetch failing the way undici does when the connection fails: TypeError('fetch failed') with the socket error as its cause. */
@@ -223,8 +231,20 @@ describe('createApiClient: real fetch over loopback HTTP', () => {
 
   // A proxy or gateway between the engine and the service: its answers are not the service's.
   it.each<[string, number, Record<string, string>, string, RegExp]>([
-    ['a proxy\'s login page (200, HTML)', 200, { 'Content-Type': 'text/html' }, '<html><body>Sign in to the corporate proxy</body></html>', /^PATCH \/contract\/C-1: unexpected answer 200 OK \(an HTML page\) from http:\/\/127\.0\.0\.1:\d+: <html>/],
-    ['a gateway\'s 202 Accepted with a body', 202, { 'Content-Type': 'application/json' }, '{"queued":true}', /^PATCH \/contract\/C-1: unexpected answer 202 Accepted from http:\/\/127\.0\.0\.1:\d+: \{"queued":true\}$/],
+    [
+      "a proxy's login page (200, HTML)",
+      200,
+      { 'Content-Type': 'text/html' },
+      '<html><body>Sign in to the corporate proxy</body></html>',
+      /^PATCH \/contract\/C-1: unexpected answer 200 OK \(an HTML page\) from http:\/\/127\.0\.0\.1:\d+: <html>/,
+    ],
+    [
+      "a gateway's 202 Accepted with a body",
+      202,
+      { 'Content-Type': 'application/json' },
+      '{"queued":true}',
+      /^PATCH \/contract\/C-1: unexpected answer 202 Accepted from http:\/\/127\.0\.0\.1:\d+: \{"queued":true\}$/,
+    ],
   ])('takes %s for an ambiguous error, not a success', async (_case, status, headers, body, message) => {
     const baseUrl = await serve((_request, response) => response.writeHead(status, headers).end(body));
     const client = createApiClient(realOptions(baseUrl));

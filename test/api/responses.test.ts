@@ -9,7 +9,15 @@ const SECRET = 'client-secret-of-acme-0815';
 const NOW = Date.UTC(2026, 0, 1, 0, 0, 0);
 
 function options(extra: Partial<ApiClientOptions> = {}): ApiClientOptions {
-  return { baseUrl: 'https://cms.test', readPath: '/contract/{id}', timeoutMs: 5000, userAgent: 'contract-sync/test', correlationId: 'run-1', now: () => NOW, ...extra };
+  return {
+    baseUrl: 'https://cms.test',
+    readPath: '/contract/{id}',
+    timeoutMs: 5000,
+    userAgent: 'contract-sync/test',
+    correlationId: 'run-1',
+    now: () => NOW,
+    ...extra,
+  };
 }
 
 function patch(): Request {
@@ -46,22 +54,34 @@ describe('checkPatchResponse: success', () => {
   });
 });
 
-describe('checkPatchResponse: answers that are not the service\'s', () => {
+describe("checkPatchResponse: answers that are not the service's", () => {
   // Only 204 (or an empty 200) is the published success: any other answer may come from a proxy or
   // gateway, before or after the service applied the patch.
   it.each<[string, number, string | null, Record<string, string>, string]>([
-    ['200 with a JSON body', 200, '{"ok":true}', { 'Content-Type': 'application/json' }, 'PATCH /contract/C-1: unexpected answer 200 from https://cms.test: {"ok":true}'],
+    [
+      '200 with a JSON body',
+      200,
+      '{"ok":true}',
+      { 'Content-Type': 'application/json' },
+      'PATCH /contract/C-1: unexpected answer 200 from https://cms.test: {"ok":true}',
+    ],
     ['201 Created with a body', 201, '{"id":"C-1"}', {}, 'PATCH /contract/C-1: unexpected answer 201 from https://cms.test: {"id":"C-1"}'],
     ['202 Accepted, empty', 202, null, {}, 'PATCH /contract/C-1: unexpected answer 202 from https://cms.test'],
     ['206 with text', 206, 'partial', {}, 'PATCH /contract/C-1: unexpected answer 206 from https://cms.test: partial'],
     [
-      'a proxy\'s HTML page with 200',
+      "a proxy's HTML page with 200",
       200,
       '<!DOCTYPE html>\n<html><body>Please sign in</body></html>',
       { 'Content-Type': 'text/html; charset=utf-8' },
       'PATCH /contract/C-1: unexpected answer 200 (an HTML page) from https://cms.test: <!DOCTYPE html> <html><body>Please sign in</body></html>',
     ],
-    ['an HTML page without a content type', 200, '  <html><body>portal</body></html>', {}, 'PATCH /contract/C-1: unexpected answer 200 (an HTML page) from https://cms.test: <html><body>portal</body></html>'],
+    [
+      'an HTML page without a content type',
+      200,
+      '  <html><body>portal</body></html>',
+      {},
+      'PATCH /contract/C-1: unexpected answer 200 (an HTML page) from https://cms.test: <html><body>portal</body></html>',
+    ],
   ])('%s is an ambiguous error', async (_case, status, body, headers, message) => {
     const error = await rejection(checkPatchResponse(patch(), new Response(body, { status, headers }), options()));
 
@@ -84,15 +104,21 @@ describe('checkPatchResponse: answers that are not the service\'s', () => {
   });
 
   it('an HTML error page is ambiguous too, and keeps the class of its status', async () => {
-    const response = new Response('<html><body><h1>403 Forbidden</h1>nginx</body></html>', { status: 403, statusText: 'Forbidden', headers: { 'Content-Type': 'text/html' } });
+    const response = new Response('<html><body><h1>403 Forbidden</h1>nginx</body></html>', {
+      status: 403,
+      statusText: 'Forbidden',
+      headers: { 'Content-Type': 'text/html' },
+    });
 
     const error = await rejection(checkPatchResponse(patch(), response, options()));
 
     expect(error).toMatchObject({ kind: 'permanent', status: 403, ambiguous: true });
-    expect(error.message).toBe('PATCH /contract/C-1: unexpected answer 403 Forbidden (an HTML page) from https://cms.test: <html><body><h1>403 Forbidden</h1>nginx</body></html>');
+    expect(error.message).toBe(
+      'PATCH /contract/C-1: unexpected answer 403 Forbidden (an HTML page) from https://cms.test: <html><body><h1>403 Forbidden</h1>nginx</body></html>',
+    );
   });
 
-  it('a JSON error body is the service\'s answer: not ambiguous', async () => {
+  it("a JSON error body is the service's answer: not ambiguous", async () => {
     const response = new Response('{"error":"forbidden"}', { status: 403, headers: { 'Content-Type': 'application/json' } });
 
     const error = await rejection(checkPatchResponse(patch(), response, options()));
@@ -211,7 +237,12 @@ describe('checkReadResponse', () => {
       Comment: null,
       SupplierNoticePeriod: { Days: 30, Weeks: 4 },
       Company: [{ Id: 7, RelationType: 'Supplier', Name: 'Acme Ltd', Links: [{ rel: 'self' }] }],
-      Owner: [{ OwnerType: { Name: 'Responsible', Value: 1, Code: 'R' }, User: { Id: 5, Name: null, Email: null, OrganizationalUnit: { Id: null, Name: null, Path: '/' }, Login: 'u5' } }],
+      Owner: [
+        {
+          OwnerType: { Name: 'Responsible', Value: 1, Code: 'R' },
+          User: { Id: 5, Name: null, Email: null, OrganizationalUnit: { Id: null, Name: null, Path: '/' }, Login: 'u5' },
+        },
+      ],
     };
 
     const outcome = await checkReadResponse(read(), Response.json(body), options());
@@ -234,7 +265,12 @@ describe('checkReadResponse', () => {
   ])('refuses a known field of the wrong type (%s) as a permanent error naming the field', async (_case, body, named) => {
     const error = await rejection(checkReadResponse(read(), Response.json(body), options()));
 
-    expect(error).toMatchObject({ kind: 'permanent', status: 200, ambiguous: false, message: `GET /contract/C-1: the contract does not fit the contract model: ${named}` });
+    expect(error).toMatchObject({
+      kind: 'permanent',
+      status: 200,
+      ambiguous: false,
+      message: `GET /contract/C-1: the contract does not fit the contract model: ${named}`,
+    });
   });
 
   it('lists at most five fields at fault and counts the rest', async () => {
@@ -280,7 +316,11 @@ describe('checkReadResponse: where the contract sits and how its timestamps read
   it('fails a wrapped contract read with the default pointer, naming the pointer and the keys found: never an empty contract', async () => {
     const error = await rejection(checkReadResponse(read(), Response.json({ Contract: CONTRACT, Links: [] }), options()));
 
-    expect(error).toMatchObject({ kind: 'permanent', status: 200, message: 'GET /contract/C-1: no contract field at "" (keys: Contract, Links): set api.read.pointer' });
+    expect(error).toMatchObject({
+      kind: 'permanent',
+      status: 200,
+      message: 'GET /contract/C-1: no contract field at "" (keys: Contract, Links): set api.read.pointer',
+    });
   });
 
   it('reads the contract at the configured pointer', async () => {
@@ -307,11 +347,18 @@ describe('checkReadResponse: where the contract sits and how its timestamps read
   it('fails a timestamp without an offset by default, naming the field, the value and the setting', async () => {
     const error = await rejection(checkReadResponse(read(), Response.json({ ...CONTRACT, ValidTo: '2027-12-31T23:59:59.5' }), options()));
 
-    expect(error).toMatchObject({ kind: 'permanent', message: 'GET /contract/C-1: ValidTo "2027-12-31T23:59:59.5" has no UTC offset: set api.read.timestamps to utc to read such timestamps as UTC' });
+    expect(error).toMatchObject({
+      kind: 'permanent',
+      message: 'GET /contract/C-1: ValidTo "2027-12-31T23:59:59.5" has no UTC offset: set api.read.timestamps to utc to read such timestamps as UTC',
+    });
   });
 
   it('reads a timestamp without an offset as UTC when told to', async () => {
-    const outcome = await checkReadResponse(read(), Response.json({ ...CONTRACT, ValidFrom: '2027-01-01T00:00:00', ValidTo: '2027-12-31T23:59:59.5' }), options({ readTimestamps: 'utc' }));
+    const outcome = await checkReadResponse(
+      read(),
+      Response.json({ ...CONTRACT, ValidFrom: '2027-01-01T00:00:00', ValidTo: '2027-12-31T23:59:59.5' }),
+      options({ readTimestamps: 'utc' }),
+    );
 
     expect(outcome.fields).toMatchObject({ ValidFrom: '2027-01-01T00:00:00Z', ValidTo: '2027-12-31T23:59:59.5Z' });
   });
@@ -319,7 +366,12 @@ describe('checkReadResponse: where the contract sits and how its timestamps read
 
 describe('PATCH content type and conflicts (api.patch.contentType, api.conflictStatuses)', () => {
   it('sends the configured content type', () => {
-    const request = patchRequest(options({ patchContentType: 'application/json-patch+json' }), 'C-1', [{ op: 'Replace', path: '/Contract/Name', value: 'x' }], TOKEN);
+    const request = patchRequest(
+      options({ patchContentType: 'application/json-patch+json' }),
+      'C-1',
+      [{ op: 'Replace', path: '/Contract/Name', value: 'x' }],
+      TOKEN,
+    );
 
     expect(request.headers.get('content-type')).toBe('application/json-patch+json');
   });
@@ -332,7 +384,8 @@ describe('PATCH content type and conflicts (api.patch.contentType, api.conflictS
     expect(error).toMatchObject({
       kind: 'permanent',
       status: 415,
-      message: 'PATCH /contract/C-1: 415: {"error":"unsupported_media_type"}; the service refuses Content-Type application/json: set api.patch.contentType (it accepts application/json-patch+json)',
+      message:
+        'PATCH /contract/C-1: 415: {"error":"unsupported_media_type"}; the service refuses Content-Type application/json: set api.patch.contentType (it accepts application/json-patch+json)',
     });
   });
 
@@ -342,7 +395,9 @@ describe('PATCH content type and conflicts (api.patch.contentType, api.conflictS
     [422, [409, 422], true],
     [400, [422], false],
   ])('a PATCH answered %i with conflictStatuses %j is a conflict: %s', async (status, conflictStatuses, conflict) => {
-    const error = await rejection(checkPatchResponse(patch(), Response.json({ error: 'x' }, { status }), options(conflictStatuses === undefined ? {} : { conflictStatuses })));
+    const error = await rejection(
+      checkPatchResponse(patch(), Response.json({ error: 'x' }, { status }), options(conflictStatuses === undefined ? {} : { conflictStatuses })),
+    );
 
     expect(error).toMatchObject({ status, conflict });
   });
@@ -351,6 +406,8 @@ describe('PATCH content type and conflicts (api.patch.contentType, api.conflictS
     const id = 'C/2024/001?x#1 %ä';
 
     expect(new URL(patchRequest(options(), id, [], TOKEN).url).pathname).toBe('/contract/C%2F2024%2F001%3Fx%231%20%25%C3%A4');
-    expect(readRequest(options({ readPath: '/v1/contracts/{id}/full' }), id, TOKEN).url).toBe('https://cms.test/v1/contracts/C%2F2024%2F001%3Fx%231%20%25%C3%A4/full');
+    expect(readRequest(options({ readPath: '/v1/contracts/{id}/full' }), id, TOKEN).url).toBe(
+      'https://cms.test/v1/contracts/C%2F2024%2F001%3Fx%231%20%25%C3%A4/full',
+    );
   });
 });

@@ -17,7 +17,13 @@ import { fingerprint } from '../../engine/model/fingerprint.ts';
 import { memoryStateStore, type MemoryStateStore } from '../../engine/state/memory-store.ts';
 
 const T0 = Date.UTC(2027, 0, 1, 12, 0, 0);
-const PREVIOUS = { contractId: 'C-1', fields: { Name: 'before' }, fingerprint: fingerprint({ Name: 'before' }), appliedAt: '2026-01-01T00:00:00.000Z', commit: null };
+const PREVIOUS = {
+  contractId: 'C-1',
+  fields: { Name: 'before' },
+  fingerprint: fingerprint({ Name: 'before' }),
+  appliedAt: '2026-01-01T00:00:00.000Z',
+  commit: null,
+};
 
 interface PatchingApi extends ApiClient {
   readonly patched: (readonly Op[])[];
@@ -92,16 +98,28 @@ describe('applyContract after a successful PATCH', () => {
 
   it.each<[string, ContractFields | undefined, readonly Op[]]>([
     // The service held something else than the record: its Add succeeded, the record already has the member.
-    ['the known state already holds the member added', { Company: [{ Id: 2, RelationType: 'Client' }] }, [{ op: 'Add', path: '/Contract/Company', value: { Id: 2, RelationType: 'Client' } }]],
+    [
+      'the known state already holds the member added',
+      { Company: [{ Id: 2, RelationType: 'Client' }] },
+      [{ op: 'Add', path: '/Contract/Company', value: { Id: 2, RelationType: 'Client' } }],
+    ],
     ['the known state lacks the member removed', { Company: [] }, [{ op: 'Remove', path: '/Contract/Company', value: { Id: 2, RelationType: 'Client' } }]],
-    ['the known state holds a collection that is not a list', { Company: 'x' } as unknown as ContractFields, [{ op: 'Add', path: '/Contract/Company', value: { Id: 2, RelationType: 'Client' } }]],
+    [
+      'the known state holds a collection that is not a list',
+      { Company: 'x' } as unknown as ContractFields,
+      [{ op: 'Add', path: '/Contract/Company', value: { Id: 2, RelationType: 'Client' } }],
+    ],
   ])('is unknown, never failed, when the new state cannot be computed: %s', async (_case, known, ops) => {
     const api = acceptingApi();
     const ctx = await context(api);
 
     const outcome = await applyContract(work(known, {}, ops), ctx);
 
-    expect(outcome).toMatchObject({ outcome: 'unknown', status: null, reason: expect.stringMatching(/^applied, but its new state could not be computed from the known state: /) });
+    expect(outcome).toMatchObject({
+      outcome: 'unknown',
+      status: null,
+      reason: expect.stringMatching(/^applied, but its new state could not be computed from the known state: /),
+    });
     expect(api.patched).toEqual([ops]);
     // The old record stays: it does not claim the patch, and the pending outcome sends the next run to read.
     expect(ctx.store.applied('acme').get('C-1')).toEqual(PREVIOUS);
@@ -110,9 +128,17 @@ describe('applyContract after a successful PATCH', () => {
 
 describe('applyContract before a PATCH is queued: the body against specs/patch.schema.json', () => {
   it.each<[string, readonly Op[], string]>([
-    ['an op path the model does not know', [{ op: 'Replace', path: '/Contract/Colour' as Op['path'], value: 'red' }], 'op #0: unknown path "/Contract/Colour": expected /Contract/<Field>'],
+    [
+      'an op path the model does not know',
+      [{ op: 'Replace', path: '/Contract/Colour' as Op['path'], value: 'red' }],
+      'op #0: unknown path "/Contract/Colour": expected /Contract/<Field>',
+    ],
     ['an Add of an incomplete member', [{ op: 'Add', path: '/Contract/OrganizationalUnit', value: { Id: 4 } }], 'op #0: value: missing required field "Name"'],
-    ['a Replace of a collection', [{ op: 'Replace', path: '/Contract/Company', value: [] }], 'op #0: op "Replace" is not allowed on /Contract/Company (allowed: Add, Remove)'],
+    [
+      'a Replace of a collection',
+      [{ op: 'Replace', path: '/Contract/Company', value: [] }],
+      'op #0: op "Replace" is not allowed on /Contract/Company (allowed: Add, Remove)',
+    ],
   ])('fails the contract as an internal error naming the ops, and sends nothing: %s', async (_case, ops, problem) => {
     const api = acceptingApi();
     const ctx = await context(api);

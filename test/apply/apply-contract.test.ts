@@ -29,7 +29,13 @@ const COLLECTIONS: Readonly<Record<CollectionFieldName, CollectionMode>> = {
 };
 
 const KNOWN: ContractFields = { Name: 'Cleaning 2026', Company: [{ Id: 1, RelationType: 'Supplier' }] };
-const DESIRED: ContractFields = { Name: 'Cleaning 2027', Company: [{ Id: 1, RelationType: 'Supplier' }, { Id: 2, RelationType: 'Client' }] };
+const DESIRED: ContractFields = {
+  Name: 'Cleaning 2027',
+  Company: [
+    { Id: 1, RelationType: 'Supplier' },
+    { Id: 2, RelationType: 'Client' },
+  ],
+};
 const REPLACE_NAME: Op = { op: 'Replace', path: '/Contract/Name', value: 'Cleaning 2027' };
 const ADD_COMPANY: Op = { op: 'Add', path: '/Contract/Company', value: { Id: 2, RelationType: 'Client' } };
 const OPS: readonly Op[] = [REPLACE_NAME, ADD_COMPANY];
@@ -59,7 +65,13 @@ function tokens(): TenantTokens {
 const RESET: Partial<ApiErrorDetails> = { kind: 'retryable', status: null, ambiguous: true };
 
 function apiError(details: Partial<ApiErrorDetails>): ApiError {
-  return new ApiError(`PATCH /contract/C-1: ${details.status ?? 'connection failed (ECONNRESET)'}`, { kind: 'permanent', status: null, excerpt: '', ambiguous: false, ...details });
+  return new ApiError(`PATCH /contract/C-1: ${details.status ?? 'connection failed (ECONNRESET)'}`, {
+    kind: 'permanent',
+    status: null,
+    excerpt: '',
+    ambiguous: false,
+    ...details,
+  });
 }
 
 type PatchAnswer = ApiError | 'ok';
@@ -127,7 +139,13 @@ describe('applyContract: success', () => {
     const fields = applyOps(KNOWN, OPS);
     expect(outcome).toEqual({ outcome: 'applied', reconciled: false });
     expect(api.patched).toEqual([OPS]);
-    expect(ctx.store.applied('acme').get('C-1')).toStrictEqual({ contractId: 'C-1', fields, fingerprint: fingerprint(fields), appliedAt: '2027-01-01T12:00:00.000Z', commit: COMMIT });
+    expect(ctx.store.applied('acme').get('C-1')).toStrictEqual({
+      contractId: 'C-1',
+      fields,
+      fingerprint: fingerprint(fields),
+      appliedAt: '2027-01-01T12:00:00.000Z',
+      commit: COMMIT,
+    });
   });
 
   it('records a contract never applied before from nothing known', async () => {
@@ -186,7 +204,9 @@ describe('applyContract: a 409 to a patch that adds or removes members', () => {
 
     const outcome = await applyContract(work({ ops: [REPLACE_NAME, ...adds] }), context(api));
 
-    expect(outcome.outcome !== 'applied' && outcome.reason).toContain('for Add /Contract/OrganizationalUnit {"Id":1,"Name":"U"}, Add /Contract/OrganizationalUnit {"Id":2,"Name":"U"}, Add /Contract/OrganizationalUnit {"Id":3,"Name":"U"} and 2 more,');
+    expect(outcome.outcome !== 'applied' && outcome.reason).toContain(
+      'for Add /Contract/OrganizationalUnit {"Id":1,"Name":"U"}, Add /Contract/OrganizationalUnit {"Id":2,"Name":"U"}, Add /Contract/OrganizationalUnit {"Id":3,"Name":"U"} and 2 more,',
+    );
   });
 
   it('with a read: the known state was behind; read, re-planned and only what is missing sent', async () => {
@@ -221,7 +241,11 @@ describe('applyContract: a 409 to a patch that adds or removes members', () => {
     const outcome = await applyContract(work(), ctx);
 
     expect(api.calls).toEqual(['patch', 'read', 'patch']);
-    expect(outcome).toMatchObject({ outcome: 'failed', status: 409, reason: expect.stringMatching(/conflict: .*Add \/Contract\/Company .*again after reading and re-planning the contract once/) });
+    expect(outcome).toMatchObject({
+      outcome: 'failed',
+      status: 409,
+      reason: expect.stringMatching(/conflict: .*Add \/Contract\/Company .*again after reading and re-planning the contract once/),
+    });
   });
 
   it('with a read that fails: failed as a conflict (a 409 applied nothing), saying the read failed', async () => {
@@ -231,7 +255,11 @@ describe('applyContract: a 409 to a patch that adds or removes members', () => {
     const outcome = await applyContract(work(), ctx);
 
     expect(api.calls).toEqual(['patch', 'read']);
-    expect(outcome).toMatchObject({ outcome: 'failed', status: 409, reason: expect.stringMatching(/Add \/Contract\/Company .*could not be read to settle it: .*403/) });
+    expect(outcome).toMatchObject({
+      outcome: 'failed',
+      status: 409,
+      reason: expect.stringMatching(/Add \/Contract\/Company .*could not be read to settle it: .*403/),
+    });
   });
 });
 
@@ -324,13 +352,17 @@ describe('applyContract: an ambiguous PATCH', () => {
   });
 
   // A proxy's HTML error page (engine/api/client.ts): not retried, but the patch may have gone on.
-  it('a Replace-only patch answered by a proxy\'s HTML 403 without a read ends unknown, sent once', async () => {
+  it("a Replace-only patch answered by a proxy's HTML 403 without a read ends unknown, sent once", async () => {
     const api = scriptedApi(false, [apiError({ kind: 'permanent', status: 403, ambiguous: true })]);
 
     const outcome = await applyContract(work({ ops: [REPLACE_NAME] }), context(api));
 
     expect(api.calls).toEqual(['patch']);
-    expect(outcome).toMatchObject({ outcome: 'unknown', status: null, reason: expect.stringContaining('the patch may have been applied (configure api.read to settle it)') });
+    expect(outcome).toMatchObject({
+      outcome: 'unknown',
+      status: null,
+      reason: expect.stringContaining('the patch may have been applied (configure api.read to settle it)'),
+    });
   });
 
   // The Replace-only patch *was* resent maxAttempts times; the reason says the opposite.

@@ -44,7 +44,9 @@ describe('apply killed mid-run', () => {
     const fleet = createFleet(2, 90, killAt);
     emulator = await startEmulator(fleetSeed(fleet));
     // 40 requests/s per tenant: the run takes ~2 s, long enough to be killed in the middle.
-    const { dir, cleanup } = await writeTree(fleetRepoFiles(fleet, emulator, { read: true, rate: '{ requestsPerSecond: 40, concurrency: 2, maxInFlight: 4 }' }));
+    const { dir, cleanup } = await writeTree(
+      fleetRepoFiles(fleet, emulator, { read: true, rate: '{ requestsPerSecond: 40, concurrency: 2, maxInFlight: 4 }' }),
+    );
     cleanups.push(cleanup);
     const changed = [...fleet.changed.values()].reduce((sum, ids) => sum + ids.size, 0);
 
@@ -56,7 +58,10 @@ describe('apply killed mid-run', () => {
     const next = await runCli(['apply', '--allow-removals', '--lock-timeout', '10'], dir, fleet.env);
 
     // Killed mid-run: not every changed contract recorded (the unchanged ones are recorded before the first PATCH).
-    const recordedChanged = fleet.tenants.reduce((sum, tenant, index) => sum + [...fleet.changed.get(tenant)!].filter((id) => readable[index]!.has(id)).length, 0);
+    const recordedChanged = fleet.tenants.reduce(
+      (sum, tenant, index) => sum + [...fleet.changed.get(tenant)!].filter((id) => readable[index]!.has(id)).length,
+      0,
+    );
     expect(recordedChanged).toBeLessThan(changed);
     expect(next.code, next.stdout + next.stderr).toBe(0);
     const log = await requestLog(emulator);

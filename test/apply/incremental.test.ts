@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { describeScope, narrowToChangedContracts, narrowToScopes, planningFingerprint, startingPoint, tenantScope, type TenantScope } from '../../engine/apply/incremental.ts';
+import {
+  describeScope,
+  narrowToChangedContracts,
+  narrowToScopes,
+  planningFingerprint,
+  startingPoint,
+  tenantScope,
+  type TenantScope,
+} from '../../engine/apply/incremental.ts';
 import { parseConfig } from '../../engine/config/parse.ts';
 import type { Config } from '../../engine/config/types.ts';
 import type { ContractSet } from '../../engine/desired/types.ts';
@@ -15,7 +23,13 @@ function config(extra = ''): Config {
 }
 
 function record(overrides: Partial<TenantRunRecord> = {}): TenantRunRecord {
-  return { lastAppliedCommit: COMMIT, planningFingerprint: planningFingerprint(config(), 'acme'), pending: [], updatedAt: '2026-11-22T00:00:00.000Z', ...overrides };
+  return {
+    lastAppliedCommit: COMMIT,
+    planningFingerprint: planningFingerprint(config(), 'acme'),
+    pending: [],
+    updatedAt: '2026-11-22T00:00:00.000Z',
+    ...overrides,
+  };
 }
 
 function set(tenant: string, file: string): ContractSet {
@@ -152,8 +166,18 @@ describe('narrowToChangedContracts', () => {
 
 describe('describeScope', () => {
   it.each<[string, TenantScope, number, string]>([
-    ['a full run', { tenant: 'acme', kind: 'full', reason: 'no earlier run recorded a commit' }, 9, 'acme: every contract planned (no earlier run recorded a commit)'],
-    ['an incremental run', { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a.yaml']), pending: 0, pendingIds: new Set<string>() }, 3, 'acme: incremental since aaaaaaaaaaaa: 3 contracts changed in git'],
+    [
+      'a full run',
+      { tenant: 'acme', kind: 'full', reason: 'no earlier run recorded a commit' },
+      9,
+      'acme: every contract planned (no earlier run recorded a commit)',
+    ],
+    [
+      'an incremental run',
+      { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a.yaml']), pending: 0, pendingIds: new Set<string>() },
+      3,
+      'acme: incremental since aaaaaaaaaaaa: 3 contracts changed in git',
+    ],
     [
       'an incremental run with unfinished contracts',
       { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(['a.yaml']), pending: 1, pendingIds: new Set(['7']) },
@@ -166,7 +190,12 @@ describe('describeScope', () => {
       0,
       'acme: not applied: it was last applied at aaaaaaaaaaaa, which is newer than this commit (an older pipeline run?); to go back, commit a revert, or pass --full to apply this commit anyway',
     ],
-    ['an incremental run with nothing to plan', { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(), pending: 0, pendingIds: new Set<string>() }, 0, 'acme: incremental since aaaaaaaaaaaa: no contract changed in git'],
+    [
+      'an incremental run with nothing to plan',
+      { tenant: 'acme', kind: 'incremental', since: COMMIT, files: new Set(), pending: 0, pendingIds: new Set<string>() },
+      0,
+      'acme: incremental since aaaaaaaaaaaa: no contract changed in git',
+    ],
   ])('says what %s planned', (_, scope, contracts, line) => {
     expect(describeScope(scope, contracts)).toBe(line);
   });

@@ -61,7 +61,9 @@ it('sends and records nothing when the last applied commit changed between its r
   );
 
   const [only] = report.tenants;
-  expect(only!.error).toBe(`skipped: the last applied commit of tenant ${tenant} changed to ${c2} while this run held its lock (it read ${c0}); this run's commit is not recorded over it`);
+  expect(only!.error).toBe(
+    `skipped: the last applied commit of tenant ${tenant} changed to ${c2} while this run held its lock (it read ${c0}); this run's commit is not recorded over it`,
+  );
   expect(only!.applied).toBe(0);
   expect(only!.failures.length).toBe(fleet.changed.get(tenant)!.size);
   for (const failure of only!.failures) expect(failure).toMatchObject({ outcome: 'skipped', reason: `not sent: ${only!.error}` });

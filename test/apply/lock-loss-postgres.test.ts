@@ -49,7 +49,12 @@ interface Sent {
 function timedFetch(run: string, sent: Sent[]): typeof fetch {
   return async (input, init) => {
     const request = new Request(input, init);
-    const entry: Sent = { run, method: request.method, contractId: decodeURIComponent(new URL(request.url).pathname.split('/').pop() ?? ''), startedAt: performance.now() };
+    const entry: Sent = {
+      run,
+      method: request.method,
+      contractId: decodeURIComponent(new URL(request.url).pathname.split('/').pop() ?? ''),
+      startedAt: performance.now(),
+    };
     sent.push(entry);
     try {
       const response = await fetch(request);
@@ -61,7 +66,15 @@ function timedFetch(run: string, sent: Sent[]): typeof fetch {
   };
 }
 
-function apply(config: Config, fleet: Fleet, store: PostgresStateStore, run: string, commit: string, sent: Sent[], onProgress?: (done: number) => void): Promise<ApplyRunResult> {
+function apply(
+  config: Config,
+  fleet: Fleet,
+  store: PostgresStateStore,
+  run: string,
+  commit: string,
+  sent: Sent[],
+  onProgress?: (done: number) => void,
+): Promise<ApplyRunResult> {
   const redactor = new Redactor();
   for (const secret of Object.values(fleet.env)) redactor.add(secret);
   const logger = createLogger({ redactor, destination: { write: () => undefined }, level: 'debug' });
@@ -70,7 +83,15 @@ function apply(config: Config, fleet: Fleet, store: PostgresStateStore, run: str
     {
       store,
       tokens: createTenantTokens({ auth: config.auth, tenants: config.tenants, scopes: ['core:read', 'core:write'], env: fleet.env, logger, redactor }),
-      api: createApiClient({ baseUrl: config.api.baseUrl, readPath: config.api.read!.path, timeoutMs: 5000, userAgent: 'contract-sync/test', correlationId: run, redactor, fetch: timedFetch(run, sent) }),
+      api: createApiClient({
+        baseUrl: config.api.baseUrl,
+        readPath: config.api.read!.path,
+        timeoutMs: 5000,
+        userAgent: 'contract-sync/test',
+        correlationId: run,
+        redactor,
+        fetch: timedFetch(run, sent),
+      }),
       clock: systemClock,
       random: Math.random,
       logger,
@@ -79,106 +100,119 @@ function apply(config: Config, fleet: Fleet, store: PostgresStateStore, run: str
   );
 }
 
-it('stops sending at once when its PostgreSQL lock session ends; a second run after the restart never sends alongside it, and the old run records nothing more', { timeout: 120_000 }, async () => {
-  const fleet = createFleet(1, 240, 21);
-  const tenant = fleet.tenants[0]!;
-  emulator = await startEmulator(fleetSeed(fleet));
-  await setFaults(emulator, { seed: 1, api: { latencyMs: [15, 30] } });
-  const config = fleetConfig(fleet, emulator, { read: true, rate: '{ requestsPerSecond: 2000, concurrency: 4, maxInFlight: 4 }' });
-  const commitA = 'a'.repeat(40);
-  const commitB = 'b'.repeat(40);
-  // The state a previous run left: every contract recorded as it is live.
-  const seed = await openPostgresStateStore({ url });
-  for (const [contractId, fields] of fleet.live.get(tenant)!) {
-    await seed.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt: '2026-01-01T00:00:00.000Z', commit: null });
-  }
-  await seed.close();
-
-  const sent: Sent[] = [];
-  const opened = await openPostgresStateStore({ url, connectTimeoutMs: 2000 });
-  // The old run's records of answers that come after the outage began are held back until the new
-  // run is sending, so that they reach the restarted server as the writes of a superseded holder.
-  let outageBegan = false;
-  let newRunSending: (() => void) | undefined;
-  const newRunSent = new Promise<void>((resolve) => {
-    newRunSending = resolve;
-  });
-  const lateWrites: string[] = [];
-  const storeA: PostgresStateStore = {
-    ...opened,
-    async writeContract(tenantName, applied, guard) {
-      if (outageBegan) {
-        lateWrites.push(applied.contractId);
-        await newRunSent;
-      }
-      return opened.writeContract(tenantName, applied, guard);
-    },
-    async writeRun(tenantName, record, guard) {
-      if (outageBegan) await newRunSent;
-      return opened.writeRun(tenantName, record, guard);
-    },
-  };
-  let outage: Promise<{ haltedAt: number; result: ApplyRunResult }> | undefined;
-  const runA = apply(config, fleet, storeA, 'run-a', commitA, sent, (done) => {
-    if (done !== 40 || outage !== undefined) return;
-    outageBegan = true;
-    outage = (async () => {
-      await server.halt();
-      const haltedAt = performance.now();
-      await server.restart();
-      const storeB = await openPostgresStateStore({ url });
-      try {
-        return { haltedAt, result: await apply(config, fleet, storeB, 'run-b', commitB, sent, () => newRunSending?.()) };
-      } finally {
-        await storeB.close();
-      }
-    })();
-  });
-  const { report: reportA } = await runA;
-  await storeA.close();
-  expect(outage).toBeDefined();
-  const { haltedAt, result } = await outage!;
-  const reportB = result.report;
-
-  const sentA = sent.filter((entry) => entry.run === 'run-a');
-  const sentB = sent.filter((entry) => entry.run === 'run-b');
-  // The old run: nothing started once the server was gone, and everything answered before the new run sent.
-  const lateA = sentA.filter((entry) => entry.startedAt > haltedAt);
-  expect(lateA).toEqual([]);
-  expect(sentB.length).toBeGreaterThan(0);
-  const firstB = Math.min(...sentB.map((entry) => entry.startedAt));
-  expect(Math.max(...sentA.map((entry) => entry.answeredAt!))).toBeLessThan(firstB);
-  expect(sentA.length).toBeLessThan(fleet.changed.get(tenant)!.size);
-
-  // Its report says what was sent and answered: every PATCH it sent is a contract applied (recorded
-  // or not), the rest were not sent; the tenant's error names the lost lock.
-  const tenantA = reportA.tenants[0]!;
-  expect(tenantA.error).toMatch(/lost the lock of tenant tenant-a|the PostgreSQL state store/);
-  expect(tenantA.requests).toBe(sentA.length);
-  const patchedA = new Set(sentA.filter((entry) => entry.method === 'PATCH' && entry.status !== undefined && entry.status < 300).map((entry) => entry.contractId));
-  const appliedA = tenantA.applied + tenantA.failures.filter((failure) => failure.outcome === 'unknown' && /^applied, but the state store could not record it/.test(failure.reason ?? '')).length;
-  expect(appliedA).toBe(patchedA.size);
-  const notSent = tenantA.failures.filter((failure) => failure.outcome === 'failed' && failure.reason?.startsWith('not sent: lost the lock of tenant tenant-a'));
-  expect(notSent.length + patchedA.size).toBe(tenantA.changed);
-  for (const failure of notSent) expect(patchedA.has(failure.contractId)).toBe(false);
-
-  // The new run finished the work: everything converged, nothing was refused as a conflict.
-  expect(reportB.tenants[0]!.error).toBeUndefined();
-  expect(reportB.summary.failed).toBe(0);
-  const log = await requestLog(emulator);
-  expect(log.filter((entry) => entry.kind === 'api' && entry.status === 409)).toEqual([]);
-  const store = await openPostgresStateStore({ url });
-  try {
-    expect((await store.readRun(tenant))?.lastAppliedCommit).toBe(commitB);
-    // The old holder's late records were refused by the fence, and said so in its report; the new
-    // run's records of those contracts stand.
-    expect(lateWrites.length).toBeGreaterThan(0);
-    for (const contractId of lateWrites) {
-      const failure = tenantA.failures.find((entry) => entry.contractId === contractId);
-      expect(failure?.reason).toMatch(/^applied, but the state store could not record it: lost the lock of tenant tenant-a: another run took it \(lock generation \d+, this run's \d+\)/);
-      expect((await store.readRecord(tenant, contractId))?.commit).toBe(commitB);
+it(
+  'stops sending at once when its PostgreSQL lock session ends; a second run after the restart never sends alongside it, and the old run records nothing more',
+  { timeout: 120_000 },
+  async () => {
+    const fleet = createFleet(1, 240, 21);
+    const tenant = fleet.tenants[0]!;
+    emulator = await startEmulator(fleetSeed(fleet));
+    await setFaults(emulator, { seed: 1, api: { latencyMs: [15, 30] } });
+    const config = fleetConfig(fleet, emulator, { read: true, rate: '{ requestsPerSecond: 2000, concurrency: 4, maxInFlight: 4 }' });
+    const commitA = 'a'.repeat(40);
+    const commitB = 'b'.repeat(40);
+    // The state a previous run left: every contract recorded as it is live.
+    const seed = await openPostgresStateStore({ url });
+    for (const [contractId, fields] of fleet.live.get(tenant)!) {
+      await seed.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt: '2026-01-01T00:00:00.000Z', commit: null });
     }
-  } finally {
-    await store.close();
-  }
-});
+    await seed.close();
+
+    const sent: Sent[] = [];
+    const opened = await openPostgresStateStore({ url, connectTimeoutMs: 2000 });
+    // The old run's records of answers that come after the outage began are held back until the new
+    // run is sending, so that they reach the restarted server as the writes of a superseded holder.
+    let outageBegan = false;
+    let newRunSending: (() => void) | undefined;
+    const newRunSent = new Promise<void>((resolve) => {
+      newRunSending = resolve;
+    });
+    const lateWrites: string[] = [];
+    const storeA: PostgresStateStore = {
+      ...opened,
+      async writeContract(tenantName, applied, guard) {
+        if (outageBegan) {
+          lateWrites.push(applied.contractId);
+          await newRunSent;
+        }
+        return opened.writeContract(tenantName, applied, guard);
+      },
+      async writeRun(tenantName, record, guard) {
+        if (outageBegan) await newRunSent;
+        return opened.writeRun(tenantName, record, guard);
+      },
+    };
+    let outage: Promise<{ haltedAt: number; result: ApplyRunResult }> | undefined;
+    const runA = apply(config, fleet, storeA, 'run-a', commitA, sent, (done) => {
+      if (done !== 40 || outage !== undefined) return;
+      outageBegan = true;
+      outage = (async () => {
+        await server.halt();
+        const haltedAt = performance.now();
+        await server.restart();
+        const storeB = await openPostgresStateStore({ url });
+        try {
+          return { haltedAt, result: await apply(config, fleet, storeB, 'run-b', commitB, sent, () => newRunSending?.()) };
+        } finally {
+          await storeB.close();
+        }
+      })();
+    });
+    const { report: reportA } = await runA;
+    await storeA.close();
+    expect(outage).toBeDefined();
+    const { haltedAt, result } = await outage!;
+    const reportB = result.report;
+
+    const sentA = sent.filter((entry) => entry.run === 'run-a');
+    const sentB = sent.filter((entry) => entry.run === 'run-b');
+    // The old run: nothing started once the server was gone, and everything answered before the new run sent.
+    const lateA = sentA.filter((entry) => entry.startedAt > haltedAt);
+    expect(lateA).toEqual([]);
+    expect(sentB.length).toBeGreaterThan(0);
+    const firstB = Math.min(...sentB.map((entry) => entry.startedAt));
+    expect(Math.max(...sentA.map((entry) => entry.answeredAt!))).toBeLessThan(firstB);
+    expect(sentA.length).toBeLessThan(fleet.changed.get(tenant)!.size);
+
+    // Its report says what was sent and answered: every PATCH it sent is a contract applied (recorded
+    // or not), the rest were not sent; the tenant's error names the lost lock.
+    const tenantA = reportA.tenants[0]!;
+    expect(tenantA.error).toMatch(/lost the lock of tenant tenant-a|the PostgreSQL state store/);
+    expect(tenantA.requests).toBe(sentA.length);
+    const patchedA = new Set(
+      sentA.filter((entry) => entry.method === 'PATCH' && entry.status !== undefined && entry.status < 300).map((entry) => entry.contractId),
+    );
+    const appliedA =
+      tenantA.applied +
+      tenantA.failures.filter((failure) => failure.outcome === 'unknown' && /^applied, but the state store could not record it/.test(failure.reason ?? ''))
+        .length;
+    expect(appliedA).toBe(patchedA.size);
+    const notSent = tenantA.failures.filter(
+      (failure) => failure.outcome === 'failed' && failure.reason?.startsWith('not sent: lost the lock of tenant tenant-a'),
+    );
+    expect(notSent.length + patchedA.size).toBe(tenantA.changed);
+    for (const failure of notSent) expect(patchedA.has(failure.contractId)).toBe(false);
+
+    // The new run finished the work: everything converged, nothing was refused as a conflict.
+    expect(reportB.tenants[0]!.error).toBeUndefined();
+    expect(reportB.summary.failed).toBe(0);
+    const log = await requestLog(emulator);
+    expect(log.filter((entry) => entry.kind === 'api' && entry.status === 409)).toEqual([]);
+    const store = await openPostgresStateStore({ url });
+    try {
+      expect((await store.readRun(tenant))?.lastAppliedCommit).toBe(commitB);
+      // The old holder's late records were refused by the fence, and said so in its report; the new
+      // run's records of those contracts stand.
+      expect(lateWrites.length).toBeGreaterThan(0);
+      for (const contractId of lateWrites) {
+        const failure = tenantA.failures.find((entry) => entry.contractId === contractId);
+        expect(failure?.reason).toMatch(
+          /^applied, but the state store could not record it: lost the lock of tenant tenant-a: another run took it \(lock generation \d+, this run's \d+\)/,
+        );
+        expect((await store.readRecord(tenant, contractId))?.commit).toBe(commitB);
+      }
+    } finally {
+      await store.close();
+    }
+  },
+);

@@ -78,7 +78,13 @@ describe('pendingAfterRun', () => {
   });
 
   it('lists entries by ContractId', () => {
-    const input = facts({ planned: [planned('b', 'update'), planned('a', 'update')], sent: new Map([['b', FAILED], ['a', FAILED]]) });
+    const input = facts({
+      planned: [planned('b', 'update'), planned('a', 'update')],
+      sent: new Map([
+        ['b', FAILED],
+        ['a', FAILED],
+      ]),
+    });
 
     const pending = pendingAfterRun(input);
 

@@ -46,7 +46,13 @@ function deps(config: Config, fleet: Fleet, store: StateStore): ApplyRunDeps {
   return {
     store,
     tokens: createTenantTokens({ auth: config.auth, tenants: config.tenants, scopes: ['core:read', 'core:write'], env: fleet.env, logger: silentLogger() }),
-    api: createApiClient({ baseUrl: config.api.baseUrl, readPath: '/contract/{id}', timeoutMs: 5000, userAgent: 'contract-sync/test', correlationId: 'run-test' }),
+    api: createApiClient({
+      baseUrl: config.api.baseUrl,
+      readPath: '/contract/{id}',
+      timeoutMs: 5000,
+      userAgent: 'contract-sync/test',
+      correlationId: 'run-test',
+    }),
     clock: systemClock,
     random: Math.random,
     logger: silentLogger(),
@@ -125,7 +131,8 @@ function ownersFleet(tenants: number, perTenant: number): Fleet {
       const wanted = owners.map(swapNulls);
       if (base.changed.get(set.tenant)!.has(contract.id)) {
         if (index % 4 === 1) wanted[0] = { ...wanted[0]!, User: { ...wanted[0]!.User, Email: owners[0]!.User.Email ? null : 'new@example.com' } };
-        if (index % 4 === 2) wanted.push({ OwnerType: { Name: 'Deputy', Value: 9 }, User: { Id: 9, Name: null, Email: null, OrganizationalUnit: { Id: null, Name: null } } });
+        if (index % 4 === 2)
+          wanted.push({ OwnerType: { Name: 'Deputy', Value: 9 }, User: { Id: 9, Name: null, Email: null, OrganizationalUnit: { Id: null, Name: null } } });
       }
       return { ...contract, fields: { ...contract.fields, Owner: wanted } };
     });
@@ -147,67 +154,89 @@ function withUnknownKeys(fields: ContractFields, revision: number): Record<strin
 }
 
 describe('runApply with the published shapes', () => {
-  it('applies 3 tenants x 60 contracts with null owner fields and unknown read keys: one PATCH per changed contract, none on the next runs', { timeout: 60_000 }, async () => {
-    const fleet = ownersFleet(3, 60);
-    emulator = await startEmulator(fleetSeed(fleet));
-    let revision = 0;
-    for (const [tenant, contracts] of fleet.live) {
-      for (const [id, fields] of contracts) {
-        const response = await fetch(`${emulator.urls.adminUrl}/contracts/${tenant}/${id}`, { method: 'PUT', body: JSON.stringify(withUnknownKeys(fields, (revision += 1))) });
-        expect(response.status).toBe(204);
+  it(
+    'applies 3 tenants x 60 contracts with null owner fields and unknown read keys: one PATCH per changed contract, none on the next runs',
+    { timeout: 60_000 },
+    async () => {
+      const fleet = ownersFleet(3, 60);
+      emulator = await startEmulator(fleetSeed(fleet));
+      let revision = 0;
+      for (const [tenant, contracts] of fleet.live) {
+        for (const [id, fields] of contracts) {
+          const response = await fetch(`${emulator.urls.adminUrl}/contracts/${tenant}/${id}`, {
+            method: 'PUT',
+            body: JSON.stringify(withUnknownKeys(fields, (revision += 1))),
+          });
+          expect(response.status).toBe(204);
+        }
       }
-    }
-    const config = fleetConfig(fleet, emulator, { read: true });
-    const store = fileStateStore(stateDir);
+      const config = fleetConfig(fleet, emulator, { read: true });
+      const store = fileStateStore(stateDir);
 
-    const first = await apply(config, fleet, store, true, 'run-1');
+      const first = await apply(config, fleet, store, true, 'run-1');
 
-    const changedCount = [...fleet.changed.values()].reduce((sum, ids) => sum + ids.size, 0);
-    expect(first.report.tenants.flatMap((tenant) => tenant.failures)).toEqual([]);
-    expect(first.report.summary).toMatchObject({ changed: changedCount, applied: changedCount, failed: 0 });
-    for (const tenant of fleet.tenants) expect(await patchesOf(tenant)).toEqual([...fleet.changed.get(tenant)!].sort());
-    const log = await requestLog(emulator);
-    expect(log.filter((entry) => entry.kind === 'api' && entry.status !== 200 && entry.status !== 204)).toEqual([]);
-    for (const set of fleet.desired) {
-      for (const contract of set.contracts) {
-        const live = readContract(await liveContract(emulator, set.tenant, contract.id));
-        expect(live.issues).toEqual([]);
-        expect(diffContract(live.fields, contract.fields), `${set.tenant} ${contract.id}`).toEqual([]);
+      const changedCount = [...fleet.changed.values()].reduce((sum, ids) => sum + ids.size, 0);
+      expect(first.report.tenants.flatMap((tenant) => tenant.failures)).toEqual([]);
+      expect(first.report.summary).toMatchObject({ changed: changedCount, applied: changedCount, failed: 0 });
+      for (const tenant of fleet.tenants) expect(await patchesOf(tenant)).toEqual([...fleet.changed.get(tenant)!].sort());
+      const log = await requestLog(emulator);
+      expect(log.filter((entry) => entry.kind === 'api' && entry.status !== 200 && entry.status !== 204)).toEqual([]);
+      for (const set of fleet.desired) {
+        for (const contract of set.contracts) {
+          const live = readContract(await liveContract(emulator, set.tenant, contract.id));
+          expect(live.issues).toEqual([]);
+          expect(diffContract(live.fields, contract.fields), `${set.tenant} ${contract.id}`).toEqual([]);
+        }
       }
-    }
-    // Keys the engine does not know were neither sent nor lost: the service still holds them.
-    expect(await liveContract(emulator, 'tenant-a', 'tenant-a-0001')).toMatchObject({ Revision: 2, ContractId: 'C-2' });
+      // Keys the engine does not know were neither sent nor lost: the service still holds them.
+      expect(await liveContract(emulator, 'tenant-a', 'tenant-a-0001')).toMatchObject({ Revision: 2, ContractId: 'C-2' });
 
-    const second = await apply(config, fleet, store, true, 'run-2');
-    // From the state store alone: what the first run recorded after each successful PATCH.
-    const patched = { ...fleet, desired: fleet.desired.map((set) => ({ ...set, contracts: set.contracts.filter((c) => fleet.changed.get(set.tenant)!.has(c.id)) })) };
-    const third = await apply(config, patched, store, false, 'run-3');
+      const second = await apply(config, fleet, store, true, 'run-2');
+      // From the state store alone: what the first run recorded after each successful PATCH.
+      const patched = {
+        ...fleet,
+        desired: fleet.desired.map((set) => ({ ...set, contracts: set.contracts.filter((c) => fleet.changed.get(set.tenant)!.has(c.id)) })),
+      };
+      const third = await apply(config, patched, store, false, 'run-3');
 
-    expect(second.report.summary).toMatchObject({ changed: 0, failed: 0 });
-    expect(third.report.summary).toMatchObject({ changed: 0, failed: 0 });
-    for (const tenant of fleet.tenants) expect(await patchesOf(tenant)).toEqual([...fleet.changed.get(tenant)!].sort());
-  });
+      expect(second.report.summary).toMatchObject({ changed: 0, failed: 0 });
+      expect(third.report.summary).toMatchObject({ changed: 0, failed: 0 });
+      for (const tenant of fleet.tenants) expect(await patchesOf(tenant)).toEqual([...fleet.changed.get(tenant)!].sort());
+    },
+  );
 
-  it('fails a contract whose read has a known field of the wrong type, naming the field, sends it no PATCH, and applies the others', { timeout: 30_000 }, async () => {
-    const fleet = createFleet(1, 6, 3);
-    emulator = await startEmulator(fleetSeed(fleet));
-    const broken: Record<string, Record<string, unknown>> = { 'tenant-a-0001': { Company: null }, 'tenant-a-0002': { Company: 'x' } };
-    const proxyUrl = await startProxy(emulator.urls.baseUrl, broken);
-    const config = fleetConfig(fleet, emulator, { read: true });
-    const viaProxy: Config = { ...config, api: { ...config.api, baseUrl: proxyUrl } };
-    expect([...fleet.changed.get('tenant-a')!].sort()).toEqual(['tenant-a-0001', 'tenant-a-0002', 'tenant-a-0004', 'tenant-a-0005']);
+  it(
+    'fails a contract whose read has a known field of the wrong type, naming the field, sends it no PATCH, and applies the others',
+    { timeout: 30_000 },
+    async () => {
+      const fleet = createFleet(1, 6, 3);
+      emulator = await startEmulator(fleetSeed(fleet));
+      const broken: Record<string, Record<string, unknown>> = { 'tenant-a-0001': { Company: null }, 'tenant-a-0002': { Company: 'x' } };
+      const proxyUrl = await startProxy(emulator.urls.baseUrl, broken);
+      const config = fleetConfig(fleet, emulator, { read: true });
+      const viaProxy: Config = { ...config, api: { ...config.api, baseUrl: proxyUrl } };
+      expect([...fleet.changed.get('tenant-a')!].sort()).toEqual(['tenant-a-0001', 'tenant-a-0002', 'tenant-a-0004', 'tenant-a-0005']);
 
-    const { report } = await apply(viaProxy, fleet, fileStateStore(stateDir), true, 'run-broken');
+      const { report } = await apply(viaProxy, fleet, fileStateStore(stateDir), true, 'run-broken');
 
-    const failures = report.tenants.flatMap((tenant) => tenant.failures);
-    expect(failures.map((failure) => [failure.contractId, failure.outcome, failure.reason])).toEqual([
-      ['tenant-a-0001', 'failed', 'could not read the contract: GET /contract/tenant-a-0001: the contract does not fit the contract model: Company: expected a list, got null'],
-      ['tenant-a-0002', 'failed', 'could not read the contract: GET /contract/tenant-a-0002: the contract does not fit the contract model: Company: expected a list, got "x"'],
-    ]);
-    expect(report.summary).toMatchObject({ applied: 2, failed: 2 });
-    expect(await patchesOf('tenant-a')).toEqual(['tenant-a-0004', 'tenant-a-0005']);
-    expect(await liveContract(emulator, 'tenant-a', 'tenant-a-0001')).toEqual(fleet.live.get('tenant-a')!.get('tenant-a-0001'));
-  });
+      const failures = report.tenants.flatMap((tenant) => tenant.failures);
+      expect(failures.map((failure) => [failure.contractId, failure.outcome, failure.reason])).toEqual([
+        [
+          'tenant-a-0001',
+          'failed',
+          'could not read the contract: GET /contract/tenant-a-0001: the contract does not fit the contract model: Company: expected a list, got null',
+        ],
+        [
+          'tenant-a-0002',
+          'failed',
+          'could not read the contract: GET /contract/tenant-a-0002: the contract does not fit the contract model: Company: expected a list, got "x"',
+        ],
+      ]);
+      expect(report.summary).toMatchObject({ applied: 2, failed: 2 });
+      expect(await patchesOf('tenant-a')).toEqual(['tenant-a-0004', 'tenant-a-0005']);
+      expect(await liveContract(emulator, 'tenant-a', 'tenant-a-0001')).toEqual(fleet.live.get('tenant-a')!.get('tenant-a-0001'));
+    },
+  );
 });
 
 /** A pass-through proxy to the emulator's API that overwrites fields of some contracts' reads. */

@@ -41,7 +41,12 @@ it('spaces the requests after a 429 by the quota the 429 publishes, instead of s
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  const api = createApiClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, timeoutMs: 5000, userAgent: 'contract-sync/test', correlationId: 'run-429' });
+  const api = createApiClient({
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    timeoutMs: 5000,
+    userAgent: 'contract-sync/test',
+    correlationId: 'run-429',
+  });
   const lane = new TenantLane({
     tenant: 'acme',
     requestsPerSecond: 1000,
@@ -55,7 +60,9 @@ it('spaces the requests after a 429 by the quota the 429 publishes, instead of s
   });
 
   const ops: Op[] = [{ op: 'Replace', path: '/Contract/Name', value: 'x' }];
-  await Promise.all(['C-1', 'C-2', 'C-3', 'C-4', 'C-5'].map((id) => lane.call({ kind: 'patch', contractId: id, resendable: true }, (token) => api.patch(id, ops, token))));
+  await Promise.all(
+    ['C-1', 'C-2', 'C-3', 'C-4', 'C-5'].map((id) => lane.call({ kind: 'patch', contractId: id, resendable: true }, (token) => api.patch(id, ops, token))),
+  );
   lane.close();
 
   // 429, then 5 sends (the first one again); after the pause, a policy of 10/s spaces them 100 ms apart.

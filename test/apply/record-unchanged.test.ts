@@ -70,7 +70,14 @@ function deps(config: Config, fleet: Fleet, store: StateStore, scopes: Scope[], 
     store,
     tokens: tokensFor(scopes),
     ...(readScopes ? { readTokens: tokensFor(readScopes) } : {}),
-    api: createApiClient({ baseUrl: config.api.baseUrl, ...(config.api.read ? { readPath: config.api.read.path } : {}), timeoutMs: 5000, userAgent: 'contract-sync/test', correlationId: 'run-test', redactor }),
+    api: createApiClient({
+      baseUrl: config.api.baseUrl,
+      ...(config.api.read ? { readPath: config.api.read.path } : {}),
+      timeoutMs: 5000,
+      userAgent: 'contract-sync/test',
+      correlationId: 'run-test',
+      redactor,
+    }),
     clock: systemClock,
     random: Math.random,
     logger,
@@ -103,7 +110,11 @@ describe.each(BACKENDS)('apply records unchanged contracts ($name state)', (back
     const store = backend.open(stateDir);
 
     const first = await runApply(runOptions(fleet, config, { refresh: true }), deps(config, fleet, store, ['core:read', 'core:write']));
-    const fromStore = createPlan(fleet.desired, await readKnownState(store, fleet.tenants), { createdAt: '2027-01-01T00:00:00.000Z', source: SOURCE, collections: config.collections });
+    const fromStore = createPlan(fleet.desired, await readKnownState(store, fleet.tenants), {
+      createdAt: '2027-01-01T00:00:00.000Z',
+      source: SOURCE,
+      collections: config.collections,
+    });
     await markLog();
     const second = await runApply(runOptions(fleet, config, { refresh: false }), deps(config, fleet, store, ['core:write'], ['core:read']));
 
@@ -125,10 +136,15 @@ describe.each(BACKENDS)('apply records unchanged contracts ($name state)', (back
     const id = 'tenant-a-0000';
     const before = fleet.desired[0]!.contracts.find((contract) => contract.id === id)!;
     const added: ContractFields = { ...before.fields, Company: [...(before.fields.Company ?? []), { Id: 9001, RelationType: 'Partner' }] };
-    const edited = [{ ...fleet.desired[0]!, contracts: fleet.desired[0]!.contracts.map((contract) => (contract.id === id ? { ...contract, fields: added } : contract)) }];
+    const edited = [
+      { ...fleet.desired[0]!, contracts: fleet.desired[0]!.contracts.map((contract) => (contract.id === id ? { ...contract, fields: added } : contract)) },
+    ];
     await markLog();
 
-    const { plan, report } = await runApply(runOptions(fleet, config, { contractSets: edited, refresh: false }), deps(config, fleet, store, ['core:write'], ['core:read']));
+    const { plan, report } = await runApply(
+      runOptions(fleet, config, { contractSets: edited, refresh: false }),
+      deps(config, fleet, store, ['core:write'], ['core:read']),
+    );
 
     const planned = plan.tenants[0]!.contracts.find((contract) => contract.id === id)!;
     expect(planned).toMatchObject({ action: 'update', knownFrom: 'state' });
@@ -147,8 +163,20 @@ describe.each(BACKENDS)('apply records unchanged contracts ($name state)', (back
     const live = fleet.live.get('tenant-a')!;
     const same = live.get('tenant-a-0000')!;
     const stale = { ...live.get('tenant-a-0003')!, Name: 'renamed since' };
-    await store.writeContract('tenant-a', { contractId: 'tenant-a-0000', fields: same, fingerprint: fingerprint(same), appliedAt: '2027-01-01T00:00:00.000Z', commit: null });
-    await store.writeContract('tenant-a', { contractId: 'tenant-a-0003', fields: stale, fingerprint: fingerprint(stale), appliedAt: '2027-01-01T00:00:00.000Z', commit: null });
+    await store.writeContract('tenant-a', {
+      contractId: 'tenant-a-0000',
+      fields: same,
+      fingerprint: fingerprint(same),
+      appliedAt: '2027-01-01T00:00:00.000Z',
+      commit: null,
+    });
+    await store.writeContract('tenant-a', {
+      contractId: 'tenant-a-0003',
+      fields: stale,
+      fingerprint: fingerprint(stale),
+      appliedAt: '2027-01-01T00:00:00.000Z',
+      commit: null,
+    });
     writes.length = 0;
 
     await runApply(runOptions(fleet, config, { refresh: true, dryRun: true }), deps(config, fleet, store, ['core:read']));
@@ -160,7 +188,16 @@ describe.each(BACKENDS)('apply records unchanged contracts ($name state)', (back
 
     expect(afterDryRun).toBe(0);
     // The 6 changed contracts (PATCHed), and the unchanged 0003 and 0006; 0000's record was already right.
-    expect(afterApply).toEqual(['tenant-a-0001', 'tenant-a-0002', 'tenant-a-0003', 'tenant-a-0004', 'tenant-a-0005', 'tenant-a-0006', 'tenant-a-0007', 'tenant-a-0008']);
+    expect(afterApply).toEqual([
+      'tenant-a-0001',
+      'tenant-a-0002',
+      'tenant-a-0003',
+      'tenant-a-0004',
+      'tenant-a-0005',
+      'tenant-a-0006',
+      'tenant-a-0007',
+      'tenant-a-0008',
+    ]);
     expect((await store.readTenant('tenant-a')).get('tenant-a-0003')!.fields).toEqual(live.get('tenant-a-0003'));
     // Everything converged and recorded: a second refreshed apply rewrites nothing.
     expect(writes).toEqual([]);
@@ -173,14 +210,26 @@ describe.each(BACKENDS)('apply settles uncertain contracts that plan as no chang
     const id = 'tenant-a-0000';
     const seed = fleetSeed(fleet);
     const tenant = seed.tenants['tenant-a']!;
-    emulator = await startEmulator(liveOverride ? { ...seed, tenants: { 'tenant-a': { ...tenant, contracts: { ...tenant.contracts, [id]: liveOverride } } } } : seed);
+    emulator = await startEmulator(
+      liveOverride ? { ...seed, tenants: { 'tenant-a': { ...tenant, contracts: { ...tenant.contracts, [id]: liveOverride } } } } : seed,
+    );
     const config = fleetConfig(fleet, emulator, { read: true });
     const store = backend.open(stateDir);
     // An earlier run recorded everything as desired, then stopped with 0000 in flight.
     for (const contract of fleet.desired[0]!.contracts) {
-      await store.writeContract('tenant-a', { contractId: contract.id, fields: contract.fields, fingerprint: fingerprint(contract.fields), appliedAt: '2027-01-01T00:00:00.000Z', commit: null });
+      await store.writeContract('tenant-a', {
+        contractId: contract.id,
+        fields: contract.fields,
+        fingerprint: fingerprint(contract.fields),
+        appliedAt: '2027-01-01T00:00:00.000Z',
+        commit: null,
+      });
     }
-    await store.writeRun('tenant-a', { lastAppliedCommit: null, pending: [{ contractId: id, outcome: 'interrupted', reason: 'run earlier', since: '2027-01-01T00:00:00.000Z', file: 'contracts/tenant-a.yaml' }], updatedAt: '2027-01-01T00:00:00.000Z' });
+    await store.writeRun('tenant-a', {
+      lastAppliedCommit: null,
+      pending: [{ contractId: id, outcome: 'interrupted', reason: 'run earlier', since: '2027-01-01T00:00:00.000Z', file: 'contracts/tenant-a.yaml' }],
+      updatedAt: '2027-01-01T00:00:00.000Z',
+    });
     return { fleet, config, store, id };
   }
 

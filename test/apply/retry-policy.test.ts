@@ -88,8 +88,20 @@ describe('decideRetry', () => {
     ['429 with Retry-After, failures used up: throttles are counted apart', HTTP_429, { ...FRESH, failures: 3 }, false, { action: 'throttle', waitMs: 2000 }],
     ['429 with Retry-After, one throttle left', HTTP_429, { ...FRESH, throttles: 11 }, false, { action: 'throttle', waitMs: 2000 }],
     ['429 with Retry-After, throttles used up: give up', HTTP_429, { ...FRESH, throttles: 12 }, false, { action: 'give-up' }],
-    ['503 asking for exactly the longest wait', apiError({ kind: 'retryable', status: 503, retryAfterMs: MAX_THROTTLE_WAIT_MS }), FRESH, false, { action: 'throttle', waitMs: MAX_THROTTLE_WAIT_MS }],
-    ['503 asking for more than the longest wait: give up', apiError({ kind: 'retryable', status: 503, retryAfterMs: MAX_THROTTLE_WAIT_MS + 1 }), FRESH, false, { action: 'give-up' }],
+    [
+      '503 asking for exactly the longest wait',
+      apiError({ kind: 'retryable', status: 503, retryAfterMs: MAX_THROTTLE_WAIT_MS }),
+      FRESH,
+      false,
+      { action: 'throttle', waitMs: MAX_THROTTLE_WAIT_MS },
+    ],
+    [
+      '503 asking for more than the longest wait: give up',
+      apiError({ kind: 'retryable', status: 503, retryAfterMs: MAX_THROTTLE_WAIT_MS + 1 }),
+      FRESH,
+      false,
+      { action: 'give-up' },
+    ],
     ['503 asking for no wait: throttle 0', apiError({ kind: 'retryable', status: 503, retryAfterMs: 0 }), FRESH, false, { action: 'throttle', waitMs: 0 }],
   ])('%s', (_case, error, history, resendable, expected) => {
     const decision = decideRetry(error, history, BUDGET, resendable, half);

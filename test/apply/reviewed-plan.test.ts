@@ -7,7 +7,17 @@ const RENAME: Op = { op: 'Replace', path: '/Contract/Name', value: 'B' };
 const ADD: Op = { op: 'Add', path: '/Contract/Company', value: { Id: 1, RelationType: 'Supplier' } };
 
 function contract(overrides: Partial<PlanContract> = {}): PlanContract {
-  return { id: '4711', file: 'contracts/acme.yaml', line: 3, action: 'update', knownFrom: 'live', knownFingerprint: 'sha256:a', ops: [RENAME, ADD], changes: [], ...overrides };
+  return {
+    id: '4711',
+    file: 'contracts/acme.yaml',
+    line: 3,
+    action: 'update',
+    knownFrom: 'live',
+    knownFingerprint: 'sha256:a',
+    ops: [RENAME, ADD],
+    changes: [],
+    ...overrides,
+  };
 }
 
 describe('judgeReviewed', () => {
@@ -21,8 +31,16 @@ describe('judgeReviewed', () => {
 
   it.each<[string, PlanContract | undefined, RegExp]>([
     ['no longer planned', undefined, /^stale plan: the contract is no longer in the desired state at the plan's commit; run contract-sync plan again$/],
-    ['a known state read live that changed', contract({ knownFingerprint: 'sha256:b' }), /^stale plan: the known state \(read live\) changed since the plan was made; run contract-sync plan again$/],
-    ['a known state in the state store that changed', contract({ knownFrom: 'state', knownFingerprint: 'sha256:b' }), /the known state \(in the state store\) changed/],
+    [
+      'a known state read live that changed',
+      contract({ knownFingerprint: 'sha256:b' }),
+      /^stale plan: the known state \(read live\) changed since the plan was made; run contract-sync plan again$/,
+    ],
+    [
+      'a known state in the state store that changed',
+      contract({ knownFrom: 'state', knownFingerprint: 'sha256:b' }),
+      /the known state \(in the state store\) changed/,
+    ],
     ['other ops', contract({ ops: [RENAME] }), /^stale plan: planning it again gives other ops than the reviewed ones .*; run contract-sync plan again$/],
     ['the same ops in another order', contract({ ops: [ADD, RENAME] }), /other ops than the reviewed ones/],
   ])('refuses a contract %s as stale', (_name, fresh, reason) => {

@@ -52,7 +52,8 @@ async function patchCount(): Promise<number> {
 async function stateFiles(): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
   for (const entry of await readdir(stateDir, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) files[path.relative(stateDir, path.join(entry.parentPath, entry.name))] = await readFile(path.join(entry.parentPath, entry.name), 'utf8');
+    if (entry.isFile())
+      files[path.relative(stateDir, path.join(entry.parentPath, entry.name))] = await readFile(path.join(entry.parentPath, entry.name), 'utf8');
   }
   return files;
 }
@@ -62,7 +63,15 @@ async function setup(): Promise<{ fleet: Fleet; config: Config; store: StateStor
   emulator = await startEmulator(fleetSeed(fleet));
   const config = fleetConfig(fleet, emulator);
   const store = await storeMatchingLive(stateDir, fleet);
-  const options: ApplyRunOptions = { config, contractSets: fleet.desired, source: { repo: '.', ref: null, commit: null }, refresh: false, dryRun: false, lockTimeoutMs: 1000, runId: 'run-1' };
+  const options: ApplyRunOptions = {
+    config,
+    contractSets: fleet.desired,
+    source: { repo: '.', ref: null, commit: null },
+    refresh: false,
+    dryRun: false,
+    lockTimeoutMs: 1000,
+    runId: 'run-1',
+  };
   return { fleet, config, store, options };
 }
 
@@ -75,10 +84,13 @@ describe('runApply with a confirmation', () => {
     const { fleet, config, store, options } = await setup();
     const seen: { preview: SendPreview; patches: number }[] = [];
 
-    const result = await runApply(options, deps(config, fleet, store, async (preview) => {
-      seen.push({ preview, patches: await patchCount() });
-      return true;
-    }));
+    const result = await runApply(
+      options,
+      deps(config, fleet, store, async (preview) => {
+        seen.push({ preview, patches: await patchCount() });
+        return true;
+      }),
+    );
 
     expect(seen).toHaveLength(1);
     expect(seen[0]!.patches).toBe(0);
@@ -94,7 +106,10 @@ describe('runApply with a confirmation', () => {
     const { fleet, config, store, options } = await setup();
     const before = await stateFiles();
 
-    const result = await runApply(options, deps(config, fleet, store, async () => false));
+    const result = await runApply(
+      options,
+      deps(config, fleet, store, async () => false),
+    );
 
     expect(result.cancelled).toBe(true);
     expect(await patchCount()).toBe(0);
@@ -106,9 +121,12 @@ describe('runApply with a confirmation', () => {
   it('releases every lock and rethrows when the confirmation fails', async () => {
     const { fleet, config, store, options } = await setup();
 
-    const run = runApply(options, deps(config, fleet, store, async () => {
-      throw new Error('terminal gone');
-    }));
+    const run = runApply(
+      options,
+      deps(config, fleet, store, async () => {
+        throw new Error('terminal gone');
+      }),
+    );
 
     await expect(run).rejects.toThrow('terminal gone');
     expect(await patchCount()).toBe(0);
@@ -120,7 +138,14 @@ describe('runApply with the removal guard', () => {
   /** The fleet's desired state, with tenant-a's first changed contract's companies all removed (2 more removals). */
   function emptyingOneContract(fleet: Fleet): ContractSet[] {
     return fleet.desired.map((set) =>
-      set.tenant !== 'tenant-a' ? set : { ...set, contracts: set.contracts.map((contract) => (contract.id === 'tenant-a-0001' ? { ...contract, fields: { ...contract.fields, Company: [] } } : contract)) },
+      set.tenant !== 'tenant-a'
+        ? set
+        : {
+            ...set,
+            contracts: set.contracts.map((contract) =>
+              contract.id === 'tenant-a-0001' ? { ...contract, fields: { ...contract.fields, Company: [] } } : contract,
+            ),
+          },
     );
   }
 
@@ -141,7 +166,9 @@ describe('runApply with the removal guard', () => {
       'removal guard: the plan of tenant tenant-a removes 4 collection members, more than the limit of 2 (--max-removals, safety.maxRemovals); ' +
         'nothing sent for tenant-a. Check the desired state, or pass --allow-removals to send it anyway.',
     );
-    expect(byTenant.get('tenant-a')?.failures.map((failure) => failure.reason)).toEqual(Array.from({ length: 4 }, () => 'not sent: refused by the removal guard'));
+    expect(byTenant.get('tenant-a')?.failures.map((failure) => failure.reason)).toEqual(
+      Array.from({ length: 4 }, () => 'not sent: refused by the removal guard'),
+    );
     expect(byTenant.get('tenant-b')).toMatchObject({ applied: 4, failures: [] });
     expect(previews[0]!.refused.map((refusal) => refusal.tenant)).toEqual(['tenant-a']);
     expect(previews[0]!.sending).toMatchObject(opsOf(fleet, ['tenant-b']));
@@ -153,7 +180,10 @@ describe('runApply with the removal guard', () => {
   it('sends everything when the run allows removals', async () => {
     const { fleet, config, store, options } = await setup();
 
-    const { report } = await runApply({ ...options, contractSets: emptyingOneContract(fleet), removals: { maxRemovals: 0, allow: true } }, deps(config, fleet, store));
+    const { report } = await runApply(
+      { ...options, contractSets: emptyingOneContract(fleet), removals: { maxRemovals: 0, allow: true } },
+      deps(config, fleet, store),
+    );
 
     expect(report.tenants.map((tenant) => tenant.error)).toEqual([undefined, undefined]);
     expect(report.summary.applied).toBe(8);
@@ -162,8 +192,23 @@ describe('runApply with the removal guard', () => {
   it('refuses a collection of 3 or more members emptied, under any limit', async () => {
     const { fleet, config, store, options } = await setup();
     const three = [1, 2, 3].map((Id) => ({ Id, RelationType: 'Supplier' }));
-    await store.writeContract('tenant-b', { contractId: 'tenant-b-0000', fields: { ...fleet.live.get('tenant-b')!.get('tenant-b-0000')!, Company: three }, fingerprint: 'sha256:x', appliedAt: '2026-01-01T00:00:00.000Z', commit: null });
-    const contractSets = fleet.desired.map((set) => (set.tenant !== 'tenant-b' ? set : { ...set, contracts: set.contracts.map((contract) => (contract.id === 'tenant-b-0000' ? { ...contract, fields: { ...contract.fields, Company: [] } } : contract)) }));
+    await store.writeContract('tenant-b', {
+      contractId: 'tenant-b-0000',
+      fields: { ...fleet.live.get('tenant-b')!.get('tenant-b-0000')!, Company: three },
+      fingerprint: 'sha256:x',
+      appliedAt: '2026-01-01T00:00:00.000Z',
+      commit: null,
+    });
+    const contractSets = fleet.desired.map((set) =>
+      set.tenant !== 'tenant-b'
+        ? set
+        : {
+            ...set,
+            contracts: set.contracts.map((contract) =>
+              contract.id === 'tenant-b-0000' ? { ...contract, fields: { ...contract.fields, Company: [] } } : contract,
+            ),
+          },
+    );
 
     const { report } = await runApply({ ...options, contractSets, dryRun: true, removals: { maxRemovals: 100, allow: false } }, deps(config, fleet, store));
 

@@ -192,7 +192,7 @@ describe('runApply with other runs on the same state', () => {
     await expectConverged(fleet);
   });
 
-  it('applies the other tenants when one tenant\'s lock times out', async () => {
+  it("applies the other tenants when one tenant's lock times out", async () => {
     const fleet = createFleet(3, 6);
     emulator = await startEmulator(fleetSeed(fleet));
     const config = fleetConfig(fleet, emulator);

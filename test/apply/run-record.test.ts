@@ -41,7 +41,13 @@ function deps(config: Config, fleet: Fleet, store: StateStore): ApplyRunDeps {
   return {
     store,
     tokens: createTenantTokens({ auth: config.auth, tenants: config.tenants, scopes: ['core:read', 'core:write'], env: fleet.env, logger: silentLogger() }),
-    api: createApiClient({ baseUrl: config.api.baseUrl, ...(config.api.read ? { readPath: config.api.read.path } : {}), timeoutMs: 5000, userAgent: 'contract-sync/test', correlationId: 'run-test' }),
+    api: createApiClient({
+      baseUrl: config.api.baseUrl,
+      ...(config.api.read ? { readPath: config.api.read.path } : {}),
+      timeoutMs: 5000,
+      userAgent: 'contract-sync/test',
+      correlationId: 'run-test',
+    }),
     clock: systemClock,
     random: Math.random,
     logger: silentLogger(),
@@ -80,7 +86,15 @@ describe('the run record runApply writes', () => {
     });
 
     const { report } = await runApply(
-      { config, contractSets: fleet.desired, source: { repo: '.', ref: 'HEAD', commit: COMMIT }, refresh, dryRun: false, lockTimeoutMs: 1000, runId: 'run-test' },
+      {
+        config,
+        contractSets: fleet.desired,
+        source: { repo: '.', ref: 'HEAD', commit: COMMIT },
+        refresh,
+        dryRun: false,
+        lockTimeoutMs: 1000,
+        runId: 'run-test',
+      },
       deps(config, fleet, store),
     );
 
@@ -102,7 +116,15 @@ describe('the run record runApply writes', () => {
     await record(store, 'tenant-a', fleet.live.get('tenant-a')!);
 
     const { report } = await runApply(
-      { config, contractSets: fleet.desired, source: { repo: '.', ref: null, commit: COMMIT }, refresh: false, dryRun: false, lockTimeoutMs: 1000, runId: 'run-test' },
+      {
+        config,
+        contractSets: fleet.desired,
+        source: { repo: '.', ref: null, commit: COMMIT },
+        refresh: false,
+        dryRun: false,
+        lockTimeoutMs: 1000,
+        runId: 'run-test',
+      },
       deps(config, fleet, store),
     );
 
@@ -123,7 +145,15 @@ describe('the run record runApply writes', () => {
     await store.writeRun('tenant-a', { lastAppliedCommit: EARLIER_COMMIT, planningFingerprint: 'sha256:earlier', pending: [], updatedAt: EARLIER });
 
     await runApply(
-      { config, contractSets: fleet.desired, source: { repo: '.', ref: null, commit: null }, refresh: false, dryRun: false, lockTimeoutMs: 1000, runId: 'run-test' },
+      {
+        config,
+        contractSets: fleet.desired,
+        source: { repo: '.', ref: null, commit: null },
+        refresh: false,
+        dryRun: false,
+        lockTimeoutMs: 1000,
+        runId: 'run-test',
+      },
       deps(config, fleet, store),
     );
 

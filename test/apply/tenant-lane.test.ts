@@ -651,7 +651,11 @@ describe('TenantLane: pacing to the published quota', () => {
   // each time: the second request is paced, the last fits into what is left and goes at once.
   it.each<[string, Record<string, string>, number[]]>([
     ['the structured fields of drafts -08 to -10', { 'RateLimit-Policy': '"tenant";q=10;w=1', RateLimit: '"tenant";r=1;t=1' }, [0, 100, 100]],
-    ['the policy of drafts -05 to -07', { 'RateLimit-Policy': '10;w=1', 'RateLimit-Limit': '10', 'RateLimit-Remaining': '1', 'RateLimit-Reset': '1' }, [0, 100, 100]],
+    [
+      'the policy of drafts -05 to -07',
+      { 'RateLimit-Policy': '10;w=1', 'RateLimit-Limit': '10', 'RateLimit-Remaining': '1', 'RateLimit-Reset': '1' },
+      [0, 100, 100],
+    ],
     ['a malformed policy, ignored', { 'RateLimit-Policy': '"tenant";q=ten;w=1', RateLimit: '"tenant";r=5;t=1' }, [0, 0, 0]],
     ['a policy without a window, ignored', { 'RateLimit-Policy': '"tenant";q=10' }, [0, 0, 0]],
     ['malformed quota state, ignored', { RateLimit: 'lots left' }, [0, 0, 0]],

@@ -51,7 +51,10 @@ export async function craftToken(claims: JWTPayload): Promise<string> {
  * An identity provider at https://idp.test answering through fetch only: discovery for realm `cms`
  * and a token endpoint that hands out `accessToken()`. Stands in for the server, not for the client code under test.
  */
-export function fakeIdentityProvider(accessToken: () => Promise<string> | string, expiresIn = 3600): { fetch: typeof fetch; auth: TenantTokensOptions['auth']; tokenRequests: () => number } {
+export function fakeIdentityProvider(
+  accessToken: () => Promise<string> | string,
+  expiresIn = 3600,
+): { fetch: typeof fetch; auth: TenantTokensOptions['auth']; tokenRequests: () => number } {
   const issuer = 'https://idp.test/realms/cms';
   let requests = 0;
   async function serve(input: Parameters<typeof fetch>[0]): Promise<Response> {

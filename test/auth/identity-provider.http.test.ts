@@ -112,7 +112,7 @@ describe('granted scopes (RFC 6749 section 5.1)', () => {
     await expect(createTenantTokens(options(server)).get('acme')).resolves.toBe(token);
   });
 
-  it("refuses a token whose scope claim lacks what the command needs when the response has no scope", async () => {
+  it('refuses a token whose scope claim lacks what the command needs when the response has no scope', async () => {
     const server = await provider(async () => ({ access_token: await craftToken({ tenant_id: 'acme', scope: 'core:read' }), expires_in: 3600 }));
 
     await expect(createTenantTokens(options(server)).get('acme')).rejects.toMatchObject({
@@ -135,7 +135,7 @@ describe('tenants.<key>.tenantId', () => {
   it.each<[string, unknown]>([
     ['a number', 4711],
     ['a string', '4711'],
-  ])("accepts a token whose tenant_id is %s equal to the configured tenantId as text", async (_case, tenantId) => {
+  ])('accepts a token whose tenant_id is %s equal to the configured tenantId as text', async (_case, tenantId) => {
     const token = await craftToken({ ...GOOD_CLAIMS, tenant_id: tenantId });
     const server = await provider(async () => ({ access_token: token, expires_in: 3600 }));
     const tenants = { acme: { ...TENANTS.acme, tenantId: '4711' } };
@@ -227,7 +227,9 @@ describe('the token endpoint stays on the origin of auth.url', () => {
 
     expect(received).toBe(token);
     expect(server.requests).toEqual([]);
-    expect(endpoint.requests).toEqual([expect.objectContaining({ method: 'POST', path: '/oauth2/token', form: expect.objectContaining({ client_id: 'acme-rw' }) })]);
+    expect(endpoint.requests).toEqual([
+      expect.objectContaining({ method: 'POST', path: '/oauth2/token', form: expect.objectContaining({ client_id: 'acme-rw' }) }),
+    ]);
   });
 
   it('does not follow a redirect of the token endpoint: the request carries the secret', async () => {
@@ -303,7 +305,9 @@ describe('no token in a message', () => {
     const server = await provider(async () => ({ access_token: token, token_type: token, expires_in: 3600 }));
     const redactor = new Redactor();
 
-    const failure = (await createTenantTokens(options(server, { redactor })).get('acme').catch((error: unknown) => error)) as AuthError;
+    const failure = (await createTenantTokens(options(server, { redactor }))
+      .get('acme')
+      .catch((error: unknown) => error)) as AuthError;
 
     expect(failure.message).not.toContain(token.slice(0, 30));
     expect(failure.message).toContain(REDACTED);

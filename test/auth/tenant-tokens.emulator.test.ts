@@ -134,7 +134,12 @@ describe('token endpoint failures', () => {
     const failed = requests.filter((request) => request.status === 503).length;
     expect(results.every((result) => result.status === 'fulfilled')).toBe(true);
     expect(failed).toBeGreaterThan(0);
-    expect(requests.filter((request) => request.status === 200).map((request) => request.tenant).sort()).toEqual(['acme', 'globex']);
+    expect(
+      requests
+        .filter((request) => request.status === 200)
+        .map((request) => request.tenant)
+        .sort(),
+    ).toEqual(['acme', 'globex']);
     expect(waits).toHaveLength(failed);
     for (const wait of waits) expect([249, 499]).toContain(wait);
   });

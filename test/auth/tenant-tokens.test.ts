@@ -13,8 +13,18 @@ function options(idp: ReturnType<typeof fakeIdentityProvider>, overrides: Partia
 
 describe('claims of the received token', () => {
   it.each([
-    ['another tenant_id', { tenant_id: 'globex', scope: 'core:read core:write' }, 'auth-wrong-tenant', 'tenant acme: the access token carries tenant_id "globex"; expected tenant_id "acme"'],
-    ['a missing scope', { tenant_id: 'acme', scope: 'core:read' }, 'auth-missing-scope', 'tenant acme: the access token lacks scope core:write (it has scope "core:read")'],
+    [
+      'another tenant_id',
+      { tenant_id: 'globex', scope: 'core:read core:write' },
+      'auth-wrong-tenant',
+      'tenant acme: the access token carries tenant_id "globex"; expected tenant_id "acme"',
+    ],
+    [
+      'a missing scope',
+      { tenant_id: 'acme', scope: 'core:read' },
+      'auth-missing-scope',
+      'tenant acme: the access token lacks scope core:write (it has scope "core:read")',
+    ],
   ])('refuses a token with %s, caches nothing, and never quotes the token', async (_case, claims, code, message) => {
     const token = await craftToken(claims);
     const idp = fakeIdentityProvider(() => token);
@@ -95,7 +105,12 @@ describe('answers of the token endpoint', () => {
 
     const failure = tokens.get('acme');
 
-    await expect(failure).rejects.toMatchObject({ code: 'auth-token-endpoint', status: 502, retryable: true, message: 'tenant acme: token request failed: HTTP 502 (gave up after 3 attempts)' });
+    await expect(failure).rejects.toMatchObject({
+      code: 'auth-token-endpoint',
+      status: 502,
+      retryable: true,
+      message: 'tenant acme: token request failed: HTTP 502 (gave up after 3 attempts)',
+    });
     expect(requests).toBe(3);
     expect(waits).toEqual([125, 250]);
   });
@@ -136,7 +151,11 @@ describe('options', () => {
     ['an unknown scope', { scopes: ['core:admin' as 'core:read'] }, 'createTenantTokens: option "scopes" holds an unknown scope "core:admin"'],
     ['a clock that is not a function', { now: 5 as unknown as () => number }, 'createTenantTokens: option "now" must be a function; got number'],
     ['an auth URL that is not a URL', { auth: { url: 'login', realm: 'cms' } }, 'createTenantTokens: option "auth.url" must be a URL; got "login"'],
-    ['a zero timeout', { auth: { url: 'https://idp.test', realm: 'cms', timeoutMs: 0 } }, 'createTenantTokens: option "auth.timeoutMs" must be a positive integer; got 0'],
+    [
+      'a zero timeout',
+      { auth: { url: 'https://idp.test', realm: 'cms', timeoutMs: 0 } },
+      'createTenantTokens: option "auth.timeoutMs" must be a positive integer; got 0',
+    ],
     [
       'a remote http:// token endpoint',
       { auth: { url: 'https://idp.test', realm: 'cms', tokenEndpoint: 'http://idp.test/oauth2/token' } },

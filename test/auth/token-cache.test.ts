@@ -162,7 +162,12 @@ describe('refresh on the injected clock', () => {
     expect(context.requests).toHaveLength(3);
     const warnings = context.lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.level === 40);
     expect(warnings).toEqual([
-      expect.objectContaining({ tenant: 'acme', code: 'auth-token-endpoint', validForSeconds: 50, msg: 'access token refresh failed; serving the current token until it expires' }),
+      expect.objectContaining({
+        tenant: 'acme',
+        code: 'auth-token-endpoint',
+        validForSeconds: 50,
+        msg: 'access token refresh failed; serving the current token until it expires',
+      }),
     ]);
   });
 

@@ -13,7 +13,11 @@ describe('checkTokenClaims', () => {
     ['no scope claim and no scope in the response: it granted what was asked (RFC 6749 section 5.1)', { tenant_id: 'acme' }, {}],
     ["the response's scope, which wins over a narrower claim", { tenant_id: 'acme', scope: 'core:read' }, { responseScopes: ['core:read', 'core:write'] }],
     ['a numeric tenant_id equal to the configured tenantId as text', { tenant_id: 4711, scope: 'core:read core:write' }, { tenantId: '4711' }],
-    ['a GUID tenant_id equal to the configured tenantId', { tenant_id: '0f8fad5b-d9cb-469f-a165-70867728950e' }, { tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' }],
+    [
+      'a GUID tenant_id equal to the configured tenantId',
+      { tenant_id: '0f8fad5b-d9cb-469f-a165-70867728950e' },
+      { tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' },
+    ],
   ])('accepts a token of the tenant with %s', async (_case, claims, expected) => {
     const token = await craftToken(claims);
 
@@ -21,9 +25,21 @@ describe('checkTokenClaims', () => {
   });
 
   it.each<[string, Record<string, unknown>, Partial<ExpectedClaims>, string, string]>([
-    ['another tenant_id', { tenant_id: 'globex', scope: 'core:write' }, {}, 'auth-wrong-tenant', 'tenant acme: the access token carries tenant_id "globex"; expected tenant_id "acme"'],
+    [
+      'another tenant_id',
+      { tenant_id: 'globex', scope: 'core:write' },
+      {},
+      'auth-wrong-tenant',
+      'tenant acme: the access token carries tenant_id "globex"; expected tenant_id "acme"',
+    ],
     ['no tenant_id', { scope: 'core:write' }, {}, 'auth-wrong-tenant', 'tenant acme: the access token carries no tenant_id; expected tenant_id "acme"'],
-    ['a tenant_id that is an object', { tenant_id: { id: 'acme' } }, {}, 'auth-wrong-tenant', 'tenant acme: the access token carries no tenant_id; expected tenant_id "acme"'],
+    [
+      'a tenant_id that is an object',
+      { tenant_id: { id: 'acme' } },
+      {},
+      'auth-wrong-tenant',
+      'tenant acme: the access token carries no tenant_id; expected tenant_id "acme"',
+    ],
     [
       'a tenant_id other than the configured tenantId, naming both and the setting',
       { tenant_id: 4712 },
@@ -31,12 +47,36 @@ describe('checkTokenClaims', () => {
       'auth-wrong-tenant',
       'tenant acme: the access token carries tenant_id 4712; expected tenant_id "4711" (tenants.acme.tenantId)',
     ],
-    ['the key when a tenantId is configured', { tenant_id: 'acme' }, { tenantId: '4711' }, 'auth-wrong-tenant', 'tenant acme: the access token carries tenant_id "acme"; expected tenant_id "4711" (tenants.acme.tenantId)'],
-    ['a scope claim that lacks one', { tenant_id: 'acme', scope: 'core:read' }, {}, 'auth-missing-scope', 'tenant acme: the access token lacks scope core:write (it has scope "core:read")'],
-    ['a scope that only starts like the needed one', { tenant_id: 'acme', scope: 'core:writer' }, { scopes: ['core:write'] }, 'auth-missing-scope', 'tenant acme: the access token lacks scope core:write (it has scope "core:writer")'],
-    ['an empty scope claim', { tenant_id: 'acme', scope: '' }, {}, 'auth-missing-scope', 'tenant acme: the access token lacks scope core:read, core:write (it has no scope)'],
     [
-      "a response scope that lacks one, whatever the claim says",
+      'the key when a tenantId is configured',
+      { tenant_id: 'acme' },
+      { tenantId: '4711' },
+      'auth-wrong-tenant',
+      'tenant acme: the access token carries tenant_id "acme"; expected tenant_id "4711" (tenants.acme.tenantId)',
+    ],
+    [
+      'a scope claim that lacks one',
+      { tenant_id: 'acme', scope: 'core:read' },
+      {},
+      'auth-missing-scope',
+      'tenant acme: the access token lacks scope core:write (it has scope "core:read")',
+    ],
+    [
+      'a scope that only starts like the needed one',
+      { tenant_id: 'acme', scope: 'core:writer' },
+      { scopes: ['core:write'] },
+      'auth-missing-scope',
+      'tenant acme: the access token lacks scope core:write (it has scope "core:writer")',
+    ],
+    [
+      'an empty scope claim',
+      { tenant_id: 'acme', scope: '' },
+      {},
+      'auth-missing-scope',
+      'tenant acme: the access token lacks scope core:read, core:write (it has no scope)',
+    ],
+    [
+      'a response scope that lacks one, whatever the claim says',
       { tenant_id: 'acme', scope: 'core:read core:write' },
       { responseScopes: ['core:read'] },
       'auth-missing-scope',

@@ -135,7 +135,9 @@ describe('the removal guard on apply', () => {
 
     expect(run.code).toBe(1);
     for (const tenant of fleet.tenants) {
-      expect(run.stdout).toContain(`removal guard: the plan of tenant ${tenant} removes 2 collection members, more than the limit of 1 (--max-removals, safety.maxRemovals); nothing sent for ${tenant}`);
+      expect(run.stdout).toContain(
+        `removal guard: the plan of tenant ${tenant} removes 2 collection members, more than the limit of 1 (--max-removals, safety.maxRemovals); nothing sent for ${tenant}`,
+      );
     }
     expect(run.stdout).toContain('--allow-removals');
     expect(await patches()).toBe(0);

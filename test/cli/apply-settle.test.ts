@@ -148,7 +148,9 @@ describe('apply --no-refresh: a 409 because the known state was behind the servi
     const run = await runCli(['apply', '--no-refresh'], dir, fleet.env);
 
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/tenant-a tenant-a-0002 \(contracts\/tenant-a\.yaml:\d+\) 409: .*conflict: .*Add \/Contract\/Company \{"Id":5002,"RelationType":"Partner"\}.*configure api\.read/);
+    expect(run.stdout).toMatch(
+      /tenant-a tenant-a-0002 \(contracts\/tenant-a\.yaml:\d+\) 409: .*conflict: .*Add \/Contract\/Company \{"Id":5002,"RelationType":"Partner"\}.*configure api\.read/,
+    );
     expect(await apiRequests(emulator!, 'GET')).toEqual([]);
   });
 });
@@ -206,7 +208,11 @@ describe('apply: PATCHes answered 500 (the service may have applied them)', () =
 
     expect(run.code).toBe(1);
     const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8'));
-    const unknown = new Set<string>(report.tenants.flatMap((tenant: { failures: { contractId: string; outcome: string }[] }) => tenant.failures.filter((failure) => failure.outcome === 'unknown').map((failure) => failure.contractId)));
+    const unknown = new Set<string>(
+      report.tenants.flatMap((tenant: { failures: { contractId: string; outcome: string }[] }) =>
+        tenant.failures.filter((failure) => failure.outcome === 'unknown').map((failure) => failure.contractId),
+      ),
+    );
     const hit = [...(await patchAnswers(emulator!))].filter(([, statuses]) => statuses[0] === 500);
     const hitAddsOrRemoves = hit.filter(([id]) => addsOrRemoves(fleet, id));
     const hitReplaceOnly = hit.filter(([id]) => !addsOrRemoves(fleet, id));

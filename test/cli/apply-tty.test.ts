@@ -30,7 +30,13 @@ function shellQuote(text: string): string {
  * `contract-sync ...args` on a pseudo-terminal; `answer` is typed in (undefined: the input ends at
  * once); `rows`: the terminal's height.
  */
-function onPty(args: readonly string[], cwd: string, env: Record<string, string>, answer: string | undefined, rows?: number): Promise<{ code: number | null; output: string }> {
+function onPty(
+  args: readonly string[],
+  cwd: string,
+  env: Record<string, string>,
+  answer: string | undefined,
+  rows?: number,
+): Promise<{ code: number | null; output: string }> {
   const command = `${rows === undefined ? '' : `stty rows ${rows} cols 200; `}${[process.execPath, BIN, ...args].map(shellQuote).join(' ')}`;
   const child = spawn('script', ['-qefc', command, '/dev/null'], {
     cwd,
@@ -89,27 +95,35 @@ describe.runIf(HAS_SCRIPT)('apply on a pseudo-terminal', () => {
     expect(await patches()).toBe(0);
   });
 
-  it('repeats the plan\'s one-line summary just above the question when the plan is taller than the terminal, and draws the reads\' progress line', { timeout: 60_000 }, async () => {
-    const { fleet, dir } = await setup();
+  it(
+    "repeats the plan's one-line summary just above the question when the plan is taller than the terminal, and draws the reads' progress line",
+    { timeout: 60_000 },
+    async () => {
+      const { fleet, dir } = await setup();
 
-    const short = await onPty(['apply'], dir, fleet.env, 'no\n', 10);
-    const tall = await onPty(['apply'], dir, fleet.env, 'no\n', 500);
+      const short = await onPty(['apply'], dir, fleet.env, 'no\n', 10);
+      const tall = await onPty(['apply'], dir, fleet.env, 'no\n', 500);
 
-    const headline = /^8 of 12 contracts in 2 tenants to update, \d+ ops\.$/m;
-    const repeated = /\n\n(8 of 12 contracts in 2 tenants to update, \d+ ops\.)\n\nApply \d+ ops/;
-    expect(short.output).toMatch(repeated);
-    expect(short.output.match(repeated)![1]).toBe(headline.exec(short.output)![0]);
-    expect(tall.output).toMatch(headline);
-    expect(tall.output).not.toMatch(repeated);
-    // One line redrawn in place: the bar, done/total, rate, time left, failures.
-    expect(short.output).toContain('\r\u001b[Kreading [########################] 12/12  ');
-    expect(short.output).toMatch(/reading \[#{24}\] 12\/12 {2}[\d.]+\/s {2}done in \d+s {2}0 failed\n/);
-  });
+      const headline = /^8 of 12 contracts in 2 tenants to update, \d+ ops\.$/m;
+      const repeated = /\n\n(8 of 12 contracts in 2 tenants to update, \d+ ops\.)\n\nApply \d+ ops/;
+      expect(short.output).toMatch(repeated);
+      expect(short.output.match(repeated)![1]).toBe(headline.exec(short.output)![0]);
+      expect(tall.output).toMatch(headline);
+      expect(tall.output).not.toMatch(repeated);
+      // One line redrawn in place: the bar, done/total, rate, time left, failures.
+      expect(short.output).toContain('\r\u001b[Kreading [########################] 12/12  ');
+      expect(short.output).toMatch(/reading \[#{24}\] 12\/12 {2}[\d.]+\/s {2}done in \d+s {2}0 failed\n/);
+    },
+  );
 
   it('Ctrl-C at the question sends nothing, says so, and exits 130', { timeout: 60_000 }, async () => {
     const { fleet, dir } = await setup();
     const command = [process.execPath, BIN, 'apply'].map(shellQuote).join(' ');
-    const child = spawn('script', ['-qefc', command, '/dev/null'], { cwd: dir, env: { ...process.env, ...fleet.env, NO_COLOR: '1', CONTRACT_SYNC_LOG_LEVEL: 'warn' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-qefc', command, '/dev/null'], {
+      cwd: dir,
+      env: { ...process.env, ...fleet.env, NO_COLOR: '1', CONTRACT_SYNC_LOG_LEVEL: 'warn' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let output = '';
     let typed = false;
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {

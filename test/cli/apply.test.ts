@@ -87,7 +87,9 @@ describe('contract-sync apply', () => {
     const run = await runCli(['apply', '--report', 'report.json'], dir, fleet.env);
 
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/Failures:\n {2}tenant-b tenant-b-0001 \(contracts\/tenant-b\.yaml:\d+\) not on the service: the service has no contract tenant-b-0001 \(its read was answered 404\)/);
+    expect(run.stdout).toMatch(
+      /Failures:\n {2}tenant-b tenant-b-0001 \(contracts\/tenant-b\.yaml:\d+\) not on the service: the service has no contract tenant-b-0001 \(its read was answered 404\)/,
+    );
     expect(run.stdout).toContain('tenant-a: 4 contracts changed');
     const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8'));
     expect(report.tenants[1].failures).toEqual([expect.objectContaining({ contractId: 'tenant-b-0001', outcome: 'not-on-service', status: 404 })]);
@@ -148,7 +150,9 @@ describe('contract-sync apply', () => {
 
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toBe(`contract-sync apply: ${path.join(dir, '.contract-sync/state/.format.json')}: the state directory is in format version 3, newer than the one this contract-sync reads (version 2); a newer contract-sync wrote this state: upgrade contract-sync to use it\n`);
+    expect(run.stderr).toBe(
+      `contract-sync apply: ${path.join(dir, '.contract-sync/state/.format.json')}: the state directory is in format version 3, newer than the one this contract-sync reads (version 2); a newer contract-sync wrote this state: upgrade contract-sync to use it\n`,
+    );
     expect(patches(await requestLog(emulator!))).toEqual([]);
   });
 

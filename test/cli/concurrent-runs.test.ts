@@ -44,7 +44,11 @@ interface Started {
 function start(args: readonly string[], cwd: string, env: Record<string, string>, reportLockLooks = false): Started {
   const preload = reportLockLooks ? ['--import', pathToFileURL(REPORT_LOCK_LOOKS).href] : [];
   // process.execPath itself, not a wrapper: the child's pid is the pid its locks record.
-  const child = spawn(process.execPath, [...preload, BIN, ...args], { cwd, env: { ...process.env, ...env, CONTRACT_SYNC_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...preload, BIN, ...args], {
+    cwd,
+    env: { ...process.env, ...env, CONTRACT_SYNC_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const looks = new Map<string, () => void>();
   const looked = new Set<string>();
@@ -109,37 +113,41 @@ describe('two runs on the same state', () => {
   });
 
   // SIGSTOP and SIGCONT do not exist on Windows.
-  it.skipIf(process.platform === 'win32')('both finish when the first is paused while it waits for a lock and the second reaches its locks meanwhile', { timeout: 60_000 }, async () => {
-    // The schedule that deadlocked runs taking every lock at once, forced: the first run holds
-    // tenant-a and tenant-b and waits for tenant-c (held by the test) when the second run reaches
-    // its locks; paused there, it lets the second run take tenant-c if that run asks for it
-    // before tenant-a.
-    const { fleet, dir, changed } = await setup();
-    const stateDir = path.join(dir, '.contract-sync/state');
-    async function lockPid(tenant: string): Promise<number | undefined> {
-      const text = await readFile(path.join(stateDir, tenant, '.lock'), 'utf8').catch(() => undefined);
-      return text === undefined ? undefined : parseLockFile(text)?.pid;
-    }
-    async function waitFor(condition: () => Promise<boolean>, ms: number): Promise<boolean> {
-      for (const deadline = Date.now() + ms; Date.now() < deadline; await delay(20)) if (await condition()) return true;
-      return false;
-    }
-    const held = await fileStateStore(stateDir).lock('tenant-c', { timeoutMs: 0, owner: 'test' });
-    const args = ['apply', '--lock-timeout', LOCK_TIMEOUT_SECONDS];
+  it.skipIf(process.platform === 'win32')(
+    'both finish when the first is paused while it waits for a lock and the second reaches its locks meanwhile',
+    { timeout: 60_000 },
+    async () => {
+      // The schedule that deadlocked runs taking every lock at once, forced: the first run holds
+      // tenant-a and tenant-b and waits for tenant-c (held by the test) when the second run reaches
+      // its locks; paused there, it lets the second run take tenant-c if that run asks for it
+      // before tenant-a.
+      const { fleet, dir, changed } = await setup();
+      const stateDir = path.join(dir, '.contract-sync/state');
+      async function lockPid(tenant: string): Promise<number | undefined> {
+        const text = await readFile(path.join(stateDir, tenant, '.lock'), 'utf8').catch(() => undefined);
+        return text === undefined ? undefined : parseLockFile(text)?.pid;
+      }
+      async function waitFor(condition: () => Promise<boolean>, ms: number): Promise<boolean> {
+        for (const deadline = Date.now() + ms; Date.now() < deadline; await delay(20)) if (await condition()) return true;
+        return false;
+      }
+      const held = await fileStateStore(stateDir).lock('tenant-c', { timeoutMs: 0, owner: 'test' });
+      const args = ['apply', '--lock-timeout', LOCK_TIMEOUT_SECONDS];
 
-    const first = start(args, dir, fleet.env);
-    const firstHolds = await waitFor(async () => (await lockPid('tenant-a')) === first.child.pid && (await lockPid('tenant-b')) === first.child.pid, 30_000);
-    const second = start(args, dir, fleet.env, true);
-    await Promise.race([second.lookedAtLock('tenant-a'), second.finished]);
-    first.child.kill('SIGSTOP');
-    await held.release();
-    // A run taking every lock at once is polling tenant-c now and takes it; in order, it waits for tenant-a first.
-    const secondTookC = await waitFor(async () => (await lockPid('tenant-c')) === second.child.pid, 2_000);
-    first.child.kill('SIGCONT');
-    const runs = await Promise.all([first.finished, second.finished]);
+      const first = start(args, dir, fleet.env);
+      const firstHolds = await waitFor(async () => (await lockPid('tenant-a')) === first.child.pid && (await lockPid('tenant-b')) === first.child.pid, 30_000);
+      const second = start(args, dir, fleet.env, true);
+      await Promise.race([second.lookedAtLock('tenant-a'), second.finished]);
+      first.child.kill('SIGSTOP');
+      await held.release();
+      // A run taking every lock at once is polling tenant-c now and takes it; in order, it waits for tenant-a first.
+      const secondTookC = await waitFor(async () => (await lockPid('tenant-c')) === second.child.pid, 2_000);
+      first.child.kill('SIGCONT');
+      const runs = await Promise.all([first.finished, second.finished]);
 
-    expect(firstHolds).toBe(true);
-    await expectBothFinished(runs, fleet, changed);
-    expect(secondTookC).toBe(false);
-  });
+      expect(firstHolds).toBe(true);
+      await expectBothFinished(runs, fleet, changed);
+      expect(secondTookC).toBe(false);
+    },
+  );
 });

@@ -55,8 +55,14 @@ describe('help and version', () => {
 describe('did you mean', () => {
   it.each([
     [['plan', '--fromat', 'json'], 'contract-sync plan: unknown option --fromat (did you mean --format?); see contract-sync plan --help\n'],
-    [['drift', '--detailed-exitcodes'], 'contract-sync drift: unknown option --detailed-exitcodes (did you mean --detailed-exitcode?); see contract-sync drift --help\n'],
-    [['show', 'plan.json', '--log-fromat', 'text'], 'contract-sync show: unknown option --log-fromat (did you mean --log-format?); see contract-sync show --help\n'],
+    [
+      ['drift', '--detailed-exitcodes'],
+      'contract-sync drift: unknown option --detailed-exitcodes (did you mean --detailed-exitcode?); see contract-sync drift --help\n',
+    ],
+    [
+      ['show', 'plan.json', '--log-fromat', 'text'],
+      'contract-sync show: unknown option --log-fromat (did you mean --log-format?); see contract-sync show --help\n',
+    ],
     [['plan', '--zzzzzzzz'], 'contract-sync plan: unknown option --zzzzzzzz; see contract-sync plan --help\n'],
     [['aply'], 'contract-sync: unknown command "aply" (did you mean apply?); see contract-sync --help\n'],
     [['help', 'shwo'], 'contract-sync: unknown command "shwo" (did you mean show?); see contract-sync --help\n'],
@@ -111,10 +117,26 @@ describe('log settings', () => {
     ['a terminal with --log-format json', { stderrTTY: true, logFormat: 'json' }, { format: 'json', level: 'warn', color: true, terminal: true }],
     ['CI with --log-format text', { logFormat: 'text' }, { format: 'text', level: 'info', color: false, terminal: false }],
     ['CI with CONTRACT_SYNC_LOG_FORMAT=text', { env: { CONTRACT_SYNC_LOG_FORMAT: 'text' } }, { format: 'text', level: 'info', color: false, terminal: false }],
-    ['a terminal with CONTRACT_SYNC_LOG_FORMAT=json', { stderrTTY: true, env: { CONTRACT_SYNC_LOG_FORMAT: 'json' } }, { format: 'json', level: 'warn', color: true, terminal: true }],
-    ['--log-format over the env variable', { logFormat: 'json', env: { CONTRACT_SYNC_LOG_FORMAT: 'text' } }, { format: 'json', level: 'info', color: false, terminal: false }],
-    ['an unknown CONTRACT_SYNC_LOG_FORMAT: the default', { env: { CONTRACT_SYNC_LOG_FORMAT: 'xml' } }, { format: 'json', level: 'info', color: false, terminal: false }],
-    ['a terminal with CONTRACT_SYNC_LOG_LEVEL=debug', { stderrTTY: true, env: { CONTRACT_SYNC_LOG_LEVEL: 'debug' } }, { format: 'text', level: 'debug', color: true, terminal: true }],
+    [
+      'a terminal with CONTRACT_SYNC_LOG_FORMAT=json',
+      { stderrTTY: true, env: { CONTRACT_SYNC_LOG_FORMAT: 'json' } },
+      { format: 'json', level: 'warn', color: true, terminal: true },
+    ],
+    [
+      '--log-format over the env variable',
+      { logFormat: 'json', env: { CONTRACT_SYNC_LOG_FORMAT: 'text' } },
+      { format: 'json', level: 'info', color: false, terminal: false },
+    ],
+    [
+      'an unknown CONTRACT_SYNC_LOG_FORMAT: the default',
+      { env: { CONTRACT_SYNC_LOG_FORMAT: 'xml' } },
+      { format: 'json', level: 'info', color: false, terminal: false },
+    ],
+    [
+      'a terminal with CONTRACT_SYNC_LOG_LEVEL=debug',
+      { stderrTTY: true, env: { CONTRACT_SYNC_LOG_LEVEL: 'debug' } },
+      { format: 'text', level: 'debug', color: true, terminal: true },
+    ],
     ['a terminal with --no-color', { stderrTTY: true, noColor: true }, { format: 'text', level: 'warn', color: false, terminal: true }],
     ['a terminal with NO_COLOR', { stderrTTY: true, env: { NO_COLOR: 'yes' } }, { format: 'text', level: 'warn', color: false, terminal: true }],
   ])('%s', (_name, options, expected) => {

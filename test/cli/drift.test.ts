@@ -70,7 +70,9 @@ function configYaml(service: Emulator, read: boolean): string {
   ].join('\n');
 }
 
-async function setup(options: { read?: boolean; live?: Readonly<Record<string, Record<string, ContractFields>>> } = {}): Promise<{ repo: TestRepo; service: Emulator }> {
+async function setup(
+  options: { read?: boolean; live?: Readonly<Record<string, Record<string, ContractFields>>> } = {},
+): Promise<{ repo: TestRepo; service: Emulator }> {
   const service = await startEmulator(seed(options.live));
   emulator = service;
   const repo = await createRepo({
@@ -84,7 +86,11 @@ async function setup(options: { read?: boolean; live?: Readonly<Record<string, R
 }
 
 async function putLive(service: Emulator, tenant: string, id: string, fields: ContractFields): Promise<void> {
-  const response = await fetch(`${service.urls.adminUrl}/contracts/${tenant}/${id}`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(fields) });
+  const response = await fetch(`${service.urls.adminUrl}/contracts/${tenant}/${id}`, {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(fields),
+  });
   expect(response.ok).toBe(true);
 }
 
@@ -126,7 +132,11 @@ describe('contract-sync drift', () => {
     expect(fixed.stdout).toContain('[fixed]');
     expect(fixed.stdout).toContain('Apply: 1 contract changed, 1 op, ');
     expect(fixPatches).toEqual(['acme /contract/4711']);
-    expect(await liveContract(service, 'acme', '4711')).toEqual({ Name: 'Facility cleaning', SupplierNoticePeriod: expect.objectContaining({ Days: 30 }), Company: [SUPPLIER] });
+    expect(await liveContract(service, 'acme', '4711')).toEqual({
+      Name: 'Facility cleaning',
+      SupplierNoticePeriod: expect.objectContaining({ Days: 30 }),
+      Company: [SUPPLIER],
+    });
     expect(after.code, after.stdout).toBe(0);
     expect(after.stdout).toContain('No drift: all 3 contracts match the desired state.');
   });
@@ -156,7 +166,9 @@ describe('contract-sync drift', () => {
     const before = (await requestLog(service)).length;
     const fixed = await runCli(['drift', '--fix', '--detailed-exitcode'], repo.dir, ENV);
 
-    expect(driftLines(found.stdout)).toEqual(['      Company (Id 77, RelationType "Partner"): { Id: 77, RelationType: "Partner" } -> (absent)  (changed outside git)']);
+    expect(driftLines(found.stdout)).toEqual([
+      '      Company (Id 77, RelationType "Partner"): { Id: 77, RelationType: "Partner" } -> (absent)  (changed outside git)',
+    ]);
     expect(fixed.code, fixed.stdout + fixed.stderr).toBe(0);
     expect(await patchesSince(service, before)).toEqual(['acme /contract/4711']);
     expect((await liveContract(service, 'acme', '4711')).Company).toEqual([SUPPLIER]);
@@ -261,7 +273,9 @@ describe('contract-sync drift', () => {
     const run = await runCli(['drift', '--detailed-exitcode'], repo.dir, ENV);
 
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/Not checked:\n {2}acme 4712 \(contracts\/acme\.yaml:8\) not on the service: the service has no contract 4712 \(its read was answered 404\)/);
+    expect(run.stdout).toMatch(
+      /Not checked:\n {2}acme 4712 \(contracts\/acme\.yaml:8\) not on the service: the service has no contract 4712 \(its read was answered 404\)/,
+    );
     expect(run.stdout).toContain('tenant acme: 1 of 2 contracts drifted');
     expect(run.stdout).toContain('(never applied)');
   });

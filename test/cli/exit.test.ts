@@ -53,7 +53,11 @@ interface Exit {
 }
 
 function run(args: readonly string[], cwd: string, env: Record<string, string>): Promise<Exit> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, ...env, CONTRACT_SYNC_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd,
+    env: { ...process.env, ...env, CONTRACT_SYNC_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   let lastOutputAt = Date.now();

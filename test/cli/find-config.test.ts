@@ -55,7 +55,7 @@ describe('finding contract-sync.yaml', () => {
     expect(run.code).toBe(0);
   });
 
-  it('--chdir runs as if started there, for every command (before or after the command\'s own options)', async () => {
+  it("--chdir runs as if started there, for every command (before or after the command's own options)", async () => {
     const outside = path.dirname(repo.dir);
     const relative = path.relative(outside, path.join(repo.dir, 'contracts/acme'));
     const run = await runCli(['validate', '--chdir', relative], outside);
@@ -105,7 +105,9 @@ describe('finding contract-sync.yaml', () => {
     try {
       const run = await runCli(['validate'], path.join(dir, 'sub'));
 
-      expect(run.stdout).toContain('contract-sync.yaml:1:1  -  no contract-sync.yaml in ., which is not inside a git repository (no directory above it is searched); run contract-sync init');
+      expect(run.stdout).toContain(
+        'contract-sync.yaml:1:1  -  no contract-sync.yaml in ., which is not inside a git repository (no directory above it is searched); run contract-sync init',
+      );
       expect((await findConfig(path.join(dir, 'sub'))).looked).toEqual([path.join(dir, 'sub')]);
     } finally {
       await cleanup();
@@ -115,7 +117,9 @@ describe('finding contract-sync.yaml', () => {
   it('--repo is not searched upward; the message names the config above it', async () => {
     const run = await runCli(['validate', '--repo', 'empty/deeper'], repo.dir);
 
-    expect(run.stdout).toContain('empty/deeper/contract-sync.yaml:1:1  -  no contract-sync.yaml in empty/deeper; there is one in .: pass --repo ., or run contract-sync from there');
+    expect(run.stdout).toContain(
+      'empty/deeper/contract-sync.yaml:1:1  -  no contract-sync.yaml in empty/deeper; there is one in .: pass --repo ., or run contract-sync from there',
+    );
   });
 
   it('CONTRACT_SYNC_CONFIG names the config; --config wins over it; a missing one says which flag or variable named it', async () => {
@@ -143,10 +147,20 @@ describe('finding contract-sync.yaml', () => {
     expect(tenantsOf(flag.stdout)).toEqual(['acme']);
   });
 
-  it('adds the environment\'s flags only to the commands that take them, before `--`, never over a given flag', () => {
+  it("adds the environment's flags only to the commands that take them, before `--`, never over a given flag", () => {
     const env = { CONTRACT_SYNC_TENANT: 'a, b', CONTRACT_SYNC_SHARD: '1/2', CONTRACT_SYNC_LOCK_TIMEOUT: '5', CONTRACT_SYNC_CONFIG: '' };
 
-    expect(argsWithEnvironment('apply', ['--shard=2/2', '--', 'x'], env)).toEqual(['--shard=2/2', '--tenant', 'a', '--tenant', 'b', '--lock-timeout', '5', '--', 'x']);
+    expect(argsWithEnvironment('apply', ['--shard=2/2', '--', 'x'], env)).toEqual([
+      '--shard=2/2',
+      '--tenant',
+      'a',
+      '--tenant',
+      'b',
+      '--lock-timeout',
+      '5',
+      '--',
+      'x',
+    ]);
     expect(argsWithEnvironment('validate', [], env)).toEqual([]);
     expect(argsWithEnvironment('init', [], { CONTRACT_SYNC_CONFIG: 'c.yaml' })).toEqual([]);
   });

@@ -134,7 +134,9 @@ describe('contract-sync import', () => {
     expect(imported.code, imported.stderr).toBe(0);
     expect(imported.stderr).not.toContain('not recorded');
     const planned = await runCli(['plan', '--no-refresh', '--format', 'json', '--tenant', 'acme'], repo.dir, env);
-    const contracts = (JSON.parse(planned.stdout) as { tenants: { contracts: { id: string; action: string; knownFrom: string }[] }[] }).tenants.flatMap((tenant) => tenant.contracts);
+    const contracts = (JSON.parse(planned.stdout) as { tenants: { contracts: { id: string; action: string; knownFrom: string }[] }[] }).tenants.flatMap(
+      (tenant) => tenant.contracts,
+    );
     expect(contracts.filter((contract) => ['4711', '0815'].includes(contract.id)).map(({ id, action, knownFrom }) => [id, action, knownFrom])).toEqual([
       ['4711', 'noop', 'state'],
       ['0815', 'noop', 'state'],
@@ -147,7 +149,11 @@ describe('contract-sync import', () => {
     const repo = await setup();
     const env = { ...SECRETS, PATH: process.env.PATH ?? '' };
 
-    const imported = await runCli(['import', '--tenant', 'acme', '--id', '4711', '--id', '0815', '--id', 'G-100', '--out', 'contracts/acme/imported.yaml'], repo.dir, env);
+    const imported = await runCli(
+      ['import', '--tenant', 'acme', '--id', '4711', '--id', '0815', '--id', 'G-100', '--out', 'contracts/acme/imported.yaml'],
+      repo.dir,
+      env,
+    );
     await repo.commit('import');
     const validate = await runCli(['validate'], repo.dir, env);
     const dryRun = await runCli(['apply', '--dry-run', '--report', 'dry-run.json'], repo.dir, env);
@@ -166,8 +172,12 @@ describe('contract-sync import', () => {
     // give both, so these collections are left unmanaged (and said so) rather than written incomplete.
     expect(Object.keys(parse(text).contracts['4711'])).not.toContain('OrganizationalUnit');
     expect(Object.keys(parse(text).contracts['4711'])).not.toContain('Owner');
-    expect(imported.stderr).toContain('contract-sync import: note: contract 4711: OrganizationalUnit has members without OrganizationalUnit[1].Name in the service; left unmanaged');
-    expect(imported.stderr).toContain('contract-sync import: note: contract 4711: Owner has members without Owner[1].OwnerType.Name in the service; left unmanaged');
+    expect(imported.stderr).toContain(
+      'contract-sync import: note: contract 4711: OrganizationalUnit has members without OrganizationalUnit[1].Name in the service; left unmanaged',
+    );
+    expect(imported.stderr).toContain(
+      'contract-sync import: note: contract 4711: Owner has members without Owner[1].OwnerType.Name in the service; left unmanaged',
+    );
     expect(validate.code, validate.stdout).toBe(0);
     expect(validate.stdout).toContain('0 errors, 0 warnings; 4 valid contracts in 2 files');
     expect(dryRun.code, dryRun.stderr).toBe(0);
@@ -197,7 +207,9 @@ describe('contract-sync import', () => {
     const run = await runCli(['import', '--tenant', 'acme', '--id', '4711', '--id', 'nope-404', '--out', 'contracts/acme/imported.yaml'], repo.dir, SECRETS);
 
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/could not read 1 of 2 contracts of tenant "acme" \(1 contract not on the service\):\n {2}nope-404: not on the service \(its read was answered 404\)/);
+    expect(run.stderr).toMatch(
+      /could not read 1 of 2 contracts of tenant "acme" \(1 contract not on the service\):\n {2}nope-404: not on the service \(its read was answered 404\)/,
+    );
     expect(run.stderr).toContain('nothing written');
     // The reads' progress, on stderr (stdout may carry the file): without a terminal, plain lines at the quarters.
     expect(run.stderr).toMatch(/^contract-sync import: reading 1\/2 contracts \(50%\), [\d.]+\/s, about \d+s left, \d failed$/m);
@@ -314,7 +326,10 @@ describe('contract-sync import', () => {
     [['import', '--id', '4711'], /--tenant is required/],
     [['import', '--tenant', 'acme', '--tenant', 'globex', '--id', '4711'], /give --tenant once; got acme, globex/],
     [['import', '--tenant', 'nobody', '--id', '4711'], /--tenant "nobody" is not configured \(known: acme, globex\)/],
-    [['import', '--tenant', 'acme', '--id', ' 4711'], /--id " 4711" is not a ContractId \(a ContractId is non-empty, at most 256 characters, without control characters or leading or trailing white space\)/],
+    [
+      ['import', '--tenant', 'acme', '--id', ' 4711'],
+      /--id " 4711" is not a ContractId \(a ContractId is non-empty, at most 256 characters, without control characters or leading or trailing white space\)/,
+    ],
     [['import', '--tenant', 'acme', '--id', '4711', 'extra'], /unexpected argument "extra"/],
   ])('refuses %j', async (args, message) => {
     const repo = await setup();

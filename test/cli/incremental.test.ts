@@ -68,13 +68,17 @@ async function setup(options: { read: boolean; fleet?: Fleet }) {
   const started = emulator;
   cleanups.push(() => started.close());
   const desired = desiredOf(fleet);
-  const repo = await createRepo({ 'contract-sync.yaml': fleetConfigYaml(fleet, emulator, { read: options.read }), ...filesOf(desired) } as Record<string, string>);
+  const repo = await createRepo({ 'contract-sync.yaml': fleetConfigYaml(fleet, emulator, { read: options.read }), ...filesOf(desired) } as Record<
+    string,
+    string
+  >);
   cleanups.push(() => repo.cleanup());
   // Without reads, the state store must know what the service holds, as after an earlier apply.
   if (!options.read) {
     const store = fileStateStore(path.join(repo.dir, '.contract-sync/state'));
     for (const [tenant, contracts] of fleet.live) {
-      for (const [contractId, fields] of contracts) await store.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt: '2026-11-01T00:00:00.000Z', commit: null });
+      for (const [contractId, fields] of contracts)
+        await store.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt: '2026-11-01T00:00:00.000Z', commit: null });
     }
   }
   const env = { ...fleet.env, ...PATH_ENV };
@@ -91,7 +95,10 @@ describe('incremental apply', () => {
     const first = await runCli(['apply'], repo.dir, env);
     const file = fileName('tenant-a', 1);
     const [id] = [...desired.get('tenant-a')!.get(file)!.keys()];
-    desired.get('tenant-a')!.get(file)!.set(id!, { ...desired.get('tenant-a')!.get(file)!.get(id!)!, Name: 'Renamed in the second commit' });
+    desired
+      .get('tenant-a')!
+      .get(file)!
+      .set(id!, { ...desired.get('tenant-a')!.get(file)!.get(id!)!, Name: 'Renamed in the second commit' });
     await repo.commit('rename one contract', filesOf(desired));
     const logged = (await requestLog(emulator)).length;
 
@@ -120,7 +127,11 @@ describe('incremental apply', () => {
     desired.get('tenant-b')!.get(file)!.set('tenant-b-new', { Name: 'Not on the service yet' });
     await repo.commit('a contract the service does not have', filesOf(desired));
     const failed = await runCli(['apply'], repo.dir, env);
-    await fetch(`${emulator.urls.adminUrl}/contracts/tenant-b/tenant-b-new`, { method: 'PUT', body: JSON.stringify({ Name: 'Created by hand' }), headers: { 'Content-Type': 'application/json' } });
+    await fetch(`${emulator.urls.adminUrl}/contracts/tenant-b/tenant-b-new`, {
+      method: 'PUT',
+      body: JSON.stringify({ Name: 'Created by hand' }),
+      headers: { 'Content-Type': 'application/json' },
+    });
     desired.get('tenant-a')!.get(fileName('tenant-a', 0))!.delete('tenant-a-0000');
     await repo.commit('an unrelated change', filesOf(desired));
     const logged = (await requestLog(emulator)).length;
@@ -130,7 +141,9 @@ describe('incremental apply', () => {
     expect(failed.code).toBe(1);
     expect(failed.stdout).toMatch(/tenant-b-new .*404/);
     expect(retried.code, retried.stderr).toBe(0);
-    expect(retried.stdout).toMatch(/tenant-b: incremental since [0-9a-f]{12}: 1 contract changed in git or left unfinished \(1 contract an earlier run did not finish\)/);
+    expect(retried.stdout).toMatch(
+      /tenant-b: incremental since [0-9a-f]{12}: 1 contract changed in git or left unfinished \(1 contract an earlier run did not finish\)/,
+    );
     const patched = (await apiRequests(logged)).filter((entry) => entry.method === 'PATCH');
     expect(patched.map((entry) => [path.basename(entry.path), entry.status])).toEqual([['tenant-b-new', 204]]);
   });
@@ -151,7 +164,10 @@ describe('incremental apply', () => {
     const older = (await repo.git('rev-parse', 'HEAD')).trim();
     const file = fileName('tenant-a', 0);
     const [id] = [...desired.get('tenant-a')!.get(file)!.keys()];
-    desired.get('tenant-a')!.get(file)!.set(id!, { ...desired.get('tenant-a')!.get(file)!.get(id!)!, Name: 'Newer' });
+    desired
+      .get('tenant-a')!
+      .get(file)!
+      .set(id!, { ...desired.get('tenant-a')!.get(file)!.get(id!)!, Name: 'Newer' });
     await repo.commit('a newer desired state', filesOf(desired));
     await runCli(['apply'], repo.dir, env);
     const logged = (await requestLog(emulator)).length;
@@ -172,7 +188,10 @@ describe('incremental apply', () => {
     await runCli(['apply'], repo.dir, env);
     const file = fileName('tenant-a', 0);
     const [id] = [...desired.get('tenant-a')!.get(file)!.keys()];
-    desired.get('tenant-a')!.get(file)!.set(id!, { ...desired.get('tenant-a')!.get(file)!.get(id!)!, Name: 'Not committed' });
+    desired
+      .get('tenant-a')!
+      .get(file)!
+      .set(id!, { ...desired.get('tenant-a')!.get(file)!.get(id!)!, Name: 'Not committed' });
     await repo.write(filesOf(desired));
     const store = fileStateStore(path.join(repo.dir, '.contract-sync/state'));
 
@@ -199,7 +218,11 @@ describe('incremental apply', () => {
     function yaml(): string {
       return stringify({ tenant: 'tenant-a', contracts: Object.fromEntries(contracts) });
     }
-    const repo = await createRepo({ 'contract-sync.yaml': fleetConfigYaml(fleet, emulator, { read: true }), '.gitignore': '.contract-sync/\n', [file]: yaml() });
+    const repo = await createRepo({
+      'contract-sync.yaml': fleetConfigYaml(fleet, emulator, { read: true }),
+      '.gitignore': '.contract-sync/\n',
+      [file]: yaml(),
+    });
     cleanups.push(() => repo.cleanup());
     const env = { ...fleet.env, ...PATH_ENV };
     // The first run removes the seed's extra members of 200 contracts: more than the removal guard allows.
@@ -221,7 +244,7 @@ describe('incremental apply', () => {
     expect(requests.filter((entry) => entry.method === 'PATCH').map((entry) => path.basename(entry.path))).toEqual([id]);
   }, 120_000);
 
-  it('reports a run record it cannot read as that tenant\'s error, and still applies the other tenant', async () => {
+  it("reports a run record it cannot read as that tenant's error, and still applies the other tenant", async () => {
     const { repo, env } = await setup({ read: false });
     await writeFile(path.join(repo.dir, '.contract-sync/state/tenant-a/.run.json'), '{"version":1,');
 
@@ -264,7 +287,12 @@ async function applyEdit(desired: Desired, edit: Edit, step: number, serial: () 
     const fields = generateContract(createRandom(serial()), step);
     files.get(fileName(tenant, edit.file))!.set(id, fields);
     // Some added contracts exist on the service, some do not (their PATCH is a 404 and stays pending).
-    if (edit.live) await fetch(`${emulator.urls.adminUrl}/contracts/${tenant}/${id}`, { method: 'PUT', body: JSON.stringify({ Name: 'live' }), headers: { 'Content-Type': 'application/json' } });
+    if (edit.live)
+      await fetch(`${emulator.urls.adminUrl}/contracts/${tenant}/${id}`, {
+        method: 'PUT',
+        body: JSON.stringify({ Name: 'live' }),
+        headers: { 'Content-Type': 'application/json' },
+      });
     return;
   }
   const contracts = contractsOf(desired, tenant);
@@ -280,10 +308,21 @@ async function applyEdit(desired: Desired, edit: Edit, step: number, serial: () 
 async function planOf(repo: TestRepo, options: { readonly ref?: string; readonly base?: string; readonly since?: ScopeHistory }): Promise<PlanDocument> {
   const io: CliIo = { stdout: { write: () => true }, stderr: { write: () => true }, env: PATH_ENV, cwd: repo.dir };
   const store = fileStateStore(path.join(repo.dir, '.contract-sync/state'));
-  const opened = await openRunInput(io, options.since === 'ancestor' ? 'apply' : 'plan', { repo: '.', ...(options.ref ? { ref: options.ref } : {}) }, {}, options.base);
+  const opened = await openRunInput(
+    io,
+    options.since === 'ancestor' ? 'apply' : 'plan',
+    { repo: '.', ...(options.ref ? { ref: options.ref } : {}) },
+    {},
+    options.base,
+  );
   if ('kind' in opened) throw new Error(`input not ready: ${JSON.stringify(opened)}`);
   const scopes = options.since ? await readScopes(opened, store, options.since) : undefined;
-  const loaded = await readWholeInput(opened, { ...(scopes ? { scopes } : {}), describeIncremental: options.since === 'any', ...(options.base ? { base: options.base } : {}), records: false });
+  const loaded = await readWholeInput(opened, {
+    ...(scopes ? { scopes } : {}),
+    describeIncremental: options.since === 'any',
+    ...(options.base ? { base: options.base } : {}),
+    records: false,
+  });
   opened.close();
   const { config, contractSets, source, touched } = loaded;
   // A full run reads every record of its tenants; the incremental one only those it plans.
@@ -294,13 +333,16 @@ async function planOf(repo: TestRepo, options: { readonly ref?: string; readonly
 /** Every contract with ops, by tenant and id. */
 function opsOf(plan: PlanDocument): Record<string, readonly Op[]> {
   const ops: Record<string, readonly Op[]> = {};
-  for (const tenant of plan.tenants) for (const contract of tenant.contracts) if (contract.action === 'update') ops[`${tenant.tenant}/${contract.id}`] = contract.ops;
+  for (const tenant of plan.tenants)
+    for (const contract of tenant.contracts) if (contract.action === 'update') ops[`${tenant.tenant}/${contract.id}`] = contract.ops;
   return ops;
 }
 
 /** What a pull-request plan marks: the touched contracts and those no longer managed. */
 function marksOf(plan: PlanDocument): { touched: string[]; noLongerManaged: unknown } {
-  const touched = plan.tenants.flatMap((tenant) => tenant.contracts.filter((contract) => contract.touched === true).map((contract) => `${tenant.tenant}/${contract.id}`));
+  const touched = plan.tenants.flatMap((tenant) =>
+    tenant.contracts.filter((contract) => contract.touched === true).map((contract) => `${tenant.tenant}/${contract.id}`),
+  );
   return { touched: touched.sort(), noLongerManaged: plan.noLongerManaged };
 }
 

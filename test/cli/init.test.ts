@@ -41,7 +41,10 @@ function read(dir: string, file: string): Promise<string> {
 function uncommentExample(text: string): string {
   const lines = text.split('\n');
   const start = lines.indexOf('# contracts:');
-  const block = lines.slice(start).filter((line) => line.startsWith('#')).map((line) => line.replace(/^# ?/, ''));
+  const block = lines
+    .slice(start)
+    .filter((line) => line.startsWith('#'))
+    .map((line) => line.replace(/^# ?/, ''));
   const kept = lines.slice(0, start).filter((line) => line !== 'contracts: {}');
   return [...kept, ...block].join('\n').replace('REPLACE-WITH-A-CONTRACT-ID', '4711');
 }
@@ -81,13 +84,19 @@ describe('contract-sync init', () => {
   });
 
   it('points the $schema lines at the specs/ of the contract-sync that runs, relative to each file, with --dir too', async () => {
-    for (const [args, root] of [[['--tenant', 'acme'], dir], [['--tenant', 'acme', '--dir', 'sub/repo'], path.join(dir, 'sub/repo')]] as const) {
+    for (const [args, root] of [
+      [['--tenant', 'acme'], dir],
+      [['--tenant', 'acme', '--dir', 'sub/repo'], path.join(dir, 'sub/repo')],
+    ] as const) {
       const written = await init(args, dir);
       const config = (await read(root, 'contract-sync.yaml')).split('\n')[0];
       const contracts = (await read(root, 'contracts/acme/example.yaml')).split('\n')[0];
 
       // Run from these sources: the specs/ of this repository; installed, node_modules/contract-sync/specs (test/package).
-      for (const [file, line, schema] of [['contract-sync.yaml', config, 'config'], ['contracts/acme/example.yaml', contracts, 'contracts']] as const) {
+      for (const [file, line, schema] of [
+        ['contract-sync.yaml', config, 'config'],
+        ['contracts/acme/example.yaml', contracts, 'contracts'],
+      ] as const) {
         expect(line).toMatch(/^# yaml-language-server: \$schema=\.\.\/\S+$/);
         const target = path.resolve(path.dirname(path.join(root, file)), (line ?? '').replace(/^.*\$schema=/, ''));
         expect(target).toBe(path.join(ROOT, `specs/${schema}.schema.json`));
@@ -95,7 +104,9 @@ describe('contract-sync init', () => {
       }
       // Not installed for the repository: init says to install it, and where the $schema lines point.
       expect(written.stdout).toContain("npm install --save-dev <contract-sync's packed tarball or git URL>");
-      expect(written.stdout).toContain(`The $schema lines point into ${path.relative(dir, path.join(ROOT, 'specs'))}, the specs/ of the contract-sync that ran init.`);
+      expect(written.stdout).toContain(
+        `The $schema lines point into ${path.relative(dir, path.join(ROOT, 'specs'))}, the specs/ of the contract-sync that ran init.`,
+      );
     }
   });
 
@@ -107,7 +118,9 @@ describe('contract-sync init', () => {
     expect(installedFor(repo, path.join(dir, 'other/node_modules/contract-sync'))).toBe(false);
     expect(installedFor(repo, path.join(dir, 'work/repo/sub/node_modules/contract-sync'))).toBe(false);
     expect(installedFor(repo, ROOT)).toBe(false);
-    expect(relativeSchemaPath(repo, path.join(dir, 'work/node_modules/contract-sync/specs'), 'config.schema.json')).toBe('../node_modules/contract-sync/specs/config.schema.json');
+    expect(relativeSchemaPath(repo, path.join(dir, 'work/node_modules/contract-sync/specs'), 'config.schema.json')).toBe(
+      '../node_modules/contract-sync/specs/config.schema.json',
+    );
   });
 
   it('refers to every secret through an environment variable, one per tenant', async () => {
@@ -243,7 +256,9 @@ describe('contract-sync init', () => {
         ACME_CLIENT_SECRET: '${{ secrets.ACME_CLIENT_SECRET }}',
         GLOBEX_CLIENT_SECRET: '${{ secrets.GLOBEX_CLIENT_SECRET }}',
       });
-      const actionCommands = Object.values(workflow.jobs).flatMap((job) => job.steps.filter((step) => step.uses?.endsWith('/contract-sync@v1')).map((step) => step.with?.command));
+      const actionCommands = Object.values(workflow.jobs).flatMap((job) =>
+        job.steps.filter((step) => step.uses?.endsWith('/contract-sync@v1')).map((step) => step.with?.command),
+      );
       expect(actionCommands).toEqual(['validate', 'plan', 'apply']);
       await expect(readFile(path.join(dir, '.gitlab-ci.yml'))).rejects.toThrow(/ENOENT/);
     });
@@ -268,16 +283,35 @@ describe('contract-sync init', () => {
       [
         'GitLab',
         (): string[][] => {
-          const pipeline = parse(scaffoldRepository({ tenants: ['acme'], ci: 'gitlab' })[2]?.content ?? '', { merge: true }) as Record<string, { script?: string[] }>;
-          return Object.values(pipeline).flatMap((job) => (job.script ?? []).flatMap((line) => extractInvocations(line).map((invocation) => [...invocation.argv])));
+          const pipeline = parse(scaffoldRepository({ tenants: ['acme'], ci: 'gitlab' })[2]?.content ?? '', { merge: true }) as Record<
+            string,
+            { script?: string[] }
+          >;
+          return Object.values(pipeline).flatMap((job) =>
+            (job.script ?? []).flatMap((line) => extractInvocations(line).map((invocation) => [...invocation.argv])),
+          );
         },
       ],
       [
         'GitHub',
         (): string[][] => {
-          const workflow = parse(scaffoldRepository({ tenants: ['acme'], ci: 'github' })[2]?.content ?? '') as { jobs: Record<string, { steps: { with?: { command?: string; args?: string } }[] }> };
+          const workflow = parse(scaffoldRepository({ tenants: ['acme'], ci: 'github' })[2]?.content ?? '') as {
+            jobs: Record<string, { steps: { with?: { command?: string; args?: string } }[] }>;
+          };
           return Object.values(workflow.jobs).flatMap((job) =>
-            job.steps.flatMap((step) => (step.with?.command === undefined ? [] : [[step.with.command, ...(step.with.args ?? '').replace(/\$\{\{[^}]*\}\}/g, 'main').split(/\s+/).filter(Boolean)]])),
+            job.steps.flatMap((step) =>
+              step.with?.command === undefined
+                ? []
+                : [
+                    [
+                      step.with.command,
+                      ...(step.with.args ?? '')
+                        .replace(/\$\{\{[^}]*\}\}/g, 'main')
+                        .split(/\s+/)
+                        .filter(Boolean),
+                    ],
+                  ],
+            ),
           );
         },
       ],

@@ -40,7 +40,11 @@ interface Started {
 
 function start(args: readonly string[], cwd: string, env: Record<string, string>): Started {
   // process.execPath itself, not a wrapper: the signal reaches the run, and its pid is the one its locks record.
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, ...env, CONTRACT_SYNC_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd,
+    env: { ...process.env, ...env, CONTRACT_SYNC_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   const waiters: { pattern: RegExp; resolve: () => void }[] = [];
@@ -72,7 +76,12 @@ async function setup(): Promise<{ fleet: Fleet; dir: string; stateDir: string; c
     '.gitignore': '.contract-sync/\n',
   });
   cleanups.push(() => repo.cleanup());
-  return { fleet, dir: repo.dir, stateDir: path.join(repo.dir, '.contract-sync/state'), changed: [...fleet.changed.values()].reduce((sum, ids) => sum + ids.size, 0) };
+  return {
+    fleet,
+    dir: repo.dir,
+    stateDir: path.join(repo.dir, '.contract-sync/state'),
+    changed: [...fleet.changed.values()].reduce((sum, ids) => sum + ids.size, 0),
+  };
 }
 
 async function lockFiles(stateDir: string, fleet: Fleet): Promise<string[]> {
@@ -85,7 +94,9 @@ async function lockFiles(stateDir: string, fleet: Fleet): Promise<string[]> {
 }
 
 function apiCalls(log: Awaited<ReturnType<typeof requestLog>>, method: string, status?: number): string[] {
-  return log.filter((entry) => entry.kind === 'api' && entry.method === method && (status === undefined || entry.status === status)).map((entry) => entry.path.replace(/^.*\//, ''));
+  return log
+    .filter((entry) => entry.kind === 'api' && entry.method === method && (status === undefined || entry.status === status))
+    .map((entry) => entry.path.replace(/^.*\//, ''));
 }
 
 describe.skipIf(process.platform === 'win32')('an apply interrupted by a signal', () => {

@@ -44,7 +44,9 @@ describe('a contract not on the service', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).not.toContain('No changes');
     expect(run.stdout).toContain('Nothing to send for 1 planned contract in 1 tenant, but 1 contract could not be planned: not on the service (see Failures).');
-    expect(run.stdout).toMatch(/\n {2}tenant-a tenant-a-0000 \(contracts\/tenant-a\.yaml:\d+\) not on the service: the service has no contract tenant-a-0000 \(its read was answered 404\); contract-sync manages contracts that exist and cannot create one/);
+    expect(run.stdout).toMatch(
+      /\n {2}tenant-a tenant-a-0000 \(contracts\/tenant-a\.yaml:\d+\) not on the service: the service has no contract tenant-a-0000 \(its read was answered 404\); contract-sync manages contracts that exist and cannot create one/,
+    );
     expect(run.stdout).toContain('tenant-a: no contract changed, 0 ops, 2 requests, 0 retries, 1 failed (1 contract not on the service)');
     expect(run.stdout).toMatch(/Apply: no contract changed, .*, 1 failed \(1 contract not on the service\)\./);
     expect(await patches()).toEqual([]);
@@ -56,7 +58,9 @@ describe('a contract not on the service', () => {
     const run = await runCli(['apply', '--target', 'tenant-a/tenant-a-0001'], dir, env);
 
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/tenant-a tenant-a-0001 \(contracts\/tenant-a\.yaml:\d+\) not on the service: the service has no contract tenant-a-0001 \(its patch was answered 404\)/);
+    expect(run.stdout).toMatch(
+      /tenant-a tenant-a-0001 \(contracts\/tenant-a\.yaml:\d+\) not on the service: the service has no contract tenant-a-0001 \(its patch was answered 404\)/,
+    );
     expect(run.stdout).toMatch(/Apply: 0 of 1 contract changed, .*, 1 failed \(1 contract not on the service\)\./);
     expect(await patches()).toEqual(['/contract/tenant-a-0001']);
   });
@@ -67,7 +71,9 @@ describe('a contract not on the service', () => {
     const run = await runCli(['plan', '--refresh', '--tenant', 'tenant-a', '--out', 'plan.json'], dir, env);
 
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/contract-sync plan: tenant-a tenant-a-0000 \(contracts\/tenant-a\.yaml:\d+\): not on the service: the service has no contract tenant-a-0000/);
+    expect(run.stderr).toMatch(
+      /contract-sync plan: tenant-a tenant-a-0000 \(contracts\/tenant-a\.yaml:\d+\): not on the service: the service has no contract tenant-a-0000/,
+    );
     expect(run.stderr).toMatch(/contract-sync plan: tenant-a tenant-a-0001 .*: not on the service/);
     expect(run.stderr).toContain('2 contracts not on the service: no plan written');
     expect(run.stdout).toBe('');
@@ -81,7 +87,9 @@ describe('a contract not on the service', () => {
 
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('tenant tenant-a: no drift in 1 of 2 contracts, 1 not checked');
-    expect(run.stdout).toMatch(/Not checked:\n {2}tenant-a tenant-a-0000 \(contracts\/tenant-a\.yaml:\d+\) not on the service: the service has no contract tenant-a-0000/);
+    expect(run.stdout).toMatch(
+      /Not checked:\n {2}tenant-a tenant-a-0000 \(contracts\/tenant-a\.yaml:\d+\) not on the service: the service has no contract tenant-a-0000/,
+    );
     expect(run.stdout).toContain('No drift found in the contracts checked, but 1 contract not on the service (listed under "Not checked").');
     expect(run.stdout).not.toContain('No drift:');
   });
@@ -103,7 +111,9 @@ describe('a contract not on the service', () => {
     const run = await runCli(['import', '--tenant', 'tenant-a', '--id', 'tenant-a-0099', '--out', 'contracts/imported.yaml'], dir, env);
 
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('could not read the contract of tenant "tenant-a" (1 contract not on the service):\n  tenant-a-0099: not on the service (its read was answered 404)');
+    expect(run.stderr).toContain(
+      'could not read the contract of tenant "tenant-a" (1 contract not on the service):\n  tenant-a-0099: not on the service (its read was answered 404)',
+    );
     await expect(access(path.join(dir, 'contracts/imported.yaml'))).rejects.toThrow();
   });
 });

@@ -82,7 +82,9 @@ describe('messages that say what to do', () => {
     const run = await runCli(['plan', '--refresh', '--full', '--tenant', 'acme'], repo.dir, { ACME_SECRET: 's1', GLOBEX_SECRET: 's2' });
 
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`contract-sync plan: tenant acme: OIDC discovery at ${origin}/realms/cms failed: no answer from ${origin}: connection refused (ECONNREFUSED)`);
+    expect(run.stderr).toContain(
+      `contract-sync plan: tenant acme: OIDC discovery at ${origin}/realms/cms failed: no answer from ${origin}: connection refused (ECONNREFUSED)`,
+    );
     expect(run.stderr).not.toContain('TypeError');
   });
 
@@ -95,7 +97,10 @@ describe('messages that say what to do', () => {
 
   it('a config typo gets "did you mean", at every level of the config', async () => {
     const typos = await createRepo({
-      'contract-sync.yaml': config(origin).replace('  baseUrl:', '  baseURL:').replace('clientId: cs-globex', 'clientID: cs-globex').replace('retry:', 'retyr:'),
+      'contract-sync.yaml': config(origin)
+        .replace('  baseUrl:', '  baseURL:')
+        .replace('clientId: cs-globex', 'clientID: cs-globex')
+        .replace('retry:', 'retyr:'),
       ...CONTRACTS,
     });
     try {

@@ -61,7 +61,12 @@ async function recordApplied(repo: TestRepo, files: Files, commit: string, tenan
     }
   }
   for (const tenant of tenants) {
-    await store.writeRun(tenant, { lastAppliedCommit: commit, planningFingerprint: planningFingerprint(config, tenant), pending: [], updatedAt: '2026-11-01T00:00:00.000Z' });
+    await store.writeRun(tenant, {
+      lastAppliedCommit: commit,
+      planningFingerprint: planningFingerprint(config, tenant),
+      pending: [],
+      updatedAt: '2026-11-01T00:00:00.000Z',
+    });
   }
 }
 
@@ -73,7 +78,8 @@ async function planJson(repo: TestRepo, args: readonly string[]): Promise<{ plan
 
 function opsOf(plan: PlanDocument): Record<string, unknown> {
   const ops: Record<string, unknown> = {};
-  for (const tenant of plan.tenants) for (const contract of tenant.contracts) if (contract.action === 'update') ops[`${tenant.tenant}/${contract.id}`] = contract.ops;
+  for (const tenant of plan.tenants)
+    for (const contract of tenant.contracts) if (contract.action === 'update') ops[`${tenant.tenant}/${contract.id}`] = contract.ops;
   return ops;
 }
 
@@ -96,9 +102,19 @@ describe('plan on a pull request, with a last applied commit', () => {
     const full = await planJson(repo, ['--ref', 'HEAD', '--base', 'main', '--full']);
 
     expect(idsOf(plan)).toEqual(['acme/A-2']);
-    expect(plan.tenants[0]!.contracts[0]).toMatchObject({ touched: true, knownFrom: 'state', ops: [{ op: 'Replace', path: '/Contract/Name', value: 'Two, edited' }] });
+    expect(plan.tenants[0]!.contracts[0]).toMatchObject({
+      touched: true,
+      knownFrom: 'state',
+      ops: [{ op: 'Replace', path: '/Contract/Name', value: 'Two, edited' }],
+    });
     expect(plan.noLongerManaged).toEqual([{ tenant: 'acme', id: 'B-1', file: 'contracts/acme/b.yaml', line: 3 }]);
-    expect(plan.source.incremental).toEqual({ tenants: [{ tenant: 'acme', since: applied, pending: 0 }, { tenant: 'globex', since: applied, pending: 0 }], full: [] });
+    expect(plan.source.incremental).toEqual({
+      tenants: [
+        { tenant: 'acme', since: applied, pending: 0 },
+        { tenant: 'globex', since: applied, pending: 0 },
+      ],
+      full: [],
+    });
     const note = `Planned the contracts changed since the last applied commit ${applied.slice(0, 7)} (acme, globex); --full plans every contract.`;
     expect(text.stdout).toContain(note);
     expect(markdown.stdout).toContain(`Planned the contracts changed since the last applied commit ${applied.slice(0, 7)} (acme, globex)`);
@@ -132,7 +148,11 @@ describe('plan on a pull request, with a last applied commit', () => {
 
   it.each<[string, (repo: TestRepo, files: Files, applied: string) => Promise<void>, RegExp]>([
     ['has no last applied commit', async () => {}, /no earlier run recorded a commit/],
-    ['was last applied at a commit this clone lacks', (repo, files) => recordApplied(repo, files, 'f'.repeat(40)), /the last applied commit ffffffffffff is not in this clone/],
+    [
+      'was last applied at a commit this clone lacks',
+      (repo, files) => recordApplied(repo, files, 'f'.repeat(40)),
+      /the last applied commit ffffffffffff is not in this clone/,
+    ],
   ])('plans every contract, and says why on stderr, when each tenant %s', async (_, arrange, reason) => {
     const { repo, files, applied } = await setup();
     await arrange(repo, files, applied);
@@ -153,7 +173,10 @@ describe('plan on a pull request, with a last applied commit', () => {
 
     expect(stderr).toBe('');
     expect(idsOf(plan)).toEqual(['globex/G-1', 'globex/G-2']);
-    expect(plan.source.incremental).toEqual({ tenants: [{ tenant: 'acme', since: applied, pending: 0 }], full: [{ tenant: 'globex', reason: 'no earlier run recorded a commit' }] });
+    expect(plan.source.incremental).toEqual({
+      tenants: [{ tenant: 'acme', since: applied, pending: 0 }],
+      full: [{ tenant: 'globex', reason: 'no earlier run recorded a commit' }],
+    });
     expect(text.stdout).toContain('--full plans every contract. globex: every contract planned (no earlier run recorded a commit).');
   });
 });

@@ -76,7 +76,12 @@ describe('plan --refresh, incremental', () => {
     const [set] = fleet.desired;
     const renamed = set!.contracts[1]!;
     await repo.commit('rename one contract', {
-      [set!.file]: stringify({ tenant: set!.tenant, contracts: Object.fromEntries(set!.contracts.map((contract) => [contract.id, contract.id === renamed.id ? { ...contract.fields, Name: 'Renamed in git' } : contract.fields])) }),
+      [set!.file]: stringify({
+        tenant: set!.tenant,
+        contracts: Object.fromEntries(
+          set!.contracts.map((contract) => [contract.id, contract.id === renamed.id ? { ...contract.fields, Name: 'Renamed in git' } : contract.fields]),
+        ),
+      }),
     });
     const before = (await requestLog(emulator!)).length;
 
@@ -92,7 +97,15 @@ describe('plan --refresh, incremental', () => {
   });
 
   it('a plan of every contract says nothing: every contract was read', () => {
-    const plan = parsePlan(JSON.stringify({ version: 1, createdAt: '2026-01-01T00:00:00.000Z', source: { repo: '.', ref: null, commit: null }, tenants: [], summary: { tenants: 0, contracts: 0, changed: 0, ops: 0 } }));
+    const plan = parsePlan(
+      JSON.stringify({
+        version: 1,
+        createdAt: '2026-01-01T00:00:00.000Z',
+        source: { repo: '.', ref: null, commit: null },
+        tenants: [],
+        summary: { tenants: 0, contracts: 0, changed: 0, ops: 0 },
+      }),
+    );
     expect(refreshNote(plan)).toBeUndefined();
   });
 });

@@ -39,7 +39,12 @@ describe('plan --refresh', () => {
         const seed = fleetSeed(fleet);
         return {
           ...seed,
-          tenants: Object.fromEntries(Object.entries(seed.tenants).map(([tenant, entry]) => [tenant, { ...entry, clients: entry.clients!.map((client) => ({ ...client, scopes: ['core:read'] })) }])),
+          tenants: Object.fromEntries(
+            Object.entries(seed.tenants).map(([tenant, entry]) => [
+              tenant,
+              { ...entry, clients: entry.clients!.map((client) => ({ ...client, scopes: ['core:read'] })) },
+            ]),
+          ),
         };
       },
     });
@@ -65,14 +70,21 @@ describe('plan --refresh', () => {
     const set = fleet.desired[0]!;
     const noop = set.contracts[0]!;
     await repo.commit('rename one contract', {
-      [set.file]: stringify({ tenant: set.tenant, contracts: Object.fromEntries(set.contracts.map((contract) => [contract.id, contract === noop ? { ...contract.fields, Name: 'Renamed on the branch' } : contract.fields])) }),
+      [set.file]: stringify({
+        tenant: set.tenant,
+        contracts: Object.fromEntries(
+          set.contracts.map((contract) => [contract.id, contract === noop ? { ...contract.fields, Name: 'Renamed on the branch' } : contract.fields]),
+        ),
+      }),
     });
 
     const run = await runCli(['plan', '--refresh', '--ref', 'HEAD', '--base', 'main', '--format', 'json', '--out', 'plan.json'], repo.dir, fleet.env);
 
     expect(run.code, run.stderr).toBe(0);
     const plan = parsePlan(await readFile(path.join(repo.dir, 'plan.json'), 'utf8'));
-    const touched = plan.tenants.flatMap((tenant) => tenant.contracts.filter((contract) => contract.touched).map((contract) => `${contract.id} ${contract.knownFrom} ${contract.action}`));
+    const touched = plan.tenants.flatMap((tenant) =>
+      tenant.contracts.filter((contract) => contract.touched).map((contract) => `${contract.id} ${contract.knownFrom} ${contract.action}`),
+    );
     expect(touched).toEqual([`${noop.id} live update`]);
     expect(plan.summary).toMatchObject({ touched: 1, changed: 5 });
     expect(plan.source.base).toMatchObject({ ref: 'main' });
@@ -92,7 +104,9 @@ describe('plan --refresh', () => {
     const run = await runCli(['plan', '--refresh', '--out', 'plan.json'], repo.dir, fleet.env);
 
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/contract-sync plan: tenant-b tenant-b-0001 \(contracts\/tenant-b\.yaml:\d+\): not on the service: the service has no contract tenant-b-0001/);
+    expect(run.stderr).toMatch(
+      /contract-sync plan: tenant-b tenant-b-0001 \(contracts\/tenant-b\.yaml:\d+\): not on the service: the service has no contract tenant-b-0001/,
+    );
     expect(run.stderr).toContain('1 contract not on the service: no plan written');
     expect(run.stdout).toBe('');
     await expect(access(path.join(repo.dir, 'plan.json'))).rejects.toThrow(/ENOENT/);
@@ -107,7 +121,9 @@ describe('plan --refresh', () => {
 
     expect(run.code).toBe(1);
     // One line for the tenant, naming it once and counting its contracts; none per contract.
-    expect(run.stderr).toMatch(/^contract-sync plan: tenant tenant-a: the token endpoint rejected client cs-tenant-a \(invalid_client\).*; 3 contracts not read$/m);
+    expect(run.stderr).toMatch(
+      /^contract-sync plan: tenant tenant-a: the token endpoint rejected client cs-tenant-a \(invalid_client\).*; 3 contracts not read$/m,
+    );
     expect(run.stderr).not.toContain('could not start');
     await expect(access(path.join(repo.dir, 'plan.json'))).rejects.toThrow(/ENOENT/);
     for (const secret of Object.values(env)) expect(run.stdout + run.stderr).not.toContain(secret);

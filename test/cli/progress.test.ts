@@ -11,7 +11,12 @@ function sink(isTTY: boolean): { stream: { write(text: string): void; isTTY: boo
   return { stream: { write: (text) => void chunks.push(text), isTTY }, text: () => chunks.join('') };
 }
 
-function event(step: ApplyProgress['step'], done: number, total: number, outcome: ApplyProgress['outcome'] = step === 'read' ? 'read' : 'applied'): ApplyProgress {
+function event(
+  step: ApplyProgress['step'],
+  done: number,
+  total: number,
+  outcome: ApplyProgress['outcome'] = step === 'read' ? 'read' : 'applied',
+): ApplyProgress {
   return { step, tenant: 'acme', contractId: `C-${done}`, outcome, done, total };
 }
 

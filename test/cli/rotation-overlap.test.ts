@@ -57,7 +57,10 @@ describe('a token obtained with previousClientSecret at run time', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`\nWarnings:\n  ${message}\n`);
     expect(report.warnings).toEqual([{ code: 'secret-overlap-ended', tenant: 'acme', overlapEndedOn: '2026-01-30', message }]);
-    const logged = run.stderr.split('\n').filter((line) => line.includes('after the rotation overlap')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const logged = run.stderr
+      .split('\n')
+      .filter((line) => line.includes('after the rotation overlap'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(logged).toEqual([expect.objectContaining({ level: 40, tenant: 'acme', secretRotatedAt: '2026-01-01', overlapEndedOn: '2026-01-30' })]);
     expect(run.stderr).not.toContain(OLD);
   });
@@ -69,7 +72,9 @@ describe('a token obtained with previousClientSecret at run time', () => {
     const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8')) as { warnings?: { overlapEndedOn: unknown; message: string }[] };
 
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('tenant acme: the token was obtained with previousClientSecret, and no secretRotatedAt is configured, so the end of the 30-day rotation overlap is unknown');
+    expect(run.stdout).toContain(
+      'tenant acme: the token was obtained with previousClientSecret, and no secretRotatedAt is configured, so the end of the 30-day rotation overlap is unknown',
+    );
     expect(report.warnings?.map((warning) => warning.overlapEndedOn)).toEqual([null]);
   });
 
@@ -82,7 +87,10 @@ describe('a token obtained with previousClientSecret at run time', () => {
     const current = await setup('    secretRotatedAt: 2026-01-01', NEW);
     const runCurrent = await runCli(['apply', '--report', 'report.json'], current, ENV);
 
-    for (const [run, dir] of [[runWithin, within], [runCurrent, current]] as const) {
+    for (const [run, dir] of [
+      [runWithin, within],
+      [runCurrent, current],
+    ] as const) {
       expect(run.code).toBe(0);
       expect(run.stdout).not.toContain('Warnings:');
       expect(JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8'))).not.toHaveProperty('warnings');

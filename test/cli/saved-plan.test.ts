@@ -56,11 +56,16 @@ async function requestsSince(emulator: Emulator, since: number): Promise<Awaited
 }
 
 async function patchPaths(emulator: Emulator, since = 0): Promise<string[]> {
-  return (await requestsSince(emulator, since)).filter((entry) => entry.kind === 'api' && entry.method === 'PATCH').map((entry) => entry.path).sort();
+  return (await requestsSince(emulator, since))
+    .filter((entry) => entry.kind === 'api' && entry.method === 'PATCH')
+    .map((entry) => entry.path)
+    .sort();
 }
 
 function updates(plan: PlanDocument): { tenant: string; id: string; ops: PlanDocument['tenants'][number]['contracts'][number]['ops'] }[] {
-  return plan.tenants.flatMap((tenant) => tenant.contracts.filter((contract) => contract.action === 'update').map((contract) => ({ tenant: tenant.tenant, id: contract.id, ops: contract.ops })));
+  return plan.tenants.flatMap((tenant) =>
+    tenant.contracts.filter((contract) => contract.action === 'update').map((contract) => ({ tenant: tenant.tenant, id: contract.id, ops: contract.ops })),
+  );
 }
 
 async function readSaved(dir: string): Promise<PlanDocument> {
@@ -68,7 +73,11 @@ async function readSaved(dir: string): Promise<PlanDocument> {
 }
 
 async function putLive(emulator: Emulator, tenant: string, id: string, fields: ContractFields): Promise<void> {
-  const response = await fetch(`${emulator.urls.adminUrl}/contracts/${tenant}/${id}`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(fields) });
+  const response = await fetch(`${emulator.urls.adminUrl}/contracts/${tenant}/${id}`, {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(fields),
+  });
   if (!response.ok) throw new Error(`PUT refused: ${response.status}`);
 }
 
@@ -84,7 +93,12 @@ describe('apply PLAN.json', () => {
     const desiredB = fleet.desired[1]!;
     const edited = { ...desiredB.contracts[0]!.fields, Name: 'Edited after the plan was made' };
     const head = await repo.commit('edit after planning', {
-      [desiredB.file]: stringify({ tenant: desiredB.tenant, contracts: Object.fromEntries(desiredB.contracts.map((contract) => [contract.id, contract.id === desiredB.contracts[0]!.id ? edited : contract.fields])) }),
+      [desiredB.file]: stringify({
+        tenant: desiredB.tenant,
+        contracts: Object.fromEntries(
+          desiredB.contracts.map((contract) => [contract.id, contract.id === desiredB.contracts[0]!.id ? edited : contract.fields]),
+        ),
+      }),
     });
     const before = new Map(await Promise.all(updates(plan).map(async ({ tenant, id }) => [id, await liveContract(emulator, tenant, id)] as const)));
 
@@ -94,7 +108,12 @@ describe('apply PLAN.json', () => {
     expect(plan.tenants.flatMap((tenant) => tenant.contracts.map((contract) => contract.knownFrom))).toEqual(Array(6).fill(knownFrom));
     expect(applied.code, applied.stderr).toBe(0);
     expect(applied.stdout).toContain('Apply: 4 contracts changed');
-    expect(await patchPaths(emulator)).toEqual([...fleet.changed.values()].flatMap((ids) => [...ids]).map((id) => `/contract/${id}`).sort());
+    expect(await patchPaths(emulator)).toEqual(
+      [...fleet.changed.values()]
+        .flatMap((ids) => [...ids])
+        .map((id) => `/contract/${id}`)
+        .sort(),
+    );
     for (const { tenant, id, ops } of updates(plan)) {
       expect(diffContract(await liveContract(emulator, tenant, id), applyOps(before.get(id), ops)), id).toEqual([]);
     }
@@ -123,14 +142,22 @@ describe('apply PLAN.json', () => {
     expect(first.code).toBe(1);
     expect(firstPatches).not.toContain(`/contract/${stale}`);
     expect(firstPatches).toHaveLength(3);
-    expect(first.stdout).toMatch(new RegExp(`tenant-a ${stale} \\(contracts/tenant-a\\.yaml:\\d+\\) refused: stale plan: the known state \\(read live\\) changed since the plan was made; run contract-sync plan again`));
+    expect(first.stdout).toMatch(
+      new RegExp(
+        `tenant-a ${stale} \\(contracts/tenant-a\\.yaml:\\d+\\) refused: stale plan: the known state \\(read live\\) changed since the plan was made; run contract-sync plan again`,
+      ),
+    );
     expect(first.stdout).toContain('Apply: 3 of 4 contracts changed');
     expect(first.stdout).toContain('1 failed (1 refused as stale: run contract-sync plan again).');
-    expect(record?.pending).toEqual([expect.objectContaining({ contractId: stale, outcome: 'failed', file: 'contracts/tenant-a.yaml', reason: expect.stringContaining('stale plan') })]);
+    expect(record?.pending).toEqual([
+      expect.objectContaining({ contractId: stale, outcome: 'failed', file: 'contracts/tenant-a.yaml', reason: expect.stringContaining('stale plan') }),
+    ]);
     expect(replanned.code, replanned.stderr).toBe(0);
     expect(second.code, second.stdout).toBe(0);
     expect(await patchPaths(emulator, seen)).toEqual([`/contract/${stale}`]);
-    expect(diffContract(await liveContract(emulator, 'tenant-a', stale), fleet.desired[0]!.contracts.find((contract) => contract.id === stale)!.fields)).toEqual([]);
+    expect(
+      diffContract(await liveContract(emulator, 'tenant-a', stale), fleet.desired[0]!.contracts.find((contract) => contract.id === stale)!.fields),
+    ).toEqual([]);
   });
 
   it('refuses a state-store plan whose contract was applied since, and says so in a dry run too', async () => {
@@ -154,30 +181,52 @@ describe('apply PLAN.json', () => {
     const set = fleet.desired[0]!;
     const edited = set.contracts[0]!;
     await repo.write({
-      [set.file]: stringify({ tenant: set.tenant, contracts: Object.fromEntries(set.contracts.map((contract) => [contract.id, contract === edited ? { ...contract.fields, Name: 'Uncommitted' } : contract.fields])) }),
+      [set.file]: stringify({
+        tenant: set.tenant,
+        contracts: Object.fromEntries(
+          set.contracts.map((contract) => [contract.id, contract === edited ? { ...contract.fields, Name: 'Uncommitted' } : contract.fields]),
+        ),
+      }),
     });
     await runCli(['plan', '--out', 'plan.json'], repo.dir, fleet.env);
 
     const run = await runCli(['apply', 'plan.json'], repo.dir, fleet.env);
 
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(new RegExp(`tenant-a ${edited.id} \\(contracts/tenant-a\\.yaml:\\d+\\) refused: stale plan: planning it again gives other ops than the reviewed ones`));
-    expect(await patchPaths(emulator)).toEqual([...fleet.changed.values()].flatMap((ids) => [...ids]).map((id) => `/contract/${id}`).sort());
+    expect(run.stdout).toMatch(
+      new RegExp(`tenant-a ${edited.id} \\(contracts/tenant-a\\.yaml:\\d+\\) refused: stale plan: planning it again gives other ops than the reviewed ones`),
+    );
+    expect(await patchPaths(emulator)).toEqual(
+      [...fleet.changed.values()]
+        .flatMap((ids) => [...ids])
+        .map((id) => `/contract/${id}`)
+        .sort(),
+    );
   });
 
   it('refuses, as stale, a contract an earlier run left uncertain when the plan trusted the state store and reads could settle it', async () => {
     const { fleet, emulator, repo } = await setup();
     const uncertain = [...fleet.changed.get('tenant-a')!][0]!;
     const store = fileStateStore(path.join(repo.dir, '.contract-sync/state'));
-    await store.writeRun('tenant-a', { lastAppliedCommit: null, pending: [{ contractId: uncertain, outcome: 'interrupted', reason: 'run x', since: '2026-01-01T00:00:00.000Z' }], updatedAt: '2026-01-01T00:00:00.000Z' });
+    await store.writeRun('tenant-a', {
+      lastAppliedCommit: null,
+      pending: [{ contractId: uncertain, outcome: 'interrupted', reason: 'run x', since: '2026-01-01T00:00:00.000Z' }],
+      updatedAt: '2026-01-01T00:00:00.000Z',
+    });
     await runCli(['plan', '--out', 'plan.json'], repo.dir, fleet.env);
 
     const run = await runCli(['apply', 'plan.json'], repo.dir, fleet.env);
 
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(new RegExp(`${uncertain} .* refused: stale plan: an earlier run \\(2026-01-01T00:00:00.000Z\\) stopped while applying this contract, .*run contract-sync plan --refresh again`));
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `${uncertain} .* refused: stale plan: an earlier run \\(2026-01-01T00:00:00.000Z\\) stopped while applying this contract, .*run contract-sync plan --refresh again`,
+      ),
+    );
     expect(await patchPaths(emulator)).toHaveLength(3);
-    expect(await store.readRun('tenant-a')).toMatchObject({ pending: [{ contractId: uncertain, outcome: 'interrupted', reason: 'run x', file: 'contracts/tenant-a.yaml' }] });
+    expect(await store.readRun('tenant-a')).toMatchObject({
+      pending: [{ contractId: uncertain, outcome: 'interrupted', reason: 'run x', file: 'contracts/tenant-a.yaml' }],
+    });
   });
 
   it.each([

@@ -78,7 +78,10 @@ describe('the markdown plan in CI', () => {
   });
 
   it('the plan file records the version, the reads and the collection modes; the comment says what apply may remove', async () => {
-    const config = configYaml(['acme'], 'collections: { Company: additive }\n').replace('api: { baseUrl: https://cms.example.com }', 'api: { baseUrl: https://cms.example.com, read: { path: "/contract/{id}" } }');
+    const config = configYaml(['acme'], 'collections: { Company: additive }\n').replace(
+      'api: { baseUrl: https://cms.example.com }',
+      'api: { baseUrl: https://cms.example.com, read: { path: "/contract/{id}" } }',
+    );
     const { repo } = await pullRequest('', config);
 
     const run = await runCli(['plan', '--ref', 'HEAD', '--base', 'main', '--out', 'plan.json', '--format', 'markdown'], repo.dir);

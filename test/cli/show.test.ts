@@ -81,7 +81,11 @@ describe('contract-sync show', () => {
   it.each([
     ['a missing file', undefined, 'contract-sync show: plan.json: no such file\n'],
     ['a file that is not JSON', '{"version": 1,', /^contract-sync show: plan\.json: the plan is not JSON \(.+\)\n$/],
-    ['a plan of an unknown version', '{"version": 2, "tenants": []}', 'contract-sync show: plan.json: plan version 2 is not supported (this contract-sync reads version 1)\n'],
+    [
+      'a plan of an unknown version',
+      '{"version": 2, "tenants": []}',
+      'contract-sync show: plan.json: plan version 2 is not supported (this contract-sync reads version 1)\n',
+    ],
     ['a plan without a version', '[]', 'contract-sync show: plan.json: plan version undefined is not supported (this contract-sync reads version 1)\n'],
     ['a document that is not a plan', '{"version": 1, "tenants": []}', /^contract-sync show: plan\.json: invalid plan: .+\n$/],
   ])('refuses %s in one line naming the file, exit 1', async (_name, content, stderr) => {
@@ -101,7 +105,10 @@ describe('contract-sync show', () => {
   it.each([
     [['show'], 'contract-sync show: name the plan file to show (written by contract-sync plan --out); see contract-sync show --help\n'],
     [['show', 'a.json', 'b.json'], 'contract-sync show: unexpected argument "b.json"; see contract-sync show --help\n'],
-    [['show', 'a.json', '--format', 'github'], 'contract-sync show: --format must be one of text, markdown, json; got "github"; see contract-sync show --help\n'],
+    [
+      ['show', 'a.json', '--format', 'github'],
+      'contract-sync show: --format must be one of text, markdown, json; got "github"; see contract-sync show --help\n',
+    ],
   ])('refuses bad usage %j with exit 1', async (args, stderr) => {
     const run = await runCli(args, process.cwd());
 

@@ -12,7 +12,13 @@ const database = postgresDatabaseForFile();
 const cleanups = cleanupsAfterEach();
 
 function applied(contractId: string, name: string): AppliedContract {
-  return { contractId, fields: { Name: name, Company: [{ Id: 12, RelationType: 'Supplier' }] }, fingerprint: `sha256:${name}`, appliedAt: '2027-01-01T00:00:00.000Z', commit: 'c'.repeat(40) };
+  return {
+    contractId,
+    fields: { Name: name, Company: [{ Id: 12, RelationType: 'Supplier' }] },
+    fingerprint: `sha256:${name}`,
+    appliedAt: '2027-01-01T00:00:00.000Z',
+    commit: 'c'.repeat(40),
+  };
 }
 
 const ENTRY: RunHistoryEntry = {
@@ -63,10 +69,14 @@ it('pushes a file store to PostgreSQL, counts what it copied and verifies it', a
   await seed(store);
   const target = await postgresStore();
 
-  const result = await runCli(['state', 'push', '--to', 'postgres', '--url-env', 'TARGET_DB_URL', '--schema', target.schema], dir, { TARGET_DB_URL: database.url });
+  const result = await runCli(['state', 'push', '--to', 'postgres', '--url-env', 'TARGET_DB_URL', '--schema', target.schema], dir, {
+    TARGET_DB_URL: database.url,
+  });
 
   expect(result.code, result.stderr).toBe(0);
-  expect(result.stdout).toBe('copied 2 tenants: 6 records, 1 run record, 1 history entry\nverified: the copy read back holds the same records (fingerprints), run records and history\n');
+  expect(result.stdout).toBe(
+    'copied 2 tenants: 6 records, 1 run record, 1 history entry\nverified: the copy read back holds the same records (fingerprints), run records and history\n',
+  );
   expect(await snapshot(target.store)).toEqual(await snapshot(store));
 });
 
@@ -75,7 +85,9 @@ it('pulls a PostgreSQL store into the configured file store', async () => {
   await seed(source.store);
   const { dir, store } = await fileRepo();
 
-  const result = await runCli(['state', 'pull', '--from', 'postgres', '--url-env', 'SOURCE_DB_URL', '--schema', source.schema], dir, { SOURCE_DB_URL: database.url });
+  const result = await runCli(['state', 'pull', '--from', 'postgres', '--url-env', 'SOURCE_DB_URL', '--schema', source.schema], dir, {
+    SOURCE_DB_URL: database.url,
+  });
 
   expect(result.code, result.stderr).toBe(0);
   expect(result.stdout).toMatch(/^copied 2 tenants: 6 records, 1 run record, 1 history entry\nverified/);

@@ -15,7 +15,13 @@ const cleanups = cleanupsAfterEach(async () => {
   emulator = undefined;
 });
 
-const CI = { GITHUB_ACTIONS: 'true', GITHUB_ACTOR: 'octocat', GITHUB_RUN_ID: '42', GITHUB_SERVER_URL: 'https://github.com', GITHUB_REPOSITORY: 'acme/contracts' };
+const CI = {
+  GITHUB_ACTIONS: 'true',
+  GITHUB_ACTOR: 'octocat',
+  GITHUB_RUN_ID: '42',
+  GITHUB_SERVER_URL: 'https://github.com',
+  GITHUB_REPOSITORY: 'acme/contracts',
+};
 
 async function fleetRepo(): Promise<{ dir: string; env: Record<string, string>; fleet: ReturnType<typeof createFleet> }> {
   const fleet = createFleet(2, 3);

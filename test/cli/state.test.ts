@@ -127,7 +127,9 @@ describe.each(BACKENDS)('contract-sync state on the $name store', ({ repo: makeR
 
     expect(all.code, all.stderr).toBe(0);
     expect((JSON.parse(all.stdout) as { runs: RunHistoryEntry[] }).runs.map((entry) => entry.runId)).toEqual(['run-2', 'run-1']);
-    expect(acme.stdout).toBe('2027-01-01T00:01:00.000Z  apply  run run-1  commit cccccccccccc  by octocat\n  acme: 2 changed, 2 applied, 0 failed\n  globex: 2 changed, 2 applied, 0 failed\n');
+    expect(acme.stdout).toBe(
+      '2027-01-01T00:01:00.000Z  apply  run run-1  commit cccccccccccc  by octocat\n  acme: 2 changed, 2 applied, 0 failed\n  globex: 2 changed, 2 applied, 0 failed\n',
+    );
     expect((JSON.parse(limited.stdout) as { runs: RunHistoryEntry[] }).runs.map((entry) => entry.runId)).toEqual(['run-2']);
   });
 

@@ -102,7 +102,10 @@ describe('--target and --exclude', () => {
   it.each([
     [['apply', '--target', 'tenant-z/1'], '--target tenant-z/1: tenant "tenant-z" is not configured'],
     [['plan', '--exclude', 'tenant-a'], '--exclude: expected TENANT/ID (e.g. acme/4711), got "tenant-a"'],
-    [['plan', '--tenant', 'tenant-b', '--target', 'tenant-a/tenant-a-0001'], '--target tenant-a/tenant-a-0001 names tenant "tenant-a", which --tenant does not select'],
+    [
+      ['plan', '--tenant', 'tenant-b', '--target', 'tenant-a/tenant-a-0001'],
+      '--target tenant-a/tenant-a-0001 names tenant "tenant-a", which --tenant does not select',
+    ],
     [['apply', 'plan.json', '--target', 'tenant-a/tenant-a-0001'], '--target and --exclude cannot be used with a plan file'],
   ])('%j is a usage error', async (args, message) => {
     const { dir, env } = await setup();

@@ -54,7 +54,11 @@ const BACKENDS: readonly { readonly name: string; start(): Promise<SharedState> 
       // One database both machines reach, as a team's CI runners would.
       postgres ??= startPostgres();
       const url = await (await postgres).createDatabase();
-      return { yaml: 'state: { backend: postgres, url: { env: CONTRACT_SYNC_DATABASE_URL } }\n', env: { CONTRACT_SYNC_DATABASE_URL: url }, stop: async () => {} };
+      return {
+        yaml: 'state: { backend: postgres, url: { env: CONTRACT_SYNC_DATABASE_URL } }\n',
+        env: { CONTRACT_SYNC_DATABASE_URL: url },
+        stop: async () => {},
+      };
     },
   },
 ];
@@ -77,7 +81,11 @@ function contractsOf(plan: PlanDocument): PlanContract[] {
 }
 
 function opsById(plan: PlanDocument): Record<string, PlanContract['ops']> {
-  return Object.fromEntries(contractsOf(plan).filter((contract) => contract.ops.length > 0).map((contract) => [contract.id, contract.ops]));
+  return Object.fromEntries(
+    contractsOf(plan)
+      .filter((contract) => contract.ops.length > 0)
+      .map((contract) => [contract.id, contract.ops]),
+  );
 }
 
 async function clone(origin: TestRepo): Promise<TestRepo> {
@@ -128,7 +136,10 @@ describe.each(BACKENDS)('two clones sharing one state store ($name)', (backend) 
       'tenant-a-0003': (fields) => ({ ...fields, Company: [...fields.Company!, { Id: 7001, RelationType: 'Partner' }] }),
       'tenant-a-0001': (fields) => ({ ...fields, Name: 'Renamed in clone B' }),
     };
-    const edited: ContractSet = { ...tenantA, contracts: tenantA.contracts.map((contract) => (edits[contract.id] ? { ...contract, fields: edits[contract.id]!(contract.fields) } : contract)) };
+    const edited: ContractSet = {
+      ...tenantA,
+      contracts: tenantA.contracts.map((contract) => (edits[contract.id] ? { ...contract, fields: edits[contract.id]!(contract.fields) } : contract)),
+    };
     await b.write({ [tenantA.file]: desiredFile(edited) });
     await b.git('commit', '-q', '-am', 'edit in clone B');
     const liveBefore = new Map<string, ContractFields>();
@@ -152,7 +163,11 @@ describe.each(BACKENDS)('two clones sharing one state store ($name)', (backend) 
     // What B's apply sent: one PATCH per planned contract, as many ops, and each live contract is
     // what B's planned ops make of what was live before.
     const sent = (await requestLog(emulator)).slice(logMark).filter((entry) => entry.kind === 'api' && entry.method === 'PATCH');
-    expect(sent.map((entry) => `${entry.path} ${entry.status}`).sort()).toEqual(Object.keys(ops).map((id) => `/contract/${id} 204`).sort());
+    expect(sent.map((entry) => `${entry.path} ${entry.status}`).sort()).toEqual(
+      Object.keys(ops)
+        .map((id) => `/contract/${id} 204`)
+        .sort(),
+    );
     const report = JSON.parse(await readFile(path.join(b.dir, 'report.json'), 'utf8')) as RunReport;
     expect(report.summary).toMatchObject({ changed: 3, applied: 3, failed: 0, ops: Object.values(ops).flat().length });
     for (const [id, contractOps] of Object.entries(ops)) {

@@ -50,7 +50,12 @@ const DESIRED: ContractFields = {
   Type: [{ Lookup: 'Service', IsDora: true }],
 };
 
-const EVERY_BEHAVIOUR: Required<SeedBehaviours> = { readEnvelope: 'Contract', naiveTimestamps: true, patchContentType: 'application/json-patch+json', conflictStatus: 422 };
+const EVERY_BEHAVIOUR: Required<SeedBehaviours> = {
+  readEnvelope: 'Contract',
+  naiveTimestamps: true,
+  patchContentType: 'application/json-patch+json',
+  conflictStatus: 422,
+};
 
 const EVERY_SETTING = {
   read: '{ path: "/contract/{id}", pointer: /Contract, timestamps: utc }',
@@ -114,7 +119,11 @@ async function live(running: Emulator, id: string): Promise<ContractFields> {
 }
 
 async function putLive(running: Emulator, id: string, fields: ContractFields): Promise<void> {
-  const response = await fetch(`${running.urls.adminUrl}/contracts/acme/${encodeURIComponent(id)}`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(fields) });
+  const response = await fetch(`${running.urls.adminUrl}/contracts/acme/${encodeURIComponent(id)}`, {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(fields),
+  });
   if (!response.ok) throw new Error(`PUT refused: ${response.status}`);
 }
 
@@ -190,7 +199,10 @@ describe('each unpublished behaviour on, and not configured: a clear error per c
     const run = await runCli(['apply'], dir, ENV);
 
     expect(run.code).toBe(1);
-    for (const id of IDS) expect(run.stdout).toContain(`GET /contract/${encodeURIComponent(id)}: ValidFrom "2027-01-01T00:00:00" has no UTC offset: set api.read.timestamps to utc to read such timestamps as UTC`);
+    for (const id of IDS)
+      expect(run.stdout).toContain(
+        `GET /contract/${encodeURIComponent(id)}: ValidFrom "2027-01-01T00:00:00" has no UTC offset: set api.read.timestamps to utc to read such timestamps as UTC`,
+      );
     expect(await patches(running)).toEqual([]);
   });
 
@@ -223,7 +235,11 @@ describe('each unpublished behaviour on, and not configured: a clear error per c
     expect(run.code).toBe(1);
     for (const id of ['4711', 'A B']) {
       expect(run.stdout).toContain(`acme ${id} (contracts/acme.yaml:`);
-      expect(run.stdout).toMatch(new RegExp(`PATCH /contract/${encodeURIComponent(id)}: 422 Unprocessable Entity: .*if the service answers 422 when its members differ from what contract-sync knew, add 422 to api\\.conflictStatuses`));
+      expect(run.stdout).toMatch(
+        new RegExp(
+          `PATCH /contract/${encodeURIComponent(id)}: 422 Unprocessable Entity: .*if the service answers 422 when its members differ from what contract-sync knew, add 422 to api\\.conflictStatuses`,
+        ),
+      );
       expect(await live(running, id)).toEqual({ ...CONVERGED, Company: [] });
     }
     expect((await patches(running)).slice(before).map((entry) => entry.status)).toEqual([422, 422]);
@@ -234,7 +250,12 @@ describe('a planner defect: an op outside the patch schema', () => {
   it('is never sent to the service, and the contract fails as an internal error naming the ops', async () => {
     const running = await startEmulator(seed({}));
     emulator = running;
-    const tokens = createTenantTokens({ auth: { url: running.urls.authUrl, realm: 'cms' }, tenants: { acme: { clientId: 'cs-acme', clientSecret: { env: 'ACME_SECRET' } } }, scopes: ['core:write'], env: ENV });
+    const tokens = createTenantTokens({
+      auth: { url: running.urls.authUrl, realm: 'cms' },
+      tenants: { acme: { clientId: 'cs-acme', clientSecret: { env: 'ACME_SECRET' } } },
+      scopes: ['core:write'],
+      env: ENV,
+    });
     const lane = new TenantLane({
       tenant: 'acme',
       requestsPerSecond: 1000,
@@ -259,7 +280,13 @@ describe('a planner defect: an op outside the patch schema', () => {
       { lane, api, store, collections, commit: null, now: Date.now, maxReconciles: 2 },
     );
 
-    expect(outcome).toMatchObject({ outcome: 'failed', status: null, reason: expect.stringContaining('internal error: the planned patch does not fit the published patch schema (specs/patch.schema.json), so it was not sent: op #1: value: missing required field "Name"') });
+    expect(outcome).toMatchObject({
+      outcome: 'failed',
+      status: null,
+      reason: expect.stringContaining(
+        'internal error: the planned patch does not fit the published patch schema (specs/patch.schema.json), so it was not sent: op #1: value: missing required field "Name"',
+      ),
+    });
     expect(await patches(running)).toEqual([]);
     expect((await requestLog(running)).filter((entry) => entry.kind === 'api')).toEqual([]);
     expect(await live(running, 'C/2024/001')).toEqual(LIVE);

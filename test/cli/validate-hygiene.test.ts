@@ -21,8 +21,10 @@ async function runAt(now: string, args: readonly string[], cwd: string): Promise
   return { code, stdout, stderr };
 }
 
-const TRACKED = 'secret file secrets/acme-client-secret is inside the repository and tracked by git: credentials belong in a secrets manager, not in source control; remove it (git rm --cached) and rotate the secret';
-const OVERLAP = 'previousClientSecret is still configured more than 30 days after secretRotatedAt (2025-06-01): the rotation overlap has ended; remove it (and revoke the old secret)';
+const TRACKED =
+  'secret file secrets/acme-client-secret is inside the repository and tracked by git: credentials belong in a secrets manager, not in source control; remove it (git rm --cached) and rotate the secret';
+const OVERLAP =
+  'previousClientSecret is still configured more than 30 days after secretRotatedAt (2025-06-01): the rotation overlap has ended; remove it (and revoke the old secret)';
 const AGE = 'the client secret of tenant acme was rotated on 2025-06-01, 12 or more months ago: rotate it and update secretRotatedAt';
 
 describe('contract-sync validate: secrets hygiene', () => {
@@ -69,9 +71,36 @@ describe('contract-sync validate: secrets hygiene', () => {
 
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual([
-      { severity: 'warning', code: 'secret-in-git', file: 'contract-sync.yaml', line: 12, column: 27, field: 'tenants.acme.clientSecret.file', message: TRACKED, tenant: 'acme' },
-      { severity: 'warning', code: 'secret-overlap', file: 'contract-sync.yaml', line: 13, column: 27, field: 'tenants.acme.previousClientSecret', message: OVERLAP, tenant: 'acme' },
-      { severity: 'warning', code: 'secret-age', file: 'contract-sync.yaml', line: 14, column: 22, field: 'tenants.acme.secretRotatedAt', message: AGE, tenant: 'acme' },
+      {
+        severity: 'warning',
+        code: 'secret-in-git',
+        file: 'contract-sync.yaml',
+        line: 12,
+        column: 27,
+        field: 'tenants.acme.clientSecret.file',
+        message: TRACKED,
+        tenant: 'acme',
+      },
+      {
+        severity: 'warning',
+        code: 'secret-overlap',
+        file: 'contract-sync.yaml',
+        line: 13,
+        column: 27,
+        field: 'tenants.acme.previousClientSecret',
+        message: OVERLAP,
+        tenant: 'acme',
+      },
+      {
+        severity: 'warning',
+        code: 'secret-age',
+        file: 'contract-sync.yaml',
+        line: 14,
+        column: 22,
+        field: 'tenants.acme.secretRotatedAt',
+        message: AGE,
+        tenant: 'acme',
+      },
     ]);
   });
 
@@ -89,7 +118,11 @@ describe('contract-sync validate: secrets hygiene', () => {
   it.each([
     ['within the overlap', '2025-06-20T00:00:00Z', ['tenants.acme.clientSecret.file']],
     ['after the overlap', '2026-05-31T00:00:00Z', ['tenants.acme.clientSecret.file', 'tenants.acme.previousClientSecret']],
-    ['12 months after the rotation', '2026-06-01T00:00:00Z', ['tenants.acme.clientSecret.file', 'tenants.acme.previousClientSecret', 'tenants.acme.secretRotatedAt']],
+    [
+      '12 months after the rotation',
+      '2026-06-01T00:00:00Z',
+      ['tenants.acme.clientSecret.file', 'tenants.acme.previousClientSecret', 'tenants.acme.secretRotatedAt'],
+    ],
   ])('on the injected clock: %s', async (_, now, fields) => {
     const run = await runAt(now, ['validate', '--format', 'json'], repo.dir);
 

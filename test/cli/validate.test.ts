@@ -104,7 +104,10 @@ describe('contract-sync validate', () => {
   });
 
   it('reports config problems with the config file position', async () => {
-    await writeFile(path.join(broken, 'bad-config.yaml'), 'api: { baseUrl: http://cms.example.com }\nauth: { url: https://x.example, realm: r }\ntenants: {}\n');
+    await writeFile(
+      path.join(broken, 'bad-config.yaml'),
+      'api: { baseUrl: http://cms.example.com }\nauth: { url: https://x.example, realm: r }\ntenants: {}\n',
+    );
 
     const run = await runCli(['validate', '--repo', broken, '--config', path.join(broken, 'bad-config.yaml')], broken);
 
@@ -123,7 +126,8 @@ describe('contract-sync validate', () => {
   it('counts the errors of a quoted ContractId of 20 digits, and not the contract as valid', async () => {
     const { dir, cleanup } = await writeTree({
       'contract-sync.yaml': configYaml(['acme']),
-      'contracts/acme/long.yaml': 'tenant: acme\ncontracts:\n  "12345678901234567890": { Name: 2 }\n  12345678901234567891: { Name: ok }\n  "4711": { Name: ok }\n',
+      'contracts/acme/long.yaml':
+        'tenant: acme\ncontracts:\n  "12345678901234567890": { Name: 2 }\n  12345678901234567891: { Name: ok }\n  "4711": { Name: ok }\n',
     });
 
     const run = await runCli(['validate', '--repo', dir], ROOT).finally(cleanup);

@@ -13,7 +13,10 @@ function pick(valid: readonly string[], invalid: readonly string[] = [], quote =
   function written(texts: readonly string[]): fc.Arbitrary<string> {
     return fc.constantFrom(...texts).chain((text) => (quote ? fc.constantFrom(text, `"${text}"`, `'${text}'`) : fc.constant(text)));
   }
-  const choices = [{ weight: 40, arbitrary: written(valid) }, { weight: 1, arbitrary: odd }];
+  const choices = [
+    { weight: 40, arbitrary: written(valid) },
+    { weight: 1, arbitrary: odd },
+  ];
   if (invalid.length > 0) choices.push({ weight: 1, arbitrary: written(invalid) });
   return scalar(fc.oneof(...choices));
 }
@@ -31,7 +34,11 @@ function rarely(value: fc.Arbitrary<Yaml>): fc.Arbitrary<Yaml | undefined> {
 const style = fc.boolean();
 
 /** A map with every one of `entries`, then some of `optional`. */
-function mapWith(flow: fc.Arbitrary<boolean>, entries: Record<string, fc.Arbitrary<Yaml>>, optional: Record<string, fc.Arbitrary<Yaml | undefined>> = {}): fc.Arbitrary<Yaml> {
+function mapWith(
+  flow: fc.Arbitrary<boolean>,
+  entries: Record<string, fc.Arbitrary<Yaml>>,
+  optional: Record<string, fc.Arbitrary<Yaml | undefined>> = {},
+): fc.Arbitrary<Yaml> {
   return fc.tuple(flow, fc.record(entries), fc.record(optional, { requiredKeys: [] })).map(([isFlow, record, more]) => ({
     kind: 'map',
     flow: isFlow,
@@ -53,10 +60,19 @@ const url = fc.oneof(
 const secretRef = fc.oneof(
   { weight: 16, arbitrary: mapWith(style, { env: pick(['ACME_SECRET', 'OLD_SECRET'], ['1BAD', 'with space']) }) },
   { weight: 8, arbitrary: mapWith(style, { file: pick(['/run/secrets/acme', 'secrets/acme.txt'], ['']) }) },
-  { weight: 1, arbitrary: fc.oneof(mapWith(style, { env: pick(['ACME_SECRET']), file: pick(['/run/secrets/acme']) }), pick(['hunter2', 'postgresql://u:p@db/x'])) },
+  {
+    weight: 1,
+    arbitrary: fc.oneof(mapWith(style, { env: pick(['ACME_SECRET']), file: pick(['/run/secrets/acme']) }), pick(['hunter2', 'postgresql://u:p@db/x'])),
+  },
 );
 const globs: fc.Arbitrary<Yaml> = fc
-  .tuple(style, fc.oneof({ weight: 20, arbitrary: fc.array(pick(['contracts/**/*.yaml', 'contracts/acme/**', 'more/*.yml'], ['']), { minLength: 1, maxLength: 3 }) }, { weight: 1, arbitrary: fc.constant([]) }))
+  .tuple(
+    style,
+    fc.oneof(
+      { weight: 20, arbitrary: fc.array(pick(['contracts/**/*.yaml', 'contracts/acme/**', 'more/*.yml'], ['']), { minLength: 1, maxLength: 3 }) },
+      { weight: 1, arbitrary: fc.constant([]) },
+    ),
+  )
   .map(([flow, items]) => ({ kind: 'seq', flow, items }));
 const mode = pick(['authoritative', 'additive'], ['Additive']);
 
@@ -82,14 +98,25 @@ const tenants: fc.Arbitrary<Yaml> = fc
 const config = mapWith(
   fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
   {
-    api: mapWith(style, { baseUrl: url }, { read: mapWith(style, { path: pick(['"/contract/{id}"', "'/contract/{id}'"], ['/contracts', '"contract/{id}"'], false) }), timeoutMs: integer(1, 1_000_000) }),
+    api: mapWith(
+      style,
+      { baseUrl: url },
+      {
+        read: mapWith(style, { path: pick(['"/contract/{id}"', "'/contract/{id}'"], ['/contracts', '"contract/{id}"'], false) }),
+        timeoutMs: integer(1, 1_000_000),
+      },
+    ),
     auth: mapWith(style, { url, realm: pick(['cms', 'cms.prod'], ['my realm']) }, { tokenEndpoint: url, timeoutMs: integer(1, 1_000_000) }),
     tenants,
   },
   {
     desired: mapWith(style, { paths: globs }),
     collections: fc.oneof(mode, mapWith(style, {}, { Company: mode, Owner: mode, Type: mode, Nothing: rarely(mode) })),
-    rate: mapWith(style, {}, { requestsPerSecond: pick(['5', '0.5', '1e3', '.5'], ['0', '10001'], false), concurrency: integer(1, 3), maxInFlight: integer(1, 20) }),
+    rate: mapWith(
+      style,
+      {},
+      { requestsPerSecond: pick(['5', '0.5', '1e3', '.5'], ['0', '10001'], false), concurrency: integer(1, 3), maxInFlight: integer(1, 20) },
+    ),
     retry: mapWith(style, {}, { maxAttempts: integer(1, 10) }),
     state: fc.oneof(
       mapWith(style, { backend: pick(['file']) }, { path: fc.oneof(pick(['.contract-sync/state'], ['']), blockText) }),

@@ -16,7 +16,10 @@ describe('the config fast path', () => {
 
   it('reads a valid config without the yaml package, to the same config', () => {
     const parse = vi.spyOn(Parser.prototype, 'parse');
-    const content = configYaml(['acme', 'globex'], EXTRA).replace('    clientId: cs-acme', '    clientId: cs-acme\n    tenantId: 4711\n    secretRotatedAt: 2026-06-01');
+    const content = configYaml(['acme', 'globex'], EXTRA).replace(
+      '    clientId: cs-acme',
+      '    clientId: cs-acme\n    tenantId: 4711\n    secretRotatedAt: 2026-06-01',
+    );
 
     const result = parseConfig('contract-sync.yaml', content);
 
@@ -44,7 +47,9 @@ describe('the config fast path', () => {
 
   it('hands a valid config that only the yaml package reads exactly (an alias) to it, to the same config', () => {
     const parse = vi.spyOn(Parser.prototype, 'parse');
-    const content = configYaml(['acme', 'globex']).replace('clientSecret: { env: ACME_SECRET }', 'clientSecret: &secret { env: ACME_SECRET }').replace('clientSecret: { env: GLOBEX_SECRET }', 'clientSecret: *secret');
+    const content = configYaml(['acme', 'globex'])
+      .replace('clientSecret: { env: ACME_SECRET }', 'clientSecret: &secret { env: ACME_SECRET }')
+      .replace('clientSecret: { env: GLOBEX_SECRET }', 'clientSecret: *secret');
 
     const result = parseConfig('contract-sync.yaml', content);
 

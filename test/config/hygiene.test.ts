@@ -27,7 +27,8 @@ function hygiene(text: string, now: string, tracked: readonly string[] = []) {
   return found.map((d) => `${d.severity} ${d.code} ${d.file}:${d.line}:${d.column}  ${d.field}  ${d.message}`);
 }
 
-const AGE = 'warning secret-age contract-sync.yaml:8:22  tenants.acme.secretRotatedAt  the client secret of tenant acme was rotated on 2025-06-01, 12 or more months ago: rotate it and update secretRotatedAt';
+const AGE =
+  'warning secret-age contract-sync.yaml:8:22  tenants.acme.secretRotatedAt  the client secret of tenant acme was rotated on 2025-06-01, 12 or more months ago: rotate it and update secretRotatedAt';
 
 describe('secretHygiene: secret age', () => {
   const lines = ['clientSecret: { env: ACME_SECRET }', '# rotated by the platform team', 'secretRotatedAt: 2025-06-01'];

@@ -32,7 +32,9 @@ describe('parseConfig', () => {
   it('reads the settings of unpublished behaviours, with their defaults, and refuses bad values at their position', () => {
     const set = parseConfig(
       'contract-sync.yaml',
-      api('  read: { path: "/contract/{id}", pointer: /Contract, timestamps: utc }\n  patch: { contentType: application/json-patch+json }\n  conflictStatuses: [409, 422]\n'),
+      api(
+        '  read: { path: "/contract/{id}", pointer: /Contract, timestamps: utc }\n  patch: { contentType: application/json-patch+json }\n  conflictStatuses: [409, 422]\n',
+      ),
     );
     const defaults = parseConfig('contract-sync.yaml', api('  read: { path: "/contract/{id}" }\n'));
 
@@ -42,7 +44,11 @@ describe('parseConfig', () => {
       patch: { contentType: 'application/json-patch+json' },
       conflictStatuses: [409, 422],
     });
-    expect(defaults.config?.api).toMatchObject({ read: { path: '/contract/{id}', pointer: '', timestamps: 'error' }, patch: { contentType: 'application/json' }, conflictStatuses: [409] });
+    expect(defaults.config?.api).toMatchObject({
+      read: { path: '/contract/{id}', pointer: '', timestamps: 'error' },
+      patch: { contentType: 'application/json' },
+      conflictStatuses: [409],
+    });
     expect(problems(api('  read: { path: "/contract/{id}", pointer: Contract, timestamps: local }\n'))).toEqual([
       expect.stringMatching(/ {2}api\.read\.pointer {2}expected a value matching/),
       expect.stringMatching(/ {2}api\.read\.timestamps {2}expected one of "utc", "error"/),
@@ -121,12 +127,24 @@ describe('parseConfig', () => {
   });
 
   it.each([
-    ['http to a remote host', 'api: { baseUrl: http://cms.example.com }', '1:17  api.baseUrl  http:// is allowed only for loopback hosts; use https:// for cms.example.com'],
-    ['credentials in a URL', 'api: { baseUrl: "https://user:pw@cms.example.com" }', '1:17  api.baseUrl  credentials in a URL are not allowed; configure the tenant clients instead'],
+    [
+      'http to a remote host',
+      'api: { baseUrl: http://cms.example.com }',
+      '1:17  api.baseUrl  http:// is allowed only for loopback hosts; use https:// for cms.example.com',
+    ],
+    [
+      'credentials in a URL',
+      'api: { baseUrl: "https://user:pw@cms.example.com" }',
+      '1:17  api.baseUrl  credentials in a URL are not allowed; configure the tenant clients instead',
+    ],
     ['not a URL', 'api: { baseUrl: cms }', '1:17  api.baseUrl  expected a URL, got "cms"'],
     ['not http(s)', 'api: { baseUrl: "ftp://cms.example.com" }', '1:17  api.baseUrl  expected an https:// URL, got ftp:'],
     ['unknown key', 'api: { baseUrl: https://cms.example.com, retries: 3 }', '1:42  api.retries  unknown field "retries"'],
-    ['read path without {id}', 'api: { baseUrl: https://cms.example.com, read: { path: /contract } }', '1:56  api.read.path  expected a value matching ^/.*\\{id\\}, got "/contract"'],
+    [
+      'read path without {id}',
+      'api: { baseUrl: https://cms.example.com, read: { path: /contract } }',
+      '1:56  api.read.path  expected a value matching ^/.*\\{id\\}, got "/contract"',
+    ],
   ])('refuses %s', (_, apiLine, expected) => {
     const content = configYaml(['acme']).replace('api: { baseUrl: https://cms.example.com }', apiLine);
 
@@ -152,12 +170,20 @@ describe('parseConfig', () => {
     const AUTH_LINE = 'auth: { url: https://login.example.com, realm: cms }';
 
     it('reads auth.tokenEndpoint and auth.timeoutMs', () => {
-      const content = configYaml(['acme']).replace(AUTH_LINE, 'auth: { url: https://login.example.com, realm: cms, tokenEndpoint: "https://login.example.com/oauth2/token", timeoutMs: 2500 }');
+      const content = configYaml(['acme']).replace(
+        AUTH_LINE,
+        'auth: { url: https://login.example.com, realm: cms, tokenEndpoint: "https://login.example.com/oauth2/token", timeoutMs: 2500 }',
+      );
 
       const { config, diagnostics } = parseConfig('contract-sync.yaml', content);
 
       expect(diagnostics).toEqual([]);
-      expect(config?.auth).toEqual({ url: 'https://login.example.com', realm: 'cms', tokenEndpoint: 'https://login.example.com/oauth2/token', timeoutMs: 2500 });
+      expect(config?.auth).toEqual({
+        url: 'https://login.example.com',
+        realm: 'cms',
+        tokenEndpoint: 'https://login.example.com/oauth2/token',
+        timeoutMs: 2500,
+      });
     });
 
     it.each([
@@ -174,8 +200,16 @@ describe('parseConfig', () => {
     });
 
     it.each([
-      ['a remote http:// token endpoint', 'tokenEndpoint: "http://login.example.com/oauth2/token"', '2:68  auth.tokenEndpoint  http:// is allowed only for loopback hosts; use https:// for login.example.com'],
-      ['credentials in the token endpoint', 'tokenEndpoint: "https://u:p@login.example.com/token"', '2:68  auth.tokenEndpoint  credentials in a URL are not allowed; configure the tenant clients instead'],
+      [
+        'a remote http:// token endpoint',
+        'tokenEndpoint: "http://login.example.com/oauth2/token"',
+        '2:68  auth.tokenEndpoint  http:// is allowed only for loopback hosts; use https:// for login.example.com',
+      ],
+      [
+        'credentials in the token endpoint',
+        'tokenEndpoint: "https://u:p@login.example.com/token"',
+        '2:68  auth.tokenEndpoint  credentials in a URL are not allowed; configure the tenant clients instead',
+      ],
       ['a zero timeout', 'timeoutMs: 0', '2:64  auth.timeoutMs  expected a number >= 1, got 0'],
       ['a fractional timeout', 'timeoutMs: 1.5', '2:64  auth.timeoutMs  expected an integer, got 1.5'],
     ])('refuses %s', (_case, setting, expected) => {
@@ -187,7 +221,11 @@ describe('parseConfig', () => {
     it.each([
       ['an empty tenantId', '""', 'expected a non-empty string'],
       ['a fractional tenantId', '1.5', 'expected a string, got 1.5'],
-      ['a tenantId beyond exact integers', '12345678901234567890', 'expected a number between -9007199254740991 and 9007199254740991 (larger ones lose precision), got 12345678901234567000'],
+      [
+        'a tenantId beyond exact integers',
+        '12345678901234567890',
+        'expected a number between -9007199254740991 and 9007199254740991 (larger ones lose precision), got 12345678901234567000',
+      ],
       ['a list', '[1]', 'expected a string, got a list'],
     ])('refuses %s', (_case, written, message) => {
       const content = configYaml(['acme']).replace('    clientId: cs-acme', `    clientId: cs-acme\n    tenantId: ${written}`);

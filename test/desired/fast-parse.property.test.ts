@@ -11,14 +11,20 @@ const word = fc.constantFrom(...WORDS);
 const quoted = word.chain((w) => fc.constantFrom(w, `"${w}"`, `'${w}'`));
 const stringValue = scalar(fc.oneof({ weight: 4, arbitrary: quoted }, { weight: 1, arbitrary: odd }));
 const intValue = scalar(fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 1000 }).map(String) }, { weight: 1, arbitrary: odd }));
-const amount = scalar(fc.oneof({ weight: 4, arbitrary: fc.double({ min: 0, max: 1e6, noNaN: true }).map((n) => String(Math.round(n * 100) / 100)) }, { weight: 1, arbitrary: odd }));
+const amount = scalar(
+  fc.oneof({ weight: 4, arbitrary: fc.double({ min: 0, max: 1e6, noNaN: true }).map((n) => String(Math.round(n * 100) / 100)) }, { weight: 1, arbitrary: odd }),
+);
 const timestamp = scalar(
   fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 2020, max: 2030 }).map((year) => `${year}-01-01T00:00:00Z`) }, { weight: 1, arbitrary: odd }),
 );
 const style = fc.boolean();
 const company = map(style, { Id: intValue, RelationType: stringValue });
 const owner = map(style, { OwnerType: map(style, { Name: stringValue, Value: intValue }), User: map(style, { Id: intValue, Email: stringValue }) });
-const type = map(style, { Lookup: stringValue, EbaCode: scalar(fc.constantFrom('null', '~', '', 'E1')), IsDora: scalar(fc.constantFrom('true', 'false', 'yes', 'True')) });
+const type = map(style, {
+  Lookup: stringValue,
+  EbaCode: scalar(fc.constantFrom('null', '~', '', 'E1')),
+  IsDora: scalar(fc.constantFrom('true', 'false', 'yes', 'True')),
+});
 const contract = map(style, {
   Name: stringValue,
   Description: fc.oneof(stringValue, blockText),

@@ -45,7 +45,10 @@ describe('the fast parse path', () => {
   it('reads a file that ends with an empty value without the yaml package', () => {
     const parse = vi.spyOn(Parser.prototype, 'parse');
 
-    const parsed = parseDesiredFile({ path: 'contracts/acme/a.yaml', content: 'tenant: acme\ncontracts:\n  "1":\n    Type:\n      - Lookup: ICT\n        IsDora: false\n        EbaCode:\n' });
+    const parsed = parseDesiredFile({
+      path: 'contracts/acme/a.yaml',
+      content: 'tenant: acme\ncontracts:\n  "1":\n    Type:\n      - Lookup: ICT\n        IsDora: false\n        EbaCode:\n',
+    });
 
     expect(parse).not.toHaveBeenCalled();
     expect(parsed.contractSet?.contracts.map((c) => c.fields)).toEqual([{ Type: [{ Lookup: 'ICT', IsDora: false, EbaCode: null }] }]);
@@ -113,7 +116,12 @@ describe('the hostile-input guards on the fast path', () => {
 
   it('refuses an alias bomb', () => {
     const levels = ['x0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
-    for (let i = 1; i < 9; i++) levels.push(`x${i}: &a${i} [${Array(9).fill(`*a${i - 1}`).join(', ')}]`);
+    for (let i = 1; i < 9; i++)
+      levels.push(
+        `x${i}: &a${i} [${Array(9)
+          .fill(`*a${i - 1}`)
+          .join(', ')}]`,
+      );
     const content = `tenant: acme\ncontracts:\n  "1":\n    Company:\n${levels.map((line) => `      - { ${line} }`).join('\n')}\n`;
 
     expect(fastParseDesired(content, DEFAULT_YAML_LIMITS)).toBeUndefined();

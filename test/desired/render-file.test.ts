@@ -17,7 +17,10 @@ const EVERY_FIELD: ContractFields = {
       User: { Id: 501, Name: 'Dana Berg', Email: 'dana.berg@acme.example', OrganizationalUnit: { Id: 3, Name: 'Facility Management' } },
     },
   ],
-  OrganizationalUnit: [{ Id: 3, Name: 'Facility Management' }, { Id: 4, Name: 'Cleaning' }],
+  OrganizationalUnit: [
+    { Id: 3, Name: 'Facility Management' },
+    { Id: 4, Name: 'Cleaning' },
+  ],
   Company: [{ Id: 12, RelationType: 'Supplier' }],
   SupplierNoticePeriod: { Days: 30, Hours: null },
   OrderingPartyNoticePeriod: { Minutes: 0.5 },
@@ -52,7 +55,12 @@ describe('renderDesiredFile', () => {
   it('writes the schema line, the tenant and every field in the table order', () => {
     const { text, notes } = render({ '4711': EVERY_FIELD });
 
-    expect(text.split('\n').slice(0, 4)).toEqual(['# yaml-language-server: $schema=../../specs/contracts.schema.json', 'tenant: acme', 'contracts:', '  "4711":']);
+    expect(text.split('\n').slice(0, 4)).toEqual([
+      '# yaml-language-server: $schema=../../specs/contracts.schema.json',
+      'tenant: acme',
+      'contracts:',
+      '  "4711":',
+    ]);
     expect(Object.keys(parse(text).contracts['4711'])).toEqual(FIELD_NAMES);
     expect(notes).toEqual([]);
   });
@@ -64,7 +72,9 @@ describe('renderDesiredFile', () => {
       OrderingPartyNoticePeriod: { Days: 90, Hours: null },
       DescriptionSLAConditions: 'Line one.\nLine two.',
       Company: [{ Id: 19, RelationType: 'Supplier' }],
-      Owner: [{ OwnerType: { Name: 'Responsible', Value: 1 }, User: { Id: 501, Name: 'Dana Berg', Email: 'dana.berg@acme.example', OrganizationalUnit: { Id: 3 } } }],
+      Owner: [
+        { OwnerType: { Name: 'Responsible', Value: 1 }, User: { Id: 501, Name: 'Dana Berg', Email: 'dana.berg@acme.example', OrganizationalUnit: { Id: 3 } } },
+      ],
       Type: [{ Lookup: 'Service', EbaCode: null, IsDora: false }],
     };
 
@@ -187,7 +197,10 @@ describe('renderDesiredFile', () => {
   it('leaves a collection unmanaged when the service holds a member without a non-nullable member field, so that the file validates', () => {
     const live = {
       Name: 'x',
-      OrganizationalUnit: [{ Id: 3, Name: 'FM' }, { Id: 4, Name: null }],
+      OrganizationalUnit: [
+        { Id: 3, Name: 'FM' },
+        { Id: 4, Name: null },
+      ],
       Owner: [{ OwnerType: { Value: 1 }, User: { Id: 5 } }],
     };
 

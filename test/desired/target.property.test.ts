@@ -59,11 +59,15 @@ const exclude = fc.record({ tenant: fc.constantFrom(...TENANTS), id, glob: fc.bo
 
 /** The oracle, independent of picomatch: a prefix glob is startsWith. */
 function excluded(excludes: readonly TargetPattern[], tenant: string, contractId: string): boolean {
-  return excludes.some((pattern) => pattern.tenant === tenant && (pattern.id.endsWith('*') ? contractId.startsWith(pattern.id.slice(0, -1)) : contractId === pattern.id));
+  return excludes.some(
+    (pattern) => pattern.tenant === tenant && (pattern.id.endsWith('*') ? contractId.startsWith(pattern.id.slice(0, -1)) : contractId === pattern.id),
+  );
 }
 
 function restrict(plan: PlanDocument, keep: (tenant: string, id: string) => boolean): Pick<PlanDocument, 'tenants' | 'summary'> {
-  const tenants = plan.tenants.map((tenant) => ({ ...tenant, contracts: tenant.contracts.filter((entry) => keep(tenant.tenant, entry.id)) })).filter((tenant) => tenant.contracts.length > 0);
+  const tenants = plan.tenants
+    .map((tenant) => ({ ...tenant, contracts: tenant.contracts.filter((entry) => keep(tenant.tenant, entry.id)) }))
+    .filter((tenant) => tenant.contracts.length > 0);
   const contracts = tenants.flatMap((tenant) => tenant.contracts);
   const summary = {
     tenants: tenants.length,

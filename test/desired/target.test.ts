@@ -4,7 +4,11 @@ import { parseTargetPattern, selectTargets } from '../../engine/desired/target.t
 import type { ContractSet } from '../../engine/desired/types.ts';
 
 const SETS: ContractSet[] = [
-  { tenant: 'acme', file: 'contracts/acme.yaml', contracts: ['4711', '4712', '5000'].map((id, index) => ({ id, line: index + 3, column: 3, fields: { Name: id } })) },
+  {
+    tenant: 'acme',
+    file: 'contracts/acme.yaml',
+    contracts: ['4711', '4712', '5000'].map((id, index) => ({ id, line: index + 3, column: 3, fields: { Name: id } })),
+  },
   { tenant: 'beta', file: 'contracts/beta.yaml', contracts: [{ id: '1', line: 3, column: 3, fields: { Name: 'one' } }] },
 ];
 
@@ -28,7 +32,13 @@ describe('selectTargets', () => {
   it('describes the run with the counts and the flags as given', () => {
     const selection = selectTargets(SETS, { targets: [pattern('acme/4711'), pattern('acme/4712')], excludes: [] });
 
-    expect(selection).toMatchObject({ kind: 'selected', selected: 2, total: 4, narrowed: new Set(['acme']), description: 'Targeted run: 2 of 4 contracts (--target acme/4711 --target acme/4712).' });
+    expect(selection).toMatchObject({
+      kind: 'selected',
+      selected: 2,
+      total: 4,
+      narrowed: new Set(['acme']),
+      description: 'Targeted run: 2 of 4 contracts (--target acme/4711 --target acme/4712).',
+    });
     expect(selection.kind === 'selected' && selection.contractSets.map((set) => set.tenant)).toEqual(['acme']);
   });
 
@@ -36,7 +46,10 @@ describe('selectTargets', () => {
     const selection = selectTargets(SETS, { targets: [], excludes: [pattern('acme/47*'), pattern('beta/47*')] });
 
     expect(selection).toMatchObject({ kind: 'selected', selected: 2, unmatchedExcludes: ['beta/47*'], narrowed: new Set(['acme']) });
-    expect(selection.kind === 'selected' && selection.contractSets.flatMap((set) => set.contracts.map((contract) => `${set.tenant}/${contract.id}`))).toEqual(['acme/5000', 'beta/1']);
+    expect(selection.kind === 'selected' && selection.contractSets.flatMap((set) => set.contracts.map((contract) => `${set.tenant}/${contract.id}`))).toEqual([
+      'acme/5000',
+      'beta/1',
+    ]);
   });
 
   it('does not call a tenant narrowed when all of it is left out (it is not run at all)', () => {

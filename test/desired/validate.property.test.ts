@@ -45,13 +45,45 @@ const FRAGMENTS = [
   ...FIELD_NAMES.map((name) => `${name}: `),
 ];
 
-const VALUES = ['x', '2', '12', 'null', '"\\ud800"', '"a\\udc00"', '"\\ud83d\\ude00"', '*a', '&a x', '&a { Name: *a }', '[*a]', '2027-01-01T00:00:00Z', '{ Days: 30 }', '[{ Id: 1, RelationType: S }]', '[a, b]'];
-const IDS = ['"4711"', '"12345678901234567"', '"12345678901234567890"', '"99999999999999999999"', '0815', '4712', '&a "4713"', '*a', '? [a, b]\n  :', '? { a: 1 }\n  :', '"\\ud800"'];
+const VALUES = [
+  'x',
+  '2',
+  '12',
+  'null',
+  '"\\ud800"',
+  '"a\\udc00"',
+  '"\\ud83d\\ude00"',
+  '*a',
+  '&a x',
+  '&a { Name: *a }',
+  '[*a]',
+  '2027-01-01T00:00:00Z',
+  '{ Days: 30 }',
+  '[{ Id: 1, RelationType: S }]',
+  '[a, b]',
+];
+const IDS = [
+  '"4711"',
+  '"12345678901234567"',
+  '"12345678901234567890"',
+  '"99999999999999999999"',
+  '0815',
+  '4712',
+  '&a "4713"',
+  '*a',
+  '? [a, b]\n  :',
+  '? { a: 1 }\n  :',
+  '"\\ud800"',
+];
 
 /** A desired-state file shaped like a real one, with mistakes in its ids, values and anchors. */
 const contractFile = fc
   .array(
-    fc.tuple(fc.constantFrom(...IDS), fc.option(fc.constantFrom('&a ', '&b '), { nil: '' }), fc.array(fc.tuple(fc.constantFrom(...FIELD_NAMES, 'Nmae'), fc.constantFrom(...VALUES)), { maxLength: 4 })),
+    fc.tuple(
+      fc.constantFrom(...IDS),
+      fc.option(fc.constantFrom('&a ', '&b '), { nil: '' }),
+      fc.array(fc.tuple(fc.constantFrom(...FIELD_NAMES, 'Nmae'), fc.constantFrom(...VALUES)), { maxLength: 4 }),
+    ),
     { maxLength: 5 },
   )
   .map((contracts) => {

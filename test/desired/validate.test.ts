@@ -11,7 +11,11 @@ const CONFIG: Pick<Config, 'tenants'> = {
 
 /** A file for tenant acme whose contract "4711" has `body` (indented to sit under the id). */
 function contractFile(body: string): DesiredFile {
-  const indented = body.trim().split('\n').map((line) => `    ${line}`).join('\n');
+  const indented = body
+    .trim()
+    .split('\n')
+    .map((line) => `    ${line}`)
+    .join('\n');
   return { path: 'contracts/acme/a.yaml', content: `tenant: acme\ncontracts:\n  "4711":\n${indented}\n` };
 }
 
@@ -59,9 +63,21 @@ describe('validateDesiredState: one problem in one contract', () => {
     ],
     ['unknown duration unit', 'SupplierNoticePeriod: { Days: 30, Weeks: 2 }', '4:39  SupplierNoticePeriod.Weeks  unknown field "Weeks"'],
     ['duration as a number', 'SupplierNoticePeriod: 30', '4:27  SupplierNoticePeriod  expected a map, got 30'],
-    ['member field of the wrong type', 'Company:\n  - { Id: 12, RelationType: S }\n  - { Id: "12a", RelationType: S }', '6:15  Company[1].Id  expected an integer, got "12a"'],
-    ['member without its identity', 'Company:\n  - { RelationType: Client }', '5:9  Company[0]  missing member field "Id": every Company member gives Id, RelationType (only nullable fields may be left out)'],
-    ['nested identity missing', 'Owner:\n  - { OwnerType: { Name: R }, User: { Id: 1 } }', '5:22  Owner[0].OwnerType  missing member field "Value": every Owner member gives OwnerType.Name, OwnerType.Value, User.Id (only nullable fields may be left out)'],
+    [
+      'member field of the wrong type',
+      'Company:\n  - { Id: 12, RelationType: S }\n  - { Id: "12a", RelationType: S }',
+      '6:15  Company[1].Id  expected an integer, got "12a"',
+    ],
+    [
+      'member without its identity',
+      'Company:\n  - { RelationType: Client }',
+      '5:9  Company[0]  missing member field "Id": every Company member gives Id, RelationType (only nullable fields may be left out)',
+    ],
+    [
+      'nested identity missing',
+      'Owner:\n  - { OwnerType: { Name: R }, User: { Id: 1 } }',
+      '5:22  Owner[0].OwnerType  missing member field "Value": every Owner member gives OwnerType.Name, OwnerType.Value, User.Id (only nullable fields may be left out)',
+    ],
     ['boolean written as yes', 'Type:\n  - { Lookup: ICT, IsDora: yes }', '5:32  Type[0].IsDora  expected true or false, got "yes"'],
     [
       'duplicate member identity',
@@ -74,13 +90,21 @@ describe('validateDesiredState: one problem in one contract', () => {
       '6:9  Owner[1]  same identity (OwnerType.Value 1, User.Id 5) as Owner[0]; each member may appear once',
     ],
     ['collection as a map', 'Company: { Id: 12 }', '4:14  Company  expected a list, got a map'],
-    ['an incomplete OrganizationalUnit member', 'OrganizationalUnit:\n  - { Id: 4 }', '5:9  OrganizationalUnit[0]  missing member field "Name": every OrganizationalUnit member gives Id, Name (only nullable fields may be left out)'],
+    [
+      'an incomplete OrganizationalUnit member',
+      'OrganizationalUnit:\n  - { Id: 4 }',
+      '5:9  OrganizationalUnit[0]  missing member field "Name": every OrganizationalUnit member gives Id, Name (only nullable fields may be left out)',
+    ],
     [
       'an incomplete Owner member',
       'Owner:\n  - { OwnerType: { Value: 1 }, User: { Id: 501 } }',
       '5:22  Owner[0].OwnerType  missing member field "Name": every Owner member gives OwnerType.Name, OwnerType.Value, User.Id (only nullable fields may be left out)',
     ],
-    ['an incomplete Type member', 'Type:\n  - { Lookup: ICT, EbaCode: null }', '5:9  Type[0]  missing member field "IsDora": every Type member gives Lookup, IsDora (only nullable fields may be left out)'],
+    [
+      'an incomplete Type member',
+      'Type:\n  - { Lookup: ICT, EbaCode: null }',
+      '5:9  Type[0]  missing member field "IsDora": every Type member gives Lookup, IsDora (only nullable fields may be left out)',
+    ],
   ])('%s', (_, body, expected) => {
     expect(problems([contractFile(body)])).toEqual([`contracts/acme/a.yaml:${expected}`]);
   });
@@ -108,10 +132,18 @@ describe('validateDesiredState: file shape', () => {
     ['unknown top-level key', 'tenant: acme\ncontracts: {}\ncontract: {}\n', '3:1  contract  unknown field "contract" (did you mean "contracts"?)'],
     ['contracts as a list', 'tenant: acme\ncontracts: []\n', '2:12  contracts  expected a map, got a list'],
     ['a list at the top', '- tenant: acme\n', '1:1    expected a map with "tenant" and "contracts", got a list'],
-    ['invalid ContractId', 'tenant: acme\ncontracts:\n  " a": {}\n', '3:3  contracts[" a"]  invalid name " a": a ContractId is non-empty, at most 256 characters, without control characters or leading or trailing white space'],
+    [
+      'invalid ContractId',
+      'tenant: acme\ncontracts:\n  " a": {}\n',
+      '3:3  contracts[" a"]  invalid name " a": a ContractId is non-empty, at most 256 characters, without control characters or leading or trailing white space',
+    ],
     ['ContractId read as a number', 'tenant: acme\ncontracts:\n  0815: {}\n', '3:3  contracts.815  ContractId 0815 is read by YAML as 815; quote it: "0815"'],
     ['duplicate ContractId in a file', 'tenant: acme\ncontracts:\n  "1": {}\n  "1": {}\n', '4:3    duplicate key "1": each key may appear once in a map'],
-    ['YAML syntax error', 'tenant: acme\ncontracts:\n  "1": { Name: [ }\n', '3:18    invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] (and 1 more error after it)'],
+    [
+      'YAML syntax error',
+      'tenant: acme\ncontracts:\n  "1": { Name: [ }\n',
+      '3:18    invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] (and 1 more error after it)',
+    ],
     ['a second document', 'tenant: acme\ncontracts: {}\n---\ntenant: acme\n', '3:1    a file holds one YAML document; found another'],
   ])('%s', (_, content, expected) => {
     expect(problems([{ path: 'contracts/acme/a.yaml', content }])).toEqual([`contracts/acme/a.yaml:${expected}`]);
@@ -142,9 +174,7 @@ describe('validateDesiredState: across files', () => {
   it('reports a tenant the config does not know', () => {
     const files = [{ path: 'contracts/acme/a.yaml', content: 'tenant: initech\ncontracts: {}\n' }];
 
-    expect(problems(files)).toEqual([
-      'contracts/acme/a.yaml:1:9  tenant  tenant "initech" is not configured in contract-sync.yaml (known: acme, globex)',
-    ]);
+    expect(problems(files)).toEqual(['contracts/acme/a.yaml:1:9  tenant  tenant "initech" is not configured in contract-sync.yaml (known: acme, globex)']);
   });
 
   it("reports a file outside the tenant's paths", () => {
@@ -168,7 +198,12 @@ describe('validateDesiredState: hostile input', () => {
 
   it('refuses an alias bomb quickly', () => {
     const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-    for (let i = 1; i < 9; i++) levels.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+    for (let i = 1; i < 9; i++)
+      levels.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+          .fill(`*${String.fromCharCode(96 + i)}`)
+          .join(',')}]`,
+      );
 
     expect(only(`${levels.join('\n')}\n`)).toEqual([
       'contracts/acme/x.yaml:1:1    aliases expand too much (more than 100 times their size); refusing a possible alias bomb',
@@ -192,9 +227,7 @@ describe('validateDesiredState: hostile input', () => {
   });
 
   it('refuses binary garbage', () => {
-    expect(only(new Uint8Array([0x00, 0x01, 0x02, 0x74, 0x65]))).toEqual([
-      'contracts/acme/x.yaml:1:1    file contains NUL bytes: it is binary, not YAML',
-    ]);
+    expect(only(new Uint8Array([0x00, 0x01, 0x02, 0x74, 0x65]))).toEqual(['contracts/acme/x.yaml:1:1    file contains NUL bytes: it is binary, not YAML']);
     expect(only(new Uint8Array([0xff, 0xfe, 0xfd, 0x41]))).toEqual(['contracts/acme/x.yaml:1:1    file is not valid UTF-8 text']);
   });
 
@@ -259,7 +292,11 @@ describe('validateDesiredState: cases found by fuzzing', () => {
   it.each([
     ['a list', 'tenant: acme\ncontracts:\n  ? [a, b]\n  : { Name: x }\n', '3:5  contracts  a map key must be a plain name or number, got a list'],
     ['a map', 'tenant: acme\ncontracts:\n  "1":\n    ? { a: 1 }\n    : x\n', '4:7  contracts.1  a map key must be a plain name or number, got a map'],
-    ['an alias to a list', 'tenant: acme\nx: &k [a]\ncontracts:\n  ? *k\n  : { Name: x }\n', '4:5  contracts  a map key must be a plain name or number, got a list'],
+    [
+      'an alias to a list',
+      'tenant: acme\nx: &k [a]\ncontracts:\n  ? *k\n  : { Name: x }\n',
+      '4:5  contracts  a map key must be a plain name or number, got a list',
+    ],
   ])('a complex key (%s) is a clear error, and the yaml package prints nothing', (_, content, expected) => {
     const { result, printed } = printedWhile(() => problems([{ path: 'contracts/acme/a.yaml', content }]));
 
@@ -268,9 +305,21 @@ describe('validateDesiredState: cases found by fuzzing', () => {
   });
 
   it.each([
-    ['the contract itself', 'tenant: acme\ncontracts:\n  "1": &a { Name: x, Comment: *a }\n', '3:31  contracts.1.Comment  alias *a is inside the value it names: circular values are not allowed'],
-    ['a member', 'tenant: acme\ncontracts:\n  "1":\n    Company: &c\n      - { Id: 1, RelationType: S }\n      - *c\n', '6:9  contracts.1.Company[1]  alias *c is inside the value it names: circular values are not allowed'],
-    ['the whole file', '&f\ntenant: acme\ncontracts: { "1": { Comment: *f } }\n', '3:30  contracts.1.Comment  alias *f is inside the value it names: circular values are not allowed'],
+    [
+      'the contract itself',
+      'tenant: acme\ncontracts:\n  "1": &a { Name: x, Comment: *a }\n',
+      '3:31  contracts.1.Comment  alias *a is inside the value it names: circular values are not allowed',
+    ],
+    [
+      'a member',
+      'tenant: acme\ncontracts:\n  "1":\n    Company: &c\n      - { Id: 1, RelationType: S }\n      - *c\n',
+      '6:9  contracts.1.Company[1]  alias *c is inside the value it names: circular values are not allowed',
+    ],
+    [
+      'the whole file',
+      '&f\ntenant: acme\ncontracts: { "1": { Comment: *f } }\n',
+      '3:30  contracts.1.Comment  alias *f is inside the value it names: circular values are not allowed',
+    ],
   ])('an alias to %s that contains it is an error', (_, content, expected) => {
     expect(problems([{ path: 'contracts/acme/a.yaml', content }])).toEqual([`contracts/acme/a.yaml:${expected}`]);
   });
@@ -287,7 +336,11 @@ describe('validateDesiredState: cases found by fuzzing', () => {
   it.each([
     ['a high surrogate', 'Name: "\\ud800"', '4:11  Name  expected valid Unicode text, got a lone surrogate \\ud800 at character 1'],
     ['a low surrogate after text', 'Description: "ab\\udfff"', '4:18  Description  expected valid Unicode text, got a lone surrogate \\udfff at character 3'],
-    ['a member field', 'Company:\n  - { Id: 1, RelationType: "x\\udc00y" }', '5:32  Company[0].RelationType  expected valid Unicode text, got a lone surrogate \\udc00 at character 2'],
+    [
+      'a member field',
+      'Company:\n  - { Id: 1, RelationType: "x\\udc00y" }',
+      '5:32  Company[0].RelationType  expected valid Unicode text, got a lone surrogate \\udc00 at character 2',
+    ],
     ['reversed pair', 'Name: "\\udc00\\ud800"', '4:11  Name  expected valid Unicode text, got a lone surrogate \\udc00 at character 1'],
   ])('refuses a string with %s, naming the field', (_, body, expected) => {
     const file = contractFile(body);

@@ -22,9 +22,27 @@ describe('classifyChange: scalars', () => {
     ['set on the service where the record has none', { Comment: 'added by hand' }, { Comment: 'from git' }, { Name: 'x' }, 'changed-outside-git'],
     ['newly managed in git, absent live and in the record', {}, { Comment: 'from git' }, { Name: 'x' }, 'not-yet-applied'],
     ['numbers compare numerically', { AnnualExpensesAmount: 100 }, { AnnualExpensesAmount: 250 }, { AnnualExpensesAmount: 100.0 }, 'not-yet-applied'],
-    ['timestamps compare as instants', { ValidFrom: '2027-01-01T01:00:00+01:00' }, { ValidFrom: '2028-01-01T00:00:00Z' }, { ValidFrom: '2027-01-01T00:00:00.000Z' }, 'not-yet-applied'],
-    ['durations compare unit by unit, absent = null', { SupplierNoticePeriod: { Days: 30, Hours: null } }, { SupplierNoticePeriod: { Days: 90 } }, { SupplierNoticePeriod: { Days: 30 } }, 'not-yet-applied'],
-    ['a duration edited on the service', { SupplierNoticePeriod: { Days: 7 } }, { SupplierNoticePeriod: { Days: 90 } }, { SupplierNoticePeriod: { Days: 90, Hours: null } }, 'changed-outside-git'],
+    [
+      'timestamps compare as instants',
+      { ValidFrom: '2027-01-01T01:00:00+01:00' },
+      { ValidFrom: '2028-01-01T00:00:00Z' },
+      { ValidFrom: '2027-01-01T00:00:00.000Z' },
+      'not-yet-applied',
+    ],
+    [
+      'durations compare unit by unit, absent = null',
+      { SupplierNoticePeriod: { Days: 30, Hours: null } },
+      { SupplierNoticePeriod: { Days: 90 } },
+      { SupplierNoticePeriod: { Days: 30 } },
+      'not-yet-applied',
+    ],
+    [
+      'a duration edited on the service',
+      { SupplierNoticePeriod: { Days: 7 } },
+      { SupplierNoticePeriod: { Days: 90 } },
+      { SupplierNoticePeriod: { Days: 90, Hours: null } },
+      'changed-outside-git',
+    ],
     ['no record in the state store', { Name: 'Live' }, { Name: 'From git' }, undefined, 'never-applied'],
   ])('%s', (_name, live, desired, lastApplied, expected) => {
     const result = causes(live, desired, lastApplied);
@@ -45,11 +63,41 @@ describe('classifyChange: collection members, by identity', () => {
   it.each<[string, ContractFields, ContractFields, ContractFields | undefined, DriftCause[]]>([
     ['a member removed on the service', { Company: [] }, { Company: [SUPPLIER] }, { Company: [SUPPLIER] }, ['changed-outside-git']],
     ['a member added in git since the apply', { Company: [SUPPLIER] }, { Company: [SUPPLIER, PARTNER] }, { Company: [SUPPLIER] }, ['not-yet-applied']],
-    ['a member added on the service (authoritative)', { Company: [SUPPLIER, PARTNER] }, { Company: [SUPPLIER] }, { Company: [SUPPLIER] }, ['changed-outside-git']],
-    ['a member dropped from git since the apply', { Company: [SUPPLIER, PARTNER] }, { Company: [SUPPLIER] }, { Company: [SUPPLIER, PARTNER] }, ['not-yet-applied']],
-    ['a member edited on the service', { OrganizationalUnit: [{ Id: 1, Name: 'By hand' }] }, { OrganizationalUnit: [{ Id: 1, Name: 'Ops' }] }, { OrganizationalUnit: [{ Id: 1, Name: 'Ops' }] }, ['changed-outside-git']],
-    ['a member edited in git since the apply', { OrganizationalUnit: [{ Id: 1, Name: 'Ops' }] }, { OrganizationalUnit: [{ Id: 1, Name: 'Operations' }] }, { OrganizationalUnit: [{ Id: 1, Name: 'Ops' }] }, ['not-yet-applied']],
-    ['a changed member the record does not hold', { OrganizationalUnit: [{ Id: 1, Name: 'Ops' }] }, { OrganizationalUnit: [{ Id: 1, Name: 'Operations' }] }, { OrganizationalUnit: [] }, ['changed-outside-git']],
+    [
+      'a member added on the service (authoritative)',
+      { Company: [SUPPLIER, PARTNER] },
+      { Company: [SUPPLIER] },
+      { Company: [SUPPLIER] },
+      ['changed-outside-git'],
+    ],
+    [
+      'a member dropped from git since the apply',
+      { Company: [SUPPLIER, PARTNER] },
+      { Company: [SUPPLIER] },
+      { Company: [SUPPLIER, PARTNER] },
+      ['not-yet-applied'],
+    ],
+    [
+      'a member edited on the service',
+      { OrganizationalUnit: [{ Id: 1, Name: 'By hand' }] },
+      { OrganizationalUnit: [{ Id: 1, Name: 'Ops' }] },
+      { OrganizationalUnit: [{ Id: 1, Name: 'Ops' }] },
+      ['changed-outside-git'],
+    ],
+    [
+      'a member edited in git since the apply',
+      { OrganizationalUnit: [{ Id: 1, Name: 'Ops' }] },
+      { OrganizationalUnit: [{ Id: 1, Name: 'Operations' }] },
+      { OrganizationalUnit: [{ Id: 1, Name: 'Ops' }] },
+      ['not-yet-applied'],
+    ],
+    [
+      'a changed member the record does not hold',
+      { OrganizationalUnit: [{ Id: 1, Name: 'Ops' }] },
+      { OrganizationalUnit: [{ Id: 1, Name: 'Operations' }] },
+      { OrganizationalUnit: [] },
+      ['changed-outside-git'],
+    ],
     [
       'only the values the desired member writes are compared',
       { Owner: [{ OwnerType: { Value: 1 }, User: { Id: 7, Name: 'Ann', Email: 'new@example.com' } }] },
@@ -77,6 +125,13 @@ describe('classifyChange: collection members, by identity', () => {
 
     const item = classifyChange(change!, { Company: [SUPPLIER] });
 
-    expect(item).toEqual({ field: 'Company', member: 'Id 99, RelationType "Partner"', live: PARTNER, desired: null, lastApplied: null, cause: 'changed-outside-git' });
+    expect(item).toEqual({
+      field: 'Company',
+      member: 'Id 99, RelationType "Partner"',
+      live: PARTNER,
+      desired: null,
+      lastApplied: null,
+      cause: 'changed-outside-git',
+    });
   });
 });

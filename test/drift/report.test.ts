@@ -105,7 +105,10 @@ describe('createDriftReport', () => {
           { op: 'Remove', path: '/Contract/Company', value: PARTNER },
         ],
       },
-      expect.objectContaining({ id: '4712', drift: [expect.objectContaining({ field: 'Name', live: 'Catering', desired: 'Catering 2028', cause: 'not-yet-applied' })] }),
+      expect.objectContaining({
+        id: '4712',
+        drift: [expect.objectContaining({ field: 'Name', live: 'Catering', desired: 'Catering 2028', cause: 'not-yet-applied' })],
+      }),
       expect.objectContaining({ id: '4714', drift: [expect.objectContaining({ cause: 'never-applied' })] }),
     ]);
     expect(report.tenants[1]).toEqual({ tenant: 'globex', managed: 1, contracts: [], errors: [] });
@@ -116,9 +119,22 @@ describe('createDriftReport', () => {
   });
 
   it('lists a contract that could not be read as an error, and counts it as managed', () => {
-    const failure: ContractResult = { contractId: '4713', file: 'contracts/acme.yaml', line: 10, outcome: 'failed', ops: 0, status: 404, reason: 'could not read the contract: 404' };
+    const failure: ContractResult = {
+      contractId: '4713',
+      file: 'contracts/acme.yaml',
+      line: 10,
+      outcome: 'failed',
+      ops: 0,
+      status: 404,
+      reason: 'could not read the contract: 404',
+    };
 
-    const report = createDriftReport({ plan: livePlan(['4713']), run: runReport([tenantReport('acme', [failure]), tenantReport('globex')]), lastApplied: LAST_APPLIED, fix: false });
+    const report = createDriftReport({
+      plan: livePlan(['4713']),
+      run: runReport([tenantReport('acme', [failure]), tenantReport('globex')]),
+      lastApplied: LAST_APPLIED,
+      fix: false,
+    });
 
     expect(report.tenants[0]!.errors).toEqual([{ id: '4713', file: 'contracts/acme.yaml', line: 10, status: 404, reason: 'could not read the contract: 404' }]);
     expect(report.tenants[0]!.managed).toBe(4);
@@ -142,7 +158,12 @@ describe('createDriftReport', () => {
   it('with fix, records what became of each drifted contract', () => {
     const failure: ContractResult = { contractId: '4712', file: 'contracts/acme.yaml', line: 7, outcome: 'failed', ops: 1, status: 409, reason: 'conflict' };
 
-    const report = createDriftReport({ plan: livePlan(), run: runReport([tenantReport('acme', [failure]), tenantReport('globex')], false), lastApplied: LAST_APPLIED, fix: true });
+    const report = createDriftReport({
+      plan: livePlan(),
+      run: runReport([tenantReport('acme', [failure]), tenantReport('globex')], false),
+      lastApplied: LAST_APPLIED,
+      fix: true,
+    });
 
     expect(report.tenants[0]!.contracts.map((contract) => [contract.id, contract.fix])).toEqual([
       ['4711', { outcome: 'applied', status: null }],
@@ -156,7 +177,12 @@ describe('createDriftReport', () => {
   });
 
   it('with every fix applied, no drift remains', () => {
-    const report = createDriftReport({ plan: livePlan(), run: runReport([tenantReport('acme'), tenantReport('globex')], false), lastApplied: LAST_APPLIED, fix: true });
+    const report = createDriftReport({
+      plan: livePlan(),
+      run: runReport([tenantReport('acme'), tenantReport('globex')], false),
+      lastApplied: LAST_APPLIED,
+      fix: true,
+    });
 
     expect(driftRemains(report)).toBe(false);
     expect(driftFailed(report)).toBe(false);
@@ -178,7 +204,10 @@ describe('renderDriftText', () => {
   });
 
   it('says "No drift" when every contract matches', () => {
-    const plan = createPlan(DESIRED.slice(1), new Map([['globex', new Map([['9001', { fields: { Name: 'Lease' }, from: 'live' as const }]])]]), { createdAt: CREATED_AT, source: SOURCE });
+    const plan = createPlan(DESIRED.slice(1), new Map([['globex', new Map([['9001', { fields: { Name: 'Lease' }, from: 'live' as const }]])]]), {
+      createdAt: CREATED_AT,
+      source: SOURCE,
+    });
 
     const text = renderDriftText(createDriftReport({ plan, run: runReport([tenantReport('globex')]), lastApplied: new Map(), fix: false }));
 
@@ -186,7 +215,15 @@ describe('renderDriftText', () => {
   });
 
   it('lists unreadable contracts and tenant errors', () => {
-    const failure: ContractResult = { contractId: '4713', file: 'contracts/acme.yaml', line: 10, outcome: 'failed', ops: 0, status: 404, reason: 'could not read the contract: 404 Not Found' };
+    const failure: ContractResult = {
+      contractId: '4713',
+      file: 'contracts/acme.yaml',
+      line: 10,
+      outcome: 'failed',
+      ops: 0,
+      status: 404,
+      reason: 'could not read the contract: 404 Not Found',
+    };
     const report = createDriftReport({
       plan: livePlan(['4713'], ['globex']),
       run: runReport([tenantReport('acme', [failure]), tenantReport('globex', [], 'token refused')]),
@@ -210,7 +247,9 @@ describe('renderDriftText', () => {
 
     const text = renderDriftText(report);
 
-    expect(text).toBe('tenant globex: not checked\n\nNot checked:\n  globex: token refused\n\nNo drift found, but 1 error kept contracts from being checked (listed under "Not checked").\n');
+    expect(text).toBe(
+      'tenant globex: not checked\n\nNot checked:\n  globex: token refused\n\nNo drift found, but 1 error kept contracts from being checked (listed under "Not checked").\n',
+    );
   });
 });
 
@@ -222,7 +261,10 @@ describe('renderDriftMarkdown', () => {
   });
 
   it('keeps a value with pipes and backticks inside its cell', () => {
-    const plan = createPlan(DESIRED.slice(1), new Map([['globex', new Map([['9001', { fields: { Name: 'a | b `c`' }, from: 'live' as const }]])]]), { createdAt: CREATED_AT, source: SOURCE });
+    const plan = createPlan(DESIRED.slice(1), new Map([['globex', new Map([['9001', { fields: { Name: 'a | b `c`' }, from: 'live' as const }]])]]), {
+      createdAt: CREATED_AT,
+      source: SOURCE,
+    });
 
     const markdown = renderDriftMarkdown(createDriftReport({ plan, run: runReport([tenantReport('globex')]), lastApplied: new Map(), fix: false }));
 
@@ -230,13 +272,24 @@ describe('renderDriftMarkdown', () => {
   });
 
   it('stays under maxLength and says what it left out', () => {
-    const contracts = Array.from({ length: 300 }, (_, i) => ({ id: String(1000 + i), line: 3 + i, column: 3, fields: { Name: `Contract ${i}`, Comment: 'x'.repeat(200) } }));
-    const plan = createPlan([{ tenant: 'acme', file: 'contracts/acme.yaml', contracts }], new Map([['acme', new Map(contracts.map((c) => [c.id, { fields: {}, from: 'live' as const }]))]]), {
-      createdAt: CREATED_AT,
-      source: SOURCE,
-    });
+    const contracts = Array.from({ length: 300 }, (_, i) => ({
+      id: String(1000 + i),
+      line: 3 + i,
+      column: 3,
+      fields: { Name: `Contract ${i}`, Comment: 'x'.repeat(200) },
+    }));
+    const plan = createPlan(
+      [{ tenant: 'acme', file: 'contracts/acme.yaml', contracts }],
+      new Map([['acme', new Map(contracts.map((c) => [c.id, { fields: {}, from: 'live' as const }]))]]),
+      {
+        createdAt: CREATED_AT,
+        source: SOURCE,
+      },
+    );
 
-    const markdown = renderDriftMarkdown(createDriftReport({ plan, run: runReport([tenantReport('acme')]), lastApplied: new Map(), fix: false }), { maxLength: 20_000 });
+    const markdown = renderDriftMarkdown(createDriftReport({ plan, run: runReport([tenantReport('acme')]), lastApplied: new Map(), fix: false }), {
+      maxLength: 20_000,
+    });
 
     expect(markdown.length).toBeLessThanOrEqual(20_000);
     expect(markdown).toMatch(/Shortened to stay under 20,000 characters: \d+ drifted contracts not shown/);

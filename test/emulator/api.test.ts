@@ -97,11 +97,14 @@ describe('authentication and tenancy', () => {
 
   it.each([
     ['a tampered signature', (jwt: string) => `${jwt.slice(0, -6)}${jwt.slice(-6, -5) === 'A' ? 'B' : 'A'}${jwt.slice(-5)}`],
-    ['a tampered payload', (jwt: string) => {
-      const [header, payload, signature] = jwt.split('.') as [string, string, string];
-      const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>;
-      return [header, Buffer.from(JSON.stringify({ ...claims, tenant_id: 'globex' })).toString('base64url'), signature].join('.');
-    }],
+    [
+      'a tampered payload',
+      (jwt: string) => {
+        const [header, payload, signature] = jwt.split('.') as [string, string, string];
+        const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>;
+        return [header, Buffer.from(JSON.stringify({ ...claims, tenant_id: 'globex' })).toString('base64url'), signature].join('.');
+      },
+    ],
     ['no token', () => ''],
     ['garbage', () => 'not-a-jwt'],
   ])('answers 401 to %s', async (_case, mangle) => {

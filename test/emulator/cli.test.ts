@@ -77,7 +77,10 @@ describe('contract-sync emulator', () => {
     expect(urls.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(urls.adminUrl).toBe(`${urls.baseUrl}/__admin`);
     expect(discovery.issuer).toBe(`${urls.authUrl}/realms/cms`);
-    const logLines = run.stderr.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const logLines = run.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(logLines).toContainEqual(expect.objectContaining({ msg: 'request', kind: 'token', status: 200, tenant: 'acme' }));
     expect(logLines).toContainEqual(expect.objectContaining({ msg: 'shutting down', signal: 'SIGTERM' }));
     expect(run.stderr).not.toContain('dev-secret-acme');

@@ -103,7 +103,12 @@ describe('client-credentials grant', () => {
   it('refuses a resource indicator other than the API (invalid_target)', async () => {
     const response = await fetch(tokenUrl(emulator), {
       method: 'POST',
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'acme-rw', client_secret: 'acme-secret-new', resource: 'https://elsewhere.example' }),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: 'acme-rw',
+        client_secret: 'acme-secret-new',
+        resource: 'https://elsewhere.example',
+      }),
     });
 
     expect(response.status).toBe(400);

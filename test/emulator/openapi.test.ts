@@ -38,7 +38,11 @@ function deref(node: unknown, doc: Node = OPENAPI): unknown {
 function stripExtensions(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(stripExtensions);
   if (node === null || typeof node !== 'object') return node;
-  return Object.fromEntries(Object.entries(node).filter(([key]) => !key.startsWith('x-')).map(([key, value]) => [key, stripExtensions(value)]));
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([key]) => !key.startsWith('x-'))
+      .map(([key, value]) => [key, stripExtensions(value)]),
+  );
 }
 
 const checks = new Map<string, SchemaCheck>();
@@ -116,13 +120,24 @@ describe('specs/openapi.yaml', () => {
     const wo = await token(emulator, 'acme-rw', 'acme-secret-new', 'core:write');
 
     await conforms('patch', CONTRACT, await patch(emulator, rw, '4711', RENAME));
-    await conforms('patch', CONTRACT, await patch(emulator, rw, '4711', [{ op: 'replace', path: '/Contract/Name', value: 1 }, { op: 'Add', path: '/Nope', value: 1 }]));
+    await conforms(
+      'patch',
+      CONTRACT,
+      await patch(emulator, rw, '4711', [
+        { op: 'replace', path: '/Contract/Name', value: 1 },
+        { op: 'Add', path: '/Nope', value: 1 },
+      ]),
+    );
     await conforms('patch', CONTRACT, await patch(emulator, rw, '4711', '{'));
     await conforms('patch', CONTRACT, await patch(emulator, rw, '4711', {}));
     await conforms('patch', CONTRACT, await patch(emulator, 'forged', '4711', RENAME));
     await conforms('patch', CONTRACT, await patch(emulator, ro, '4711', RENAME));
     await conforms('patch', CONTRACT, await patch(emulator, rw, '9001', RENAME));
-    await conforms('patch', CONTRACT, await patch(emulator, rw, '4711', [{ op: 'Add', path: '/Contract/Company', value: { Id: 12, RelationType: 'Supplier' } }]));
+    await conforms(
+      'patch',
+      CONTRACT,
+      await patch(emulator, rw, '4711', [{ op: 'Add', path: '/Contract/Company', value: { Id: 12, RelationType: 'Supplier' } }]),
+    );
     await conforms('patch', CONTRACT, await patch(emulator, rw, '4711', [{ op: 'Replace', path: '/Contract/Comment', value: 'x'.repeat(1_100_000) }]));
     await conforms('patch', CONTRACT, await patch(emulator, rw, '4711', RENAME, 'text/plain'));
     await conforms('get', CONTRACT, await read(emulator, rw, '4711'));

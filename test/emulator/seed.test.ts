@@ -40,12 +40,36 @@ describe('bad seeds', () => {
     ['a missing realm', 'tenants: { acme: {} }\n', 'seed.yaml:1:1 (root): missing required field "realm"'],
     ['a realm with a slash', 'realm: a/b\ntenants: { acme: {} }\n', 'seed.yaml:1:8 realm: expected a value matching'],
     ['a zero ttl', 'realm: cms\ntokenTtlSeconds: 0\ntenants: { acme: {} }\n', 'seed.yaml:2:18 tokenTtlSeconds: expected a number >= 1, got 0'],
-    ['a client without secret', 'realm: cms\ntenants:\n  acme:\n    clients: [{ clientId: c, scopes: [] }]\n', 'tenants.acme.clients[0]: missing required field "secret"'],
-    ['a scope with a space', 'realm: cms\ntenants:\n  acme:\n    clients: [{ clientId: c, secret: s, scopes: ["core:read core:write"] }]\n', 'tenants.acme.clients[0].scopes[0]'],
-    ['an unknown contract field', 'realm: cms\ntenants:\n  acme:\n    contracts:\n      "4711": { Nmae: x }\n', 'seed.yaml:5:17 tenants.acme.contracts.4711.Nmae: unknown field "Nmae"'],
-    ['a wrong contract value', 'realm: cms\ntenants:\n  acme:\n    contracts:\n      "4711": { ValidFrom: 2027-01-01 }\n', 'tenants.acme.contracts.4711.ValidFrom: expected an ISO 8601 date-time in UTC'],
-    ['a duplicate member', 'realm: cms\ntenants:\n  acme:\n    contracts:\n      "1": { Company: [{ Id: 1, RelationType: S }, { Id: 1, RelationType: S }] }\n', 'duplicate Company member'],
-    ['a clientId used twice', 'realm: cms\ntenants:\n  a: { clients: [{ clientId: c, secret: s, scopes: [] }] }\n  b: { clients: [{ clientId: c, secret: t, scopes: [] }] }\n', 'clientId "c" is already used by tenant a'],
+    [
+      'a client without secret',
+      'realm: cms\ntenants:\n  acme:\n    clients: [{ clientId: c, scopes: [] }]\n',
+      'tenants.acme.clients[0]: missing required field "secret"',
+    ],
+    [
+      'a scope with a space',
+      'realm: cms\ntenants:\n  acme:\n    clients: [{ clientId: c, secret: s, scopes: ["core:read core:write"] }]\n',
+      'tenants.acme.clients[0].scopes[0]',
+    ],
+    [
+      'an unknown contract field',
+      'realm: cms\ntenants:\n  acme:\n    contracts:\n      "4711": { Nmae: x }\n',
+      'seed.yaml:5:17 tenants.acme.contracts.4711.Nmae: unknown field "Nmae"',
+    ],
+    [
+      'a wrong contract value',
+      'realm: cms\ntenants:\n  acme:\n    contracts:\n      "4711": { ValidFrom: 2027-01-01 }\n',
+      'tenants.acme.contracts.4711.ValidFrom: expected an ISO 8601 date-time in UTC',
+    ],
+    [
+      'a duplicate member',
+      'realm: cms\ntenants:\n  acme:\n    contracts:\n      "1": { Company: [{ Id: 1, RelationType: S }, { Id: 1, RelationType: S }] }\n',
+      'duplicate Company member',
+    ],
+    [
+      'a clientId used twice',
+      'realm: cms\ntenants:\n  a: { clients: [{ clientId: c, secret: s, scopes: [] }] }\n  b: { clients: [{ clientId: c, secret: t, scopes: [] }] }\n',
+      'clientId "c" is already used by tenant a',
+    ],
     ['a YAML syntax error', 'realm: cms\ntenants: {\n', 'seed.yaml:3:1'],
     ['a duplicate key', 'realm: cms\nrealm: other\ntenants: {}\n', 'seed.yaml:2:1 Map keys must be unique'],
   ])('names the place and the problem of %s', (_case, text, expected) => {

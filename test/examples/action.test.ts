@@ -92,7 +92,8 @@ describe('action.yml', () => {
       expect(value, value).toBe(`\${{ ${expression ?? ''} }}`);
       const input = /^inputs\.([\w-]+)$/.exec(expression ?? '');
       const output = /^steps\.([\w-]+)\.outputs\.[\w-]+$/.exec(expression ?? '');
-      const allowed = (input !== null && declared.has(input[1] ?? '')) || (output !== null && ids.has(output[1] ?? '')) || /^github\.[\w.]+$/.test(expression ?? '');
+      const allowed =
+        (input !== null && declared.has(input[1] ?? '')) || (output !== null && ids.has(output[1] ?? '')) || /^github\.[\w.]+$/.test(expression ?? '');
       expect(allowed, value).toBe(true);
     }
   });
@@ -130,12 +131,20 @@ function actionSteps(workflow: unknown): Step[] {
 }
 
 describe.each([
-  ['examples/github-actions/contract-sync.yml', async () => parse(await readFile(path.join(ROOT, 'examples/github-actions/contract-sync.yml'), 'utf8')) as unknown],
-  ['the workflow contract-sync init writes', () => parse(scaffoldRepository({ tenants: ['acme'], ci: 'github' }).find((file) => file.path.endsWith('.yml'))?.content ?? '') as unknown],
+  [
+    'examples/github-actions/contract-sync.yml',
+    async () => parse(await readFile(path.join(ROOT, 'examples/github-actions/contract-sync.yml'), 'utf8')) as unknown,
+  ],
+  [
+    'the workflow contract-sync init writes',
+    () => parse(scaffoldRepository({ tenants: ['acme'], ci: 'github' }).find((file) => file.path.endsWith('.yml'))?.content ?? '') as unknown,
+  ],
 ])('%s', (_name, load) => {
   it('uses the action with declared inputs only, giving every required one', async () => {
     const uses = actionSteps(await load());
-    const required = Object.entries(action.inputs).filter(([, input]) => input.required === true).map(([name]) => name);
+    const required = Object.entries(action.inputs)
+      .filter(([, input]) => input.required === true)
+      .map(([name]) => name);
 
     expect(uses.length).toBeGreaterThanOrEqual(3);
     for (const step of uses) {
@@ -195,7 +204,19 @@ describe("the action's main step, run by bash", () => {
       execFile(
         'bash',
         ['-c', script],
-        { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: runnerTemp, RUNNER_TEMP: runnerTemp, GITHUB_OUTPUT: outputFile, GITHUB_STEP_SUMMARY: summaryFile, CS_VERSION: '', CS_ARGS: '', ...env } },
+        {
+          cwd: dir,
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: runnerTemp,
+            RUNNER_TEMP: runnerTemp,
+            GITHUB_OUTPUT: outputFile,
+            GITHUB_STEP_SUMMARY: summaryFile,
+            CS_VERSION: '',
+            CS_ARGS: '',
+            ...env,
+          },
+        },
         (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       );
     });

@@ -52,10 +52,19 @@ describe('CatFileProcess', () => {
     const contents = await catFile(repo, true).ask([a, 'HEAD:nothing.txt', bigOid, 'HEAD^{commit}']);
     const info = await catFile(repo, false).ask([bigOid, 'nothing^{commit}', 'HEAD^{commit}']);
 
-    expect(contents.map((answer) => (answer.found ? [answer.oid, answer.type, answer.size] : answer.status))).toEqual([[a, 'blob', 2], 'missing', [bigOid, 'blob', 1_000_000], [commit, 'commit', expect.any(Number)]]);
+    expect(contents.map((answer) => (answer.found ? [answer.oid, answer.type, answer.size] : answer.status))).toEqual([
+      [a, 'blob', 2],
+      'missing',
+      [bigOid, 'blob', 1_000_000],
+      [commit, 'commit', expect.any(Number)],
+    ]);
     expect(contents[0]!.found && contents[0]!.content!.toString()).toBe('a\n');
     expect(contents[2]!.found && contents[2]!.content!.toString()).toBe(big);
-    expect(info).toEqual([{ found: true, oid: bigOid, type: 'blob', size: 1_000_000 }, { found: false, status: 'missing' }, { found: true, oid: commit, type: 'commit', size: expect.any(Number) }]);
+    expect(info).toEqual([
+      { found: true, oid: bigOid, type: 'blob', size: 1_000_000 },
+      { found: false, status: 'missing' },
+      { found: true, oid: commit, type: 'commit', size: expect.any(Number) },
+    ]);
   });
 
   it('answers questions asked at once, each with its own answers', async () => {
@@ -95,7 +104,10 @@ describe('CatFileProcess', () => {
     const script = path.join(dir, 'idle.mts');
     const module = path.resolve('engine/git/cat-file-process.ts');
     await import('node:fs/promises').then((fs) =>
-      fs.writeFile(script, `import { CatFileProcess } from ${JSON.stringify(module)};\nconst answers = await new CatFileProcess('git', ${JSON.stringify(repo.dir)}, true).ask(['HEAD:a.txt']);\nprocess.stdout.write(String(answers[0].found));\n`),
+      fs.writeFile(
+        script,
+        `import { CatFileProcess } from ${JSON.stringify(module)};\nconst answers = await new CatFileProcess('git', ${JSON.stringify(repo.dir)}, true).ask(['HEAD:a.txt']);\nprocess.stdout.write(String(answers[0].found));\n`,
+      ),
     );
 
     const { stdout } = await exec(path.resolve('node_modules/.bin/tsx'), [script], { timeout: 15_000 });
@@ -166,9 +178,39 @@ describe('resolveCommit', () => {
   // Each answer is rev-parse's (`git rev-parse --verify --quiet --end-of-options REF^{commit}`),
   // which resolveCommit asked before it asked cat-file.
   const REFS = [
-    'HEAD', 'main', 'feature', 'annotated', 'lightweight', 'tree-tag', 'twice', 'HEAD~1', 'HEAD~9', 'main@{1}', '@{-1}', '@{-9}', 'HEAD@{0}',
-    ':/second', ':/no such message', 'main^{/first}', 'HEAD:a.txt', 'HEAD^{tree}', 'main feature', 'main..feature', 'main...feature', '^main',
-    'main^!', 'main^@', 'nothing', 'refs/heads/main', '@', '~', ':', 'short-id', 'full-id', 'tree-id', 'zero-id',
+    'HEAD',
+    'main',
+    'feature',
+    'annotated',
+    'lightweight',
+    'tree-tag',
+    'twice',
+    'HEAD~1',
+    'HEAD~9',
+    'main@{1}',
+    '@{-1}',
+    '@{-9}',
+    'HEAD@{0}',
+    ':/second',
+    ':/no such message',
+    'main^{/first}',
+    'HEAD:a.txt',
+    'HEAD^{tree}',
+    'main feature',
+    'main..feature',
+    'main...feature',
+    '^main',
+    'main^!',
+    'main^@',
+    'nothing',
+    'refs/heads/main',
+    '@',
+    '~',
+    ':',
+    'short-id',
+    'full-id',
+    'tree-id',
+    'zero-id',
   ];
 
   it.each(REFS)('%s: as rev-parse --verify answers', async (name) => {

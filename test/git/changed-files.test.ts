@@ -20,7 +20,13 @@ async function setUp(): Promise<{ repo: TestRepo; repository: GitRepository; bas
 describe('changedFiles', () => {
   it('between two commits: added, modified, deleted; a rename is a delete and an add', async () => {
     const { repo, repository, base } = await setUp();
-    const head = await repo.commit('change', { 'edit.yaml': 'e2', 'remove.yaml': null, 'new.yaml': 'n', 'rename-me.yaml': null, 'renamed.yaml': 'same content, new name\n' });
+    const head = await repo.commit('change', {
+      'edit.yaml': 'e2',
+      'remove.yaml': null,
+      'new.yaml': 'n',
+      'rename-me.yaml': null,
+      'renamed.yaml': 'same content, new name\n',
+    });
 
     const changed = await changedFiles(repository, base, head);
 

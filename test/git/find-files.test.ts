@@ -136,12 +136,15 @@ describe('findFiles', () => {
     ]);
   });
 
-  it.each([['contracts//acme/a.yaml'], ['./contract-sync.yaml'], ['contracts/acme/../acme/a.yaml'], [''], ['contracts\\acme\\a.yaml']])('leaves %j to ls-tree', async (file) => {
-    const { repo, commit } = await everyKind();
-    const repository = await open(repo.dir);
+  it.each([['contracts//acme/a.yaml'], ['./contract-sync.yaml'], ['contracts/acme/../acme/a.yaml'], [''], ['contracts\\acme\\a.yaml']])(
+    'leaves %j to ls-tree',
+    async (file) => {
+      const { repo, commit } = await everyKind();
+      const repository = await open(repo.dir);
 
-    expect(await findFiles(repository, commit, ['contract-sync.yaml', file])).toBeUndefined();
-  });
+      expect(await findFiles(repository, commit, ['contract-sync.yaml', file])).toBeUndefined();
+    },
+  );
 
   it('reads the sizes of the files, not their contents, and no file over the limit', async () => {
     const { repo, commit } = await everyKind();
@@ -149,7 +152,10 @@ describe('findFiles', () => {
     const big = (await repo.git('rev-parse', `${commit}:contracts/acme/big.yaml`)).trim();
     const contents = vi.spyOn(repository.objectContents, 'ask');
 
-    const files = await gitCommitSource(repository, commit).readFiles(['contracts/**/*.yaml'], { only: new Set(['contracts/acme/a.yaml', 'contracts/acme/big.yaml']), maxBytes: MAX_BYTES });
+    const files = await gitCommitSource(repository, commit).readFiles(['contracts/**/*.yaml'], {
+      only: new Set(['contracts/acme/a.yaml', 'contracts/acme/big.yaml']),
+      maxBytes: MAX_BYTES,
+    });
 
     expect(files.map((file) => [file.path, file.content.length])).toEqual([
       ['contracts/acme/a.yaml', 'tenant: acme\n'.length],

@@ -12,7 +12,12 @@ afterEach(async () => {
 });
 
 async function setUp(): Promise<TestRepo> {
-  const repo = await createRepo({ 'secrets/acme': 'throwaway-1\n', 'sub/dir/pg-url': 'throwaway-2\n', 'odd [name]*': 'throwaway-3\n', '.gitignore': 'secrets/ignored\n' });
+  const repo = await createRepo({
+    'secrets/acme': 'throwaway-1\n',
+    'sub/dir/pg-url': 'throwaway-2\n',
+    'odd [name]*': 'throwaway-3\n',
+    '.gitignore': 'secrets/ignored\n',
+  });
   cleanups.push(() => repo.cleanup());
   await repo.write({ 'secrets/untracked': 'u\n', 'secrets/ignored': 'i\n' });
   return repo;
@@ -26,7 +31,10 @@ describe('trackedFiles', () => {
       return path.join(repo.dir, relative);
     }
 
-    const tracked = await trackedFiles(repository, ['secrets/acme', 'sub/dir/pg-url', 'odd [name]*', 'secrets/untracked', 'secrets/ignored', 'secrets/missing', 'secrets', 'sub'].map(at));
+    const tracked = await trackedFiles(
+      repository,
+      ['secrets/acme', 'sub/dir/pg-url', 'odd [name]*', 'secrets/untracked', 'secrets/ignored', 'secrets/missing', 'secrets', 'sub'].map(at),
+    );
 
     expect([...tracked].sort()).toEqual([at('odd [name]*'), at('secrets/acme'), at('sub/dir/pg-url')]);
   });
@@ -37,7 +45,12 @@ describe('trackedFiles', () => {
     cleanups.push(outside.cleanup);
     const repository = (await openGitRepository(path.join(repo.dir, 'sub')))!;
 
-    const tracked = await trackedFiles(repository, [path.join(repo.dir, 'secrets/acme'), path.join(repo.dir, 'sub/dir/pg-url'), path.join(outside.dir, 'acme'), path.parse(repo.dir).root]);
+    const tracked = await trackedFiles(repository, [
+      path.join(repo.dir, 'secrets/acme'),
+      path.join(repo.dir, 'sub/dir/pg-url'),
+      path.join(outside.dir, 'acme'),
+      path.parse(repo.dir).root,
+    ]);
 
     expect([...tracked].sort()).toEqual([path.join(repo.dir, 'secrets/acme'), path.join(repo.dir, 'sub/dir/pg-url')]);
   });

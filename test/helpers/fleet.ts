@@ -132,7 +132,11 @@ export async function liveContract(emulator: Emulator, tenant: string, id: strin
 }
 
 export async function setFaults(emulator: Emulator, faults: unknown): Promise<void> {
-  const response = await fetch(`${emulator.urls.adminUrl}/faults`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(faults) });
+  const response = await fetch(`${emulator.urls.adminUrl}/faults`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(faults),
+  });
   if (!response.ok) throw new Error(`faults refused: ${response.status} ${await response.text()}`);
 }
 

@@ -7,9 +7,7 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 
 async function sourceFiles(dir: string): Promise<string[]> {
   const entries = await readdir(path.join(ROOT, dir), { recursive: true, withFileTypes: true }).catch(() => []);
-  return entries
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
-    .map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)));
+  return entries.filter((entry) => entry.isFile() && entry.name.endsWith('.ts')).map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)));
 }
 
 describe('the field table', () => {
@@ -38,7 +36,13 @@ describe('the field table', () => {
   it.each([
     ['Company', [['Id'], ['RelationType']]],
     ['OrganizationalUnit', [['Id']]],
-    ['Owner', [['OwnerType', 'Value'], ['User', 'Id']]],
+    [
+      'Owner',
+      [
+        ['OwnerType', 'Value'],
+        ['User', 'Id'],
+      ],
+    ],
     ['Type', [['Lookup']]],
   ])('%s members are identified by %j, which are required', (name, identity) => {
     const field = COLLECTION_FIELDS.find((f) => f.name === name)!;

@@ -102,10 +102,9 @@ describe('normaliseNumber', () => {
 });
 
 describe('normaliseDuration', () => {
-  const duration = fc.record(
-    Object.fromEntries(DURATION_UNITS.map((unit) => [unit, fc.option(fc.integer({ min: 0, max: 1000 }), { nil: undefined })])),
-    { requiredKeys: [] },
-  );
+  const duration = fc.record(Object.fromEntries(DURATION_UNITS.map((unit) => [unit, fc.option(fc.integer({ min: 0, max: 1000 }), { nil: undefined })])), {
+    requiredKeys: [],
+  });
 
   it('is idempotent and treats absent as null', () => {
     fc.assert(

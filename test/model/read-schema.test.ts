@@ -41,7 +41,14 @@ describe('readContract', () => {
   it('reads a null scalar as not set, and keeps the nulls the model allows inside members and durations', () => {
     const owner = { OwnerType: { Value: 1 }, User: { Id: 5, Name: null, Email: null, OrganizationalUnit: { Id: null, Name: null } } };
 
-    const read = readContract({ Name: null, AnnualExpensesAmount: null, ValidTo: null, SupplierNoticePeriod: null, OrderingPartyNoticePeriod: { Days: null }, Owner: [owner] });
+    const read = readContract({
+      Name: null,
+      AnnualExpensesAmount: null,
+      ValidTo: null,
+      SupplierNoticePeriod: null,
+      OrderingPartyNoticePeriod: { Days: null },
+      Owner: [owner],
+    });
 
     expect(read).toEqual({ fields: { OrderingPartyNoticePeriod: { Days: null }, Owner: [owner] }, issues: [] });
   });

@@ -88,7 +88,13 @@ describe('commands are loaded lazily', () => {
 
   it('`contract-sync show PLAN.json` loads neither the HTTP client, the OpenID client, pg, the emulator nor the git adapter', { timeout: 30_000 }, async () => {
     const plan = path.join(dir, 'plan.json');
-    const document = { version: 1, createdAt: '2026-01-01T00:00:00.000Z', source: { repo: '.', ref: null, commit: null }, tenants: [], summary: { tenants: 0, contracts: 0, changed: 0, ops: 0 } };
+    const document = {
+      version: 1,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      source: { repo: '.', ref: null, commit: null },
+      tenants: [],
+      summary: { tenants: 0, contracts: 0, changed: 0, ops: 0 },
+    };
     await writeFile(plan, JSON.stringify(document));
 
     const { code, modules } = await loadedBy(['show', plan]);

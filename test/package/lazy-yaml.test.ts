@@ -66,7 +66,9 @@ describe('a pull-request plan loads the yaml package only for a file with a prob
     const { code, stderr, yaml } = await planPullRequest({ 'contract-sync.yaml': config });
 
     expect(code).toBe(1);
-    expect(stderr).toBe(`${path.relative(ROOT, path.join(repo.dir, 'contract-sync.yaml'))}:1:17  api.baseUrl  http:// is allowed only for loopback hosts; use https:// for cms.example.com\ninvalid config: no plan written\n`);
+    expect(stderr).toBe(
+      `${path.relative(ROOT, path.join(repo.dir, 'contract-sync.yaml'))}:1:17  api.baseUrl  http:// is allowed only for loopback hosts; use https:// for cms.example.com\ninvalid config: no plan written\n`,
+    );
     expect(yaml).not.toEqual([]);
   });
 

@@ -41,7 +41,11 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-async function run(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<{ code: number; stdout: string; stderr: string }> {
+async function run(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return exec(command, [...args], { ...options, env: { ...process.env, ...options.env } }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
@@ -150,49 +154,74 @@ describe('the packed package', () => {
     }
   });
 
-  it('reports the same problems with the build\'s precompiled schemas as the sources do with Ajv, without loading Ajv\'s compiler, from the CLI bundle and the library\'s modules', { timeout: 60_000 }, async () => {
-    const repo = path.join(work, 'mistakes');
-    await mkdir(path.join(repo, 'contracts/acme'), { recursive: true });
-    const config = ['api: { baseUrl: not a url, timeoutMs: 0 }', 'auth: { url: https://login.example.com, realm: "" }', 'tenants:', '  acme: { clientId: cs-acme, clientSecret: { env: ACME_SECRET }, colour: red }', ''];
-    const contracts = [
-      'tenant: acme',
-      'contracts:',
-      '  "1": { Name: 2027, Nmae: x, Area: "12a", ValidFrom: 2027-01-01, SupplierNoticePeriod: { Weeks: 2 } }',
-      '  "2": { Name: "", Company: [{ RelationType: Supplier }], Type: [{ Lookup: Service, IsDora: "yes" }], ValidTo: "2027-01-01T00:00:00+02:00" }',
-      '',
-    ];
-    const check = "const { main } = await import(process.argv[1]); const { createRequire } = await import('node:module');"
-      + " const io = { stdout: process.stdout, stderr: process.stderr, env: {}, cwd: process.cwd() };"
-      + " process.exitCode = await main(process.argv.slice(2), io);"
-      + " const compiler = Object.keys(createRequire(import.meta.url).cache).filter((file) => /[\\/]ajv[\\/]dist[\\/](core|compile)/.test(file));"
-      + " process.stderr.write(`ajv compiler modules: ${compiler.length}`);";
-    // The bundle (dist/cli/, what the bin runs) finds the precompiled schemas from another directory than tsc's modules do.
-    const mains = ['dist/cli/main.js', 'dist/engine/cli/main.js'].map((file) => pathToFileURL(path.join(consumer, 'node_modules/contract-sync', file)).href);
-    const outputs: { main: string; built: string; sources: string; compilerLoaded: string }[] = [];
+  it(
+    "reports the same problems with the build's precompiled schemas as the sources do with Ajv, without loading Ajv's compiler, from the CLI bundle and the library's modules",
+    { timeout: 60_000 },
+    async () => {
+      const repo = path.join(work, 'mistakes');
+      await mkdir(path.join(repo, 'contracts/acme'), { recursive: true });
+      const config = [
+        'api: { baseUrl: not a url, timeoutMs: 0 }',
+        'auth: { url: https://login.example.com, realm: "" }',
+        'tenants:',
+        '  acme: { clientId: cs-acme, clientSecret: { env: ACME_SECRET }, colour: red }',
+        '',
+      ];
+      const contracts = [
+        'tenant: acme',
+        'contracts:',
+        '  "1": { Name: 2027, Nmae: x, Area: "12a", ValidFrom: 2027-01-01, SupplierNoticePeriod: { Weeks: 2 } }',
+        '  "2": { Name: "", Company: [{ RelationType: Supplier }], Type: [{ Lookup: Service, IsDora: "yes" }], ValidTo: "2027-01-01T00:00:00+02:00" }',
+        '',
+      ];
+      const check =
+        "const { main } = await import(process.argv[1]); const { createRequire } = await import('node:module');" +
+        ' const io = { stdout: process.stdout, stderr: process.stderr, env: {}, cwd: process.cwd() };' +
+        ' process.exitCode = await main(process.argv.slice(2), io);' +
+        ' const compiler = Object.keys(createRequire(import.meta.url).cache).filter((file) => /[\\/]ajv[\\/]dist[\\/](core|compile)/.test(file));' +
+        ' process.stderr.write(`ajv compiler modules: ${compiler.length}`);';
+      // The bundle (dist/cli/, what the bin runs) finds the precompiled schemas from another directory than tsc's modules do.
+      const mains = ['dist/cli/main.js', 'dist/engine/cli/main.js'].map((file) => pathToFileURL(path.join(consumer, 'node_modules/contract-sync', file)).href);
+      const outputs: { main: string; built: string; sources: string; compilerLoaded: string }[] = [];
 
-    for (const [name, content] of [['contract-sync.yaml', config], ['contracts/acme/mistakes.yaml', contracts]] as const) {
-      if (name === 'contracts/acme/mistakes.yaml') await writeFile(path.join(repo, 'contract-sync.yaml'), 'api: { baseUrl: https://cms.example.com }\nauth: { url: https://login.example.com, realm: cms }\ntenants:\n  acme: { clientId: cs-acme, clientSecret: { env: ACME_SECRET } }\n');
-      await writeFile(path.join(repo, name), content.join('\n'));
-      const args = ['validate', '--repo', repo, '--format', 'json'];
-      const sources = await runCli(args, consumer);
-      for (const main of mains) {
-        const built = await run(process.execPath, ['--input-type=module', '-e', check, main, ...args], { cwd: consumer });
-        outputs.push({ main, built: built.stdout, sources: sources.stdout, compilerLoaded: built.stderr });
+      for (const [name, content] of [
+        ['contract-sync.yaml', config],
+        ['contracts/acme/mistakes.yaml', contracts],
+      ] as const) {
+        if (name === 'contracts/acme/mistakes.yaml')
+          await writeFile(
+            path.join(repo, 'contract-sync.yaml'),
+            'api: { baseUrl: https://cms.example.com }\nauth: { url: https://login.example.com, realm: cms }\ntenants:\n  acme: { clientId: cs-acme, clientSecret: { env: ACME_SECRET } }\n',
+          );
+        await writeFile(path.join(repo, name), content.join('\n'));
+        const args = ['validate', '--repo', repo, '--format', 'json'];
+        const sources = await runCli(args, consumer);
+        for (const main of mains) {
+          const built = await run(process.execPath, ['--input-type=module', '-e', check, main, ...args], { cwd: consumer });
+          outputs.push({ main, built: built.stdout, sources: sources.stdout, compilerLoaded: built.stderr });
+        }
       }
-    }
 
-    for (const { main, built, sources, compilerLoaded } of outputs) {
-      expect(JSON.parse(built), main).toEqual(JSON.parse(sources));
-      expect(compilerLoaded, main).toBe('ajv compiler modules: 0');
-    }
-    expect(outputs).toHaveLength(4);
-    expect(outputs.every(({ built }) => (JSON.parse(built) as unknown[]).length >= 4)).toBe(true);
-  });
+      for (const { main, built, sources, compilerLoaded } of outputs) {
+        expect(JSON.parse(built), main).toEqual(JSON.parse(sources));
+        expect(compilerLoaded, main).toBe('ajv compiler modules: 0');
+      }
+      expect(outputs).toHaveLength(4);
+      expect(outputs.every(({ built }) => (JSON.parse(built) as unknown[]).length >= 4)).toBe(true);
+    },
+  );
 
   it('ships every file a shipped document or a file init writes points to', { timeout: 60_000 }, async () => {
     const installed = path.join(consumer, 'node_modules/contract-sync');
     const shipped = new Set(tarballFiles);
-    const shippedDirs = new Set(tarballFiles.flatMap((file) => file.split('/').slice(0, -1).map((_, index, parts) => parts.slice(0, index + 1).join('/'))));
+    const shippedDirs = new Set(
+      tarballFiles.flatMap((file) =>
+        file
+          .split('/')
+          .slice(0, -1)
+          .map((_, index, parts) => parts.slice(0, index + 1).join('/')),
+      ),
+    );
     function isShipped(file: string): boolean {
       const normal = path.posix.normalize(file).replace(/\/$/, '');
       return shipped.has(normal) || shippedDirs.has(normal);
@@ -204,7 +233,10 @@ describe('the packed package', () => {
     const PATH_IN_TEXT = /(?<![\w./-])((?:examples|emulator|engine|docs|specs|bench|scripts|test|bin|dist)\/[\w./-]*[\w/])/g;
     function pointers(file: string, text: string): string[] {
       const links = file.endsWith('.md')
-        ? [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1]!).filter((target) => !/^([a-z]+:|#)/.test(target)).map((target) => path.posix.join(path.posix.dirname(file), target.replace(/#.*$/, '')))
+        ? [...text.matchAll(/\]\(([^)\s]+)\)/g)]
+            .map((match) => match[1]!)
+            .filter((target) => !/^([a-z]+:|#)/.test(target))
+            .map((target) => path.posix.join(path.posix.dirname(file), target.replace(/#.*$/, '')))
         : [];
       const named = file === 'README.md' || file === 'docs/architecture.md' ? [] : [...text.matchAll(PATH_IN_TEXT)].map((match) => match[1]!);
       return [...links, ...named];
@@ -219,38 +251,47 @@ describe('the packed package', () => {
       const result = await run(NPX, ['--no', '--', 'contract-sync', 'init', '--dir', repo, '--ci', ci, '--tenant', 'acme'], { cwd: consumer });
       expect(result.code, result.stderr).toBe(0);
       const written = ['contract-sync.yaml', 'contracts/acme/example.yaml', ci === 'github' ? '.github/workflows/contract-sync.yml' : '.gitlab-ci.yml'];
-      for (const file of written) for (const target of pointers(file, await readFile(path.join(repo, file), 'utf8'))) if (!isShipped(target)) missing.push(`init --ci ${ci}: ${file} -> ${target}`);
+      for (const file of written)
+        for (const target of pointers(file, await readFile(path.join(repo, file), 'utf8')))
+          if (!isShipped(target)) missing.push(`init --ci ${ci}: ${file} -> ${target}`);
     }
 
     expect(missing).toEqual([]);
   });
 
-  it('init --dir SUBDIR writes $schema lines that resolve into the installed package, and says the next step of an installed copy', { timeout: 30_000 }, async () => {
-    const repo = path.join(consumer, 'repos/acme-contracts');
+  it(
+    'init --dir SUBDIR writes $schema lines that resolve into the installed package, and says the next step of an installed copy',
+    { timeout: 30_000 },
+    async () => {
+      const repo = path.join(consumer, 'repos/acme-contracts');
 
-    const result = await run(NPX, ['--no', '--', 'contract-sync', 'init', '--dir', 'repos/acme-contracts', '--tenant', 'acme'], { cwd: consumer });
+      const result = await run(NPX, ['--no', '--', 'contract-sync', 'init', '--dir', 'repos/acme-contracts', '--tenant', 'acme'], { cwd: consumer });
 
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).not.toContain('npm install');
-    expect(result.stdout).toContain('npx contract-sync validate --chdir repos/acme-contracts');
-    for (const [file, schema] of [['contract-sync.yaml', 'config'], ['contracts/acme/example.yaml', 'contracts']] as const) {
-      const line = (await readFile(path.join(repo, file), 'utf8')).split('\n')[0]!;
-      const target = path.resolve(path.dirname(path.join(repo, file)), line.replace(/^# yaml-language-server: \$schema=/, ''));
-      expect(target, line).toBe(path.join(consumer, `node_modules/contract-sync/specs/${schema}.schema.json`));
-      await expect(access(target)).resolves.toBeUndefined();
-    }
-    const validated = await run(NPX, ['--no', '--', 'contract-sync', 'validate', '--chdir', 'repos/acme-contracts'], { cwd: consumer });
-    expect(validated.code, validated.stdout + validated.stderr).toBe(0);
-  });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).not.toContain('npm install');
+      expect(result.stdout).toContain('npx contract-sync validate --chdir repos/acme-contracts');
+      for (const [file, schema] of [
+        ['contract-sync.yaml', 'config'],
+        ['contracts/acme/example.yaml', 'contracts'],
+      ] as const) {
+        const line = (await readFile(path.join(repo, file), 'utf8')).split('\n')[0]!;
+        const target = path.resolve(path.dirname(path.join(repo, file)), line.replace(/^# yaml-language-server: \$schema=/, ''));
+        expect(target, line).toBe(path.join(consumer, `node_modules/contract-sync/specs/${schema}.schema.json`));
+        await expect(access(target)).resolves.toBeUndefined();
+      }
+      const validated = await run(NPX, ['--no', '--', 'contract-sync', 'validate', '--chdir', 'repos/acme-contracts'], { cwd: consumer });
+      expect(validated.code, validated.stdout + validated.stderr).toBe(0);
+    },
+  );
 
-  it('exports the emulator as `contract-sync/emulator`, which serves the shipped seed\'s clients as its README lists them', { timeout: 60_000 }, async () => {
+  it("exports the emulator as `contract-sync/emulator`, which serves the shipped seed's clients as its README lists them", { timeout: 60_000 }, async () => {
     const installed = path.join(consumer, 'node_modules/contract-sync');
     const script = [
       "const { readSeedFile, startEmulator } = await import('contract-sync/emulator');",
       "const seed = await readSeedFile('node_modules/contract-sync/emulator/seed.example.yaml');",
       'const emulator = await startEmulator(seed, { port: 0 });',
       'const { authUrl, realm } = emulator.urls;',
-      "const discovery = await (await fetch(`${authUrl}/realms/${realm}/.well-known/openid-configuration`)).json();",
+      'const discovery = await (await fetch(`${authUrl}/realms/${realm}/.well-known/openid-configuration`)).json();',
       "const token = await fetch(discovery.token_endpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'contract-sync-acme', client_secret: 'dev-secret-acme', scope: 'core:read' }) });",
       'await emulator.close();',
       'console.log(JSON.stringify({ token: token.status, clients: Object.fromEntries(Object.entries(seed.tenants).map(([tenant, t]) => [tenant, (t.clients ?? []).map((c) => [c.clientId, c.secret])])) }));',
@@ -263,11 +304,13 @@ describe('the packed package', () => {
     const { token, clients } = JSON.parse(result.stdout.trim().split('\n').at(-1)!) as { token: number; clients: Record<string, [string, string][]> };
     expect(token).toBe(200);
     expect(readme).toContain("import { readSeedFile, startEmulator } from 'contract-sync/emulator';");
-    for (const [tenant, list] of Object.entries(clients)) for (const [clientId, secret] of list) expect(readme).toContain(`| \`${tenant}\` | \`${clientId}\` | \`${secret}\``);
+    for (const [tenant, list] of Object.entries(clients))
+      for (const [clientId, secret] of list) expect(readme).toContain(`| \`${tenant}\` | \`${clientId}\` | \`${secret}\``);
   });
 
   it('exports the library, with type declarations, from `import ... from "contract-sync"`', { timeout: 30_000 }, async () => {
-    const script = "const m = await import('contract-sync'); console.log(JSON.stringify({ fields: m.FIELDS.length, validate: typeof m.validateDesiredState }));";
+    const script =
+      "const m = await import('contract-sync'); console.log(JSON.stringify({ fields: m.FIELDS.length, validate: typeof m.validateDesiredState }));";
 
     const result = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: consumer });
     const manifest = JSON.parse(await readFile(path.join(consumer, 'node_modules/contract-sync/package.json'), 'utf8')) as {

@@ -59,10 +59,7 @@ const number = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(0, -0, 100, 100.5, 48_000) },
   { weight: 1, arbitrary: fc.double({ noNaN: true, min: -1e12, max: 1e12 }) },
 );
-const integer = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom(0, 1, 4, 978) },
-  { weight: 1, arbitrary: fc.integer({ min: -SAFE, max: SAFE }) },
-);
+const integer = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(0, 1, 4, 978) }, { weight: 1, arbitrary: fc.integer({ min: -SAFE, max: SAFE }) });
 const string = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom('', 'Supplier', 'Client', 'Facility Management', 'ICT') },
   { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },

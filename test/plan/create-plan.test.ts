@@ -1,15 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  canonicalJson,
-  checkPlan,
-  createPlan,
-  diffContract,
-  fingerprint,
-  parsePlan,
-  renderPlanJson,
-  type PlanDocument,
-} from '../../engine/index.ts';
+import { canonicalJson, checkPlan, createPlan, diffContract, fingerprint, parsePlan, renderPlanJson, type PlanDocument } from '../../engine/index.ts';
 import { diffCase } from './arbitraries.ts';
 import { BASE_SOURCE, CREATED_AT, desiredSets, KNOWN_4711, knownState, SOURCE, TOUCHED } from './fixtures.ts';
 
@@ -122,7 +113,9 @@ describe('createPlan', () => {
     ['a marking without a base', { source: SOURCE, touched: TOUCHED }],
     ['a base without a marking', { source: BASE_SOURCE }],
   ])('refuses %s', (_name, options) => {
-    expect(() => createPlan(desiredSets(), knownState(), { createdAt: CREATED_AT, ...options })).toThrow(/options\.touched and options\.source\.base go together/);
+    expect(() => createPlan(desiredSets(), knownState(), { createdAt: CREATED_AT, ...options })).toThrow(
+      /options\.touched and options\.source\.base go together/,
+    );
   });
 
   it('refuses a createdAt that is not a UTC timestamp', () => {
@@ -149,8 +142,19 @@ describe('parsePlan', () => {
   it.each([
     ['a version it does not know', { ...plan(), version: 2 }, 'plan-version'],
     ['no version', { tenants: [] }, 'plan-version'],
-    ['an op the service refuses', { ...plan(), tenants: [{ tenant: 'acme', contracts: [{ ...contractOf(plan(), 'acme', '4711'), ops: [{ op: 'Replace', path: '/Contract/Company', value: [] }] }] }] }, 'plan-invalid'],
-    ['an update without ops', { ...plan(), tenants: [{ tenant: 'acme', contracts: [{ ...contractOf(plan(), 'acme', '4711'), ops: [], changes: [] }] }] }, 'plan-invalid'],
+    [
+      'an op the service refuses',
+      {
+        ...plan(),
+        tenants: [{ tenant: 'acme', contracts: [{ ...contractOf(plan(), 'acme', '4711'), ops: [{ op: 'Replace', path: '/Contract/Company', value: [] }] }] }],
+      },
+      'plan-invalid',
+    ],
+    [
+      'an update without ops',
+      { ...plan(), tenants: [{ tenant: 'acme', contracts: [{ ...contractOf(plan(), 'acme', '4711'), ops: [], changes: [] }] }] },
+      'plan-invalid',
+    ],
   ])('refuses %s', (_name, document, code) => {
     expect(() => parsePlan(JSON.stringify(document))).toThrow(expect.objectContaining({ code }));
   });

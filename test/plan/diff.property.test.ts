@@ -170,8 +170,7 @@ describe('diffContract properties (1,000 generated cases each)', () => {
 
         const want = desired as Fields;
         const expected = (FIELDS as readonly FieldSpec[]).reduce(
-          (sum, field) =>
-            sum + (!Object.hasOwn(want, field.name) ? 0 : field.kind === 'collection' ? (want[field.name] as unknown[]).length : 1),
+          (sum, field) => sum + (!Object.hasOwn(want, field.name) ? 0 : field.kind === 'collection' ? (want[field.name] as unknown[]).length : 1),
           0,
         );
         expect(ops.length).toBe(expected);

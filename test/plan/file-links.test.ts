@@ -9,8 +9,16 @@ const GITLAB = { CI_SERVER_URL: 'https://gitlab.example.com', CI_PROJECT_PATH: '
 describe('repositoryLinks', () => {
   it.each([
     ['GitHub', GITHUB, { host: 'github', web: 'https://github.com/acme/contracts', prefix: '' }],
-    ['GitHub Enterprise Server', { GITHUB_SERVER_URL: 'https://git.example.com/', GITHUB_REPOSITORY: 'acme/contracts' }, { host: 'github', web: 'https://git.example.com/acme/contracts', prefix: '' }],
-    ['GitLab, from CI_PROJECT_URL', { CI_PROJECT_URL: 'https://gitlab.example.com/platform/contracts' }, { host: 'gitlab', web: 'https://gitlab.example.com/platform/contracts', prefix: '' }],
+    [
+      'GitHub Enterprise Server',
+      { GITHUB_SERVER_URL: 'https://git.example.com/', GITHUB_REPOSITORY: 'acme/contracts' },
+      { host: 'github', web: 'https://git.example.com/acme/contracts', prefix: '' },
+    ],
+    [
+      'GitLab, from CI_PROJECT_URL',
+      { CI_PROJECT_URL: 'https://gitlab.example.com/platform/contracts' },
+      { host: 'gitlab', web: 'https://gitlab.example.com/platform/contracts', prefix: '' },
+    ],
     ['GitLab, from CI_SERVER_URL and CI_PROJECT_PATH', GITLAB, { host: 'gitlab', web: 'https://gitlab.example.com/platform/legal/contracts', prefix: '' }],
   ])('%s', (_name, env, expected) => {
     expect(repositoryLinks(env)).toEqual(expected);
@@ -46,14 +54,18 @@ describe('fileUrl and commitUrl', () => {
   it('GitLab: -/blob/ and -/commit/, under the directory of the files', () => {
     const links = repositoryLinks(GITLAB, 'infra')!;
 
-    expect(fileUrl(links, COMMIT, 'contracts/a.yaml', 3)).toBe(`https://gitlab.example.com/platform/legal/contracts/-/blob/${COMMIT}/infra/contracts/a.yaml#L3`);
+    expect(fileUrl(links, COMMIT, 'contracts/a.yaml', 3)).toBe(
+      `https://gitlab.example.com/platform/legal/contracts/-/blob/${COMMIT}/infra/contracts/a.yaml#L3`,
+    );
     expect(commitUrl(links, COMMIT)).toBe(`https://gitlab.example.com/platform/legal/contracts/-/commit/${COMMIT}`);
   });
 
   it('encodes each path segment, parentheses included, so that the markdown link cannot end early', () => {
     const links = repositoryLinks(GITHUB)!;
 
-    expect(fileUrl(links, COMMIT, 'contracts/a b (old)#1.yaml', 1)).toBe(`https://github.com/acme/contracts/blob/${COMMIT}/contracts/a%20b%20%28old%29%231.yaml#L1`);
+    expect(fileUrl(links, COMMIT, 'contracts/a b (old)#1.yaml', 1)).toBe(
+      `https://github.com/acme/contracts/blob/${COMMIT}/contracts/a%20b%20%28old%29%231.yaml#L1`,
+    );
   });
 
   it.each([

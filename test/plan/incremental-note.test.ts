@@ -48,8 +48,13 @@ describe('incrementalNote', () => {
   });
 
   it('groups tenants by the commit they were planned since', () => {
-    expect(incrementalNote(source([{ tenant: 'acme', since: L }, { tenant: 'globex', since: M }]))).toBe(
-      'Planned the contracts changed since the last applied commits 13802e3 (acme), 9f1c2d3 (globex); --full plans every contract.',
-    );
+    expect(
+      incrementalNote(
+        source([
+          { tenant: 'acme', since: L },
+          { tenant: 'globex', since: M },
+        ]),
+      ),
+    ).toBe('Planned the contracts changed since the last applied commits 13802e3 (acme), 9f1c2d3 (globex); --full plans every contract.');
   });
 });

@@ -31,7 +31,13 @@ const FILES: readonly DesiredFile[] = [
 ];
 
 const KNOWN: KnownState = new Map([
-  ['acme', new Map<string, KnownContract>([['1', { fields: { Name: 'One' }, from: 'state' }], ['3', { fields: { Name: 'Three' }, from: 'state' }]])],
+  [
+    'acme',
+    new Map<string, KnownContract>([
+      ['1', { fields: { Name: 'One' }, from: 'state' }],
+      ['3', { fields: { Name: 'Three' }, from: 'state' }],
+    ]),
+  ],
   ['globex', new Map<string, KnownContract>([['8', { fields: { Name: 'Old' }, from: 'state' }]])],
 ]);
 
@@ -41,7 +47,14 @@ const BASE_SOURCE: PlanSource = { ...SOURCE, base: { ref: 'main', commit: 'ba5e'
 const BASE: BaseInput = {
   changedPaths: new Set(['contracts/acme/b.yaml', 'contracts/gone.yaml']),
   baseContractSets: [
-    { tenant: 'acme', file: 'contracts/acme/b.yaml', contracts: [{ id: '2', line: 3, column: 3, fields: { Name: 'Two' } }, { id: '4', line: 4, column: 3, fields: { Name: 'Four' } }] },
+    {
+      tenant: 'acme',
+      file: 'contracts/acme/b.yaml',
+      contracts: [
+        { id: '2', line: 3, column: 3, fields: { Name: 'Two' } },
+        { id: '4', line: 4, column: 3, fields: { Name: 'Four' } },
+      ],
+    },
     { tenant: 'umbrella', file: 'contracts/gone.yaml', contracts: [{ id: '6', line: 3, column: 3, fields: {} }] },
   ],
 };
@@ -69,9 +82,17 @@ function wholePlan(options: Case) {
   }
   let touched = options.base ? findTouchedContracts(desired.contractSets, BASE.baseContractSets, BASE.changedPaths) : undefined;
   if (touched && options.tenants) {
-    touched = { contracts: new Map([...touched.contracts].filter(([tenant]) => options.tenants!.includes(tenant))), noLongerManaged: touched.noLongerManaged.filter((c) => options.tenants!.includes(c.tenant)) };
+    touched = {
+      contracts: new Map([...touched.contracts].filter(([tenant]) => options.tenants!.includes(tenant))),
+      noLongerManaged: touched.noLongerManaged.filter((c) => options.tenants!.includes(c.tenant)),
+    };
   }
-  return createPlan(sets, KNOWN, { createdAt: CREATED_AT, source: options.base ? BASE_SOURCE : SOURCE, collections: CONFIG.collections, ...(touched ? { touched } : {}) });
+  return createPlan(sets, KNOWN, {
+    createdAt: CREATED_AT,
+    source: options.base ? BASE_SOURCE : SOURCE,
+    collections: CONFIG.collections,
+    ...(touched ? { touched } : {}),
+  });
 }
 
 async function streamed(options: Case) {

@@ -105,10 +105,10 @@ describe('contract-sync plan', () => {
 
     expect(run.code).toBe(2);
     const document = parsePlan(run.stdout);
-    const changed = document.tenants.flatMap((t) => t.contracts.filter((c) => c.action === 'update').map((c) => [t.tenant, c.id, c.knownFrom, c.ops.map((op) => `${op.op} ${op.path}`)]));
-    expect(changed).toEqual([
-      ['acme', '4711', 'state', ['Replace /Contract/Name', 'Remove /Contract/Company', 'Add /Contract/Company']],
-    ]);
+    const changed = document.tenants.flatMap((t) =>
+      t.contracts.filter((c) => c.action === 'update').map((c) => [t.tenant, c.id, c.knownFrom, c.ops.map((op) => `${op.op} ${op.path}`)]),
+    );
+    expect(changed).toEqual([['acme', '4711', 'state', ['Replace /Contract/Name', 'Remove /Contract/Company', 'Add /Contract/Company']]]);
   });
 
   it('--out writes the plan document, byte-identical to --format json, and the output is deterministic', async () => {

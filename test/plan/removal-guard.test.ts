@@ -15,7 +15,13 @@ function company(id: number) {
 function planOf(contracts: Record<string, { known: ContractFields; desired: ContractFields }>): { contracts: readonly PlanContract[]; knownSize: KnownSize } {
   const known: KnownContracts = new Map(Object.entries(contracts).map(([id, { known }]) => [id, { fields: known, from: 'state' as const }]));
   const plan = createPlan(
-    [{ tenant: 'acme', file: 'contracts/acme.yaml', contracts: Object.entries(contracts).map(([id, { desired }], index) => ({ id, line: index + 3, column: 3, fields: desired })) }],
+    [
+      {
+        tenant: 'acme',
+        file: 'contracts/acme.yaml',
+        contracts: Object.entries(contracts).map(([id, { desired }], index) => ({ id, line: index + 3, column: 3, fields: desired })),
+      },
+    ],
     new Map([['acme', known]]),
     { createdAt: '2026-11-22T10:00:00Z', source: { repo: '.', ref: null, commit: null } },
   );
@@ -78,8 +84,20 @@ describe('the removal guard', () => {
   it('does not count a member removed to be added again (a changed member)', () => {
     const { contracts, knownSize } = planOf({
       4712: {
-        known: { Type: [{ Lookup: 'A', EbaCode: null, IsDora: false }, { Lookup: 'B', EbaCode: null, IsDora: false }, { Lookup: 'C', EbaCode: null, IsDora: false }] },
-        desired: { Type: [{ Lookup: 'A', EbaCode: null, IsDora: true }, { Lookup: 'B', EbaCode: null, IsDora: true }, { Lookup: 'C', EbaCode: null, IsDora: true }] },
+        known: {
+          Type: [
+            { Lookup: 'A', EbaCode: null, IsDora: false },
+            { Lookup: 'B', EbaCode: null, IsDora: false },
+            { Lookup: 'C', EbaCode: null, IsDora: false },
+          ],
+        },
+        desired: {
+          Type: [
+            { Lookup: 'A', EbaCode: null, IsDora: true },
+            { Lookup: 'B', EbaCode: null, IsDora: true },
+            { Lookup: 'C', EbaCode: null, IsDora: true },
+          ],
+        },
       },
     });
 
@@ -94,8 +112,26 @@ describe('the removal guard', () => {
     const removals = countRemovals('acme', contracts, knownSize);
 
     expect(judgeRemovals(removals, { maxRemovals: 25, allow: true }).kind).toBe('allowed');
-    expect(judgeRemovals(countRemovals('acme', contracts.filter((contract) => contract.id === '4712'), knownSize), { maxRemovals: 1, allow: false }).kind).toBe('refused');
-    expect(judgeRemovals(countRemovals('acme', contracts.filter((contract) => contract.id === '4712'), knownSize), { maxRemovals: 2, allow: false }).kind).toBe('allowed');
+    expect(
+      judgeRemovals(
+        countRemovals(
+          'acme',
+          contracts.filter((contract) => contract.id === '4712'),
+          knownSize,
+        ),
+        { maxRemovals: 1, allow: false },
+      ).kind,
+    ).toBe('refused');
+    expect(
+      judgeRemovals(
+        countRemovals(
+          'acme',
+          contracts.filter((contract) => contract.id === '4712'),
+          knownSize,
+        ),
+        { maxRemovals: 2, allow: false },
+      ).kind,
+    ).toBe('allowed');
   });
 
   it('without the known sizes (a saved plan rendered alone) judges by the count only', () => {

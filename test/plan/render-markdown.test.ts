@@ -49,7 +49,11 @@ describe('renderPlanMarkdown: where the plan comes from', () => {
 
   it('leaves out the merge base when it is the base commit, and names a head ref other than HEAD', () => {
     const base = { ref: 'origin/main', commit: '2'.repeat(40), mergeBase: '2'.repeat(40) };
-    const plan = createPlan(desiredSets(), knownState(), { createdAt: CREATED_AT, source: { repo: '.', ref: 'feature/renewal', commit: HEAD, base }, touched: TOUCHED });
+    const plan = createPlan(desiredSets(), knownState(), {
+      createdAt: CREATED_AT,
+      source: { repo: '.', ref: 'feature/renewal', commit: HEAD, base },
+      touched: TOUCHED,
+    });
 
     const markdown = renderPlanMarkdown(plan);
 
@@ -87,7 +91,9 @@ describe('renderPlanMarkdown: changes', () => {
     const markdown = renderPlanMarkdown(plan);
 
     expect(plan.tenants[0]!.contracts[0]!.ops).toHaveLength(2);
-    expect(diffLines(markdown)).toEqual(['~ OrganizationalUnit (Id 3): { Id: 3, Name: "FM" } -> { Id: 3, Name: "Facility Management" }  (removed and added again)']);
+    expect(diffLines(markdown)).toEqual([
+      '~ OrganizationalUnit (Id 3): { Id: 3, Name: "FM" } -> { Id: 3, Name: "Facility Management" }  (removed and added again)',
+    ]);
     expect(markdown).toContain('known from the state store, 2 ops');
   });
 });
@@ -113,10 +119,15 @@ describe('renderPlanMarkdown: hostile values', () => {
   });
 
   it('escapes file paths, refs and the recorded version outside code', () => {
-    const sets: ContractSet[] = [{ tenant: 'acme', file: 'contracts/<b>|x|</b>_[a](b).yaml', contracts: [{ id: '4711', line: 3, column: 3, fields: { Name: 'x' } }] }];
+    const sets: ContractSet[] = [
+      { tenant: 'acme', file: 'contracts/<b>|x|</b>_[a](b).yaml', contracts: [{ id: '4711', line: 3, column: 3, fields: { Name: 'x' } }] },
+    ];
     const base = { ref: 'main`<i>', commit: '2'.repeat(40), mergeBase: '2'.repeat(40) };
     const touched = { contracts: new Map([['acme', new Set(['4711'])]]), noLongerManaged: [] };
-    const plan = { ...createPlan(sets, new Map(), { createdAt: CREATED_AT, source: { repo: '.', ref: 'HEAD', commit: HEAD, base }, touched }), madeWith: { ...MADE_WITH, version: '1.0 <script>|*' } };
+    const plan = {
+      ...createPlan(sets, new Map(), { createdAt: CREATED_AT, source: { repo: '.', ref: 'HEAD', commit: HEAD, base }, touched }),
+      madeWith: { ...MADE_WITH, version: '1.0 <script>|*' },
+    };
 
     const markdown = renderPlanMarkdown(plan);
 
@@ -133,8 +144,12 @@ describe('renderPlanMarkdown: links to the files', () => {
 
     expect(markdown).toContain(`Head [\`1111111\`](https://github.com/acme/contracts/commit/${HEAD})`);
     expect(markdown).toContain(`merge base [\`3333333\`](https://github.com/acme/contracts/commit/${'3'.repeat(40)})`);
-    expect(markdown).toContain(`**\`4711\`** · acme · [contracts/acme/facilities.yaml:3](https://github.com/acme/contracts/blob/${HEAD}/contracts/acme/facilities.yaml#L3) · known from`);
-    expect(markdown).toContain(`was at [contracts/acme/facilities.yaml:18](https://github.com/acme/contracts/blob/${'3'.repeat(40)}/contracts/acme/facilities.yaml#L18)`);
+    expect(markdown).toContain(
+      `**\`4711\`** · acme · [contracts/acme/facilities.yaml:3](https://github.com/acme/contracts/blob/${HEAD}/contracts/acme/facilities.yaml#L3) · known from`,
+    );
+    expect(markdown).toContain(
+      `was at [contracts/acme/facilities.yaml:18](https://github.com/acme/contracts/blob/${'3'.repeat(40)}/contracts/acme/facilities.yaml#L18)`,
+    );
   });
 
   it('GitLab: -/blob/ links, without a base too', () => {
@@ -157,7 +172,12 @@ describe('renderPlanMarkdown: links to the files', () => {
     const sets: ContractSet[] = Array.from({ length: 20 }, (_, t) => ({
       tenant: `tenant-${t}`,
       file: `contracts/tenant-${t}.yaml`,
-      contracts: Array.from({ length: 60 }, (_, i) => ({ id: String(1000 + i), line: 3 + i * 4, column: 3, fields: { Name: `Contract ${i}`, Comment: 'x'.repeat(200) } })),
+      contracts: Array.from({ length: 60 }, (_, i) => ({
+        id: String(1000 + i),
+        line: 3 + i * 4,
+        column: 3,
+        fields: { Name: `Contract ${i}`, Comment: 'x'.repeat(200) },
+      })),
     }));
     const plan = createPlan(sets, new Map(), { createdAt: CREATED_AT, source: AT_HEAD });
 
@@ -188,10 +208,14 @@ describe('renderPlanMarkdown: contracts whose known state is unknown', () => {
   });
 
   it('with reads and every collection additive: a note that no member is removed', () => {
-    const markdown = renderPlanMarkdown(unknown({ ...MADE_WITH, collections: { Company: 'additive', OrganizationalUnit: 'additive', Owner: 'additive', Type: 'additive' } }));
+    const markdown = renderPlanMarkdown(
+      unknown({ ...MADE_WITH, collections: { Company: 'additive', OrganizationalUnit: 'additive', Owner: 'additive', Type: 'additive' } }),
+    );
 
     expect(markdown).toContain('> [!NOTE]\n');
-    expect(markdown).toContain('> Reads are configured (api.read): `contract-sync apply` reads it live first and plans it again. Every collection is additive: it removes no member.\n');
+    expect(markdown).toContain(
+      '> Reads are configured (api.read): `contract-sync apply` reads it live first and plans it again. Every collection is additive: it removes no member.\n',
+    );
     expect(markdown).not.toContain('[!WARNING]');
   });
 

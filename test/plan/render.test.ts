@@ -20,7 +20,12 @@ function bigPullRequestPlan(tenants: number, contracts: number, touched: number,
   const sets: ContractSet[] = plan.tenants.map((tenant) => ({
     tenant: tenant.tenant,
     file: `contracts/${tenant.tenant}.yaml`,
-    contracts: tenant.contracts.map((contract, i) => ({ id: contract.id, line: contract.line, column: 3, fields: { Name: `Contract ${i}`, Comment: 'x'.repeat(commentLength), Company: [{ Id: i, RelationType: 'Supplier' }] } })),
+    contracts: tenant.contracts.map((contract, i) => ({
+      id: contract.id,
+      line: contract.line,
+      column: 3,
+      fields: { Name: `Contract ${i}`, Comment: 'x'.repeat(commentLength), Company: [{ Id: i, RelationType: 'Supplier' }] },
+    })),
   }));
   const marking = {
     contracts: new Map(plan.tenants.map((tenant) => [tenant.tenant, new Set(tenant.contracts.slice(0, touched).map((c) => c.id))])),
@@ -106,12 +111,18 @@ describe('renderPlanMarkdown', () => {
 
   it('stays under any cap for any plan size', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: 60 }), fc.integer({ min: 1_600, max: 30_000 }), fc.nat(2_000), (tenants, contracts, maxLength, comment) => {
-        const markdown = renderPlanMarkdown(bigPlan(tenants, contracts, comment), { maxLength });
+      fc.property(
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 1_600, max: 30_000 }),
+        fc.nat(2_000),
+        (tenants, contracts, maxLength, comment) => {
+          const markdown = renderPlanMarkdown(bigPlan(tenants, contracts, comment), { maxLength });
 
-        expect(markdown.length).toBeLessThanOrEqual(maxLength);
-        expect(markdown.match(/<details>/g)?.length ?? 0).toBe(markdown.match(/<\/details>/g)?.length ?? 0);
-      }),
+          expect(markdown.length).toBeLessThanOrEqual(maxLength);
+          expect(markdown.match(/<details>/g)?.length ?? 0).toBe(markdown.match(/<\/details>/g)?.length ?? 0);
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -120,14 +131,26 @@ describe('renderPlanMarkdown', () => {
     const markdown = renderPlanMarkdown(pullRequestPlan());
 
     expect(markdown).toMatchSnapshot();
-    const order = ['| Tenant |', '#### Contracts this pull request changes (2)', '**`4711`** · acme', '**`4712`** · acme', '#### No longer managed (1)', '#### Other contracts with changes (1)', '**`5001`** · acme'];
+    const order = [
+      '| Tenant |',
+      '#### Contracts this pull request changes (2)',
+      '**`4711`** · acme',
+      '**`4712`** · acme',
+      '#### No longer managed (1)',
+      '#### Other contracts with changes (1)',
+      '**`5001`** · acme',
+    ];
     const positions = order.map((text) => markdown.indexOf(text));
     expect(positions.every((position) => position >= 0)).toBe(true);
     expect(positions).toEqual([...positions].sort((a, b) => a - b));
   });
 
   it('a pull request that changes no contract says so', () => {
-    const plan = createPlan(desiredSets(), knownState(), { createdAt: CREATED_AT, source: BASE_SOURCE, touched: { contracts: new Map(), noLongerManaged: [] } });
+    const plan = createPlan(desiredSets(), knownState(), {
+      createdAt: CREATED_AT,
+      source: BASE_SOURCE,
+      touched: { contracts: new Map(), noLongerManaged: [] },
+    });
 
     const markdown = renderPlanMarkdown(plan);
 
@@ -144,18 +167,27 @@ describe('renderPlanMarkdown', () => {
     expect(markdown.match(/^\*\*`100[01]`\*\* · tenant-\d+/gm)).toHaveLength(100);
     expect(markdown).toContain('#### No longer managed (30)');
     // Lines for as many contracts as fit; then the largest details go (issue 21, item 8).
-    expect(markdown).toMatch(/> Shortened to stay under 60,000 characters: \d+ contracts \(\d+ ops\)( and the changes of the \d+ largest contracts \(\d+ ops\))? not shown\./);
+    expect(markdown).toMatch(
+      /> Shortened to stay under 60,000 characters: \d+ contracts \(\d+ ops\)( and the changes of the \d+ largest contracts \(\d+ ops\))? not shown\./,
+    );
     expect(markdown.match(/<details>/g)?.length ?? 0).toBe(markdown.match(/<\/details>/g)?.length ?? 0);
   });
 
   it('a pull-request plan stays under any cap', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 20 }), fc.integer({ min: 0, max: 40 }), fc.nat(10), fc.nat(50), fc.integer({ min: 1_600, max: 30_000 }), (tenants, contracts, touched, dropped, maxLength) => {
-        const markdown = renderPlanMarkdown(bigPullRequestPlan(tenants, contracts, touched, dropped), { maxLength });
+      fc.property(
+        fc.integer({ min: 1, max: 20 }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.nat(10),
+        fc.nat(50),
+        fc.integer({ min: 1_600, max: 30_000 }),
+        (tenants, contracts, touched, dropped, maxLength) => {
+          const markdown = renderPlanMarkdown(bigPullRequestPlan(tenants, contracts, touched, dropped), { maxLength });
 
-        expect(markdown.length).toBeLessThanOrEqual(maxLength);
-        expect(markdown.match(/<details>/g)?.length ?? 0).toBe(markdown.match(/<\/details>/g)?.length ?? 0);
-      }),
+          expect(markdown.length).toBeLessThanOrEqual(maxLength);
+          expect(markdown.match(/<details>/g)?.length ?? 0).toBe(markdown.match(/<\/details>/g)?.length ?? 0);
+        },
+      ),
       { numRuns: 60 },
     );
   });

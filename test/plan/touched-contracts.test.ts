@@ -17,7 +17,22 @@ describe('sameDesiredFields', () => {
     ['a number written as 100.0', { AnnualExpensesAmount: 100 }, { AnnualExpensesAmount: 100.0 }, true],
     ['one instant, two notations', { ValidFrom: '2027-01-01T00:00:00Z' }, { ValidFrom: '2027-01-01T00:00:00.000Z' }, true],
     ['a duration with null units left out', { SupplierNoticePeriod: { Days: 30 } }, { SupplierNoticePeriod: { Days: 30, Hours: null } }, true],
-    ['members in another order', { Company: [{ Id: 1, RelationType: 'A' }, { Id: 2, RelationType: 'B' }] }, { Company: [{ Id: 2, RelationType: 'B' }, { Id: 1, RelationType: 'A' }] }, true],
+    [
+      'members in another order',
+      {
+        Company: [
+          { Id: 1, RelationType: 'A' },
+          { Id: 2, RelationType: 'B' },
+        ],
+      },
+      {
+        Company: [
+          { Id: 2, RelationType: 'B' },
+          { Id: 1, RelationType: 'A' },
+        ],
+      },
+      true,
+    ],
     ['another value', { Name: 'a' }, { Name: 'b' }, false],
     ['a field no longer managed', { Name: 'a', Area: 1 }, { Name: 'a' }, false],
     ['a field newly managed', { Name: 'a' }, { Name: 'a', Comment: 'c' }, false],

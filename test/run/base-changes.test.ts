@@ -108,7 +108,9 @@ describe('readBaseChanges', () => {
 
     const error = await failure(readBaseChanges(repository, { base: 'release/9', head: null, headName: 'HEAD', patterns: PATTERNS }));
 
-    expect(error.message).toMatch(/^cannot resolve --base "release\/9": no such branch, tag or commit in this clone\. Fetch it first \(git fetch --no-tags origin release\/9\)/);
+    expect(error.message).toMatch(
+      /^cannot resolve --base "release\/9": no such branch, tag or commit in this clone\. Fetch it first \(git fetch --no-tags origin release\/9\)/,
+    );
   });
 });
 

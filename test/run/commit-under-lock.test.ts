@@ -60,7 +60,11 @@ function startApply(ref: string, cwd: string, env: Record<string, string>, repor
   const lookedAtLock = new Promise<void>((resolve) => {
     looked = resolve;
   });
-  const child = spawn(process.execPath, [...preload, BIN, 'apply', '--ref', ref, '--lock-timeout', '60'], { cwd, env: { ...process.env, ...env, CONTRACT_SYNC_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...preload, BIN, 'apply', '--ref', ref, '--lock-timeout', '60'], {
+    cwd,
+    env: { ...process.env, ...env, CONTRACT_SYNC_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
@@ -81,7 +85,13 @@ function patches(log: readonly RequestLogEntry[]): RequestLogEntry[] {
 /** Every contract of the fleet's one tenant, renamed for commit `label`. */
 function renamedFiles(fleet: Fleet, label: string): Record<string, string> {
   return Object.fromEntries(
-    fleet.desired.map((set) => [set.file, stringify({ tenant: set.tenant, contracts: Object.fromEntries(set.contracts.map((contract) => [contract.id, { ...contract.fields, Name: `new ${contract.id} ${label}` }])) })]),
+    fleet.desired.map((set) => [
+      set.file,
+      stringify({
+        tenant: set.tenant,
+        contracts: Object.fromEntries(set.contracts.map((contract) => [contract.id, { ...contract.fields, Name: `new ${contract.id} ${label}` }])),
+      }),
+    ]),
   );
 }
 
@@ -97,7 +107,11 @@ async function setup(backend: 'file' | 'postgres'): Promise<Setup> {
   const fleet = createFleet(1, 40);
   emulator = await startEmulator(fleetSeed(fleet));
   // 40 requests/s: a run sends for about a second, long enough for the other to wait for its lock.
-  const files = fleetRepoFiles(fleet, emulator, { read: true, rate: '{ requestsPerSecond: 40, concurrency: 2, maxInFlight: 4 }', ...(backend === 'file' ? { statePath: '.contract-sync/state' } : {}) });
+  const files = fleetRepoFiles(fleet, emulator, {
+    read: true,
+    rate: '{ requestsPerSecond: 40, concurrency: 2, maxInFlight: 4 }',
+    ...(backend === 'file' ? { statePath: '.contract-sync/state' } : {}),
+  });
   const url = backend === 'postgres' ? await server!.createDatabase() : undefined;
   if (url) files['contract-sync.yaml'] += 'state: { backend: postgres, url: { env: STATE_DB_URL } }\n';
   const repo = await createRepo({ ...files, '.gitignore': '.contract-sync/\n' });
@@ -124,7 +138,9 @@ async function overlapping(setup: Setup, first: string, second: string): Promise
 }
 
 async function liveNames(fleet: Fleet): Promise<Set<string>> {
-  const names = await Promise.all(fleet.desired[0]!.contracts.map(async (contract) => String((await liveContract(emulator!, TENANT, contract.id)).Name).replace(contract.id, 'ID')));
+  const names = await Promise.all(
+    fleet.desired[0]!.contracts.map(async (contract) => String((await liveContract(emulator!, TENANT, contract.id)).Name).replace(contract.id, 'ID')),
+  );
   return new Set(names);
 }
 
@@ -159,28 +175,32 @@ describe.each(['file', 'postgres'] as const)('two merges applied at once (%s sto
     await store.close();
   });
 
-  it('checks the last applied commit under the lock: a record changed while the run waited refuses the tenant, nothing sent', { timeout: 120_000 }, async () => {
-    const s = await setup(backend);
-    const holder = await s.store();
-    const lock = await holder.lock(TENANT, { timeoutMs: 5000, owner: 'test' });
-    const before = patches(await requestLog(emulator!)).length;
+  it(
+    'checks the last applied commit under the lock: a record changed while the run waited refuses the tenant, nothing sent',
+    { timeout: 120_000 },
+    async () => {
+      const s = await setup(backend);
+      const holder = await s.store();
+      const lock = await holder.lock(TENANT, { timeoutMs: 5000, owner: 'test' });
+      const before = patches(await requestLog(emulator!)).length;
 
-    const older = startApply(s.commits.c1, s.repo.dir, s.env, backend === 'file');
-    await waitingForLock(older, backend);
-    // What a run of c2 leaves behind, recorded while the c1 run waits for the lock.
-    const record = (await holder.readRun(TENANT))!;
-    await holder.writeRun(TENANT, { ...record, lastAppliedCommit: s.commits.c2 });
-    await lock.release();
-    const run = await older.finished;
+      const older = startApply(s.commits.c1, s.repo.dir, s.env, backend === 'file');
+      await waitingForLock(older, backend);
+      // What a run of c2 leaves behind, recorded while the c1 run waits for the lock.
+      const record = (await holder.readRun(TENANT))!;
+      await holder.writeRun(TENANT, { ...record, lastAppliedCommit: s.commits.c2 });
+      await lock.release();
+      const run = await older.finished;
 
-    expect(run.code, run.output).toBe(1);
-    expect(run.output).toContain(
-      `while this run waited for the lock, another run recorded ${s.commits.c2.slice(0, 12)} as tenant ${TENANT}'s last applied commit, which is newer than this commit ${s.commits.c1.slice(0, 12)}; nothing sent`,
-    );
-    expect(patches(await requestLog(emulator!)).length - before).toBe(0);
-    expect((await holder.readRun(TENANT))?.lastAppliedCommit).toBe(s.commits.c2);
-    await holder.close();
-  });
+      expect(run.code, run.output).toBe(1);
+      expect(run.output).toContain(
+        `while this run waited for the lock, another run recorded ${s.commits.c2.slice(0, 12)} as tenant ${TENANT}'s last applied commit, which is newer than this commit ${s.commits.c1.slice(0, 12)}; nothing sent`,
+      );
+      expect(patches(await requestLog(emulator!)).length - before).toBe(0);
+      expect((await holder.readRun(TENANT))?.lastAppliedCommit).toBe(s.commits.c2);
+      await holder.close();
+    },
+  );
 });
 
 /** Until the run waits for the tenant's lock: it opened the lock file, or its PostgreSQL session tries the advisory lock. */

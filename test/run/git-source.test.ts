@@ -101,12 +101,19 @@ describe('gitCommitSource', () => {
   });
 
   it('does not read a blob over the size limit: parsing refuses it as too large', async () => {
-    const repo = await repoWith({ 'contracts/big.yaml': `${contractFile('acme', '1', 'Big')}# ${'x'.repeat(200)}\n`, 'contracts/small.yaml': contractFile('acme', '2', 'S') });
+    const repo = await repoWith({
+      'contracts/big.yaml': `${contractFile('acme', '1', 'Big')}# ${'x'.repeat(200)}\n`,
+      'contracts/small.yaml': contractFile('acme', '2', 'S'),
+    });
     const repository = await open(repo.dir);
     const commit = (await resolveCommit(repository, 'HEAD'))!;
 
     const files = await gitCommitSource(repository, commit).readFiles(PATTERNS, { maxBytes: 100 });
-    const result = validateDesiredState(files, { tenants: { acme: { clientId: 'a', clientSecret: { env: 'A' } } } }, { maxBytes: 100, maxDepth: 64, maxAliasCount: 100 });
+    const result = validateDesiredState(
+      files,
+      { tenants: { acme: { clientId: 'a', clientSecret: { env: 'A' } } } },
+      { maxBytes: 100, maxDepth: 64, maxAliasCount: 100 },
+    );
 
     expect(files.map((file) => [file.path, file.content.length])).toEqual([
       ['contracts/big.yaml', 101],

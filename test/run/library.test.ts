@@ -28,7 +28,13 @@ afterEach(async () => {
 });
 
 function effects(events: RunEvent[], confirm?: (preview: ApplyPreview) => Promise<boolean>): RunEffects {
-  return { cwd: repo.dir, env: { ...fleet.env, PATH: process.env.PATH ?? '' }, clock: systemClock, onEvent: (event) => events.push(event), ...(confirm ? { confirm } : {}) };
+  return {
+    cwd: repo.dir,
+    env: { ...fleet.env, PATH: process.env.PATH ?? '' },
+    clock: systemClock,
+    onEvent: (event) => events.push(event),
+    ...(confirm ? { confirm } : {}),
+  };
 }
 
 describe('the library', () => {
@@ -66,7 +72,9 @@ describe('the library', () => {
     const [set] = fleet.desired;
     const renamed = set!.contracts[1]!;
     await repo.git('checkout', '-q', '-b', 'rename');
-    const edited = Object.fromEntries(set!.contracts.map((contract) => [contract.id, contract.id === renamed.id ? { ...contract.fields, Name: 'Renamed in a pull request' } : contract.fields]));
+    const edited = Object.fromEntries(
+      set!.contracts.map((contract) => [contract.id, contract.id === renamed.id ? { ...contract.fields, Name: 'Renamed in a pull request' } : contract.fields]),
+    );
     await repo.commit('rename one contract', { [set!.file]: stringify({ tenant: set!.tenant, contracts: edited }) });
 
     const planned = await run({ kind: 'plan', where: { repo: '.', ref: 'HEAD' }, base: 'main', known: 'store', scope: 'incremental' }, effects([]));
@@ -74,14 +82,21 @@ describe('the library', () => {
     expect(planned.kind).toBe('planned');
     if (planned.kind !== 'planned') return;
     expect(planned.plan.source.incremental?.tenants.map((tenant) => tenant.tenant)).toEqual(['tenant-a', 'tenant-b']);
-    const updates = planned.plan.tenants.flatMap((tenant) => tenant.contracts.filter((contract) => contract.action === 'update').map((contract) => `${tenant.tenant}/${contract.id}`));
+    const updates = planned.plan.tenants.flatMap((tenant) =>
+      tenant.contracts.filter((contract) => contract.action === 'update').map((contract) => `${tenant.tenant}/${contract.id}`),
+    );
     expect(updates).toEqual([`tenant-a/${renamed.id}`]);
-    expect(planned.plan.tenants.flatMap((tenant) => tenant.contracts.filter((contract) => contract.touched === true).map((contract) => contract.id))).toEqual([renamed.id]);
+    expect(planned.plan.tenants.flatMap((tenant) => tenant.contracts.filter((contract) => contract.touched === true).map((contract) => contract.id))).toEqual([
+      renamed.id,
+    ]);
 
     await repo.git('checkout', '-q', 'main');
     await repo.git('merge', '-q', '--ff-only', 'rename');
     const before = (await requestLog(emulator)).filter((entry) => entry.method === 'PATCH').length;
-    const merged = await run({ kind: 'apply', where: { repo: '.', ref: 'HEAD' }, scope: 'incremental', mode: 'send', lockTimeoutMs: 5000, removals: { allow: false } }, effects([]));
+    const merged = await run(
+      { kind: 'apply', where: { repo: '.', ref: 'HEAD' }, scope: 'incremental', mode: 'send', lockTimeoutMs: 5000, removals: { allow: false } },
+      effects([]),
+    );
 
     expect(merged.kind).toBe('applied');
     if (merged.kind !== 'applied') return;
@@ -97,7 +112,10 @@ describe('the library', () => {
 
   it('returns problems as values: an unknown ref, an unknown tenant', async () => {
     const unknownRef = await run({ kind: 'validate', where: { repo: '.', ref: 'no-such-branch' } }, effects([]));
-    const unknownTenant = await run({ kind: 'plan', where: { repo: '.' }, selection: { tenants: ['nobody'] }, known: 'store', scope: 'incremental' }, effects([]));
+    const unknownTenant = await run(
+      { kind: 'plan', where: { repo: '.' }, selection: { tenants: ['nobody'] }, known: 'store', scope: 'incremental' },
+      effects([]),
+    );
 
     expect(unknownRef).toMatchObject({ kind: 'git-error', code: 'unknown-ref' });
     expect(unknownTenant).toMatchObject({ kind: 'bad-request', message: expect.stringContaining('--tenant "nobody" is not configured') });
@@ -105,11 +123,24 @@ describe('the library', () => {
 });
 
 describe('a run stopped through its signal', () => {
-  const request = { kind: 'apply', where: { repo: '.', ref: 'HEAD' }, scope: 'incremental', mode: 'send', lockTimeoutMs: 30_000, removals: { allow: true } } as const;
+  const request = {
+    kind: 'apply',
+    where: { repo: '.', ref: 'HEAD' },
+    scope: 'incremental',
+    mode: 'send',
+    lockTimeoutMs: 30_000,
+    removals: { allow: true },
+  } as const;
 
   it('during sending: answered PATCHes recorded, the others pending as not sent, the locks free; the next run sends only those', async () => {
     // One request at a time per tenant, 20 a second: the stop comes while most are still to send.
-    await repo.commit('send slowly', { 'contract-sync.yaml': fleetConfigYaml(fleet, emulator, { read: true, statePath: '.contract-sync/state', rate: '{ requestsPerSecond: 20, concurrency: 1, maxInFlight: 2 }' }) });
+    await repo.commit('send slowly', {
+      'contract-sync.yaml': fleetConfigYaml(fleet, emulator, {
+        read: true,
+        statePath: '.contract-sync/state',
+        rate: '{ requestsPerSecond: 20, concurrency: 1, maxInFlight: 2 }',
+      }),
+    });
     const controller = new AbortController();
     const events: RunEvent[] = [];
     const stopping: RunEffects = {
@@ -132,12 +163,15 @@ describe('a run stopped through its signal', () => {
     expect(sent + notSent).toBe(changed);
     expect(sent).toBeGreaterThanOrEqual(2);
     expect(notSent).toBeGreaterThan(0);
-    const patched = (await requestLog(emulator)).filter((entry) => entry.kind === 'api' && entry.method === 'PATCH').map((entry) => entry.path.replace(/^.*\//, ''));
+    const patched = (await requestLog(emulator))
+      .filter((entry) => entry.kind === 'api' && entry.method === 'PATCH')
+      .map((entry) => entry.path.replace(/^.*\//, ''));
     expect(patched).toHaveLength(sent);
     const store = fileStateStore(path.join(repo.dir, '.contract-sync/state'));
     const pending: string[] = [];
     for (const tenant of fleet.tenants) {
-      for (const id of patched.filter((contractId) => contractId.startsWith(`${tenant}-`))) expect((await store.readRecord(tenant, id))?.commit, id).toMatch(/^[0-9a-f]{40}$/);
+      for (const id of patched.filter((contractId) => contractId.startsWith(`${tenant}-`)))
+        expect((await store.readRecord(tenant, id))?.commit, id).toMatch(/^[0-9a-f]{40}$/);
       pending.push(...((await store.readRun(tenant))?.pending ?? []).map((entry) => `${entry.outcome} ${entry.reason} ${entry.contractId}`));
       expect(await store.lockHolder(tenant)).toBeUndefined();
     }
@@ -149,8 +183,18 @@ describe('a run stopped through its signal', () => {
     expect(resumed).toMatchObject({ kind: 'applied', report: { summary: { failed: 0 } } });
     const again = (await requestLog(emulator)).slice(before).filter((entry) => entry.kind === 'api');
     const left = pending.map((entry) => entry.replace(/^.* /, '')).sort();
-    expect(again.filter((entry) => entry.method === 'GET').map((entry) => entry.path.replace(/^.*\//, '')).sort()).toEqual(left);
-    expect(again.filter((entry) => entry.method === 'PATCH').map((entry) => entry.path.replace(/^.*\//, '')).sort()).toEqual(left);
+    expect(
+      again
+        .filter((entry) => entry.method === 'GET')
+        .map((entry) => entry.path.replace(/^.*\//, ''))
+        .sort(),
+    ).toEqual(left);
+    expect(
+      again
+        .filter((entry) => entry.method === 'PATCH')
+        .map((entry) => entry.path.replace(/^.*\//, ''))
+        .sort(),
+    ).toEqual(left);
   });
 
   it('while waiting for a lock: stops waiting, sends nothing, releases what it holds, and releases the waited-for lock when it comes late', async () => {

@@ -54,7 +54,8 @@ interface Started {
 /** The environment of a child run: the fleet's secrets, the database, no CI variables of the machine running the tests. */
 function childEnv(setup: Setup, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...setup.env, CONTRACT_SYNC_LOG_LEVEL: 'warn', ...extra };
-  for (const name of ['GITHUB_RUN_ID', 'GITHUB_RUN_ATTEMPT', 'GITHUB_ACTIONS', 'CI_PIPELINE_ID', 'GITLAB_CI', 'CONTRACT_SYNC_RUN']) if (!(name in extra)) delete env[name];
+  for (const name of ['GITHUB_RUN_ID', 'GITHUB_RUN_ATTEMPT', 'GITHUB_ACTIONS', 'CI_PIPELINE_ID', 'GITLAB_CI', 'CONTRACT_SYNC_RUN'])
+    if (!(name in extra)) delete env[name];
   return env;
 }
 
@@ -144,28 +145,33 @@ function expectEachPatchedOnce(counts: ReadonlyMap<string, number>, fleet: Fleet
 }
 
 describe('apply --shard auto', () => {
-  it.each([2, 3])('%i workers share one run: every tenant done by one of them, every changed contract PATCHed once, one history entry', { timeout: 120_000 }, async (count) => {
-    const s = await setup(3 * count, 12, 40);
+  it.each([2, 3])(
+    '%i workers share one run: every tenant done by one of them, every changed contract PATCHed once, one history entry',
+    { timeout: 120_000 },
+    async (count) => {
+      const s = await setup(3 * count, 12, 40);
 
-    const runs = await workers(s, count);
+      const runs = await workers(s, count);
 
-    const taken = runs.map((run) => tenantsTaken(run.stdout));
-    expect(taken.flat().sort()).toEqual([...s.fleet.tenants].sort());
-    // Every worker took part (a tenant takes a few hundred ms, the workers start together).
-    for (const [index, tenants] of taken.entries()) expect(tenants.length, runs[index]!.stdout).toBeGreaterThan(0);
-    expectEachPatchedOnce(await patchCounts(), s.fleet);
-    // All joined the same run.
-    const runIds = new Set(runs.map((run) => /^shared run (\S+):/m.exec(run.stdout)?.[1]));
-    expect(runIds.size).toBe(1);
-    const entries = await history(s);
-    expect(entries).toHaveLength(1);
-    expect(entries[0]!.runId).toBe([...runIds][0]);
-    expect(entries[0]!.tenants.map((tenant) => tenant.tenant)).toEqual([...s.fleet.tenants].sort());
-    for (const [index, tenants] of taken.entries()) {
-      for (const tenant of tenants) expect(entries[0]!.tenants.find((entry) => entry.tenant === tenant)).toMatchObject({ worker: `w${index + 1}`, failed: 0 });
-    }
-    expect(entries[0]!.tenants.reduce((sum, tenant) => sum + tenant.applied, 0)).toBe(changedIds(s.fleet).length);
-  });
+      const taken = runs.map((run) => tenantsTaken(run.stdout));
+      expect(taken.flat().sort()).toEqual([...s.fleet.tenants].sort());
+      // Every worker took part (a tenant takes a few hundred ms, the workers start together).
+      for (const [index, tenants] of taken.entries()) expect(tenants.length, runs[index]!.stdout).toBeGreaterThan(0);
+      expectEachPatchedOnce(await patchCounts(), s.fleet);
+      // All joined the same run.
+      const runIds = new Set(runs.map((run) => /^shared run (\S+):/m.exec(run.stdout)?.[1]));
+      expect(runIds.size).toBe(1);
+      const entries = await history(s);
+      expect(entries).toHaveLength(1);
+      expect(entries[0]!.runId).toBe([...runIds][0]);
+      expect(entries[0]!.tenants.map((tenant) => tenant.tenant)).toEqual([...s.fleet.tenants].sort());
+      for (const [index, tenants] of taken.entries()) {
+        for (const tenant of tenants)
+          expect(entries[0]!.tenants.find((entry) => entry.tenant === tenant)).toMatchObject({ worker: `w${index + 1}`, failed: 0 });
+      }
+      expect(entries[0]!.tenants.reduce((sum, tenant) => sum + tenant.applied, 0)).toBe(changedIds(s.fleet).length);
+    },
+  );
 
   it('takes the largest tenant first', { timeout: 120_000 }, async () => {
     const s = await setup(4, 6, 0);
@@ -195,7 +201,15 @@ describe('apply --shard auto', () => {
 
     // The same run: the tenants the victim did not finish are taken over, the others taken fresh.
     expect(rescuer!.stdout + second!.stdout).toMatch(/taken over from worker victim/);
-    expect([...rescuer!.stdout.matchAll(/^shared run (\S+):/gm), ...second!.stdout.matchAll(/^shared run (\S+):/gm), ...killed.stdout.matchAll(/^shared run (\S+):/gm)].map((m) => m[1]).filter((id, index, all) => all.indexOf(id) === index)).toHaveLength(1);
+    expect(
+      [
+        ...rescuer!.stdout.matchAll(/^shared run (\S+):/gm),
+        ...second!.stdout.matchAll(/^shared run (\S+):/gm),
+        ...killed.stdout.matchAll(/^shared run (\S+):/gm),
+      ]
+        .map((m) => m[1])
+        .filter((id, index, all) => all.indexOf(id) === index),
+    ).toHaveLength(1);
     expect([...tenantsTaken(rescuer!.stdout), ...tenantsTaken(second!.stdout)].sort()).toEqual(expect.arrayContaining(victimTook));
     expectEachPatchedOnce(await patchCounts(), s.fleet);
     const entries = await history(s);
@@ -217,7 +231,10 @@ describe('apply --shard auto', () => {
     expect(patches(await requestLog(emulator!)).length).toBe(patchedFirst);
 
     const set = s.fleet.desired[1]!;
-    const renamed = stringify({ tenant: set.tenant, contracts: Object.fromEntries(set.contracts.map((contract) => [contract.id, { ...contract.fields, Name: `later ${contract.id}` }])) });
+    const renamed = stringify({
+      tenant: set.tenant,
+      contracts: Object.fromEntries(set.contracts.map((contract) => [contract.id, { ...contract.fields, Name: `later ${contract.id}` }])),
+    });
     await s.repo.commit('later', { [set.file]: renamed });
     const later = await worker(s, 'later').finished;
 
@@ -247,22 +264,28 @@ describe('apply --shard auto', () => {
     expect(entry.tenants.find((tenant) => tenant.tenant === 'tenant-a')).toMatchObject({ worker: 'w1', applied: 0, failed: 0 });
   });
 
-  it('drift --fix: two workers share one run, each fixing its tenants; every drifted contract PATCHed once, one history entry', { timeout: 120_000 }, async () => {
-    const s = await setup(4, 12, 40);
+  it(
+    'drift --fix: two workers share one run, each fixing its tenants; every drifted contract PATCHed once, one history entry',
+    { timeout: 120_000 },
+    async () => {
+      const s = await setup(4, 12, 40);
 
-    const runs = await Promise.all(['d1', 'd2'].map((name) => start(s, ['drift', '--fix', '--shard', 'auto', '--ref', 'HEAD'], { CONTRACT_SYNC_WORKER: name }).finished));
+      const runs = await Promise.all(
+        ['d1', 'd2'].map((name) => start(s, ['drift', '--fix', '--shard', 'auto', '--ref', 'HEAD'], { CONTRACT_SYNC_WORKER: name }).finished),
+      );
 
-    for (const run of runs) expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
-    const taken = runs.map((run) => tenantsTaken(run.stdout));
-    expect(taken.flat().sort()).toEqual([...s.fleet.tenants].sort());
-    expectEachPatchedOnce(await patchCounts(), s.fleet);
-    const entries = await history(s);
-    expect(entries).toHaveLength(1);
-    expect(entries[0]!.command).toBe('drift --fix');
-    expect(entries[0]!.tenants.map((tenant) => [tenant.tenant, tenant.worker])).toEqual(
-      [...s.fleet.tenants].sort().map((tenant) => [tenant, taken[0]!.includes(tenant) ? 'd1' : 'd2']),
-    );
-  });
+      for (const run of runs) expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+      const taken = runs.map((run) => tenantsTaken(run.stdout));
+      expect(taken.flat().sort()).toEqual([...s.fleet.tenants].sort());
+      expectEachPatchedOnce(await patchCounts(), s.fleet);
+      const entries = await history(s);
+      expect(entries).toHaveLength(1);
+      expect(entries[0]!.command).toBe('drift --fix');
+      expect(entries[0]!.tenants.map((tenant) => [tenant.tenant, tenant.worker])).toEqual(
+        [...s.fleet.tenants].sort().map((tenant) => [tenant, taken[0]!.includes(tenant) ? 'd1' : 'd2']),
+      );
+    },
+  );
 
   it('is refused with a file store, saying why; nothing is sent', { timeout: 60_000 }, async () => {
     const fleet = createFleet(1, 2);

@@ -9,10 +9,18 @@ import { BASE_SOURCE, CREATED_AT } from '../plan/fixtures.ts';
 
 function pullRequest(names: Readonly<Record<string, string>>, touched: readonly string[]): ReturnType<typeof createPlan> {
   const sets: ContractSet[] = [
-    { tenant: 'acme', file: 'contracts/acme.yaml', contracts: Object.entries(names).map(([id, name], index) => ({ id, line: 3 + index * 2, column: 3, fields: { Name: name } })) },
+    {
+      tenant: 'acme',
+      file: 'contracts/acme.yaml',
+      contracts: Object.entries(names).map(([id, name], index) => ({ id, line: 3 + index * 2, column: 3, fields: { Name: name } })),
+    },
   ];
   const known: KnownState = new Map([['acme', new Map(Object.keys(names).map((id) => [id, { fields: { Name: `old ${id}` }, from: 'state' as const }]))]]);
-  return createPlan(sets, known, { createdAt: CREATED_AT, source: BASE_SOURCE, touched: { contracts: new Map([['acme', new Set(touched)]]), noLongerManaged: [] } });
+  return createPlan(sets, known, {
+    createdAt: CREATED_AT,
+    source: BASE_SOURCE,
+    touched: { contracts: new Map([['acme', new Set(touched)]]), noLongerManaged: [] },
+  });
 }
 
 describe('the pull-request comment drops the largest detail first', () => {

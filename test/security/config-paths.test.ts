@@ -53,7 +53,10 @@ describe('desired-state globs that can leave the repository are config errors at
   it("a tenant's paths glob outside the repository", async () => {
     const { code, output } = await validateWith('');
     expect(code).toBe(0);
-    await writeFile(path.join(repo, 'contract-sync.yaml'), configYaml(['acme']).replace('clientSecret: { env: ACME_SECRET }', 'clientSecret: { env: ACME_SECRET }\n    paths: ["/etc/**"]'));
+    await writeFile(
+      path.join(repo, 'contract-sync.yaml'),
+      configYaml(['acme']).replace('clientSecret: { env: ACME_SECRET }', 'clientSecret: { env: ACME_SECRET }\n    paths: ["/etc/**"]'),
+    );
     const run = await runCli(['validate'], repo, { ACME_SECRET: 'x' });
     expect(run.code).toBe(1);
     expect(run.stdout + run.stderr).toContain('contract-sync.yaml:7:13  tenants.acme.paths[0]  the glob "/etc/**" is absolute');
@@ -61,8 +64,10 @@ describe('desired-state globs that can leave the repository are config errors at
   });
 
   it('secret files and the state path: ".." steps are errors, absolute paths are the operator\'s choice', () => {
-    const text = configYaml(['acme', 'globex']).replace('{ env: ACME_SECRET }', '{ file: ../../secrets/acme }').replace('{ env: GLOBEX_SECRET }', '{ file: /run/secrets/globex }') +
-      'state: { backend: file, path: ../state }\n';
+    const text =
+      configYaml(['acme', 'globex'])
+        .replace('{ env: ACME_SECRET }', '{ file: ../../secrets/acme }')
+        .replace('{ env: GLOBEX_SECRET }', '{ file: /run/secrets/globex }') + 'state: { backend: file, path: ../state }\n';
     const { diagnostics } = parseConfig('contract-sync.yaml', text);
     expect(diagnostics.map((d) => `${d.line}:${d.column} ${d.field} ${d.code}`)).toEqual([
       '6:27 tenants.acme.clientSecret.file config-path',
@@ -73,7 +78,10 @@ describe('desired-state globs that can leave the repository are config errors at
   });
 
   it('ordinary globs are fine, ".." inside a name too', () => {
-    const { diagnostics } = parseConfig('contract-sync.yaml', configYaml(['acme'], 'desired: { paths: ["contracts/**/*.yaml", "contracts/a..b.yaml", "!contracts/x/**"] }\n'));
+    const { diagnostics } = parseConfig(
+      'contract-sync.yaml',
+      configYaml(['acme'], 'desired: { paths: ["contracts/**/*.yaml", "contracts/a..b.yaml", "!contracts/x/**"] }\n'),
+    );
     expect(diagnostics).toEqual([]);
   });
 });
@@ -83,7 +91,9 @@ describe('symbolic links keep being ignored, also where a pattern names them', (
     await symlink(path.join(parent, 'outside.yaml'), path.join(repo, 'contracts/link.yaml'));
     await symlink(path.join(parent, 'outside-dir'), path.join(repo, 'linked-dir'));
     try {
-      const { code, output } = await validateWith('desired: { paths: ["contracts/acme/*.yaml", "contracts/link.yaml", "linked-dir/*.yaml", "linked-dir/c.yaml"] }\n');
+      const { code, output } = await validateWith(
+        'desired: { paths: ["contracts/acme/*.yaml", "contracts/link.yaml", "linked-dir/*.yaml", "linked-dir/c.yaml"] }\n',
+      );
       expect(output).not.toContain('9999');
       expect(output).toContain('1 valid contract in 1 file');
       expect(code).toBe(0);
@@ -107,7 +117,10 @@ describe('symbolic links keep being ignored, also where a pattern names them', (
 
 describe("a tenant's paths glob that matches nothing is said at the config's line (issue 21, item 11)", () => {
   it('a typo in tenants.acme.paths: a warning at the config line, beside the refused file', async () => {
-    await writeFile(path.join(repo, 'contract-sync.yaml'), configYaml(['acme']).replace('clientSecret: { env: ACME_SECRET }', 'clientSecret: { env: ACME_SECRET }\n    paths: ["contracts/acmee/**"]'));
+    await writeFile(
+      path.join(repo, 'contract-sync.yaml'),
+      configYaml(['acme']).replace('clientSecret: { env: ACME_SECRET }', 'clientSecret: { env: ACME_SECRET }\n    paths: ["contracts/acmee/**"]'),
+    );
     const run = await runCli(['validate'], repo, { ACME_SECRET: 'x' });
     expect(run.stdout).toContain(
       'contract-sync.yaml:7:13  tenants.acme.paths[0]  warning: the glob "contracts/acmee/**" of tenant acme\'s paths matches none of the 1 desired-state files (desired.paths: contracts/**/*.yaml)',
@@ -117,7 +130,10 @@ describe("a tenant's paths glob that matches nothing is said at the config's lin
   });
 
   it('no warning when the glob selects a file', async () => {
-    await writeFile(path.join(repo, 'contract-sync.yaml'), configYaml(['acme']).replace('clientSecret: { env: ACME_SECRET }', 'clientSecret: { env: ACME_SECRET }\n    paths: ["contracts/acme/**"]'));
+    await writeFile(
+      path.join(repo, 'contract-sync.yaml'),
+      configYaml(['acme']).replace('clientSecret: { env: ACME_SECRET }', 'clientSecret: { env: ACME_SECRET }\n    paths: ["contracts/acme/**"]'),
+    );
     const run = await runCli(['validate'], repo, { ACME_SECRET: 'x' });
     expect(run.stdout).not.toContain('tenant-paths');
     expect(run.stdout).toContain('0 errors, 0 warnings; 1 valid contract in 1 file');

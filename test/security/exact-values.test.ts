@@ -17,13 +17,33 @@ function contract(fields: string): string {
 
 describe('numbers', () => {
   it.each([
-    ['an integer beyond 2^53 in a duration', '    SupplierNoticePeriod: { Days: 9007199254740993 }\n', '4:35  SupplierNoticePeriod.Days  expected a number <= 10675199, got 9007199254740992'],
-    ['an integer beyond 2^53', '    Area: 9007199254740993\n', '4:11  Area  expected a number between -9007199254740991 and 9007199254740991 (larger ones lose precision)'],
-    ['a hexadecimal integer beyond 2^53', '    Category: 0x20000000000001\n', '4:15  Category  expected a number between -9007199254740991 and 9007199254740991 (larger ones lose precision)'],
+    [
+      'an integer beyond 2^53 in a duration',
+      '    SupplierNoticePeriod: { Days: 9007199254740993 }\n',
+      '4:35  SupplierNoticePeriod.Days  expected a number <= 10675199, got 9007199254740992',
+    ],
+    [
+      'an integer beyond 2^53',
+      '    Area: 9007199254740993\n',
+      '4:11  Area  expected a number between -9007199254740991 and 9007199254740991 (larger ones lose precision)',
+    ],
+    [
+      'a hexadecimal integer beyond 2^53',
+      '    Category: 0x20000000000001\n',
+      '4:15  Category  expected a number between -9007199254740991 and 9007199254740991 (larger ones lose precision)',
+    ],
     ['underflow to 0 in an integer field', '    Area: 1e-400\n', '4:11  contracts.1.Area  1e-400 is too small for a JSON number; it would be sent as 0'],
-    ['underflow to 0 in a number field', '    AnnualExpensesAmount: 0.5e-330\n', '4:27  contracts.1.AnnualExpensesAmount  0.5e-330 is too small for a JSON number; it would be sent as 0'],
+    [
+      'underflow to 0 in a number field',
+      '    AnnualExpensesAmount: 0.5e-330\n',
+      '4:27  contracts.1.AnnualExpensesAmount  0.5e-330 is too small for a JSON number; it would be sent as 0',
+    ],
     ['overflow', '    AnnualExpensesAmount: 1e400\n', '4:27  AnnualExpensesAmount  expected a finite number, got Infinity'],
-    ['a duration beyond any sane bound', '    SupplierNoticePeriod: { Days: 1e26 }\n', '4:35  SupplierNoticePeriod.Days  expected a number <= 10675199, got 1e+26'],
+    [
+      'a duration beyond any sane bound',
+      '    SupplierNoticePeriod: { Days: 1e26 }\n',
+      '4:35  SupplierNoticePeriod.Days  expected a number <= 10675199, got 1e+26',
+    ],
   ])('%s', (_, fields, expected) => {
     const found = problems(contract(fields));
     expect(found).toHaveLength(1);
@@ -31,7 +51,15 @@ describe('numbers', () => {
   });
 
   it('ordinary numbers stay fine: 0, 0.0, -0, 1e3, 1.5, 2^53 - 1, a long duration', () => {
-    for (const fields of ['    Area: 0\n', '    AnnualExpensesAmount: 0.0\n', '    Area: -0\n', '    Area: 1e3\n', '    AnnualExpensesAmount: 1.5\n', '    Area: 9007199254740991\n', '    SupplierNoticePeriod: { Days: 3650, Hours: 12 }\n']) {
+    for (const fields of [
+      '    Area: 0\n',
+      '    AnnualExpensesAmount: 0.0\n',
+      '    Area: -0\n',
+      '    Area: 1e3\n',
+      '    AnnualExpensesAmount: 1.5\n',
+      '    Area: 9007199254740991\n',
+      '    SupplierNoticePeriod: { Days: 3650, Hours: 12 }\n',
+    ]) {
       expect(problems(contract(fields))).toEqual([]);
     }
   });

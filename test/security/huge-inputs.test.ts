@@ -21,14 +21,18 @@ async function repoWith(files: Record<string, string>): Promise<string> {
 }
 
 describe('validate --config on an endless or random device', () => {
-  it.each(['/dev/zero', '/dev/urandom'])('%s: refused by size, one line, exit 1', async (device) => {
-    const dir = await repoWith({});
-    const started = Date.now();
-    const run = await runCli(['validate', '--config', device], dir);
-    expect(run.code).toBe(1);
-    expect(run.stdout + run.stderr).toMatch(new RegExp(`${device}:1:1 .*file is 16\\.0 MiB; the limit is 16\\.0 MiB`));
-    expect(Date.now() - started).toBeLessThan(20_000);
-  }, 30_000);
+  it.each(['/dev/zero', '/dev/urandom'])(
+    '%s: refused by size, one line, exit 1',
+    async (device) => {
+      const dir = await repoWith({});
+      const started = Date.now();
+      const run = await runCli(['validate', '--config', device], dir);
+      expect(run.code).toBe(1);
+      expect(run.stdout + run.stderr).toMatch(new RegExp(`${device}:1:1 .*file is 16\\.0 MiB; the limit is 16\\.0 MiB`));
+      expect(Date.now() - started).toBeLessThan(20_000);
+    },
+    30_000,
+  );
 });
 
 describe('millions of blank lines', () => {
@@ -39,7 +43,10 @@ describe('millions of blank lines', () => {
   });
 
   it('10 million trailing newlines after an empty last value, and as many leading ones', () => {
-    const trailing = parseDesiredFile({ path: 'contracts/a.yaml', content: 'tenant: acme\ncontracts:\n  "1":\n    SupplierNoticePeriod:\n      Days:' + '\n'.repeat(10_000_000) });
+    const trailing = parseDesiredFile({
+      path: 'contracts/a.yaml',
+      content: 'tenant: acme\ncontracts:\n  "1":\n    SupplierNoticePeriod:\n      Days:' + '\n'.repeat(10_000_000),
+    });
     expect(trailing.diagnostics).toEqual([]);
     const leading = parseDesiredFile({ path: 'contracts/b.yaml', content: '\n'.repeat(10_000_000) + VALID });
     expect(leading.diagnostics).toEqual([]);
@@ -87,4 +94,3 @@ describe('one flow map of very many unknown keys takes time linear in them', () 
     ]);
   });
 });
-

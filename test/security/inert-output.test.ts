@@ -25,8 +25,19 @@ const SOURCE = { repo: '.', ref: null, commit: 'c0ffee00000000000000000000000000
 // eslint-disable-next-line no-control-regex -- the characters under test
 const ACTIVE = /[\u0000-\u001F\u007F-\u009F\u200B-\u200F\u202A-\u202E\u2066-\u2069\uFEFF]/;
 
-const HOSTILE_FILES = ['contracts/acme/esc-\u001B[2J\u001B[31mred.yaml', 'contracts/acme/cr-\rOVERWRITTEN.yaml', 'contracts/acme/nl-\n# Injected heading\n@org/team.yaml'];
-const HOSTILE_VALUES = ['csi \u009B2J', 'bidi \u202Egnp.exe', 'zero\u200Bwidth', '[phish](https://evil.example/login)', '![px](https://evil.example/p.png)', '**b** @org/team www.evil.example'];
+const HOSTILE_FILES = [
+  'contracts/acme/esc-\u001B[2J\u001B[31mred.yaml',
+  'contracts/acme/cr-\rOVERWRITTEN.yaml',
+  'contracts/acme/nl-\n# Injected heading\n@org/team.yaml',
+];
+const HOSTILE_VALUES = [
+  'csi \u009B2J',
+  'bidi \u202Egnp.exe',
+  'zero\u200Bwidth',
+  '[phish](https://evil.example/login)',
+  '![px](https://evil.example/p.png)',
+  '**b** @org/team www.evil.example',
+];
 
 describe('escapeForTerminal', () => {
   it.each([
@@ -65,9 +76,11 @@ function markupFrom(markdown: string, ownHeadings: readonly string[]): string[] 
   for (const token of tokensOf(markdown)) {
     if (token.type === 'link' || token.type === 'image') found.push(`${token.type} ${(token as Tokens.Link).href}`);
     if (token.type === 'heading' && !ownHeadings.includes((token as Tokens.Heading).text)) found.push(`heading ${(token as Tokens.Heading).text}`);
-    if ((token.type === 'strong' || token.type === 'em') && /phish|b\b/.test((token as Tokens.Strong).text)) found.push(`${token.type} ${(token as Tokens.Strong).text}`);
+    if ((token.type === 'strong' || token.type === 'em') && /phish|b\b/.test((token as Tokens.Strong).text))
+      found.push(`${token.type} ${(token as Tokens.Strong).text}`);
     if (token.type === 'text' && /@[A-Za-z0-9]/.test((token as Tokens.Text).text)) found.push(`mention in ${JSON.stringify((token as Tokens.Text).text)}`);
-    if ((token.type === 'text' || token.type === 'html') && /https?:\/\/|www\.evil/.test((token as Tokens.Text).text)) found.push(`autolink in ${JSON.stringify((token as Tokens.Text).text)}`);
+    if ((token.type === 'text' || token.type === 'html') && /https?:\/\/|www\.evil/.test((token as Tokens.Text).text))
+      found.push(`autolink in ${JSON.stringify((token as Tokens.Text).text)}`);
   }
   return found;
 }
@@ -84,7 +97,9 @@ describe('escapeInline (markdown)', () => {
 describe('the plan and drift, rendered', () => {
   const contracts = HOSTILE_VALUES.map((value, index) => ({ id: String(100 + index), line: 3 + index, column: 3, fields: { Name: value } }));
   const desired = HOSTILE_FILES.map((file, index) => ({ tenant: 'acme', file, contracts: contracts.slice(index * 2, index * 2 + 2) }));
-  const known: KnownState = new Map([['acme', new Map(contracts.map((contract) => [contract.id, { fields: { Name: `live ${contract.fields.Name}` }, from: 'live' as const }]))]]);
+  const known: KnownState = new Map([
+    ['acme', new Map(contracts.map((contract) => [contract.id, { fields: { Name: `live ${contract.fields.Name}` }, from: 'live' as const }]))],
+  ]);
   const plan = createPlan(desired, known, { createdAt: CREATED_AT, source: SOURCE });
 
   it('plan text: no control, bidi or zero-width character reaches the terminal', () => {
@@ -127,7 +142,10 @@ describe('the plan and drift, rendered', () => {
 
 describe('validate prints hostile file names inertly', () => {
   it('a file named esc-\\e[2J\\e[31mred.yaml or cr-\\rOVERWRITTEN.yaml', async () => {
-    const repo = await createRepo({ 'contract-sync.yaml': configYaml(['acme']), ...Object.fromEntries(HOSTILE_FILES.map((file) => [file, 'tenant: acme\ncontracts:\n  "1": { Nmae: x }\n'])) });
+    const repo = await createRepo({
+      'contract-sync.yaml': configYaml(['acme']),
+      ...Object.fromEntries(HOSTILE_FILES.map((file) => [file, 'tenant: acme\ncontracts:\n  "1": { Nmae: x }\n'])),
+    });
     try {
       const run = await runCli(['validate'], repo.dir, { ACME_SECRET: 'x' });
       expect(run.code).toBe(1);
@@ -159,7 +177,17 @@ describe('the run summary and GitHub annotations are inert too', () => {
           requests: 1,
           retries: 0,
           throttles: 0,
-          failures: [{ contractId: '1', file: HOSTILE_FILES[0]!, line: 3, outcome: 'failed', ops: 1, status: 400, reason: 'bad \u001B]8;;https://evil.example\u0007link\u202E' }],
+          failures: [
+            {
+              contractId: '1',
+              file: HOSTILE_FILES[0]!,
+              line: 3,
+              outcome: 'failed',
+              ops: 1,
+              status: 400,
+              reason: 'bad \u001B]8;;https://evil.example\u0007link\u202E',
+            },
+          ],
           error: 'lock lost \u009B2J',
         },
       ],

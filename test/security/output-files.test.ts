@@ -68,7 +68,10 @@ describe('plan --out', () => {
   it('a directory, a missing directory, and "-" are one line each', async () => {
     await mkdir(path.join(repo.dir, 'a-dir'), { recursive: true });
     expectOneLine(await runCli(['plan', '--out', 'a-dir'], repo.dir), /^contract-sync plan: --out a-dir: is a directory; --out writes regular files only\n$/);
-    expectOneLine(await runCli(['plan', '--format', 'markdown', '--out', 'missing/dir/p.json'], repo.dir), /^contract-sync plan: --out missing\/dir\/p\.json: its directory missing\/dir cannot be used: no such file or directory \(ENOENT\)\n$/);
+    expectOneLine(
+      await runCli(['plan', '--format', 'markdown', '--out', 'missing/dir/p.json'], repo.dir),
+      /^contract-sync plan: --out missing\/dir\/p\.json: its directory missing\/dir cannot be used: no such file or directory \(ENOENT\)\n$/,
+    );
     expectOneLine(await runCli(['plan', '--out', '-'], repo.dir), /^contract-sync plan: --out -: "-" is not supported/);
     expect((await stat(path.join(repo.dir, 'a-dir'))).isDirectory()).toBe(true);
   });
@@ -81,7 +84,10 @@ describe('plan --out', () => {
 describe('apply and drift --report', () => {
   it('apply --report into a missing directory is refused before anything is planned or sent', async () => {
     const run = await runCli(['apply', '--auto-approve', '--report', 'missing/dir/r.json'], repo.dir, { ACME_SECRET: 'x' });
-    expectOneLine(run, /^contract-sync apply: --report missing\/dir\/r\.json: its directory missing\/dir cannot be used: no such file or directory \(ENOENT\)\n$/);
+    expectOneLine(
+      run,
+      /^contract-sync apply: --report missing\/dir\/r\.json: its directory missing\/dir cannot be used: no such file or directory \(ENOENT\)\n$/,
+    );
     expect(run.stdout).toBe('');
   });
 

@@ -25,7 +25,13 @@ afterEach(async () => {
 const JOURNAL = '.records.jsonl';
 
 function applied(contractId: string, name: string): AppliedContract {
-  return { contractId, fields: { Name: name, Description: `é ${name}`, Company: [{ Id: 1, RelationType: 'Client' }] }, fingerprint: `sha256:${name}`, appliedAt: '2027-01-01T00:00:00.000Z', commit: null };
+  return {
+    contractId,
+    fields: { Name: name, Description: `é ${name}`, Company: [{ Id: 1, RelationType: 'Client' }] },
+    fingerprint: `sha256:${name}`,
+    appliedAt: '2027-01-01T00:00:00.000Z',
+    commit: null,
+  };
 }
 
 async function journalBytes(tenant = 'acme'): Promise<Buffer> {
@@ -40,7 +46,12 @@ async function putJournal(content: Buffer | string, tenant = 'acme'): Promise<vo
 /** What the layout before the journal wrote for one contract: the old writeContract's very file. */
 async function writeOldRecord(tenant: string, record: AppliedContract): Promise<void> {
   await mkdir(path.join(dir, tenant), { recursive: true });
-  await writeFileDurably(path.join(dir, tenant), stateFileName(record.contractId), serialiseStateRecord(stateRecordOf(tenant, record)), `${record.contractId}-old`);
+  await writeFileDurably(
+    path.join(dir, tenant),
+    stateFileName(record.contractId),
+    serialiseStateRecord(stateRecordOf(tenant, record)),
+    `${record.contractId}-old`,
+  );
 }
 
 function names(records: readonly StoredContract[]): string[] {
@@ -106,7 +117,12 @@ describe('journal: compaction', () => {
 
     const compacted = await journalBytes();
     expect(compacted.length).toBeLessThan(grown);
-    expect(compacted.toString('utf8').split('\n').filter((line) => line !== '')).toHaveLength(3);
+    expect(
+      compacted
+        .toString('utf8')
+        .split('\n')
+        .filter((line) => line !== ''),
+    ).toHaveLength(3);
     expect(await fileStateStore(dir).listRecords('acme')).toStrictEqual(before);
     expect(await readdir(path.join(dir, 'acme'))).toEqual([JOURNAL]);
   });

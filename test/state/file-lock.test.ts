@@ -6,7 +6,15 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { fileStateStore, LockTimeoutError, parseLockFile, serialiseLockFile, type FileStateStoreOptions, type LockFileContent, type TenantLock } from '../../engine/state/index.ts';
+import {
+  fileStateStore,
+  LockTimeoutError,
+  parseLockFile,
+  serialiseLockFile,
+  type FileStateStoreOptions,
+  type LockFileContent,
+  type TenantLock,
+} from '../../engine/state/index.ts';
 import { readLines, spawnFixture } from './fixtures/spawn-fixture.ts';
 
 const T0 = Date.UTC(2027, 0, 1);
@@ -53,7 +61,14 @@ async function lockContent(): Promise<LockFileContent | undefined> {
 
 async function writeLock(content: Partial<LockFileContent> | string): Promise<void> {
   await mkdir(path.join(dir, 'acme'), { recursive: true });
-  const full = { owner: 'crashed-run', pid: process.pid, hostname: HOST, acquiredAt: new Date(T0).toISOString(), heartbeatAt: new Date(T0).toISOString(), lockId: 'by-hand' };
+  const full = {
+    owner: 'crashed-run',
+    pid: process.pid,
+    hostname: HOST,
+    acquiredAt: new Date(T0).toISOString(),
+    heartbeatAt: new Date(T0).toISOString(),
+    lockId: 'by-hand',
+  };
   await writeFile(lockFile(), typeof content === 'string' ? content : serialiseLockFile({ ...full, ...content }));
 }
 
@@ -72,7 +87,13 @@ describe('fileStateStore lock', () => {
     await lock.release();
 
     expect(lock.tenant).toBe('acme');
-    expect(content).toMatchObject({ owner: 'run-1', pid: process.pid, hostname: HOST, acquiredAt: new Date(T0).toISOString(), heartbeatAt: new Date(T0).toISOString() });
+    expect(content).toMatchObject({
+      owner: 'run-1',
+      pid: process.pid,
+      hostname: HOST,
+      acquiredAt: new Date(T0).toISOString(),
+      heartbeatAt: new Date(T0).toISOString(),
+    });
     expect(await readdir(path.join(dir, 'acme'))).toEqual([]);
   });
 
@@ -161,7 +182,9 @@ describe('fileStateStore lock', () => {
 
     if (owner === undefined) {
       expect(result).toBeInstanceOf(LockTimeoutError);
-      expect((result as Error).message).toContain(`a run that did not say who it is (its lock file is empty or unreadable, last modified ${new Date(modified).toISOString()})`);
+      expect((result as Error).message).toContain(
+        `a run that did not say who it is (its lock file is empty or unreadable, last modified ${new Date(modified).toISOString()})`,
+      );
     } else {
       expect(await lockContent()).toMatchObject({ owner });
       await (result as TenantLock).release();
@@ -173,7 +196,10 @@ describe('fileStateStore lock', () => {
     for (let round = 0; round < 25; round++) {
       await writeLock({ pid, lockId: `stale-${round}` });
 
-      const results = await Promise.allSettled([store().lock('acme', { timeoutMs: 0, owner: 'run-a' }), store().lock('acme', { timeoutMs: 0, owner: 'run-b' })]);
+      const results = await Promise.allSettled([
+        store().lock('acme', { timeoutMs: 0, owner: 'run-a' }),
+        store().lock('acme', { timeoutMs: 0, owner: 'run-b' }),
+      ]);
 
       const winners = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
       const losers = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
@@ -198,7 +224,10 @@ describe('fileStateStore lock', () => {
       judged += 1;
       if (judged > 1) return checked !== pid;
       rmSync(lockFile());
-      writeFileSync(lockFile(), serialiseLockFile({ owner: 'run-a', pid: process.pid, hostname: HOST, acquiredAt: 'x', heartbeatAt: new Date(T0).toISOString(), lockId: 'fresh' }));
+      writeFileSync(
+        lockFile(),
+        serialiseLockFile({ owner: 'run-a', pid: process.pid, hostname: HOST, acquiredAt: 'x', heartbeatAt: new Date(T0).toISOString(), lockId: 'fresh' }),
+      );
       return false;
     }
 
@@ -267,7 +296,9 @@ describe('fileStateStore lock', () => {
     await removed.release();
 
     expect(before).toBe(false);
-    expect((replaced.lost.reason as Error).message).toBe('lost the lock of tenant acme: its lock file was replaced by another run; nothing more is sent or recorded for it by this run');
+    expect((replaced.lost.reason as Error).message).toBe(
+      'lost the lock of tenant acme: its lock file was replaced by another run; nothing more is sent or recorded for it by this run',
+    );
     expect((removed.lost.reason as Error).message).toMatch(/: its lock file is gone \(judged stale, or state unlock --force\);/);
     await expect(readFile(lockFile())).rejects.toThrow(expect.objectContaining({ code: 'ENOENT' }));
   });

@@ -29,7 +29,13 @@ async function put(tenant: string, name: string, content: string): Promise<void>
 }
 
 function applied(contractId: string, name: string, commit: string | null = 'a'.repeat(40)): AppliedContract {
-  return { contractId, fields: { Name: name, Company: [{ Id: 1, RelationType: 'Client' }] }, fingerprint: `sha256:${name}`, appliedAt: '2027-01-01T00:00:00.000Z', commit };
+  return {
+    contractId,
+    fields: { Name: name, Company: [{ Id: 1, RelationType: 'Client' }] },
+    fingerprint: `sha256:${name}`,
+    appliedAt: '2027-01-01T00:00:00.000Z',
+    commit,
+  };
 }
 
 const RUN: TenantRunRecord = {
@@ -94,7 +100,9 @@ describe('fileStateStore: reading', () => {
   ])('refuses a record that is %s', async (_name, content, message) => {
     await put('acme', '4711.json', content);
 
-    await expect(fileStateStore(dir).readTenant('acme')).rejects.toThrow(expect.objectContaining({ code: 'state-format', message: expect.stringMatching(message) }));
+    await expect(fileStateStore(dir).readTenant('acme')).rejects.toThrow(
+      expect.objectContaining({ code: 'state-format', message: expect.stringMatching(message) }),
+    );
   });
 
   it('round-trips a record through its serialisation, with and without the apply metadata', () => {
@@ -113,12 +121,14 @@ describe('fileStateStore: writing contracts', () => {
     await store.writeContract('acme', applied('4711', 'first'));
 
     const journal = await readFile(path.join(dir, 'state', 'nested', 'acme', '.records.jsonl'), 'utf8');
-    expect(journal).toMatch(/^\n[0-9a-f]{8} \{"v":1,"id":"4711","appliedAt":"2027-01-01T00:00:00.000Z","commit":"a{40}","fingerprint":"sha256:first","fields":\{"Name":"first",/);
+    expect(journal).toMatch(
+      /^\n[0-9a-f]{8} \{"v":1,"id":"4711","appliedAt":"2027-01-01T00:00:00.000Z","commit":"a{40}","fingerprint":"sha256:first","fields":\{"Name":"first",/,
+    );
     expect(await store.readRecord('acme', '4711')).toStrictEqual(applied('4711', 'first'));
     expect([...(await store.readTenant('acme'))]).toEqual([['4711', { fields: applied('4711', 'first').fields, from: 'state' }]]);
   });
 
-  it('overwrites a record by appending to the tenant\'s journal, leaving no other file behind', async () => {
+  it("overwrites a record by appending to the tenant's journal, leaving no other file behind", async () => {
     const store = fileStateStore(dir);
     await store.writeContract('acme', applied('4711', 'first'));
 
@@ -195,7 +205,7 @@ describe('fileStateStore: run records', () => {
     expect((await store.readTenant('acme')).size).toBe(0);
   });
 
-  it('keeps each pending entry\'s file and the planning fingerprint, on disk and read back', async () => {
+  it("keeps each pending entry's file and the planning fingerprint, on disk and read back", async () => {
     const store = fileStateStore(dir);
     const record: TenantRunRecord = {
       lastAppliedCommit: 'c'.repeat(40),
@@ -214,7 +224,11 @@ describe('fileStateStore: run records', () => {
   });
 
   it('reads a run record written before pending entries had a file, leaving the file out', async () => {
-    await put('acme', '.run.json', '{"version":1,"tenant":"acme","lastAppliedCommit":null,"pending":[{"contractId":"4711","outcome":"failed","reason":"r","since":"s"}],"updatedAt":"u"}');
+    await put(
+      'acme',
+      '.run.json',
+      '{"version":1,"tenant":"acme","lastAppliedCommit":null,"pending":[{"contractId":"4711","outcome":"failed","reason":"r","since":"s"}],"updatedAt":"u"}',
+    );
 
     const record = await fileStateStore(dir).readRun('acme');
 
@@ -224,15 +238,33 @@ describe('fileStateStore: run records', () => {
   it.each([
     ['not JSON', '{"version":1', /not JSON/],
     ['an unknown version', '{"version":7,"tenant":"acme","lastAppliedCommit":null,"pending":[],"updatedAt":"x"}', /state version 7 is not supported/],
-    ['another tenant', '{"version":1,"tenant":"globex","lastAppliedCommit":null,"pending":[],"updatedAt":"x"}', /holds tenant "globex", but its path says acme/],
-    ['a pending entry with an unknown outcome', '{"version":1,"tenant":"acme","lastAppliedCommit":null,"pending":[{"contractId":"1","outcome":"lost","reason":"r","since":"s"}],"updatedAt":"x"}', /"pending\[0\]" must be/],
+    [
+      'another tenant',
+      '{"version":1,"tenant":"globex","lastAppliedCommit":null,"pending":[],"updatedAt":"x"}',
+      /holds tenant "globex", but its path says acme/,
+    ],
+    [
+      'a pending entry with an unknown outcome',
+      '{"version":1,"tenant":"acme","lastAppliedCommit":null,"pending":[{"contractId":"1","outcome":"lost","reason":"r","since":"s"}],"updatedAt":"x"}',
+      /"pending\[0\]" must be/,
+    ],
     ['without updatedAt', '{"version":1,"tenant":"acme","lastAppliedCommit":null,"pending":[]}', /"updatedAt" must be a string/],
-    ['a pending entry whose file is not a string', '{"version":1,"tenant":"acme","lastAppliedCommit":null,"pending":[{"contractId":"1","outcome":"failed","reason":"r","since":"s","file":7}],"updatedAt":"x"}', /"pending\[0\]\.file" must be a string/],
-    ['a planning fingerprint that is not a string', '{"version":1,"tenant":"acme","lastAppliedCommit":null,"planningFingerprint":1,"pending":[],"updatedAt":"x"}', /"planningFingerprint" must be a string/],
+    [
+      'a pending entry whose file is not a string',
+      '{"version":1,"tenant":"acme","lastAppliedCommit":null,"pending":[{"contractId":"1","outcome":"failed","reason":"r","since":"s","file":7}],"updatedAt":"x"}',
+      /"pending\[0\]\.file" must be a string/,
+    ],
+    [
+      'a planning fingerprint that is not a string',
+      '{"version":1,"tenant":"acme","lastAppliedCommit":null,"planningFingerprint":1,"pending":[],"updatedAt":"x"}',
+      /"planningFingerprint" must be a string/,
+    ],
   ])('refuses a run record that is %s, naming its file', async (_name, content, message) => {
     await put('acme', '.run.json', content);
 
-    const error = await fileStateStore(dir).readRun('acme').catch((caught: unknown) => caught);
+    const error = await fileStateStore(dir)
+      .readRun('acme')
+      .catch((caught: unknown) => caught);
 
     expect(error).toMatchObject({ code: 'state-format', file: path.join(dir, 'acme', '.run.json') });
     expect((error as Error).message).toMatch(message);
@@ -249,7 +281,11 @@ describe('fileStateStore: options', () => {
     ['now not a function', { now: 5 as unknown as () => number }, 'options.now: expected a function, got 5'],
     ['hostname empty', { hostname: '' }, 'options.hostname: expected a non-empty string, got ""'],
     ['pid not an integer', { pid: 1.5 }, 'options.pid: expected an integer > 0, got 1.5'],
-    ['timers without clearInterval', { timers: { setInterval: () => 0 } as never }, 'options.timers: expected { setInterval, clearInterval } functions, got [object Object]'],
+    [
+      'timers without clearInterval',
+      { timers: { setInterval: () => 0 } as never },
+      'options.timers: expected { setInterval, clearInterval } functions, got [object Object]',
+    ],
   ])('refuses %s with a TypeError naming it', (_name, options, message) => {
     expect(() => fileStateStore(dir, options)).toThrow(new TypeError(message));
   });

@@ -60,7 +60,11 @@ it.each([
     '{"format":"contract-sync-file-state","version":3}\n',
     'the state directory is in format version 3, newer than the one this contract-sync reads (version 2); a newer contract-sync wrote this state: upgrade contract-sync to use it',
   ],
-  ['an older format', '{"format":"contract-sync-file-state","version":1}\n', 'the state directory is in format version 1, not one this contract-sync reads (version 2)'],
+  [
+    'an older format',
+    '{"format":"contract-sync-file-state","version":1}\n',
+    'the state directory is in format version 1, not one this contract-sync reads (version 2)',
+  ],
   [
     'no marker at all',
     'hello',

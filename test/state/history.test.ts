@@ -61,7 +61,17 @@ const REPORT = {
   dryRun: false,
   source: { repo: '.', ref: null, commit: 'a'.repeat(40) },
   tenants: [
-    { tenant: 'acme', contracts: 5, changed: 3, applied: 2, ops: 4, requests: 3, retries: 0, throttles: 0, failures: [{ contractId: '4711', file: 'a.yaml', line: 3, outcome: 'failed', ops: 1, status: 400, reason: 'bad' }] },
+    {
+      tenant: 'acme',
+      contracts: 5,
+      changed: 3,
+      applied: 2,
+      ops: 4,
+      requests: 3,
+      retries: 0,
+      throttles: 0,
+      failures: [{ contractId: '4711', file: 'a.yaml', line: 3, outcome: 'failed', ops: 1, status: 400, reason: 'bad' }],
+    },
     { tenant: 'globex', contracts: 2, changed: 1, applied: 0, ops: 1, requests: 0, retries: 0, throttles: 0, failures: [], error: 'token refused' },
   ],
   summary: { tenants: 2, changed: 4, applied: 2, failed: 1, ops: 5, requests: 3, retries: 0 },

@@ -53,7 +53,7 @@ describe('memoryStateStore: contracts and run records', () => {
     expect(await store.readRun('acme')).toStrictEqual({ lastAppliedCommit: null, pending: [], updatedAt: '2027-01-01T00:00:00.000Z' });
   });
 
-  it('keeps each pending entry\'s file and the planning fingerprint', async () => {
+  it("keeps each pending entry's file and the planning fingerprint", async () => {
     const store = memoryStateStore();
     const run: TenantRunRecord = {
       lastAppliedCommit: 'c'.repeat(40),
@@ -73,7 +73,16 @@ describe('memoryStateStore: contracts and run records', () => {
 
   it.each([
     ['a tenant that escapes', () => memoryStateStore().writeContract('../x', applied('4711', 'x')), /tenant: expected a name/],
-    ['a run record with a bad outcome', () => memoryStateStore().writeRun('acme', { lastAppliedCommit: null, pending: [{ contractId: '1', outcome: 'lost' as never, reason: 'r', since: 's' }], updatedAt: 'x' }), /"pending" entry/],
+    [
+      'a run record with a bad outcome',
+      () =>
+        memoryStateStore().writeRun('acme', {
+          lastAppliedCommit: null,
+          pending: [{ contractId: '1', outcome: 'lost' as never, reason: 'r', since: 's' }],
+          updatedAt: 'x',
+        }),
+      /"pending" entry/,
+    ],
     ['lock options without owner', () => memoryStateStore().lock('acme', { timeoutMs: 0, owner: '' }), /options.owner/],
   ])('refuses %s with a TypeError', async (_name, call, message) => {
     await expect(call()).rejects.toThrow(expect.objectContaining({ name: 'TypeError', message: expect.stringMatching(message) }));

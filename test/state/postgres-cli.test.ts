@@ -80,7 +80,11 @@ describe('commands on the PostgreSQL state store', () => {
   it.each([
     ['an unreachable server', async () => `postgresql://app_user:${PASSWORD}@127.0.0.1:${await closedPort()}/postgres`, /connection refused/],
     ['a wrong password', async () => `postgresql://app_user:${PASSWORD}-wrong@127.0.0.1:${server.port}/postgres`, /authentication failed/],
-    ['a user without CREATE on the database', async () => (await server.createDatabase()).replace('postgres@', `app_user:${PASSWORD}@`), /permission denied for schema "contract_sync"/],
+    [
+      'a user without CREATE on the database',
+      async () => (await server.createDatabase()).replace('postgres@', `app_user:${PASSWORD}@`),
+      /permission denied for schema "contract_sync"/,
+    ],
     ['a URL without a database', async () => `postgresql://app_user:${PASSWORD}@127.0.0.1:${server.port}`, /names no database/],
     ['an unset variable', async () => undefined, /^contract-sync apply: state\.url cannot be resolved: environment variable STATE_DB_URL is not set$/m],
   ])('apply with %s fails in one line, exit 1, nothing sent', { timeout: 30_000 }, async (_, urlOf, expected) => {
@@ -102,10 +106,13 @@ describe('commands on the PostgreSQL state store', () => {
 });
 
 describe('openStateStore', () => {
-  it('teaches the run\'s redactor the URL and its password', async () => {
+  it("teaches the run's redactor the URL and its password", async () => {
     const url = (await server.createDatabase()).replace('postgres@', `app_user:${PASSWORD}@`);
     await server.query(`GRANT CREATE ON DATABASE ${new URL(url).pathname.slice(1)} TO app_user`);
-    const { config } = parseConfig('contract-sync.yaml', 'api: { baseUrl: "http://127.0.0.1:1" }\nauth: { url: "http://127.0.0.1:1", realm: r }\ntenants: { acme: { clientId: c, clientSecret: { env: S } } }\nstate: { backend: postgres, url: { env: STATE_DB_URL } }\n');
+    const { config } = parseConfig(
+      'contract-sync.yaml',
+      'api: { baseUrl: "http://127.0.0.1:1" }\nauth: { url: "http://127.0.0.1:1", realm: r }\ntenants: { acme: { clientId: c, clientSecret: { env: S } } }\nstate: { backend: postgres, url: { env: STATE_DB_URL } }\n',
+    );
     const redactor = new Redactor();
 
     const store = await openStateStore(config!, '.', { env: { STATE_DB_URL: url }, cwd: '.' }, redactor);

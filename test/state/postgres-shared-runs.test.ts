@@ -58,7 +58,11 @@ describe('PostgreSQL shared runs', () => {
     expect([first, second, third].map((next) => (next.kind === 'claimed' ? next.claim.tenant : next.kind))).toEqual(['big', 'mid', 'small']);
     expect(none).toEqual({ kind: 'wait', open: 3 });
 
-    for (const [next, applied] of [[first, 9], [second, 5], [third, 1]] as const) {
+    for (const [next, applied] of [
+      [first, 9],
+      [second, 5],
+      [third, 1],
+    ] as const) {
       if (next.kind === 'claimed') await next.claim.finish({ changed: applied, applied, failed: 0 });
     }
 

@@ -40,10 +40,23 @@ describe('postgres state store: its tables', () => {
     const url = await server.createDatabase();
 
     await open(url);
-    const tables = await server.query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'contract_sync' ORDER BY table_name", databaseOf(url));
+    const tables = await server.query(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = 'contract_sync' ORDER BY table_name",
+      databaseOf(url),
+    );
     const version = await server.query('SELECT version FROM contract_sync.schema_version', databaseOf(url));
 
-    expect(tables.rows.map((row) => row.table_name)).toEqual(['contracts', 'lock_fences', 'locks', 'run_history', 'schema_version', 'shared_run_claims', 'shared_run_tenants', 'shared_runs', 'tenant_runs']);
+    expect(tables.rows.map((row) => row.table_name)).toEqual([
+      'contracts',
+      'lock_fences',
+      'locks',
+      'run_history',
+      'schema_version',
+      'shared_run_claims',
+      'shared_run_tenants',
+      'shared_runs',
+      'tenant_runs',
+    ]);
     expect(version.rows).toEqual([{ version: SCHEMA_VERSION }]);
   });
 
@@ -51,7 +64,17 @@ describe('postgres state store: its tables', () => {
     const url = await server.createDatabase();
 
     const stores = await Promise.all(Array.from({ length: 6 }, () => open(url)));
-    await Promise.all(stores.map((store, index) => store.writeContract('acme', { contractId: `C-${index}`, fields: { Name: `n${index}` }, fingerprint: 'sha256:x', appliedAt: '2027-01-01T00:00:00.000Z', commit: null })));
+    await Promise.all(
+      stores.map((store, index) =>
+        store.writeContract('acme', {
+          contractId: `C-${index}`,
+          fields: { Name: `n${index}` },
+          fingerprint: 'sha256:x',
+          appliedAt: '2027-01-01T00:00:00.000Z',
+          commit: null,
+        }),
+      ),
+    );
 
     expect((await server.query('SELECT version FROM contract_sync.schema_version', databaseOf(url))).rows).toEqual([{ version: SCHEMA_VERSION }]);
     expect((await stores[0]!.readTenant('acme')).size).toBe(6);
@@ -70,7 +93,13 @@ describe('postgres state store: its tables', () => {
   it('migrates tables of version 1 (before fencing) to the current version, keeping their records, and fences their tenants from then on', async () => {
     const url = await server.createDatabase();
     const first = await openPostgresStateStore({ url });
-    await first.writeContract('acme', { contractId: 'C-1', fields: { Name: 'kept' }, fingerprint: 'sha256:x', appliedAt: '2027-01-01T00:00:00.000Z', commit: null });
+    await first.writeContract('acme', {
+      contractId: 'C-1',
+      fields: { Name: 'kept' },
+      fingerprint: 'sha256:x',
+      appliedAt: '2027-01-01T00:00:00.000Z',
+      commit: null,
+    });
     await first.close();
     // What a version-1 database looks like: no lock_fences, version 1.
     await server.query(
@@ -80,11 +109,17 @@ describe('postgres state store: its tables', () => {
 
     const store = await open(url);
     const lock = await store.lock('acme', { timeoutMs: 0, owner: 'run-1' });
-    await store.writeContract('acme', { contractId: 'C-2', fields: { Name: 'fenced' }, fingerprint: 'sha256:y', appliedAt: '2027-01-01T00:00:00.000Z', commit: null }, { lock });
+    await store.writeContract(
+      'acme',
+      { contractId: 'C-2', fields: { Name: 'fenced' }, fingerprint: 'sha256:y', appliedAt: '2027-01-01T00:00:00.000Z', commit: null },
+      { lock },
+    );
     await lock.release();
 
     expect((await server.query('SELECT version FROM contract_sync.schema_version', databaseOf(url))).rows).toEqual([{ version: SCHEMA_VERSION }]);
-    expect((await server.query('SELECT tenant, generation::int AS generation FROM contract_sync.lock_fences', databaseOf(url))).rows).toEqual([{ tenant: 'acme', generation: 1 }]);
+    expect((await server.query('SELECT tenant, generation::int AS generation FROM contract_sync.lock_fences', databaseOf(url))).rows).toEqual([
+      { tenant: 'acme', generation: 1 },
+    ]);
     expect([...(await store.readTenant('acme')).keys()].sort()).toEqual(['C-1', 'C-2']);
   });
 
@@ -113,11 +148,27 @@ async function closedPort(): Promise<number> {
 
 describe('postgres state store: a database out of reach, in one line without the URL', () => {
   it.each([
-    ['an unreachable server', async () => `postgresql://app_user:right-pass-4f9c@127.0.0.1:${await closedPort()}/postgres`, /^cannot open the PostgreSQL state store \(127\.0\.0\.1:\d+, database "postgres"\): connection refused \(is the server running and listening there\?\)$/],
-    ['a wrong password', async () => `postgresql://app_user:wrong-pass-7b1e@127.0.0.1:${server.port}/postgres`, /^cannot open the PostgreSQL state store \(127\.0\.0\.1:\d+, database "postgres"\): authentication failed \(check the user and password in the state URL\)$/],
+    [
+      'an unreachable server',
+      async () => `postgresql://app_user:right-pass-4f9c@127.0.0.1:${await closedPort()}/postgres`,
+      /^cannot open the PostgreSQL state store \(127\.0\.0\.1:\d+, database "postgres"\): connection refused \(is the server running and listening there\?\)$/,
+    ],
+    [
+      'a wrong password',
+      async () => `postgresql://app_user:wrong-pass-7b1e@127.0.0.1:${server.port}/postgres`,
+      /^cannot open the PostgreSQL state store \(127\.0\.0\.1:\d+, database "postgres"\): authentication failed \(check the user and password in the state URL\)$/,
+    ],
     ['a database that does not exist', async () => `postgresql://postgres@127.0.0.1:${server.port}/no_such_db`, /: the database does not exist$/],
-    ['a URL without a database', async () => `postgresql://app_user:right-pass-4f9c@127.0.0.1:${server.port}`, /^the state URL names no database \(expected postgresql:\/\/USER:PASSWORD@HOST:PORT\/DATABASE\)$/],
-    ['a URL of another scheme', async () => `mysql://app_user:right-pass-4f9c@127.0.0.1:${server.port}/db`, /^the state URL must start with postgresql:\/\/ \(or postgres:\/\/\), not mysql:\/\/$/],
+    [
+      'a URL without a database',
+      async () => `postgresql://app_user:right-pass-4f9c@127.0.0.1:${server.port}`,
+      /^the state URL names no database \(expected postgresql:\/\/USER:PASSWORD@HOST:PORT\/DATABASE\)$/,
+    ],
+    [
+      'a URL of another scheme',
+      async () => `mysql://app_user:right-pass-4f9c@127.0.0.1:${server.port}/db`,
+      /^the state URL must start with postgresql:\/\/ \(or postgres:\/\/\), not mysql:\/\/$/,
+    ],
     ['no URL at all', async () => 'right-pass-4f9c', /^the state URL is not a valid URL/],
     [
       'a user who may not create the schema',
@@ -181,70 +232,84 @@ describe('postgres state store: locks', () => {
 });
 
 describe('postgres state store: a lock holder whose server restarted', () => {
-  it('fires the lock lost signal when the server stops, and refuses the holder writes after the restart though nobody took the tenant', { timeout: 60_000 }, async () => {
-    const url = await server.createDatabase();
-    // The helper's server trades durability for speed (synchronous_commit=off): what it acknowledged
-    // just before the immediate stop could be lost, which is not what this test is about.
-    await server.query(`ALTER DATABASE ${databaseOf(url)} SET synchronous_commit = on`);
-    const store = await openPostgresStateStore({ url, connectTimeoutMs: 2000 });
-    opened.push(store);
-    const lock = await store.lock('acme', { timeoutMs: 0, owner: 'run-1' });
-    const applied = { contractId: 'C-1', fields: { Name: 'before' }, fingerprint: 'sha256:x', appliedAt: '2027-01-01T00:00:00.000Z', commit: null };
-    await store.writeContract('acme', applied, { lock });
+  it(
+    'fires the lock lost signal when the server stops, and refuses the holder writes after the restart though nobody took the tenant',
+    { timeout: 60_000 },
+    async () => {
+      const url = await server.createDatabase();
+      // The helper's server trades durability for speed (synchronous_commit=off): what it acknowledged
+      // just before the immediate stop could be lost, which is not what this test is about.
+      await server.query(`ALTER DATABASE ${databaseOf(url)} SET synchronous_commit = on`);
+      const store = await openPostgresStateStore({ url, connectTimeoutMs: 2000 });
+      opened.push(store);
+      const lock = await store.lock('acme', { timeoutMs: 0, owner: 'run-1' });
+      const applied = { contractId: 'C-1', fields: { Name: 'before' }, fingerprint: 'sha256:x', appliedAt: '2027-01-01T00:00:00.000Z', commit: null };
+      await store.writeContract('acme', applied, { lock });
 
-    await server.halt();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const lostWhileDown = lock.lost.aborted;
-    await server.restart();
-    // The pool reconnects: the write reaches the server, which refuses it (the advisory lock is gone).
-    const late = await store.writeContract('acme', { ...applied, fields: { Name: 'late' } }, { lock }).catch((error: unknown) => error);
-    const lateRun = await store.writeRun('acme', { lastAppliedCommit: null, pending: [], updatedAt: 'x' }, { lock, lastAppliedCommit: null }).catch((error: unknown) => error);
+      await server.halt();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const lostWhileDown = lock.lost.aborted;
+      await server.restart();
+      // The pool reconnects: the write reaches the server, which refuses it (the advisory lock is gone).
+      const late = await store.writeContract('acme', { ...applied, fields: { Name: 'late' } }, { lock }).catch((error: unknown) => error);
+      const lateRun = await store
+        .writeRun('acme', { lastAppliedCommit: null, pending: [], updatedAt: 'x' }, { lock, lastAppliedCommit: null })
+        .catch((error: unknown) => error);
 
-    expect(lostWhileDown).toBe(true);
-    expect((lock.lost.reason as Error).message).toBe('lost the lock of tenant acme: the connection holding its PostgreSQL advisory lock ended; nothing more is sent or recorded for it by this run');
-    expect(late).toBeInstanceOf(LockLostError);
-    expect((late as Error).message).toMatch(/^lost the lock of tenant acme: the PostgreSQL session that held its advisory lock ended;/);
-    expect(lateRun).toBeInstanceOf(LockLostError);
-    expect((await store.readRecord('acme', 'C-1'))?.fields).toEqual({ Name: 'before' });
-    expect(await store.readRun('acme')).toBeUndefined();
-    await lock.release();
-    // A new lock of the same store works again.
-    const next = await store.lock('acme', { timeoutMs: 3000, owner: 'run-2' });
-    await store.writeContract('acme', { ...applied, fields: { Name: 'after' } }, { lock: next });
-    await next.release();
-    expect((await store.readRecord('acme', 'C-1'))?.fields).toEqual({ Name: 'after' });
-  });
+      expect(lostWhileDown).toBe(true);
+      expect((lock.lost.reason as Error).message).toBe(
+        'lost the lock of tenant acme: the connection holding its PostgreSQL advisory lock ended; nothing more is sent or recorded for it by this run',
+      );
+      expect(late).toBeInstanceOf(LockLostError);
+      expect((late as Error).message).toMatch(/^lost the lock of tenant acme: the PostgreSQL session that held its advisory lock ended;/);
+      expect(lateRun).toBeInstanceOf(LockLostError);
+      expect((await store.readRecord('acme', 'C-1'))?.fields).toEqual({ Name: 'before' });
+      expect(await store.readRun('acme')).toBeUndefined();
+      await lock.release();
+      // A new lock of the same store works again.
+      const next = await store.lock('acme', { timeoutMs: 3000, owner: 'run-2' });
+      await store.writeContract('acme', { ...applied, fields: { Name: 'after' } }, { lock: next });
+      await next.release();
+      expect((await store.readRecord('acme', 'C-1'))?.fields).toEqual({ Name: 'after' });
+    },
+  );
 });
 
 describe('postgres state store: a lock session whose server went silent', () => {
-  it('fires the lock lost signal once the lock session stops answering its probe, and the tenant goes to the next run once the session ends', { timeout: 30_000 }, async () => {
-    const url = await server.createDatabase();
-    const store = await openPostgresStateStore({ url, lockProbeIntervalMs: 100, lockProbeTimeoutMs: 400 });
-    opened.push(store);
-    const lock = await store.lock('acme', { timeoutMs: 0, owner: 'run-1' });
-    const backend = Number((await server.query("SELECT backend_pid FROM contract_sync.locks WHERE tenant = 'acme'", databaseOf(url))).rows[0].backend_pid);
-    const healthy = await new Promise((resolve) => setTimeout(() => resolve(lock.lost.aborted), 500));
+  it(
+    'fires the lock lost signal once the lock session stops answering its probe, and the tenant goes to the next run once the session ends',
+    { timeout: 30_000 },
+    async () => {
+      const url = await server.createDatabase();
+      const store = await openPostgresStateStore({ url, lockProbeIntervalMs: 100, lockProbeTimeoutMs: 400 });
+      opened.push(store);
+      const lock = await store.lock('acme', { timeoutMs: 0, owner: 'run-1' });
+      const backend = Number((await server.query("SELECT backend_pid FROM contract_sync.locks WHERE tenant = 'acme'", databaseOf(url))).rows[0].backend_pid);
+      const healthy = await new Promise((resolve) => setTimeout(() => resolve(lock.lost.aborted), 500));
 
-    // The backend holding the lock stops answering (as a server or network gone silent would), its socket still open.
-    process.kill(backend, 'SIGSTOP');
-    const stoppedAt = performance.now();
-    let lostAfter: number;
-    try {
-      await new Promise<void>((resolve) => lock.lost.addEventListener('abort', () => resolve(), { once: true }));
-      lostAfter = performance.now() - stoppedAt;
-    } finally {
-      process.kill(backend, 'SIGCONT');
-    }
-    const next = await open(url);
-    const taken = await next.lock('acme', { timeoutMs: 5000, owner: 'run-2' });
-    const late = await store.writeContract('acme', { contractId: 'C-1', fields: { Name: 'late' }, fingerprint: 'sha256:x', appliedAt: 'x', commit: null }, { lock }).catch((error: unknown) => error);
+      // The backend holding the lock stops answering (as a server or network gone silent would), its socket still open.
+      process.kill(backend, 'SIGSTOP');
+      const stoppedAt = performance.now();
+      let lostAfter: number;
+      try {
+        await new Promise<void>((resolve) => lock.lost.addEventListener('abort', () => resolve(), { once: true }));
+        lostAfter = performance.now() - stoppedAt;
+      } finally {
+        process.kill(backend, 'SIGCONT');
+      }
+      const next = await open(url);
+      const taken = await next.lock('acme', { timeoutMs: 5000, owner: 'run-2' });
+      const late = await store
+        .writeContract('acme', { contractId: 'C-1', fields: { Name: 'late' }, fingerprint: 'sha256:x', appliedAt: 'x', commit: null }, { lock })
+        .catch((error: unknown) => error);
 
-    expect(healthy).toBe(false);
-    expect(lostAfter).toBeLessThan(2000);
-    expect((lock.lost.reason as Error).message).toMatch(/^lost the lock of tenant acme: the connection holding its PostgreSQL advisory lock ended;/);
-    expect(late).toBeInstanceOf(LockLostError);
-    expect(await store.readRecord('acme', 'C-1')).toBeUndefined();
-    await taken.release();
-    await lock.release();
-  });
+      expect(healthy).toBe(false);
+      expect(lostAfter).toBeLessThan(2000);
+      expect((lock.lost.reason as Error).message).toMatch(/^lost the lock of tenant acme: the connection holding its PostgreSQL advisory lock ended;/);
+      expect(late).toBeInstanceOf(LockLostError);
+      expect(await store.readRecord('acme', 'C-1')).toBeUndefined();
+      await taken.release();
+      await lock.release();
+    },
+  );
 });

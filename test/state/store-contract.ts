@@ -5,7 +5,15 @@
  */
 import { once } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LastAppliedChangedError, LockLostError, LockTimeoutError, type AppliedContract, type RunHistoryEntry, type StateStore, type TenantRunRecord } from '../../engine/state/index.ts';
+import {
+  LastAppliedChangedError,
+  LockLostError,
+  LockTimeoutError,
+  type AppliedContract,
+  type RunHistoryEntry,
+  type StateStore,
+  type TenantRunRecord,
+} from '../../engine/state/index.ts';
 import { CRASH_CONTRACTS, crashContractId, crashWrite, writeNumberOf } from './fixtures/crash-records.ts';
 import { readLines, spawnFixture } from './fixtures/spawn-fixture.ts';
 
@@ -21,7 +29,14 @@ export interface StoreHarness {
 }
 
 function applied(contractId: string, name: string, extra: Partial<AppliedContract> = {}): AppliedContract {
-  return { contractId, fields: { Name: name, Company: [{ Id: 12, RelationType: 'Supplier' }] }, fingerprint: `sha256:${name}`, appliedAt: '2027-01-01T00:00:00.000Z', commit: null, ...extra };
+  return {
+    contractId,
+    fields: { Name: name, Company: [{ Id: 12, RelationType: 'Supplier' }] },
+    fingerprint: `sha256:${name}`,
+    appliedAt: '2027-01-01T00:00:00.000Z',
+    commit: null,
+    ...extra,
+  };
 }
 
 const RUN: TenantRunRecord = {
@@ -43,7 +58,9 @@ function entry(runId: string, finishedAt: string, tenants: readonly string[]): R
     finishedAt,
     commit: 'c'.repeat(40),
     startedBy: { ci: 'github', actor: 'octocat', url: 'https://github.com/acme/contracts/actions/runs/1' },
-    tenants: tenants.map((tenant) => ({ tenant, changed: 2, applied: 1, failed: 1, error: tenant === 'globex' ? 'token refused' : undefined })).map(({ error, ...rest }) => (error === undefined ? rest : { ...rest, error })),
+    tenants: tenants
+      .map((tenant) => ({ tenant, changed: 2, applied: 1, failed: 1, error: tenant === 'globex' ? 'token refused' : undefined }))
+      .map(({ error, ...rest }) => (error === undefined ? rest : { ...rest, error })),
   };
 }
 

@@ -96,7 +96,9 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
       client.on('end', gone);
       // A worker whose machine vanishes (no FIN) loses its claims within ~25 s; a long tenant is
       // one long transaction, which a server default must not end.
-      await client.query('SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3; SET idle_in_transaction_session_timeout = 0');
+      await client.query(
+        'SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3; SET idle_in_transaction_session_timeout = 0',
+      );
       return client;
     })().catch((error: unknown) => {
       if (lane.session === opening) delete lane.session;
@@ -110,7 +112,10 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
     const run = (await client.query<RunRow>(`SELECT run_id, command, commit, started_at, started_by FROM ${s}.shared_runs WHERE run_key = $1`, [key])).rows[0];
     if (run === undefined) return undefined;
     const done = (
-      await client.query<DoneRow>(`SELECT tenant, worker, result, done_at FROM ${s}.shared_run_tenants WHERE run_key = $1 AND done_at IS NOT NULL ORDER BY tenant COLLATE "C"`, [key])
+      await client.query<DoneRow>(
+        `SELECT tenant, worker, result, done_at FROM ${s}.shared_run_tenants WHERE run_key = $1 AND done_at IS NOT NULL ORDER BY tenant COLLATE "C"`,
+        [key],
+      )
     ).rows;
     const tenants: HistoryTenant[] = done.map((row) => ({ tenant: row.tenant, ...row.result, worker: row.worker }));
     const finishedAt = done.reduce((latest, row) => (row.done_at > latest ? row.done_at : latest), run.started_at);
@@ -176,7 +181,8 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
         `INSERT INTO ${s}.shared_run_tenants (run_key, tenant, size) SELECT $1, t.tenant, t.size FROM unnest($2::text[], $3::integer[]) AS t(tenant, size) ON CONFLICT DO NOTHING`,
         [start.key, start.tenants.map((tenant) => tenant.tenant), start.tenants.map((tenant) => tenant.size)],
       );
-      const run = (await deps.query<{ run_id: string; started_at: string }>(`SELECT run_id, started_at FROM ${s}.shared_runs WHERE run_key = $1`, [start.key])).rows[0]!;
+      const run = (await deps.query<{ run_id: string; started_at: string }>(`SELECT run_id, started_at FROM ${s}.shared_runs WHERE run_key = $1`, [start.key]))
+        .rows[0]!;
       const counts = (
         await deps.query<{ tenants: number; done: number }>(
           `SELECT count(*)::integer AS tenants, count(done_at)::integer AS done FROM ${s}.shared_run_tenants WHERE run_key = $1`,
@@ -206,15 +212,30 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
       }
       if (row === undefined) {
         await client.query('ROLLBACK');
-        const open = (await deps.query<{ open: number }>(`SELECT count(*)::integer AS open FROM ${s}.shared_run_tenants WHERE run_key = $1 AND done_at IS NULL`, [key])).rows[0]!.open;
+        const open = (
+          await deps.query<{ open: number }>(`SELECT count(*)::integer AS open FROM ${s}.shared_run_tenants WHERE run_key = $1 AND done_at IS NULL`, [key])
+        ).rows[0]!.open;
         return open === 0 ? { kind: 'finished' } : { kind: 'wait', open };
       }
       lane.claimed = true;
       try {
         // Outside the claim's transaction: kept even when this worker dies, to say who took over from whom.
-        const earlier = await deps.query<{ worker: string }>(`SELECT worker FROM ${s}.shared_run_claims WHERE run_key = $1 AND tenant = $2 ORDER BY claimed_at`, [key, row.tenant]);
+        const earlier = await deps.query<{ worker: string }>(
+          `SELECT worker FROM ${s}.shared_run_claims WHERE run_key = $1 AND tenant = $2 ORDER BY claimed_at`,
+          [key, row.tenant],
+        );
         await deps.query(`INSERT INTO ${s}.shared_run_claims (run_key, tenant, worker) VALUES ($1, $2, $3)`, [key, row.tenant, worker]);
-        return { kind: 'claimed', claim: claimOf(lane, client, key, worker, row, earlier.rows.map((claim) => claim.worker)) };
+        return {
+          kind: 'claimed',
+          claim: claimOf(
+            lane,
+            client,
+            key,
+            worker,
+            row,
+            earlier.rows.map((claim) => claim.worker),
+          ),
+        };
       } catch (error) {
         lane.claimed = false;
         await client.query('ROLLBACK').catch(() => undefined);

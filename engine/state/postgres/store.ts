@@ -100,7 +100,12 @@ function storedOf(row: RecordRow): StoredContract {
 
 function holderOf(row: HolderRow): LockHolder {
   if (row.owner === null) return {};
-  return { owner: row.owner, ...(row.pid === null ? {} : { pid: row.pid }), ...(row.host === null ? {} : { hostname: row.host }), ...(row.since === null ? {} : { acquiredAt: row.since.toISOString() }) };
+  return {
+    owner: row.owner,
+    ...(row.pid === null ? {} : { pid: row.pid }),
+    ...(row.host === null ? {} : { hostname: row.host }),
+    ...(row.since === null ? {} : { acquiredAt: row.since.toISOString() }),
+  };
 }
 
 // How long forceUnlock waits for a terminated session's locks to be freed.
@@ -259,7 +264,10 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
         const result =
           only === undefined
             ? await pool.query<ContractRow>(`SELECT contract_id, fields FROM ${s}.contracts WHERE tenant = $1 ORDER BY contract_id`, [tenant])
-            : await pool.query<ContractRow>(`SELECT contract_id, fields FROM ${s}.contracts WHERE tenant = $1 AND contract_id = ANY($2) ORDER BY contract_id`, [tenant, [...only]]);
+            : await pool.query<ContractRow>(`SELECT contract_id, fields FROM ${s}.contracts WHERE tenant = $1 AND contract_id = ANY($2) ORDER BY contract_id`, [
+                tenant,
+                [...only],
+              ]);
         return new Map(result.rows.map((row) => [row.contract_id, { fields: row.fields, from: 'state' as const }]));
       });
     },
@@ -272,7 +280,10 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
       const upsert = `ON CONFLICT (tenant, contract_id) DO UPDATE SET fields = EXCLUDED.fields, fingerprint = EXCLUDED.fingerprint, applied_at = EXCLUDED.applied_at, commit = EXCLUDED.commit`;
       const written = await guard('write to', async () => {
         if (fence === undefined) {
-          await pool.query(`INSERT INTO ${s}.contracts (tenant, contract_id, fields, fingerprint, applied_at, commit) VALUES ($1, $2, $3, $4, $5, $6) ${upsert}`, values);
+          await pool.query(
+            `INSERT INTO ${s}.contracts (tenant, contract_id, fields, fingerprint, applied_at, commit) VALUES ($1, $2, $3, $4, $5, $6) ${upsert}`,
+            values,
+          );
           return true;
         }
         const result = await pool.query(
@@ -288,7 +299,10 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
     async readRun(tenant: string): Promise<TenantRunRecord | undefined> {
       checkTenant(tenant);
       return guard('read', async () => {
-        const result = await pool.query<RunRow>(`SELECT last_applied_commit, planning_fingerprint, pending, updated_at FROM ${s}.tenant_runs WHERE tenant = $1`, [tenant]);
+        const result = await pool.query<RunRow>(
+          `SELECT last_applied_commit, planning_fingerprint, pending, updated_at FROM ${s}.tenant_runs WHERE tenant = $1`,
+          [tenant],
+        );
         const row = result.rows[0];
         if (row === undefined) return undefined;
         return {
@@ -303,7 +317,13 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
     async writeRun(tenant: string, record: TenantRunRecord, writeGuard?: WriteGuard): Promise<void> {
       checkTenant(tenant);
       checkRunRecord(record);
-      const pending = record.pending.map(({ contractId, outcome, reason, since, file }) => ({ contractId, outcome, reason, since, ...(file === undefined ? {} : { file }) }));
+      const pending = record.pending.map(({ contractId, outcome, reason, since, file }) => ({
+        contractId,
+        outcome,
+        reason,
+        since,
+        ...(file === undefined ? {} : { file }),
+      }));
       const fence = fenceValues(tenant, writeGuard);
       const expected = writeGuard?.lastAppliedCommit;
       const upsert = `INSERT INTO ${s}.tenant_runs (tenant, last_applied_commit, planning_fingerprint, pending, updated_at) VALUES ($1, $2, $3, $4, $5)
@@ -326,7 +346,9 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
             return 'fence' as const;
           }
           if (expected !== undefined) {
-            const current = (await client.query<{ commit: string | null }>(`SELECT last_applied_commit AS commit FROM ${s}.tenant_runs WHERE tenant = $1 FOR UPDATE`, [tenant])).rows[0];
+            const current = (
+              await client.query<{ commit: string | null }>(`SELECT last_applied_commit AS commit FROM ${s}.tenant_runs WHERE tenant = $1 FOR UPDATE`, [tenant])
+            ).rows[0];
             if ((current?.commit ?? null) !== expected) {
               await client.query('ROLLBACK');
               return new LastAppliedChangedError(tenant, expected, current?.commit ?? null);
@@ -339,7 +361,8 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
           );
           if (result.rowCount === 0) {
             await client.query('ROLLBACK');
-            const now = (await pool.query<{ commit: string | null }>(`SELECT last_applied_commit AS commit FROM ${s}.tenant_runs WHERE tenant = $1`, [tenant])).rows[0];
+            const now = (await pool.query<{ commit: string | null }>(`SELECT last_applied_commit AS commit FROM ${s}.tenant_runs WHERE tenant = $1`, [tenant]))
+              .rows[0];
             return new LastAppliedChangedError(tenant, expected ?? null, now?.commit ?? null);
           }
           await client.query('COMMIT');
@@ -392,10 +415,10 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
       checkTenant(tenant);
       checkContractId(contractId);
       return guard('read', async () => {
-        const result = await pool.query<RecordRow>(`SELECT contract_id, fields, fingerprint, applied_at, commit FROM ${s}.contracts WHERE tenant = $1 AND contract_id = $2`, [
-          tenant,
-          contractId,
-        ]);
+        const result = await pool.query<RecordRow>(
+          `SELECT contract_id, fields, fingerprint, applied_at, commit FROM ${s}.contracts WHERE tenant = $1 AND contract_id = $2`,
+          [tenant, contractId],
+        );
         const row = result.rows[0];
         return row === undefined ? undefined : storedOf(row);
       });
@@ -456,7 +479,10 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
             ORDER BY finished_at DESC, run_id COLLATE "C" DESC LIMIT $2`,
           [query.tenant ?? null, query.limit ?? null],
         );
-        return selectHistory(result.rows.map((row) => row.report), query);
+        return selectHistory(
+          result.rows.map((row) => row.report),
+          query,
+        );
       });
     },
 
