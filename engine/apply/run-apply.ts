@@ -24,6 +24,7 @@ import PQueue from 'p-queue';
 import type { ApiClient } from '../api/client.ts';
 import type { TenantTokens } from '../auth/index.ts';
 import type { Clock } from '../clock.ts';
+import { compareText } from '../compare-text.ts';
 import type { Config } from '../config/types.ts';
 import type { ContractSet } from '../desired/types.ts';
 import type { Logger } from '../log/logger.ts';
@@ -608,7 +609,8 @@ export async function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Pr
       tenant.lane.close();
       await tenant.lock?.release();
     }
-    const failures: ContractResult[] = [...tenant.unreadable.values()];
+    // Reads finish in any order: reported in the order the contracts are declared.
+    const failures: ContractResult[] = [...tenant.unreadable.values()].sort((a, b) => compareText(a.file, b.file) || a.line - b.line);
     let applied = 0;
     let ops = 0;
     for (const { contract, stale } of tenantWork.items) {
