@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import PQueue from 'p-queue';
 import { filesReadByTenant, type TenantScope } from '../apply/incremental.ts';
 import { planReadLive } from '../apply/reviewed-plan.ts';
-import { RUN_REPORT_VERSION, summarise, type RunReport } from '../apply/run-report.ts';
+import type { RunReport } from '../apply/run-report.ts';
 import type { InterruptedCount } from '../apply/interrupted.ts';
 import type { ApplyRunOptions, SendPreview } from '../apply/run-apply.ts';
 import type { Scope } from '../auth/index.ts';
@@ -26,7 +26,7 @@ import { desiredProblems, readScopes, readWholeInput, selectedTenants, withRunIn
 import { recordRunHistory } from './record-history.ts';
 import type { LazyStore } from './lazy-store.ts';
 import { readSavedPlan } from './saved-plan.ts';
-import { SHARED_NEEDS_POSTGRES, sharedLanes, sharedRunKey, workerName, workShared } from './shared-run.ts';
+import { SHARED_NEEDS_POSTGRES, sharedLanes, sharedRunKey, tenantResultOf, workerName, workerReport, workShared } from './shared-run.ts';
 import type { ApplyPreview, RunEffects, RunInvalid, RunRefused, RunTargeting, RunUnread, RunWhere, SendingRequest, ShardSelection } from './types.ts';
 
 export interface ApplyRequest extends SendingRequest {
@@ -403,35 +403,18 @@ async function applyShared(opened: OpenedInput, input: RunInput, request: ApplyR
     lanes: sharedLanes(input.config),
     runTenant: (tenant, runId) => applyInput(opened, inputOfTenant(input, tenant), undefined, request, unasked, store, { runId, inFlight }),
     resultOf(outcome, tenant) {
-      if (outcome.kind !== 'applied')
-        return { changed: 0, applied: 0, failed: 0, error: outcome.kind === 'refused' ? outcome.message : `not applied (${outcome.kind})` };
-      const report = outcome.report.tenants.find((entry) => entry.tenant === tenant);
-      if (report === undefined) return { changed: 0, applied: 0, failed: 0 };
-      return {
-        changed: report.changed,
-        applied: report.applied,
-        failed: report.failures.length,
-        ...(report.error === undefined ? {} : { error: report.error }),
-      };
+      if (outcome.kind === 'applied') return tenantResultOf(outcome.report, tenant);
+      return { changed: 0, applied: 0, failed: 0, error: outcome.kind === 'refused' ? outcome.message : `not applied (${outcome.kind})` };
     },
     ...(effects.onEvent ? { onEvent: effects.onEvent } : {}),
   });
   const refused = worked.outcomes.find((outcome) => outcome.kind !== 'applied');
   if (refused !== undefined) return refused;
   const applied = worked.outcomes.flatMap((outcome) => (outcome.kind === 'applied' ? [outcome] : []));
-  const reports = applied.flatMap((outcome) => outcome.report.tenants);
-  const runWarnings = applied.flatMap((outcome) => outcome.report.warnings ?? []);
-  const report: RunReport = {
-    version: RUN_REPORT_VERSION,
-    runId: worked.joined.runId,
-    startedAt,
-    finishedAt: new Date(effects.clock.now()).toISOString(),
-    dryRun: false,
-    source: applied[0]?.report.source ?? input.source,
-    tenants: reports,
-    ...(runWarnings.length === 0 ? {} : { warnings: runWarnings }),
-    summary: summarise(reports),
-  };
+  const report = workerReport(
+    applied.map((outcome) => outcome.report),
+    { runId: worked.joined.runId, startedAt, finishedAt: new Date(effects.clock.now()).toISOString(), source: applied[0]?.report.source ?? input.source },
+  );
   return {
     kind: 'applied',
     report,

@@ -11,13 +11,13 @@ import type { KnownContracts } from '../model/types.ts';
 import { StateFormatError } from '../state/file-format.ts';
 import { PostgresStateError } from '../state/postgres/errors.ts';
 import type { InterruptedCount } from '../apply/interrupted.ts';
-import { RUN_REPORT_VERSION, summarise as summariseRun, type RunReport } from '../apply/run-report.ts';
+import type { RunReport } from '../apply/run-report.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { startedByFromEnv } from '../state/history.ts';
 import { removalLimits, sendRun, sharedRunCommit, type SendRunRequest, type SharedTenantRun } from './apply.ts';
 import { desiredProblems, readWholeInput, selectedTenants, withRunInput, type RunTargeting } from './input.ts';
-import { SHARED_NEEDS_POSTGRES, sharedLanes, sharedRunKey, workerName, workShared } from './shared-run.ts';
+import { SHARED_NEEDS_POSTGRES, sharedLanes, sharedRunKey, tenantResultOf, workerName, workerReport, workShared } from './shared-run.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunUnread, SendingRequest } from './types.ts';
 
 export interface DriftRequest extends SendingRequest {
@@ -148,15 +148,7 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
             store,
           ),
         resultOf(outcome, tenant) {
-          if ('kind' in outcome) return { changed: 0, applied: 0, failed: 0, error: outcome.message };
-          const report = outcome.report.tenants.find((entry) => entry.tenant === tenant);
-          if (report === undefined) return { changed: 0, applied: 0, failed: 0 };
-          return {
-            changed: report.changed,
-            applied: report.applied,
-            failed: report.failures.length,
-            ...(report.error === undefined ? {} : { error: report.error }),
-          };
+          return 'kind' in outcome ? { changed: 0, applied: 0, failed: 0, error: outcome.message } : tenantResultOf(outcome.report, tenant);
         },
         ...(effects.onEvent ? { onEvent: effects.onEvent } : {}),
       });
@@ -184,23 +176,13 @@ function combineSent(outcomes: readonly Sent[], runId: string, startedAt: string
   const refused = outcomes.find((outcome) => 'kind' in outcome);
   if (refused !== undefined) return refused;
   const sent = outcomes.flatMap((outcome) => ('kind' in outcome ? [] : [outcome]));
-  const reports = sent.flatMap((outcome) => outcome.report.tenants);
-  const planTenants = sent.flatMap((outcome) => outcome.plan.tenants);
   const first = sent[0];
-  const warnings = sent.flatMap((outcome) => outcome.report.warnings ?? []);
   return {
-    plan: { ...(first?.plan ?? createPlan([], new Map(), { createdAt: startedAt, source })), tenants: planTenants },
-    report: {
-      version: RUN_REPORT_VERSION,
-      runId,
-      startedAt,
-      finishedAt,
-      dryRun: false,
-      source,
-      tenants: reports,
-      ...(warnings.length === 0 ? {} : { warnings }),
-      summary: summariseRun(reports),
-    },
+    plan: { ...(first?.plan ?? createPlan([], new Map(), { createdAt: startedAt, source })), tenants: sent.flatMap((outcome) => outcome.plan.tenants) },
+    report: workerReport(
+      sent.map((outcome) => outcome.report),
+      { runId, startedAt, finishedAt, source },
+    ),
     cancelled: false,
     warnings: sent.flatMap((outcome) => outcome.warnings),
   };

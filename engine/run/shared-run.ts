@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
+import { RUN_REPORT_VERSION, summarise, type RunReport } from '../apply/run-report.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config/types.ts';
 import type { HistoryCommand } from '../state/history.ts';
@@ -164,4 +165,25 @@ async function workLane<T>(
     await claim.finish(work.resultOf(outcome, claim.tenant));
     outcomes.push(outcome);
   }
+}
+
+/** A tenant's line in the shared run's history, from the report of the run that applied it. */
+export function tenantResultOf(report: RunReport, tenant: string): SharedTenantResult {
+  const entry = report.tenants.find((candidate) => candidate.tenant === tenant);
+  if (entry === undefined) return { changed: 0, applied: 0, failed: 0 };
+  return { changed: entry.changed, applied: entry.applied, failed: entry.failures.length, ...(entry.error === undefined ? {} : { error: entry.error }) };
+}
+
+/** The reports of a worker's tenants, each applied as a run of its own, as one report of the shared run. */
+export function workerReport(reports: readonly RunReport[], run: Pick<RunReport, 'runId' | 'startedAt' | 'finishedAt' | 'source'>): RunReport {
+  const tenants = reports.flatMap((report) => report.tenants);
+  const warnings = reports.flatMap((report) => report.warnings ?? []);
+  return {
+    version: RUN_REPORT_VERSION,
+    ...run,
+    dryRun: false,
+    tenants,
+    ...(warnings.length === 0 ? {} : { warnings }),
+    summary: summarise(tenants),
+  };
 }
