@@ -1,19 +1,10 @@
 /** `contract-sync init`: scaffolds a repository of contracts (engine/init decides what it holds). */
-import { lstat, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  CI_PROVIDERS,
-  CONFIG_FILE,
-  GITIGNORE_FILE,
-  mergeGitignore,
-  scaffoldRepository,
-  tenantNameProblem,
-  type CiProvider,
-  type ScaffoldFile,
-} from '../init/scaffold.ts';
-import { installedFor, schemaReference } from '../init/schema-path.ts';
+import { CI_PROVIDERS, CONFIG_FILE, GITIGNORE_FILE, tenantNameProblem, type CiProvider } from '../init/scaffold.ts';
+import { installedFor } from '../init/schema-path.ts';
 import { packageRoot } from '../package-root.ts';
+import { runInit } from '../run/init.ts';
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 
 export const INIT_HELP = `Usage: contract-sync init [--dir DIR] [--tenant T]... [--ci github|gitlab|none] [--force]
@@ -60,44 +51,22 @@ export async function initCommand(args: readonly string[], io: CliIo): Promise<E
   }
   const tenants = parseTenants(values.tenant ?? [DEFAULT_TENANT]);
   const root = path.resolve(io.cwd, values.dir);
-  const ci = values.ci === undefined ? await defaultCi(root) : parseCi(values.ci);
-  // Relative paths to the specs/ of the contract-sync running now, from each file's directory.
-  const schemas = {
-    config: schemaReference(root, 'config.schema.json'),
-    contracts: schemaReference(path.join(root, 'contracts', tenants[0]!), 'contracts.schema.json'),
-  };
-  const files = scaffoldRepository({ tenants, ci, schemas });
+  const result = await runInit({ kind: 'init', root, tenants, ...(values.ci === undefined ? {} : { ci: parseCi(values.ci) }), force: values.force });
   function shown(file: string): string {
     return path.relative(io.cwd, path.join(root, file)) || '.';
   }
-
-  const existing: string[] = [];
-  for (const file of files) if (await exists(path.join(root, file.path))) existing.push(file.path);
-  if (existing.length > 0 && !values.force) {
-    for (const file of existing) io.stderr.write(`contract-sync init: ${shown(file)} exists\n`);
-    io.stderr.write(`contract-sync init: nothing was written; --force overwrites ${existing.length === 1 ? 'it' : 'these files'}\n`);
+  if (result.kind === 'exists') {
+    for (const file of result.existing) io.stderr.write(`contract-sync init: ${shown(file)} exists\n`);
+    io.stderr.write(`contract-sync init: nothing was written; --force overwrites ${result.existing.length === 1 ? 'it' : 'these files'}\n`);
     return EXIT.error;
   }
-
-  const gitignorePath = path.join(root, GITIGNORE_FILE);
-  const gitignoreBefore = await readIfExists(gitignorePath);
-  const gitignore = mergeGitignore(gitignoreBefore);
-  const writes: ScaffoldFile[] = gitignore === undefined ? files : [...files, { path: GITIGNORE_FILE, content: gitignore }];
-  for (const file of writes) {
-    const target = path.join(root, file.path);
-    await mkdir(path.dirname(target), { recursive: true });
-    // Without --force, `wx` also refuses a file that appeared since the check above.
-    const overwrite = values.force || file.path === GITIGNORE_FILE;
-    await writeFile(target, file.content, { flag: overwrite ? 'w' : 'wx' });
-  }
-
-  for (const file of files) io.stdout.write(`${existing.includes(file.path) ? 'overwrote' : 'created'}  ${shown(file.path)}\n`);
-  if (gitignore !== undefined) io.stdout.write(`${gitignoreBefore === undefined ? 'created' : 'updated'}  ${shown(GITIGNORE_FILE)}\n`);
+  for (const file of result.files) io.stdout.write(`${result.existing.includes(file) ? 'overwrote' : 'created'}  ${shown(file)}\n`);
+  if (result.gitignore !== undefined) io.stdout.write(`${result.gitignore}  ${shown(GITIGNORE_FILE)}\n`);
   io.stdout.write(
     nextSteps({
       config: values.dir === '.' ? CONFIG_FILE : shown(CONFIG_FILE),
       dir: values.dir === '.' ? undefined : shown(''),
-      ci,
+      ci: result.ci,
       installed: installedFor(root),
       specs: shown(path.relative(root, path.join(packageRoot(), 'specs'))),
     }),
@@ -117,34 +86,6 @@ function parseCi(value: string): CiProvider {
   const ci = CI_PROVIDERS.find((provider) => provider === value);
   if (ci === undefined) throw new UsageError(`--ci must be one of ${CI_PROVIDERS.join(', ')}; got "${value}"`);
   return ci;
-}
-
-/** A repository that already has GitHub configuration gets the workflow; otherwise the user picks. */
-async function defaultCi(root: string): Promise<CiProvider> {
-  try {
-    return (await stat(path.join(root, '.github'))).isDirectory() ? 'github' : 'none';
-  } catch {
-    return 'none';
-  }
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await lstat(file);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
-  }
-}
-
-async function readIfExists(file: string): Promise<string | undefined> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
 }
 
 interface NextSteps {
