@@ -26,7 +26,7 @@ import { desiredProblems, readScopes, readWholeInput, selectedTenants, withRunIn
 import { recordRunHistory } from './record-history.ts';
 import type { LazyStore } from './lazy-store.ts';
 import { readSavedPlan } from './saved-plan.ts';
-import { SHARED_NEEDS_POSTGRES, sharedLanes, sharedRunKey, tenantResultOf, workerName, workerReport, workShared } from './shared-run.ts';
+import { SHARED_NEEDS_POSTGRES, sharedLanes, sharedRunKey, tenantResultOf, workerName, workerReport, workShared, type SharedWork } from './shared-run.ts';
 import type { ApplyPreview, RunEffects, RunInvalid, RunRefused, RunTargeting, RunUnread, RunWhere, SendingRequest, ShardSelection } from './types.ts';
 
 export interface ApplyRequest extends SendingRequest {
@@ -362,12 +362,29 @@ export function sharedRunCommit(input: RunInput): string | RunRefused {
   return input.source.commit;
 }
 
+/** A worker's part of a shared run, ready to work: what workShared needs but the tenants' own run, and what the worker's runs share. */
+export interface SharedStart {
+  readonly work: Omit<SharedWork<never>, 'runTenant' | 'resultOf'>;
+  readonly startedAt: string;
+  /** Shared by the tenants the worker runs at once: rate.maxInFlight holds for the worker. */
+  readonly inFlight: PQueue;
+  /** The run's effects without `confirm`: a shared run never asks (the command refuses a terminal without --auto-approve). */
+  readonly effects: RunEffects;
+}
+
 /**
- * A worker of a shared apply (`--shard auto`): the run's tenants, sized by the contracts each
- * plans, taken largest first from the PostgreSQL store, each applied as a run of its own tenant
- * under the shared run's id; what this worker applied is its report.
+ * What every worker of a shared run (`--shard auto`) agrees on without talking: the run's key
+ * (its command, commit, selection and `options`), its tenants sized by the contracts each plans,
+ * and the PostgreSQL store's shared runs; or why the run cannot be shared.
  */
-async function applyShared(opened: OpenedInput, input: RunInput, request: ApplyRequest, effects: RunEffects, store: LazyStore): Promise<ApplyRunOutcome> {
+export async function startSharedRun(
+  command: HistoryCommand,
+  options: Record<string, unknown>,
+  opened: OpenedInput,
+  input: RunInput,
+  effects: RunEffects,
+  store: LazyStore,
+): Promise<SharedStart | RunRefused | Extract<RunUnread, { readonly kind: 'bad-request' }>> {
   const commit = sharedRunCommit(input);
   if (typeof commit !== 'string') return commit;
   const opening = await store.get();
@@ -376,37 +393,48 @@ async function applyShared(opened: OpenedInput, input: RunInput, request: ApplyR
   const tenants = selectedTenants(opened);
   const sizes = new Map<string, number>();
   for (const set of input.contractSets) sizes.set(set.tenant, (sizes.get(set.tenant) ?? 0) + set.contracts.length);
-  // Shared runs never ask: each worker sends as it takes tenants (the command refuses a terminal without --auto-approve).
   const { confirm: _asked, ...unasked } = effects;
   const startedAt = new Date(effects.clock.now()).toISOString();
-  const inFlight = new PQueue({ concurrency: input.config.rate.maxInFlight });
-  const worked = await workShared({
-    runs: opening.sharedRuns,
-    start: {
-      key: sharedRunKey({
-        command: 'apply',
+  return {
+    work: {
+      runs: opening.sharedRuns,
+      start: {
+        key: sharedRunKey({ command, commit, tenants, selection: opened.selection, options: { ...options, config: opened.configFile }, env: effects.env }),
+        command,
         commit,
-        tenants,
-        selection: opened.selection,
-        options: { scope: request.scope, known: request.known ?? 'default', removals: request.removals, config: opened.configFile },
-        env: effects.env,
-      }),
-      command: 'apply',
-      commit,
-      runId: randomUUID(),
-      startedAt,
-      startedBy: startedByFromEnv(effects.env),
-      tenants: tenants.map((tenant) => ({ tenant, size: sizes.get(tenant) ?? 0 })),
+        runId: randomUUID(),
+        startedAt,
+        startedBy: startedByFromEnv(effects.env),
+        tenants: tenants.map((tenant) => ({ tenant, size: sizes.get(tenant) ?? 0 })),
+      },
+      worker: workerName(effects.env),
+      clock: effects.clock,
+      lanes: sharedLanes(input.config),
+      ...(effects.onEvent ? { onEvent: effects.onEvent } : {}),
     },
-    worker: workerName(effects.env),
-    clock: effects.clock,
-    lanes: sharedLanes(input.config),
-    runTenant: (tenant, runId) => applyInput(opened, inputOfTenant(input, tenant), undefined, request, unasked, store, { runId, inFlight }),
+    startedAt,
+    inFlight: new PQueue({ concurrency: input.config.rate.maxInFlight }),
+    effects: unasked,
+  };
+}
+
+/**
+ * A worker of a shared apply (`--shard auto`): the run's tenants, sized by the contracts each
+ * plans, taken largest first from the PostgreSQL store, each applied as a run of its own tenant
+ * under the shared run's id; what this worker applied is its report.
+ */
+async function applyShared(opened: OpenedInput, input: RunInput, request: ApplyRequest, effects: RunEffects, store: LazyStore): Promise<ApplyRunOutcome> {
+  const options = { scope: request.scope, known: request.known ?? 'default', removals: request.removals };
+  const shared = await startSharedRun('apply', options, opened, input, effects, store);
+  if ('kind' in shared) return shared;
+  const { startedAt, inFlight } = shared;
+  const worked = await workShared({
+    ...shared.work,
+    runTenant: (tenant, runId) => applyInput(opened, inputOfTenant(input, tenant), undefined, request, shared.effects, store, { runId, inFlight }),
     resultOf(outcome, tenant) {
       if (outcome.kind === 'applied') return tenantResultOf(outcome.report, tenant);
       return { changed: 0, applied: 0, failed: 0, error: outcome.kind === 'refused' ? outcome.message : `not applied (${outcome.kind})` };
     },
-    ...(effects.onEvent ? { onEvent: effects.onEvent } : {}),
   });
   const refused = worked.outcomes.find((outcome) => outcome.kind !== 'applied');
   if (refused !== undefined) return refused;

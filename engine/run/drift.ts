@@ -3,8 +3,6 @@
  * difference judged against the state store's record of the last apply; with `fix`, the same plan
  * is sent through apply's lanes, so what is reported is exactly what was corrected.
  */
-import { randomUUID } from 'node:crypto';
-import PQueue from 'p-queue';
 import { createDriftReport } from '../drift/create-report.ts';
 import type { DriftReport } from '../drift/types.ts';
 import type { KnownContracts } from '../model/types.ts';
@@ -14,10 +12,9 @@ import type { InterruptedCount } from '../apply/interrupted.ts';
 import type { RunReport } from '../apply/run-report.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import type { PlanDocument } from '../plan/types.ts';
-import { startedByFromEnv } from '../state/history.ts';
-import { removalLimits, sendRun, sharedRunCommit, type SendRunRequest, type SharedTenantRun } from './apply.ts';
-import { desiredProblems, readWholeInput, selectedTenants, withRunInput, type RunTargeting } from './input.ts';
-import { SHARED_NEEDS_POSTGRES, sharedLanes, sharedRunKey, tenantResultOf, workerName, workerReport, workShared } from './shared-run.ts';
+import { removalLimits, sendRun, startSharedRun, type SendRunRequest, type SharedTenantRun } from './apply.ts';
+import { desiredProblems, readWholeInput, withRunInput, type RunTargeting } from './input.ts';
+import { SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunUnread, SendingRequest } from './types.ts';
 
 export interface DriftRequest extends SendingRequest {
@@ -105,52 +102,23 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
     }
     let sent: Sent;
     if (shared) {
-      const commit = sharedRunCommit(input);
-      if (typeof commit !== 'string') return commit;
-      const opening = await store.get();
-      if (typeof opening === 'string') return { kind: 'refused', message: opening };
-      if (opening.sharedRuns === undefined) return { kind: 'bad-request', message: SHARED_NEEDS_POSTGRES };
-      const tenants = selectedTenants(opened);
-      const sizes = new Map<string, number>();
-      for (const set of contractSets) sizes.set(set.tenant, (sizes.get(set.tenant) ?? 0) + set.contracts.length);
-      // Shared runs never ask: each worker sends as it takes tenants (the command refuses a terminal without --auto-approve).
-      const { confirm: _asked, ...unasked } = effects;
-      const inFlight = new PQueue({ concurrency: config.rate.maxInFlight });
-      const startedAt = new Date(effects.clock.now()).toISOString();
+      const started = await startSharedRun('drift --fix', { removals: request.removals }, opened, input, effects, store);
+      if ('kind' in started) return started;
+      const { startedAt, inFlight } = started;
       const worked = await workShared({
-        runs: opening.sharedRuns,
-        start: {
-          key: sharedRunKey({
-            command: 'drift --fix',
-            commit,
-            tenants,
-            selection: opened.selection,
-            options: { removals: request.removals, config: opened.configFile },
-            env: effects.env,
-          }),
-          command: 'drift --fix',
-          commit,
-          runId: randomUUID(),
-          startedAt,
-          startedBy: startedByFromEnv(effects.env),
-          tenants: tenants.map((tenant) => ({ tenant, size: sizes.get(tenant) ?? 0 })),
-        },
-        worker: workerName(effects.env),
-        clock: effects.clock,
-        lanes: sharedLanes(config),
+        ...started.work,
         runTenant: (tenant, runId) =>
           sendRun(
             fixRequest(
               contractSets.filter((set) => set.tenant === tenant),
               { runId, inFlight },
             ),
-            unasked,
+            started.effects,
             store,
           ),
         resultOf(outcome, tenant) {
           return 'kind' in outcome ? { changed: 0, applied: 0, failed: 0, error: outcome.message } : tenantResultOf(outcome.report, tenant);
         },
-        ...(effects.onEvent ? { onEvent: effects.onEvent } : {}),
       });
       sent = combineSent(worked.outcomes, worked.joined.runId, startedAt, new Date(effects.clock.now()).toISOString(), source);
     } else {
