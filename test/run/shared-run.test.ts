@@ -18,6 +18,8 @@ import { createFleet, fleetRepoFiles, fleetSeed, requestLog, setFaults, type Fle
 import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/contract-sync-dev.js', import.meta.url));
+/** How long a PATCH waits while workers are still joining: far longer than a start-up on a loaded machine. */
+const HOLD_MS = 5000;
 
 let emulator: Emulator | undefined;
 let server: PostgresServer | undefined;
@@ -139,6 +141,25 @@ async function workers(s: Setup, count: number): Promise<ChildRun[]> {
   return runs;
 }
 
+/**
+ * Runs `count` workers at once, each sure to take part: every PATCH is held for `HOLD_MS` until
+ * every worker has joined the run, so that no worker can finish the run alone while another is
+ * still starting (a worker's start-up takes seconds on a loaded machine); then the fleet's
+ * latency again. Each must exit 0.
+ */
+async function workersTakingPart(s: Setup, count: number, latencyMs: number): Promise<ChildRun[]> {
+  await setFaults(emulator!, { api: { latencyMs: [HOLD_MS, HOLD_MS] } });
+  const started = Array.from({ length: count }, (_, index) => worker(s, `w${index + 1}`));
+  while (!started.every((run) => /^shared run \S+: worker \S+ joined/m.test(run.stdout()))) {
+    const exited = await Promise.race([Promise.all(started.map((run) => run.finished)), delay(50)]);
+    if (exited !== undefined) break;
+  }
+  await setFaults(emulator!, { api: { latencyMs: [latencyMs, latencyMs] } });
+  const runs = await Promise.all(started.map((run) => run.finished));
+  for (const run of runs) expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+  return runs;
+}
+
 function expectEachPatchedOnce(counts: ReadonlyMap<string, number>, fleet: Fleet): void {
   expect([...counts.keys()].sort()).toEqual(changedIds(fleet));
   expect([...counts.entries()].filter(([, count]) => count !== 1)).toEqual([]);
@@ -151,11 +172,11 @@ describe('apply --shard auto', () => {
     async (count) => {
       const s = await setup(3 * count, 12, 40);
 
-      const runs = await workers(s, count);
+      const runs = await workersTakingPart(s, count, 40);
 
       const taken = runs.map((run) => tenantsTaken(run.stdout));
       expect(taken.flat().sort()).toEqual([...s.fleet.tenants].sort());
-      // Every worker took part (a tenant takes a few hundred ms, the workers start together).
+      // Every worker took part (the PATCHes were held until every worker had joined).
       for (const [index, tenants] of taken.entries()) expect(tenants.length, runs[index]!.stdout).toBeGreaterThan(0);
       expectEachPatchedOnce(await patchCounts(), s.fleet);
       // All joined the same run.
