@@ -87,6 +87,8 @@ export function sendingEffects(io: CliIo, view: RunView, autoApprove: boolean, q
 export function describeSharedEvent(event: SharedRunEvent): string {
   if (event.kind === 'joined')
     return `shared run ${event.runId}: worker ${event.worker} joined (${event.tenants} tenant${event.tenants === 1 ? '' : 's'}, ${event.done} done)`;
+  if (event.kind === 'lost')
+    return `worker ${event.worker} lost its claim of tenant ${event.tenant} (its database session ended) after running it: what it applied is recorded; another worker of the run marks the tenant done`;
   const over = event.takenOverFrom.length === 0 ? '' : `; taken over from worker ${event.takenOverFrom.join(', then ')}, which did not finish it`;
   return `worker ${event.worker} took tenant ${event.tenant} (${event.size} contract${event.size === 1 ? '' : 's'} to plan${over})`;
 }

@@ -162,7 +162,10 @@ async function workLane<T>(
       await claim.abandon();
       throw error;
     }
-    await claim.finish(work.resultOf(outcome, claim.tenant));
+    // What this worker did for the tenant is its own report either way; a lost claim (its session
+    // cut) leaves the tenant to the worker that takes it over, which finds nothing left to send.
+    if ((await claim.finish(work.resultOf(outcome, claim.tenant))) === 'lost')
+      work.onEvent?.({ type: 'shared', shared: { kind: 'lost', worker: work.worker, tenant: claim.tenant } });
     outcomes.push(outcome);
   }
 }

@@ -66,7 +66,9 @@ export type RunEvent =
 
 export type SharedRunEvent =
   | { readonly kind: 'joined'; readonly runId: string; readonly worker: string; readonly tenants: number; readonly done: number }
-  | { readonly kind: 'took'; readonly worker: string; readonly tenant: string; readonly size: number; readonly takenOverFrom: readonly string[] };
+  | { readonly kind: 'took'; readonly worker: string; readonly tenant: string; readonly size: number; readonly takenOverFrom: readonly string[] }
+  /** The tenant's claim ended with its database session before the tenant was marked done: another worker finishes it. */
+  | { readonly kind: 'lost'; readonly worker: string; readonly tenant: string };
 
 /** What a run that sends shows before its first PATCH: the plan to send, with what was selected and how. */
 export interface ApplyPreview extends SendPreview {

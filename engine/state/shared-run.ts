@@ -39,8 +39,13 @@ export interface SharedRunClaim {
   readonly size: number;
   /** Workers that took this tenant earlier in the run and did not finish it (they died). */
   readonly takenOverFrom: readonly string[];
-  /** Marks the tenant done (by this worker), writes the run's history entry, and ends the claim. */
-  finish(result: SharedTenantResult): Promise<void>;
+  /**
+   * Marks the tenant done (by this worker), writes the run's history entry, and ends the claim:
+   * `done`; or `lost` when the claim's session ended before (a connection cut while the worker
+   * lives): the tenant is not marked done, and another worker of the run takes it over, planning
+   * from what this worker recorded.
+   */
+  finish(result: SharedTenantResult): Promise<'done' | 'lost'>;
   /** Ends the claim without finishing the tenant: another worker takes it. */
   abandon(): Promise<void>;
 }

@@ -239,6 +239,40 @@ describe('apply --shard auto', () => {
     expect(entries[0]!.tenants.every((tenant) => tenant.worker !== 'victim' && tenant.failed === 0)).toBe(true);
   });
 
+  it(
+    'a worker whose claim sessions are cut while it lives finishes its tenants, says so, and another worker marks them done: each contract PATCHed once, each tenant listed once',
+    { timeout: 120_000 },
+    async () => {
+      const s = await setup(4, 24, 60);
+      const cut = worker(s, 'cut');
+      while (patches(await requestLog(emulator!)).length < 4) await delay(20);
+      // PATCHes held while the sessions are cut and the second worker starts: no tenant of the cut worker ends meanwhile.
+      await setFaults(emulator!, { api: { latencyMs: [HOLD_MS, HOLD_MS] } });
+      const database = new URL(s.env.STATE_DB_URL!).pathname.slice(1);
+      const { rows } = await server!.query(
+        "SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE '%SKIP LOCKED%') AS cut",
+        database,
+      );
+      expect((rows[0] as { n: number }).n).toBeGreaterThan(0);
+      const other = worker(s, 'other');
+      while (!/^shared run \S+: worker other joined/m.test(other.stdout())) await delay(50);
+      await setFaults(emulator!, { api: { latencyMs: [60, 60] } });
+
+      const [cutRun, otherRun] = await Promise.all([cut.finished, other.finished]);
+
+      expect(cutRun.code, cutRun.stderr).toBe(0);
+      expect(otherRun.code, otherRun.stderr).toBe(0);
+      const lost = [...cutRun.stdout.matchAll(/^worker cut lost its claim of tenant (\S+) \(its database session ended\)/gm)].map((m) => m[1]!);
+      expect(lost.length, cutRun.stdout).toBeGreaterThan(0);
+      expect(tenantsTaken(otherRun.stdout)).toEqual(expect.arrayContaining(lost));
+      expectEachPatchedOnce(await patchCounts(), s.fleet);
+      const entries = await history(s);
+      expect(entries).toHaveLength(1);
+      expect(entries[0]!.tenants.map((tenant) => tenant.tenant)).toEqual([...s.fleet.tenants].sort());
+      for (const tenant of lost) expect(entries[0]!.tenants.find((entry) => entry.tenant === tenant)).toMatchObject({ worker: 'other', failed: 0 });
+    },
+  );
+
   it('a later commit is a new run; the same commit again joins the finished run and sends nothing', { timeout: 120_000 }, async () => {
     const s = await setup(3, 6, 0);
     const [first] = await workers(s, 1);

@@ -100,6 +100,46 @@ describe('PostgreSQL shared runs', () => {
     expect((await rescuer.store.readHistory())[0]!.tenants).toEqual([{ tenant: 'only', changed: 3, applied: 3, failed: 0, worker: 'rescuer' }]);
   });
 
+  it("says a claim whose session was cut while its worker lives is lost: the tenant goes to another worker, is listed once, and the worker's next claim opens a new session", async () => {
+    const url = await server.createDatabase();
+    const cut = await open(url);
+    const rescuer = await open(url);
+    await cut.runs.join(start('run-a', { first: 3, second: 1 }));
+    const taken = await cut.runs.next('run-key-1', 'cut');
+    expect(taken.kind === 'claimed' && taken.claim.tenant).toBe('first');
+    if (taken.kind !== 'claimed') return;
+
+    // The claim session alone is cut (a network fault): the worker goes on with the tenant.
+    const database = new URL(url).pathname.slice(1);
+    const { rows } = await server.query(
+      "SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'idle in transaction') AS cut",
+      database,
+    );
+    expect(rows[0]).toEqual({ n: 1 });
+    // Until the server has ended the session and its row lock: 'second' is given back meanwhile.
+    let next = await rescuer.runs.next('run-key-1', 'rescuer');
+    for (let tries = 0; !(next.kind === 'claimed' && next.claim.tenant === 'first') && tries < 50; tries += 1) {
+      if (next.kind === 'claimed') await next.claim.abandon();
+      next = await rescuer.runs.next('run-key-1', 'rescuer');
+    }
+    expect(next.kind === 'claimed' && [next.claim.tenant, next.claim.takenOverFrom]).toEqual(['first', ['cut']]);
+
+    expect(await taken.claim.finish({ changed: 3, applied: 3, failed: 0 })).toBe('lost');
+    if (next.kind === 'claimed') expect(await next.claim.finish({ changed: 3, applied: 0, failed: 0 })).toBe('done');
+    // The cut worker's next claim, on a new session.
+    const again = await cut.runs.next('run-key-1', 'cut');
+    expect(again.kind === 'claimed' && again.claim.tenant).toBe('second');
+    if (again.kind === 'claimed') expect(await again.claim.finish({ changed: 1, applied: 1, failed: 0 })).toBe('done');
+    expect(await cut.runs.next('run-key-1', 'cut')).toEqual({ kind: 'finished' });
+    const history = await cut.store.readHistory();
+    expect(history.map((entry) => entry.tenants.map((tenant) => [tenant.tenant, tenant.worker]))).toEqual([
+      [
+        ['first', 'rescuer'],
+        ['second', 'cut'],
+      ],
+    ]);
+  });
+
   it('gives an abandoned tenant to the next worker, not done', async () => {
     const url = await server.createDatabase();
     const a = await open(url);

@@ -71,6 +71,8 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
   const { s } = deps;
   // One claim session per lane: a lane's open claim is its session's open transaction.
   const lanes = new Map<number, Lane>();
+  // Claim sessions the server or the network ended: their row locks, the claims, are gone.
+  const endedSessions = new WeakSet<pg.Client>();
 
   interface Lane {
     session?: Promise<pg.Client>;
@@ -90,6 +92,7 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
     const opening = (async () => {
       const client = await deps.connect();
       function gone(): void {
+        endedSessions.add(client);
         if (lane.session === opening) delete lane.session;
       }
       client.on('error', gone);
@@ -155,7 +158,10 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
             );
           }
           await client.query('COMMIT');
+          return 'done';
         } catch (error) {
+          // The session ended under the claim: the server rolled its transaction back, and the tenant is free for another worker.
+          if (endedSessions.has(client) || isConnectionLoss(error)) return 'lost';
           await client.query('ROLLBACK').catch(() => undefined);
           throw error;
         } finally {
@@ -249,4 +255,12 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
       await Promise.all(sessions.map(async (session) => (await session.catch(() => undefined))?.end().catch(() => undefined)));
     },
   };
+}
+
+/** A query failed because its connection is gone (terminated by the server, or cut), not because of what it asked. */
+function isConnectionLoss(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  // 57P01..57P03: the server terminated the session (pg_terminate_backend, shutdown); 08xxx: connection exceptions.
+  if (typeof code === 'string' && (/^57P0[1-3]$/.test(code) || code.startsWith('08'))) return true;
+  return typeof message === 'string' && /Connection terminated|not queryable|ECONNRESET|EPIPE/.test(message);
 }
