@@ -50,7 +50,7 @@ export function validateDesiredState(files: readonly DesiredFile[], config: Pick
     }
     const allowed = matchers.get(tenant);
     if (allowed && !allowed(file.path)) {
-      const message = `this file may not declare tenant "${tenant}": it is outside the tenant's paths (${config.tenants[tenant]!.paths!.join(', ')})`;
+      const message = `this file may not declare tenant "${tenant}": it is outside the tenant's paths (tenants.${tenant}.paths in the config: ${config.tenants[tenant]!.paths!.join(', ')})`;
       diagnostics.push(crossFileDiagnostic(file.path, tenantPosition, 'tenant-path', message, { field: 'tenant', tenant }));
       continue;
     }

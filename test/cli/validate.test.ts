@@ -43,7 +43,7 @@ const EXPECTED = [
   'contracts/acme/mistakes.yaml:15:14  ValidTo  ValidTo 2027-01-01T00:00:00Z is before ValidFrom 2028-01-01T00:00:00Z',
   'contracts/acme/mistakes.yaml:16:3  contracts.815  ContractId 0815 is read by YAML as 815; quote it: "0815"',
   'contracts/acme/mistakes.yaml:17:3  contracts.4711  contract 4711 of tenant "acme" is already declared at contracts/acme/facilities.yaml:4:3',
-  'contracts/globex/acme.yaml:1:9  tenant  this file may not declare tenant "acme": it is outside the tenant\'s paths (contracts/acme/**)',
+  'contracts/globex/acme.yaml:1:9  tenant  this file may not declare tenant "acme": it is outside the tenant\'s paths (tenants.acme.paths in the config: contracts/acme/**)',
 ];
 
 describe('contract-sync validate', () => {

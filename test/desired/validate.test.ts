@@ -181,7 +181,7 @@ describe('validateDesiredState: across files', () => {
     const files = [{ path: 'contracts/globex/a.yaml', content: 'tenant: acme\ncontracts: {}\n' }];
 
     expect(problems(files)).toEqual([
-      'contracts/globex/a.yaml:1:9  tenant  this file may not declare tenant "acme": it is outside the tenant\'s paths (contracts/acme/**)',
+      'contracts/globex/a.yaml:1:9  tenant  this file may not declare tenant "acme": it is outside the tenant\'s paths (tenants.acme.paths in the config: contracts/acme/**)',
     ]);
   });
 });
