@@ -202,7 +202,12 @@ describe('a run stopped through its signal', () => {
     const held = await store.lock('tenant-b', { timeoutMs: 1000, owner: 'the test' });
     const controller = new AbortController();
     const startedAt = Date.now();
-    setTimeout(() => controller.abort(), 500);
+    // Stopped once the run holds tenant-a's lock (taken first, in name order) and waits for tenant-b's,
+    // and has had time to learn tenant-a's known state: however slowly the machine got it there.
+    void (async () => {
+      while ((await store.lockHolder('tenant-a')) === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
+      setTimeout(() => controller.abort(), 500);
+    })();
 
     const stopped = await run(request, { ...effects([]), signal: controller.signal });
 
