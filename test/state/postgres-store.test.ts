@@ -247,7 +247,8 @@ describe('postgres state store: a lock holder whose server restarted', () => {
       await store.writeContract('acme', applied, { lock });
 
       await server.halt();
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // The lock's session sees its server go (however slowly the machine tells it); 5 s at most.
+      for (const deadline = Date.now() + 5000; !lock.lost.aborted && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 20));
       const lostWhileDown = lock.lost.aborted;
       await server.restart();
       // The pool reconnects: the write reaches the server, which refuses it (the advisory lock is gone).
