@@ -51,26 +51,35 @@ export function schemaKey(schema: JsonSchema): string {
  * Where the build's precompiled validators are, relative to this module: next to it in the tsc
  * output (dist/engine/model/), or from the CLI bundle's chunks (dist/cli/, scripts/bundle-cli.ts).
  */
-const PRECOMPILED_FILES = ['./precompiled-schemas.cjs', '../engine/model/precompiled-schemas.cjs'];
+const PRECOMPILED_DIRS = ['./', '../engine/model/'];
 
 /**
- * Validators compiled at build time (dist/engine/model/precompiled-schemas.cjs, written by
- * scripts/precompile-schemas.ts), by schemaKey. The sources have none and compile on use; a
- * schema missing there (or changed since the build) is compiled too.
+ * Validators compiled at build time (written by scripts/precompile-schemas.ts), by schemaKey, in
+ * two files: the config's and the desired-state file's, loaded at the first check; the others
+ * (op shapes, live reads, saved plans), loaded when a schema is not among the first. The sources
+ * have none and compile on use; a schema missing there (or changed since the build) is compiled too.
  */
-function loadPrecompiled(): ReadonlyMap<string, ValidateFunction> {
-  const file = PRECOMPILED_FILES.map((relative) => fileURLToPath(new URL(relative, import.meta.url))).find((candidate) => existsSync(candidate));
+function loadPrecompiled(name: string): ReadonlyMap<string, ValidateFunction> {
+  const file = PRECOMPILED_DIRS.map((dir) => fileURLToPath(new URL(`${dir}${name}`, import.meta.url))).find((candidate) => existsSync(candidate));
   if (file === undefined) return new Map();
   const factory = createRequire(import.meta.url)(file) as (formats: typeof SCHEMA_FORMATS) => Record<string, ValidateFunction>;
   return new Map(Object.entries(factory(SCHEMA_FORMATS)));
 }
 
 let precompiled: ReadonlyMap<string, ValidateFunction> | undefined;
+let precompiledForRuns: ReadonlyMap<string, ValidateFunction> | undefined;
 let shared: Ajv2020 | undefined;
 
+function precompiledValidator(key: string): ValidateFunction | undefined {
+  precompiled ??= loadPrecompiled('precompiled-schemas.cjs');
+  const found = precompiled.get(key);
+  if (found) return found;
+  precompiledForRuns ??= loadPrecompiled('precompiled-schemas-run.cjs');
+  return precompiledForRuns.get(key);
+}
+
 export function compileSchema(schema: JsonSchema): SchemaCheck {
-  precompiled ??= loadPrecompiled();
-  let validate = precompiled.get(schemaKey(schema));
+  let validate = precompiledValidator(schemaKey(schema));
   if (!validate) {
     shared ??= createAjv();
     validate = shared.compile(schema as object);

@@ -76,6 +76,7 @@ describe('the packed package', () => {
         'dist/engine/cli/main.js',
         'dist/cli/main.js',
         'dist/engine/model/precompiled-schemas.cjs',
+        'dist/engine/model/precompiled-schemas-run.cjs',
         'dist/emulator/index.js',
         'emulator/seed.example.yaml',
         'specs/contracts.schema.json',
@@ -208,6 +209,33 @@ describe('the packed package', () => {
       }
       expect(outputs).toHaveLength(4);
       expect(outputs.every(({ built }) => (JSON.parse(built) as unknown[]).length >= 4)).toBe(true);
+    },
+  );
+
+  it(
+    "checks each op shape of a PATCH body, a live read and a saved plan with the build's precompiled schemas, without loading Ajv's compiler",
+    { timeout: 30_000 },
+    async () => {
+      const dist = pathToFileURL(path.join(consumer, 'node_modules/contract-sync/dist/engine')).href;
+      const check =
+        `const { compileSchema } = await import('${dist}/model/schema-validator.js');` +
+        ` const { opShapes } = await import('${dist}/model/json-schemas.js');` +
+        ` const { contractReadSchema } = await import('${dist}/model/read-schema.js');` +
+        ` const { planSchema } = await import('${dist}/plan/schema.js');` +
+        " const { createRequire } = await import('node:module');" +
+        ' const schemas = [...opShapes().map((shape) => shape.schema), contractReadSchema(), planSchema()];' +
+        ' const issues = schemas.map((schema) => compileSchema(schema)(42).length);' +
+        ' const compiler = Object.keys(createRequire(import.meta.url).cache).filter((file) => /[\\/]ajv[\\/]dist[\\/](core|compile)/.test(file));' +
+        ' process.stdout.write(JSON.stringify({ schemas: schemas.length, refused: issues.filter((count) => count > 0).length, compiler: compiler.length }));';
+
+      const result = await run(process.execPath, ['--input-type=module', '-e', check], { cwd: consumer });
+
+      expect(result.code, result.stderr).toBe(0);
+      const { schemas, refused, compiler } = JSON.parse(result.stdout) as { schemas: number; refused: number; compiler: number };
+      expect(schemas).toBeGreaterThan(10);
+      // Each refuses a value of the wrong shape: a check that ran, not a stand-in.
+      expect(refused).toBe(schemas);
+      expect(compiler).toBe(0);
     },
   );
 
