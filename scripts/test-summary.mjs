@@ -32,7 +32,8 @@ for (const argument of reports) {
       const message = (test.failureMessages ?? []).join('\n').split('\n').slice(0, 6);
       for (const text of message) console.log(`    ${text}`);
     }
-    if (suite.status === 'failed' && (suite.assertionResults ?? []).length === 0) console.log(`${label}: FAILED ${relative(process.cwd(), suite.name)}: ${suite.message ?? ''}`);
+    if (suite.status === 'failed' && (suite.assertionResults ?? []).length === 0)
+      console.log(`${label}: FAILED ${relative(process.cwd(), suite.name)}: ${suite.message ?? ''}`);
   }
   const counts = { passed: report.numPassedTests, failed: report.numFailedTests, skipped: report.numPendingTests + report.numTodoTests };
   if (reports.length > 1) console.log(line(label, counts));
