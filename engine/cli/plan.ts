@@ -6,7 +6,7 @@ import { appendFile } from 'node:fs/promises';
 import { checkOutputFile, writeOutputFile } from '../output-file.ts';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { RepositoryLinks } from '../plan/file-links.ts';
+import { planArtifact, type RepositoryLinks } from '../plan/file-links.ts';
 import type { PlanHeader, PlanSink } from '../plan/plan-by-tenant.ts';
 import { planJsonPieces, renderPlanJson } from '../plan/render-json.ts';
 import { renderPlanMarkdown } from '../plan/render-markdown.ts';
@@ -103,7 +103,7 @@ function render(plan: PlanDocument, format: PlanFormat, io: CliIo, links: Reposi
     case 'json':
       return renderPlanJson(plan);
     case 'markdown':
-      return renderPlanMarkdown(plan, { links });
+      return renderPlanMarkdown(plan, { links, artifact: planArtifact(io.env) });
     case 'github':
       // Annotations and a job log are read without a terminal: never coloured.
       return `${renderPlanAnnotations(plan)}${renderPlanText(plan)}`;
@@ -117,7 +117,7 @@ async function writeStepSummary(plan: PlanDocument, io: CliIo, links: Repository
   const file = io.env.GITHUB_STEP_SUMMARY;
   if (!file) return undefined;
   try {
-    await appendFile(path.resolve(io.cwd, file), `${renderPlanMarkdown(plan, { links })}\n`);
+    await appendFile(path.resolve(io.cwd, file), `${renderPlanMarkdown(plan, { links, artifact: planArtifact(io.env) })}\n`);
     return undefined;
   } catch (error) {
     return `cannot append to GITHUB_STEP_SUMMARY (${(error as NodeJS.ErrnoException).code ?? 'error'})`;
