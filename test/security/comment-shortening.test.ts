@@ -88,4 +88,18 @@ describe('fitBlocks', () => {
     expect(fitBlocks(items, 2)).toEqual(['short', 'short', 'omitted']);
     expect(fitBlocks(items, 1)).toEqual(['short', 'omitted', 'omitted']);
   });
+
+  it('names the last items by id when even the lines do not fit, keeping as many lines as naming every item allows', () => {
+    const items = [
+      { full: 'a'.repeat(10), short: 'a'.repeat(5), listed: 1 },
+      { full: 'b'.repeat(10), short: 'b'.repeat(5), listed: 1 },
+      { full: 'c'.repeat(10), short: 'c'.repeat(5), listed: 1 },
+    ];
+    expect(fitBlocks(items, 15)).toEqual(['short', 'short', 'short']);
+    expect(fitBlocks(items, 11)).toEqual(['short', 'short', 'listed']);
+    expect(fitBlocks(items, 7)).toEqual(['short', 'listed', 'listed']);
+    expect(fitBlocks(items, 3)).toEqual(['listed', 'listed', 'listed']);
+    // Not even every id: lines within half the budget, then ids while they fit, the rest left out.
+    expect(fitBlocks(items, 2)).toEqual(['listed', 'listed', 'omitted']);
+  });
 });
