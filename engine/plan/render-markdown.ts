@@ -190,12 +190,13 @@ function about(tenant: string | undefined): string {
   return tenant === undefined ? '' : ` · ${escapeInline(tenant)}`;
 }
 
-/** The title of a group of two or more: `**3 contracts, the same 2 ops each** · acme · known from the state store`. */
+/** The title of a group of two or more: `**3 contracts, the same 2 ops each** · acme · known from the state store` (`the same op each` for one). */
 function groupTitle(group: Group, tenant: string | undefined): string {
   const first = group.contracts[0]!;
   const count = group.contracts.length;
   if (first.ops.length === 0) return `**${count} contracts**${about(tenant)} · ${ALREADY_MATCHES_TEXT}`;
-  return `**${count} contracts, the same ${plural(first.ops.length, 'op')} each**${about(tenant)} · ${KNOWN_FROM_TEXT[first.knownFrom]}`;
+  const same = first.ops.length === 1 ? 'the same op' : `the same ${first.ops.length} ops`;
+  return `**${count} contracts, ${same} each**${about(tenant)} · ${KNOWN_FROM_TEXT[first.knownFrom]}`;
 }
 
 /** The ids of a group as inline code, comma-separated. */
@@ -221,7 +222,7 @@ function filesList(context: RenderContext, contracts: readonly PlanContract[]): 
   return out;
 }
 
-/** A group with its changes: one contract as its title and diff; more with the list of their ids (collapsed past GROUP_LISTED), then the diff once. */
+/** A group with its changes: one contract as its title and diff; up to GROUP_LISTED, their ids then the diff once; more, the diff then their ids collapsed. */
 function groupBlock(context: RenderContext, group: Group, tenant: string | undefined): string {
   const contracts = group.contracts;
   const first = contracts[0]!;
@@ -231,14 +232,14 @@ function groupBlock(context: RenderContext, group: Group, tenant: string | undef
     const title = `**\`${first.id}\`**${about(tenant)} · ${where} · ${KNOWN_FROM_TEXT[first.knownFrom]}, ${plural(first.ops.length, 'op')}`;
     return `${title}\n\n${diffBlock(context, first)}`;
   }
-  let out = `${groupTitle(group, tenant)}\n\n`;
+  const title = `${groupTitle(group, tenant)}\n\n`;
+  const diff = first.ops.length === 0 ? '' : diffBlock(context, first);
   if (contracts.length <= GROUP_LISTED) {
-    for (const contract of contracts) out += `- **\`${contract.id}\`** · ${position(context, context.head, contract.file, contract.line)}\n`;
-    out += '\n';
-  } else {
-    out += `<details><summary>${contracts.length} contracts: ids and files</summary>\n\n${filesList(context, contracts)}\n</details>\n\n`;
+    const ids = contracts.map((contract) => `- **\`${contract.id}\`** · ${position(context, context.head, contract.file, contract.line)}\n`).join('');
+    return `${title}${ids}\n${diff}`;
   }
-  return first.ops.length === 0 ? out : `${out}${diffBlock(context, first)}`;
+  // Many: the change first, then the ids, collapsed.
+  return `${title}${diff}<details><summary>${contracts.length} contracts: ids and files</summary>\n\n${filesList(context, contracts)}\n</details>\n\n`;
 }
 
 /** A group's line without its changes, for a comment too short to hold them all: every id is still named. */

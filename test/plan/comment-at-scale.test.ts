@@ -54,7 +54,7 @@ describe('contracts with the same ops', () => {
     const markdown = renderPlanMarkdown(plan, { links: GITHUB });
 
     expect(diffBlocks(markdown)).toBe(2);
-    expect(markdown).toContain('**3 contracts, the same 1 op each** · acme · known from the state store\n\n');
+    expect(markdown).toContain('**3 contracts, the same op each** · acme · known from the state store\n\n');
     for (const [index, id] of ['C-1', 'C-2', 'C-3'].entries()) {
       expect(markdown).toContain(
         `- **\`${id}\`** · [contracts/acme.yaml:${3 + index * 4}](https://github.com/acme/contracts/blob/${HEAD}/contracts/acme.yaml#L${3 + index * 4})\n`,
@@ -71,18 +71,20 @@ describe('contracts with the same ops', () => {
 
     expect(plan.tenants[0]!.contracts[0]!.ops).toEqual(plan.tenants[0]!.contracts[1]!.ops);
     expect(diffBlocks(markdown)).toBe(2);
-    expect(markdown).not.toContain('the same 1 op each');
+    expect(markdown).not.toContain('the same op each');
   });
 
-  it(`up to ${GROUP_LISTED} ids are listed; past that they collapse into <details>, per file with their lines`, () => {
+  it(`up to ${GROUP_LISTED} ids are listed before the change; past that they collapse into <details> after it, per file with their lines`, () => {
     const five = renderPlanMarkdown(pullRequest(renewals(GROUP_LISTED)));
     const six = renderPlanMarkdown(pullRequest(renewals(GROUP_LISTED + 1)));
 
     expect(five).not.toContain('<details>');
     expect(five).toContain('- **`C-5`** · contracts/acme.yaml:19\n');
+    // The change first, then the ids, collapsed, per file with their lines.
     expect(six).toContain(
-      '<details><summary>6 contracts: ids and files</summary>\n\n' +
-        '- contracts/acme.yaml: `C-1` (line 3), `C-2` (line 7), `C-3` (line 11), `C-4` (line 15), `C-5` (line 19), `C-6` (line 23)\n\n</details>\n\n```diff\n',
+      '**6 contracts, the same op each** · acme · known from the state store\n\n```diff\n! ValidTo: "2026-12-31T23:59:59Z" -> "2027-12-31T23:59:59Z"\n```\n\n' +
+        '<details><summary>6 contracts: ids and files</summary>\n\n' +
+        '- contracts/acme.yaml: `C-1` (line 3), `C-2` (line 7), `C-3` (line 11), `C-4` (line 15), `C-5` (line 19), `C-6` (line 23)\n\n</details>\n\n',
     );
     expect(diffBlocks(six)).toBe(1);
   });
@@ -98,8 +100,8 @@ describe('contracts with the same ops', () => {
 
     const markdown = renderPlanMarkdown(plan);
 
-    expect(markdown).toContain('**2 contracts, the same 1 op each** · acme · ');
-    expect(markdown).toContain('**2 contracts, the same 1 op each** · globex · ');
+    expect(markdown).toContain('**2 contracts, the same op each** · acme · ');
+    expect(markdown).toContain('**2 contracts, the same op each** · globex · ');
     expect(diffBlocks(markdown)).toBe(2);
   });
 });
@@ -113,7 +115,7 @@ describe('a tenant with many contracts', () => {
     const fewMarkdown = renderPlanMarkdown(few);
 
     expect(manyMarkdown).toContain(
-      '<details><summary><b>acme</b>: 21 contracts, 21 ops (2 different change lists)</summary>\n\n**20 contracts, the same 1 op each** · known',
+      '<details><summary><b>acme</b>: 21 contracts, 21 ops (2 different change lists)</summary>\n\n**20 contracts, the same op each** · known',
     );
     expect(manyMarkdown).toContain('**`C-21`** · contracts/acme.yaml:83 · known');
     expect(fewMarkdown).not.toContain('<summary><b>acme</b>');
