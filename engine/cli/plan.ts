@@ -6,14 +6,14 @@ import { appendFile } from 'node:fs/promises';
 import { checkOutputFile, writeOutputFile } from '../output-file.ts';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { planArtifact, type RepositoryLinks } from '../plan/file-links.ts';
+import type { RepositoryLinks } from '../plan/file-links.ts';
 import type { PlanHeader, PlanSink } from '../plan/plan-by-tenant.ts';
 import { planJsonPieces, renderPlanJson } from '../plan/render-json.ts';
 import { renderPlanMarkdown } from '../plan/render-markdown.ts';
 import { renderPlanText, renderPlanTextHead, renderPlanTextTail, renderPlanTextTenant } from '../plan/render-text.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { runPlan, type PlanRunOutcome } from '../run/plan.ts';
-import { ciRepositoryLinks } from '../run/repository-links.ts';
+import { ciPlanArtifact, ciRepositoryLinks } from '../run/repository-links.ts';
 import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { renderPlanAnnotations } from '../plan/render-github.ts';
 import { refreshNote } from './refresh-note.ts';
@@ -103,7 +103,7 @@ function render(plan: PlanDocument, format: PlanFormat, io: CliIo, links: Reposi
     case 'json':
       return renderPlanJson(plan);
     case 'markdown':
-      return renderPlanMarkdown(plan, { links, artifact: planArtifact(io.env) });
+      return renderPlanMarkdown(plan, { links, artifact: ciPlanArtifact(io) });
     case 'github':
       // Annotations and a job log are read without a terminal: never coloured.
       return `${renderPlanAnnotations(plan)}${renderPlanText(plan)}`;
@@ -117,7 +117,7 @@ async function writeStepSummary(plan: PlanDocument, io: CliIo, links: Repository
   const file = io.env.GITHUB_STEP_SUMMARY;
   if (!file) return undefined;
   try {
-    await appendFile(path.resolve(io.cwd, file), `${renderPlanMarkdown(plan, { links, artifact: planArtifact(io.env) })}\n`);
+    await appendFile(path.resolve(io.cwd, file), `${renderPlanMarkdown(plan, { links, artifact: ciPlanArtifact(io) })}\n`);
     return undefined;
   } catch (error) {
     return `cannot append to GITHUB_STEP_SUMMARY (${(error as NodeJS.ErrnoException).code ?? 'error'})`;
