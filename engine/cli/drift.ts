@@ -8,6 +8,7 @@ import { renderDriftText } from '../drift/render-text.ts';
 import { checkOutputFile, writeOutputFile } from '../output-file.ts';
 import { renderPlanText } from '../plan/render-text.ts';
 import { runDrift, type DriftRunOutcome } from '../run/drift.ts';
+import { packageVersion } from '../run/version.ts';
 import { fixQuestion } from './confirm.ts';
 import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
@@ -156,7 +157,7 @@ async function renderDrift(
       );
   }
   if (format === 'json') io.stdout.write(renderDriftJson(drift));
-  else if (format === 'markdown') io.stdout.write(renderDriftMarkdown(drift));
+  else if (format === 'markdown') io.stdout.write(renderDriftMarkdown(drift, { version: packageVersion() }));
   else io.stdout.write(renderDriftText(drift, { color: wantsColor(io) }));
   // The run summary says what the fix sent; markdown and json carry the same per contract, and json stays one document.
   if (fix && format === 'text') io.stdout.write(`\n${renderRunSummary(result.run)}`);

@@ -13,7 +13,7 @@ import { renderPlanMarkdown } from '../plan/render-markdown.ts';
 import { renderPlanText, renderPlanTextHead, renderPlanTextTail, renderPlanTextTenant } from '../plan/render-text.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { runPlan, type PlanRunOutcome } from '../run/plan.ts';
-import { ciRepositoryLinks } from '../run/repository-links.ts';
+import { ciPlanArtifact, ciRepositoryLinks } from '../run/repository-links.ts';
 import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { renderPlanAnnotations } from '../plan/render-github.ts';
 import { refreshNote } from './refresh-note.ts';
@@ -103,7 +103,7 @@ function render(plan: PlanDocument, format: PlanFormat, io: CliIo, links: Reposi
     case 'json':
       return renderPlanJson(plan);
     case 'markdown':
-      return renderPlanMarkdown(plan, { links });
+      return renderPlanMarkdown(plan, { links, artifact: ciPlanArtifact(io) });
     case 'github':
       // Annotations and a job log are read without a terminal: never coloured.
       return `${renderPlanAnnotations(plan)}${renderPlanText(plan)}`;
@@ -117,7 +117,7 @@ async function writeStepSummary(plan: PlanDocument, io: CliIo, links: Repository
   const file = io.env.GITHUB_STEP_SUMMARY;
   if (!file) return undefined;
   try {
-    await appendFile(path.resolve(io.cwd, file), `${renderPlanMarkdown(plan, { links })}\n`);
+    await appendFile(path.resolve(io.cwd, file), `${renderPlanMarkdown(plan, { links, artifact: ciPlanArtifact(io) })}\n`);
     return undefined;
   } catch (error) {
     return `cannot append to GITHUB_STEP_SUMMARY (${(error as NodeJS.ErrnoException).code ?? 'error'})`;

@@ -1,11 +1,13 @@
 /**
- * The drift report as markdown, for a scheduled job's issue or step summary: the verdict, a table
- * per tenant, then each drifted contract with a table of its fields (live, desired, cause), then
- * the contracts that could not be checked. Never longer than `maxLength` characters: what does
- * not fit is counted in a closing note (GitHub refuses bodies over 65,536 characters). Pure.
+ * The drift report as markdown, for a scheduled job's issue or step summary: where it comes from
+ * (commit, contract-sync version, time, as the plan comment says it), the verdict, a table per
+ * tenant, then each drifted contract with a table of its fields (live, desired, cause), then the
+ * contracts that could not be checked, then what to run next. Never longer than `maxLength`
+ * characters: what does not fit is counted in a closing note (GitHub refuses bodies over 65,536
+ * characters). Pure.
  */
-import { escapeInline } from '../markdown-escape.ts';
-import { plural } from '../plan/render-common.ts';
+import { escapeHtml, escapeInline } from '../markdown-escape.ts';
+import { formatUtc, plural, shortCommit } from '../plan/render-common.ts';
 import { ABSENT, driftSummaryLine, errorStatusText, fixText, viewDriftItem } from './render-common.ts';
 import type { DriftContract, DriftReport } from './types.ts';
 import { withoutTenantPrefix } from '../tenant-message.ts';
@@ -15,6 +17,52 @@ export const DRIFT_MARKDOWN_MAX_LENGTH = 60_000;
 export interface DriftMarkdownOptions {
   /** Upper bound on the output length in characters; default 60,000. */
   readonly maxLength?: number;
+  /** The contract-sync version that made the report, named in its header (the report document does not record it). */
+  readonly version?: string;
+}
+
+// A ref is shown up to this length: the header is written before any length check.
+const MAX_REF_LENGTH = 100;
+
+/** Inline code for a ref or commit: backticks cannot be escaped inside it, so they are dropped. */
+function inlineCode(text: string): string {
+  const clipped = text.length > MAX_REF_LENGTH ? `${text.slice(0, MAX_REF_LENGTH - 1)}…` : text;
+  return `\`${escapeHtml(clipped.replaceAll('`', ''))}\``;
+}
+
+/** `Commit \`c0ffee0\` · contract-sync 0.1.0 · checked 2027-03-01 06:00:00 UTC`, as the plan comment heads itself. */
+function provenance(report: DriftReport, version: string | undefined): string {
+  const { ref, commit } = report.source;
+  const parts: string[] = [];
+  if (ref === null) parts.push(commit === null ? 'Working tree' : `Working tree (uncommitted edits included) at ${inlineCode(shortCommit(commit))}`);
+  else if (commit === null) parts.push(`Ref ${inlineCode(ref)}`);
+  else parts.push(`Commit ${inlineCode(shortCommit(commit))}${ref === 'HEAD' || commit.startsWith(ref) ? '' : ` (${inlineCode(ref)})`}`);
+  if (version !== undefined) parts.push(`contract-sync ${escapeInline(version)}`);
+  parts.push(`checked ${escapeInline(formatUtc(report.createdAt))}`);
+  return parts.join(' · ');
+}
+
+/** What to run next, by what the report found; fixed text. */
+export function nextStep(report: DriftReport): string {
+  const { summary } = report;
+  const steps: string[] = [];
+  if (summary.drifted > 0 && !report.fix) {
+    steps.push(
+      'To make the service match git again, run `contract-sync drift --fix` (or merge a change to the YAML and let apply run). ' +
+        'To keep a change made on the service instead, change the YAML to match it in a pull request ' +
+        '(`contract-sync import --tenant T --id ID` writes a contract as the service holds it).',
+    );
+  } else if (summary.drifted > 0 && (summary.fixFailed ?? 0) > 0) {
+    steps.push('Each contract not fixed says why: once that is dealt with, run `contract-sync drift --fix` again.');
+  }
+  if (summary.errors > 0) {
+    steps.push(
+      'The contracts under "Not checked" were not compared: deal with what each line says (a contract not on the service: ' +
+        'remove it from the YAML, or correct its ContractId), then run `contract-sync drift` again.',
+    );
+  }
+  if (steps.length === 0) return 'Nothing to run: the service matches git.';
+  return steps.join(' ');
 }
 
 // Room kept for the error list's note and the truncation note; both are bounded.
@@ -67,7 +115,8 @@ export function renderDriftMarkdown(report: DriftReport, options: DriftMarkdownO
   if (!Number.isInteger(maxLength) || maxLength < 2 * RESERVE) {
     throw new TypeError(`options.maxLength: expected an integer >= ${2 * RESERVE}, got ${String(maxLength)}`);
   }
-  let out = `### contract-sync drift${report.fix ? ' --fix' : ''}\n\n**${escapeInline(driftSummaryLine(report))}**\n\n`;
+  let out =
+    `### contract-sync drift${report.fix ? ' --fix' : ''}\n\n${provenance(report, options.version)}\n\n` + `**${escapeInline(driftSummaryLine(report))}**\n\n`;
   // The table grows with the tenant count only; a fleet too large for it is summarised by the verdict.
   const table = summaryTable(report);
   if (out.length + table.length + RESERVE < maxLength) out += table;
@@ -106,6 +155,8 @@ export function renderDriftMarkdown(report: DriftReport, options: DriftMarkdownO
     }
     out += '\n';
   }
+  // Fixed text, written within the reserve.
+  out += `**Next:** ${nextStep(report)}\n\n`;
   const notes: string[] = [];
   if (omitted > 0) notes.push(plural(omitted, 'drifted contract'));
   if (omittedErrors > 0) notes.push(plural(omittedErrors, 'error'));

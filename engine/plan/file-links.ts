@@ -87,3 +87,29 @@ export function fileUrl(links: RepositoryLinks, commit: string, file: string, li
   if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) return undefined;
   return `${links.web}/${links.host === 'gitlab' ? '-/' : ''}blob/${commit}/${segments.map(encodeSegment).join('/')}#L${line}`;
 }
+
+/** Where the whole plan is kept when the comment shows less of it: a workflow run's artifact. */
+export interface FullPlanArtifact {
+  /** The workflow run's page, where the artifact is listed: `https://github.com/acme/contracts/actions/runs/123`. */
+  readonly url: string;
+  /** The artifact's name there. */
+  readonly name: string;
+}
+
+/** What the GitHub Action names its plan artifact: letters, digits, `.`, `_` and `-` only. */
+const ARTIFACT_NAME = /^[A-Za-z0-9._-]{1,100}$/;
+
+/**
+ * The plan artifact of this workflow run, when the contract-sync GitHub Action uploads one: it
+ * sets CONTRACT_SYNC_PLAN_ARTIFACT to the artifact's name for the plan it runs, and GitHub sets
+ * the run's GITHUB_SERVER_URL, GITHUB_REPOSITORY and GITHUB_RUN_ID. Undefined otherwise (a plan
+ * run outside the Action has no artifact to link).
+ */
+export function planArtifact(env: Env): FullPlanArtifact | undefined {
+  const name = env.CONTRACT_SYNC_PLAN_ARTIFACT;
+  const runId = env.GITHUB_RUN_ID;
+  if (name === undefined || !ARTIFACT_NAME.test(name) || runId === undefined || !/^\d{1,20}$/.test(runId)) return undefined;
+  const repository = joinRepository(env.GITHUB_SERVER_URL, env.GITHUB_REPOSITORY);
+  if (repository === undefined) return undefined;
+  return { url: `${repository}/actions/runs/${runId}`, name };
+}

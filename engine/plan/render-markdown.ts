@@ -1,19 +1,20 @@
 /**
  * The plan as a pull-request comment: title, where it comes from (head, base, contract-sync
  * version, time), headline, a summary table, then the contracts. Without a base: one collapsible
- * section per tenant, a ```diff block per changed contract. With a base (`plan --base`): the
- * contracts the pull request changes first, then those it no longer manages, then the other
- * contracts with ops (drift, or not applied yet), then how many match. With `links` (a CI job's
- * repository, engine/plan/file-links.ts) and a head commit, file paths link to the file there.
- * Never longer than `maxLength` characters: what does not fit is summarised (GitHub refuses
- * comments over 65,536 characters). Pure.
+ * section per tenant. With a base (`plan --base`): the contracts the pull request changes first,
+ * then those it no longer manages, then the other contracts with ops (drift, or not applied yet),
+ * then how many match; a tenant with many contracts in a section gets a collapsible section of its
+ * own. Within a tenant, contracts with the same ops (same values) are shown once, as one ```diff
+ * block with the list of their ids (collapsed past a few). With `links` (a CI job's repository,
+ * engine/plan/file-links.ts) and a head commit, file paths link to the file there. Never longer
+ * than `maxLength` characters: what does not fit is summarised, and every contract left out is
+ * still named by id (GitHub refuses comments over 65,536 characters). Pure.
  */
 import { escapeHtml, escapeInline } from '../markdown-escape.ts';
-import { fitBlocks } from './fit-blocks.ts';
-import { commitUrl, fileUrl, type RepositoryLinks } from './file-links.ts';
+import { fitBlocks, type FitChoice } from './fit-blocks.ts';
+import { commitUrl, fileUrl, type FullPlanArtifact, type RepositoryLinks } from './file-links.ts';
 import {
   ALREADY_MATCHES_TEXT,
-  CHANGE_SIGN,
   changedContracts,
   changeSummary,
   changeText,
@@ -30,6 +31,8 @@ import {
   unknownNote,
   untouchedChangedContracts,
   viewChange,
+  type ChangeKind,
+  type TenantContract,
 } from './render-common.ts';
 import { incrementalNote } from './incremental-note.ts';
 import { renderRemovalsMarkdown } from './render-removals.ts';
@@ -46,6 +49,8 @@ export interface MarkdownRenderOptions {
    * files may differ from any commit.
    */
   readonly links?: RepositoryLinks;
+  /** The artifact holding the whole plan (text and JSON, and this markdown), linked wherever the comment shows less. */
+  readonly artifact?: FullPlanArtifact;
 }
 
 interface RenderContext {
@@ -53,6 +58,7 @@ interface RenderContext {
   readonly links: RepositoryLinks | undefined;
   /** The commit the plan's files are at: undefined for the working tree. */
   readonly head: string | undefined;
+  readonly artifact: FullPlanArtifact | undefined;
 }
 
 // Room kept for the closing lines and the truncation note; both are bounded (numbers and fixed text).
@@ -62,6 +68,27 @@ const TABLE_SHARE = 0.25;
 
 // A ref is shown up to this length: the heading is written before any length check.
 const MAX_REF_LENGTH = 100;
+
+/** Past this many contracts with the same ops, their ids collapse into a <details> list. */
+export const GROUP_LISTED = 5;
+/** A tenant with more contracts than this in a section of the pull-request layout gets a collapsible section of its own. */
+export const TENANT_SECTION = 20;
+/** A value (or a member's label) longer than this is cut in the diff; the artifact or the plan file has it whole. */
+export const VALUE_SHOWN = 200;
+
+/**
+ * How a change is marked in the comment's diff blocks. GitHub colours a diff block's `+` lines
+ * green, `-` lines red and `!` lines orange (a changed line): a value changed in place is one `!`
+ * line, old -> new, so it reads as one change in its own colour. The text plan keeps `~`, which
+ * GitHub leaves uncoloured.
+ */
+const MARKDOWN_SIGN: Readonly<Record<ChangeKind, '+' | '-' | '!'>> = {
+  set: '+',
+  add: '+',
+  replace: '!',
+  'member-change': '!',
+  remove: '-',
+};
 
 /** Inline code for a value from the user (a ref): backticks cannot be escaped inside it, so they are dropped. */
 function inlineCode(text: string): string {
@@ -85,6 +112,22 @@ function visible(text: string): string {
   return text.replace(INVISIBLE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/** Where the whole plan is, for the notes that say something is not shown. */
+function fullPlanPlace(context: RenderContext): string {
+  return context.artifact === undefined ? 'the plan file' : 'the plan artifact';
+}
+
+/** A value cut at VALUE_SHOWN characters, saying how much is left out and where it is whole. */
+function clipValue(context: RenderContext, text: string): string {
+  if (text.length <= VALUE_SHOWN) return text;
+  let cut = VALUE_SHOWN;
+  // Never half a surrogate pair.
+  const last = text.charCodeAt(cut - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut -= 1;
+  const more = text.length - cut;
+  return `${text.slice(0, cut)}… (${more.toLocaleString('en-US')} more characters; full value in ${fullPlanPlace(context)})`;
+}
+
 /** `file:line`, escaped, linked to the file at `commit` when the context has links. */
 function position(context: RenderContext, commit: string | undefined, file: string, line: number): string {
   const text = escapeInline(`${file}:${line}`);
@@ -99,32 +142,114 @@ function fenceFor(body: string): string {
   return '`'.repeat(Math.max(3, longest + 1));
 }
 
-/** A contract's line without its changes, for a comment too short to hold them all. */
-function contractLine(context: RenderContext, contract: PlanContract, tenant?: string): string {
-  const about = tenant === undefined ? '' : ` · ${escapeInline(tenant)}`;
-  const where = position(context, context.head, contract.file, contract.line);
-  return `**\`${contract.id}\`**${about} · ${where} · ${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(contract.ops.length, 'op')}: ${DETAIL_NOT_SHOWN}\n\n`;
-}
-
 const DETAIL_NOT_SHOWN = 'changes not shown here, to keep the comment short';
 
-/** A contract's title and its changes as a diff block; with `tenant`, the title names it (sections that mix tenants). */
-function contractBlock(context: RenderContext, contract: PlanContract, tenant?: string): string {
-  const about = tenant === undefined ? '' : ` · ${escapeInline(tenant)}`;
-  const where = position(context, context.head, contract.file, contract.line);
-  if (contract.ops.length === 0) return `**\`${contract.id}\`**${about} · ${where} · ${ALREADY_MATCHES_TEXT}\n\n`;
-  const diff: string[] = [];
+/** Contracts of one tenant whose ops (and the values they change from) are the same: shown once. */
+interface Group {
+  readonly tenant: string;
+  readonly contracts: readonly PlanContract[];
+}
+
+/** `contracts` in groups of the same ops, the same changes and the same known-state source, each group where its first contract is. */
+function groupsOf(tenant: string, contracts: readonly PlanContract[]): Group[] {
+  const byKey = new Map<string, PlanContract[]>();
+  for (const contract of contracts) {
+    const key = JSON.stringify([contract.knownFrom, contract.ops, contract.changes]);
+    const group = byKey.get(key);
+    if (group === undefined) byKey.set(key, [contract]);
+    else group.push(contract);
+  }
+  return [...byKey.values()].map((group) => ({ tenant, contracts: group }));
+}
+
+function opsOf(group: Group): number {
+  return group.contracts.reduce((sum, contract) => sum + contract.ops.length, 0);
+}
+
+/** The changes of a contract as the body of a diff block. */
+function diffBody(context: RenderContext, contract: PlanContract): string {
+  const lines: string[] = [];
   for (const change of contract.changes) {
     const view = viewChange(change);
-    // Like the text plan: a changed value is one `~` line, old -> new; a member removed and added
-    // again (its two ops) too. GitHub colours `+` and `-` lines in a diff block.
+    const shown = { ...view, label: clipValue(context, view.label), before: clipValue(context, view.before), after: clipValue(context, view.after) };
+    // A member removed and added again (its two ops) is one change too, like the text plan shows it.
     const note = view.kind === 'member-change' ? `  ${MEMBER_CHANGE_NOTE}` : '';
-    diff.push(`${CHANGE_SIGN[view.kind]} ${visible(changeText(view))}${note}`);
+    lines.push(`${MARKDOWN_SIGN[view.kind]} ${visible(changeText(shown))}${note}`);
   }
-  const body = diff.join('\n');
+  return lines.join('\n');
+}
+
+function diffBlock(context: RenderContext, contract: PlanContract): string {
+  const body = diffBody(context, contract);
   const fence = fenceFor(body);
-  const title = `**\`${contract.id}\`**${about} · ${where} · ${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(contract.ops.length, 'op')}`;
-  return `${title}\n\n${fence}diff\n${body}\n${fence}\n\n`;
+  return `${fence}diff\n${body}\n${fence}\n\n`;
+}
+
+/** ` · acme` when the section mixes tenants; '' inside a tenant's own section. */
+function about(tenant: string | undefined): string {
+  return tenant === undefined ? '' : ` · ${escapeInline(tenant)}`;
+}
+
+/** The title of a group of two or more: `**3 contracts, the same 2 ops each** · acme · known from the state store` (`the same op each` for one). */
+function groupTitle(group: Group, tenant: string | undefined): string {
+  const first = group.contracts[0]!;
+  const count = group.contracts.length;
+  if (first.ops.length === 0) return `**${count} contracts**${about(tenant)} · ${ALREADY_MATCHES_TEXT}`;
+  const same = first.ops.length === 1 ? 'the same op' : `the same ${first.ops.length} ops`;
+  return `**${count} contracts, ${same} each**${about(tenant)} · ${KNOWN_FROM_TEXT[first.knownFrom]}`;
+}
+
+/** The ids of a group as inline code, comma-separated. */
+function idList(contracts: readonly PlanContract[]): string {
+  return contracts.map((contract) => `\`${contract.id}\``).join(', ');
+}
+
+/** The contracts of a large group, per file: `- contracts/acme.yaml: `1001` (line 3), `1002` (line 7)`; the file links to its first contract. */
+function filesList(context: RenderContext, contracts: readonly PlanContract[]): string {
+  const byFile = new Map<string, PlanContract[]>();
+  for (const contract of contracts) {
+    const list = byFile.get(contract.file) ?? [];
+    byFile.set(contract.file, list);
+    list.push(contract);
+  }
+  let out = '';
+  for (const [file, list] of byFile) {
+    const text = escapeInline(file);
+    const url = context.links === undefined || context.head === undefined ? undefined : fileUrl(context.links, context.head, file, list[0]!.line);
+    const name = url === undefined ? text : `[${text}](${url})`;
+    out += `- ${name}: ${list.map((contract) => `\`${contract.id}\` (line ${contract.line})`).join(', ')}\n`;
+  }
+  return out;
+}
+
+/** A group with its changes: one contract as its title and diff; up to GROUP_LISTED, their ids then the diff once; more, the diff then their ids collapsed. */
+function groupBlock(context: RenderContext, group: Group, tenant: string | undefined): string {
+  const contracts = group.contracts;
+  const first = contracts[0]!;
+  if (contracts.length === 1) {
+    const where = position(context, context.head, first.file, first.line);
+    if (first.ops.length === 0) return `**\`${first.id}\`**${about(tenant)} · ${where} · ${ALREADY_MATCHES_TEXT}\n\n`;
+    const title = `**\`${first.id}\`**${about(tenant)} · ${where} · ${KNOWN_FROM_TEXT[first.knownFrom]}, ${plural(first.ops.length, 'op')}`;
+    return `${title}\n\n${diffBlock(context, first)}`;
+  }
+  const title = `${groupTitle(group, tenant)}\n\n`;
+  const diff = first.ops.length === 0 ? '' : diffBlock(context, first);
+  if (contracts.length <= GROUP_LISTED) {
+    const ids = contracts.map((contract) => `- **\`${contract.id}\`** · ${position(context, context.head, contract.file, contract.line)}\n`).join('');
+    return `${title}${ids}\n${diff}`;
+  }
+  // Many: the change first, then the ids, collapsed.
+  return `${title}${diff}<details><summary>${contracts.length} contracts: ids and files</summary>\n\n${filesList(context, contracts)}\n</details>\n\n`;
+}
+
+/** A group's line without its changes, for a comment too short to hold them all: every id is still named. */
+function groupLine(context: RenderContext, group: Group, tenant: string | undefined): string {
+  const first = group.contracts[0]!;
+  if (group.contracts.length === 1) {
+    const where = position(context, context.head, first.file, first.line);
+    return `**\`${first.id}\`**${about(tenant)} · ${where} · ${KNOWN_FROM_TEXT[first.knownFrom]}, ${plural(first.ops.length, 'op')}: ${DETAIL_NOT_SHOWN}\n\n`;
+  }
+  return `${groupTitle(group, tenant)}: ${DETAIL_NOT_SHOWN}: ${idList(group.contracts)}\n\n`;
 }
 
 /** Head, base, contract-sync version and time: `Head [\`1a2b3c4\`](…) · base \`origin/main\` at \`5d6e7f8\` · …`. */
@@ -152,8 +277,8 @@ function heading(context: RenderContext, plan: PlanDocument): string {
   let out = `### contract-sync plan\n\n${provenance(context, plan)}\n\n${escapeInline(headline(plan))}\n\n`;
   const change = changeSummary(plan, inlineCode);
   if (change !== undefined) out += `${change}\n\n`;
-  const incremental = incrementalNote(plan.source);
-  if (incremental !== undefined) out += `${escapeInline(incremental)}\n\n`;
+  const incremental = incrementalNote(plan.source, { code: (text) => `\`${text}\``, text: escapeInline });
+  if (incremental !== undefined) out += `${incremental}\n\n`;
   const unknown = unknownCount(plan);
   if (unknown > 0) {
     const apply = unknownApplyNote(plan);
@@ -183,11 +308,15 @@ function summaryTable(plan: PlanDocument, out: string, maxLength: number): strin
   return `${out}\n`;
 }
 
-function shortenedNote(maxLength: number, omitted: string): string {
-  return (
-    `> [!WARNING]\n> Shortened to stay under ${maxLength.toLocaleString('en-US')} characters: ${omitted} not shown. ` +
-    'The full plan is in the job log and in the plan file (`--out PLAN.json`).\n'
-  );
+/** Where the whole plan is, as the shortened note says it. */
+function fullPlanSentence(context: RenderContext): string {
+  const { artifact } = context;
+  if (artifact === undefined) return 'The full plan is in the job log and in the plan file (`--out PLAN.json`).';
+  return `The whole plan, as text and as JSON, is in the artifact \`${escapeHtml(artifact.name.replaceAll('`', ''))}\` of [this workflow run](${artifact.url}).`;
+}
+
+function shortenedNote(context: RenderContext, omitted: string): string {
+  return `> [!WARNING]\n> Shortened to stay under ${context.maxLength.toLocaleString('en-US')} characters: ${omitted} not shown. ${fullPlanSentence(context)}\n`;
 }
 
 /** What both layouts open with: the heading, the summary table, then sections about the whole plan. */
@@ -196,49 +325,199 @@ function opening(context: RenderContext, plan: PlanDocument): string {
   return summaryTable(plan, heading(context, plan), context.maxLength) + renderRemovalsMarkdown(plan);
 }
 
+/** A group as the fitting sees it: whole, as its line, or by id in the closing list. */
+interface Unit {
+  readonly group: Group;
+  readonly full: string;
+  readonly short: string;
+  readonly listed: number;
+}
+
+/** A tenant's groups within a section, with the collapsible wrapper it gets ('' when shown inline). */
+interface TenantPart {
+  readonly tenant: string;
+  readonly open: string;
+  readonly close: string;
+  readonly units: readonly Unit[];
+}
+
+/** The length of naming a group's contracts in the closing list: `` `1001`, `` each (its tenant's name: listHeads). */
+function listedLength(group: Group): number {
+  return group.contracts.reduce((sum, contract) => sum + contract.id.length + 4, 0);
+}
+
+/** The room the closing list needs besides the ids: its heading, and each tenant's name. */
+function listHeads(parts: readonly TenantPart[]): number {
+  const tenants = new Set(parts.filter((part) => part.units.length > 0).map((part) => part.tenant));
+  return 200 + [...tenants].reduce((sum, tenant) => sum + escapeInline(tenant).length + 4, 0);
+}
+
+function unitOf(context: RenderContext, group: Group, titleTenant: string | undefined): Unit {
+  return { group, full: groupBlock(context, group, titleTenant), short: groupLine(context, group, titleTenant), listed: listedLength(group) };
+}
+
+/**
+ * The parts of a section of the pull-request layout: per tenant in plan order, its contracts in
+ * groups; a tenant with more than TENANT_SECTION contracts is wrapped in a <details> of its own.
+ */
+function sectionParts(context: RenderContext, items: readonly TenantContract[]): TenantPart[] {
+  const byTenant = new Map<string, PlanContract[]>();
+  for (const { tenant, contract } of items) {
+    const list = byTenant.get(tenant) ?? [];
+    byTenant.set(tenant, list);
+    list.push(contract);
+  }
+  return [...byTenant].map(([tenant, contracts]) => {
+    const groups = groupsOf(tenant, contracts);
+    if (contracts.length <= TENANT_SECTION) return { tenant, open: '', close: '', units: groups.map((group) => unitOf(context, group, tenant)) };
+    const ops = contracts.reduce((sum, contract) => sum + contract.ops.length, 0);
+    const distinct = groups.length === 1 ? 'all the same' : `${groups.length} different change lists`;
+    const open = `<details><summary><b>${escapeHtml(tenant)}</b>: ${plural(contracts.length, 'contract')}, ${plural(ops, 'op')} (${distinct})</summary>\n\n`;
+    return { tenant, open, close: '</details>\n\n', units: groups.map((group) => unitOf(context, group, undefined)) };
+  });
+}
+
+/** What was left out or named by id only, collected while writing. */
+interface Shortening {
+  /** Groups named by id only, in the closing list. */
+  readonly listed: Group[];
+  /** Groups not even named (the list did not fit). */
+  readonly omitted: Group[];
+  /** Groups shown as their line, without their changes. */
+  readonly short: Group[];
+}
+
+function newShortening(): Shortening {
+  return { listed: [], omitted: [], short: [] };
+}
+
+/** The fitting's choice for each unit, in the order given. */
+function choose(units: readonly Unit[], budget: number): Map<Unit, FitChoice> {
+  const choices = fitBlocks(units, budget);
+  return new Map(units.map((unit, index) => [unit, choices[index]!]));
+}
+
+/** Whether a choice shows the unit in its section (whole or as its line). */
+function shows(choice: FitChoice | undefined): boolean {
+  return choice === 'full' || choice === 'short';
+}
+
+/** A part whose contracts are not shown in it: each is named in the closing list, or counted there. */
+function nameOnly(part: TenantPart, choices: ReadonlyMap<Unit, FitChoice>, shortening: Shortening): void {
+  for (const unit of part.units) (choices.get(unit) === 'omitted' ? shortening.omitted : shortening.listed).push(unit.group);
+}
+
+/**
+ * Writes a unit as chosen, appended to `out` when it fits (`room`: what may still be written); what
+ * does not fit is named by id in the closing list. Returns the text to append.
+ */
+function writeUnit(unit: Unit, choice: FitChoice, room: number, shortening: Shortening): string {
+  if (choice === 'full' && unit.full.length <= room) return unit.full;
+  if ((choice === 'full' || choice === 'short') && unit.short.length <= room) {
+    shortening.short.push(unit.group);
+    return unit.short;
+  }
+  if (choice === 'omitted') shortening.omitted.push(unit.group);
+  else shortening.listed.push(unit.group);
+  return '';
+}
+
+/**
+ * The closing note of a shortened comment: what was left out and where the whole plan is, then
+ * every contract left out named by id, per tenant, as far as `room` allows (the rest counted).
+ */
+function closingNote(context: RenderContext, shortening: Shortening, unmanaged: number, room: number): string {
+  const { listed, omitted, short } = shortening;
+  const parts: string[] = [];
+  const left = [...listed, ...omitted];
+  if (left.length > 0) {
+    const contracts = left.reduce((sum, group) => sum + group.contracts.length, 0);
+    const ops = left.reduce((sum, group) => sum + opsOf(group), 0);
+    parts.push(`${plural(contracts, 'contract')} (${plural(ops, 'op')})`);
+  }
+  if (short.length > 0) {
+    const contracts = short.reduce((sum, group) => sum + group.contracts.length, 0);
+    const ops = short.reduce((sum, group) => sum + opsOf(group), 0);
+    parts.push(`the changes of ${plural(contracts, 'contract')} (${plural(ops, 'op')}, the largest first)`);
+  }
+  if (unmanaged > 0) parts.push(`${plural(unmanaged, 'contract')} no longer managed`);
+  if (parts.length === 0) return '';
+  let note = shortenedNote(context, parts.join(' and '));
+  if (listed.length === 0 && omitted.length === 0) return note;
+
+  // The ids, tenant by tenant, as far as they fit; what does not is counted.
+  const byTenant = new Map<string, string[]>();
+  for (const group of listed) {
+    const ids = byTenant.get(group.tenant) ?? [];
+    byTenant.set(group.tenant, ids);
+    ids.push(...group.contracts.map((contract) => `\`${contract.id}\``));
+  }
+  let list = '\n**Not shown here**, by id:';
+  let uncounted = omitted.reduce((sum, group) => sum + group.contracts.length, 0);
+  const limit = room - note.length - 150;
+  let separator = ' ';
+  for (const [tenant, ids] of byTenant) {
+    const start = `${separator}${escapeInline(tenant)}: `;
+    if (list.length + start.length + ids[0]!.length > limit) {
+      uncounted += ids.length;
+      continue;
+    }
+    separator = '; ';
+    list += start;
+    for (const [index, id] of ids.entries()) {
+      const piece = `${index === 0 ? '' : ', '}${id}`;
+      if (list.length + piece.length > limit) {
+        uncounted += ids.length - index;
+        break;
+      }
+      list += piece;
+    }
+  }
+  const rest = `${plural(uncounted, 'more contract')}, not named for want of room: ${fullPlanPlace(context)} lists every one`;
+  if (separator === ' ') note += `\n**Not shown here**: ${rest.replace(/^(\d+) more /, '$1 ')}.\n`;
+  else note += `${list}${uncounted === 0 ? '' : `; and ${rest}`}.\n`;
+  return note;
+}
+
 function renderByTenant(context: RenderContext, plan: PlanDocument): string {
   const { maxLength } = context;
   let out = opening(context, plan);
-
-  // Contracts with changes that did not fit, and their ops.
-  let omittedContracts = 0;
-  let omittedOps = 0;
-  let full = false;
-  for (const tenant of plan.tenants) {
+  const parts = plan.tenants.map((tenant) => {
     const c = tenantCounts(tenant);
     const changed = changedContracts(tenant);
     const summary = c.changed === 0 ? `no changes (${plural(c.contracts, 'contract')})` : `${c.changed} to update, ${plural(c.ops, 'op')}`;
-    const open = `<details><summary><b>${escapeHtml(tenant.tenant)}</b>: ${summary}</summary>\n\n`;
-    const close = '</details>\n\n';
-    if (full || out.length + open.length + close.length + RESERVE > maxLength) {
+    const open =
+      `<details><summary><b>${escapeHtml(tenant.tenant)}</b>: ${summary}</summary>\n\n` +
+      (changed.length === 0 ? `${c.contracts === 1 ? 'Its contract matches' : `All ${c.contracts} contracts match`} the desired state.\n\n` : '');
+    return { tenant: tenant.tenant, open, close: '</details>\n\n', units: groupsOf(tenant.tenant, changed).map((group) => unitOf(context, group, undefined)) };
+  });
+  const units = parts.flatMap((part) => part.units);
+  const fixed = parts.reduce((sum, part) => sum + part.open.length + part.close.length, 0) + listHeads(parts);
+  const choices = choose(units, maxLength - RESERVE - out.length - fixed);
+  const shortening = newShortening();
+  let full = false;
+  for (const part of parts) {
+    if (full || out.length + part.open.length + part.close.length + RESERVE > maxLength) {
+      // Not even the tenant's section fits: its contracts are named in the closing list.
       full = true;
-      omittedContracts += changed.length;
-      omittedOps += c.ops;
+      nameOnly(part, choices, shortening);
       continue;
     }
-    out += open;
-    if (changed.length === 0) out += `${c.contracts === 1 ? 'Its contract matches' : `All ${c.contracts} contracts match`} the desired state.\n\n`;
-    for (const [index, contract] of changed.entries()) {
-      const block = contractBlock(context, contract);
-      if (full || out.length + block.length + close.length + RESERVE > maxLength) {
-        if (!full) out += `…and ${plural(changed.length - index, 'more contract')} to update, not shown.\n\n`;
-        full = true;
-        omittedContracts += 1;
-        omittedOps += contract.ops.length;
-        continue;
-      }
-      out += block;
+    if (part.units.length > 0 && !part.units.some((unit) => shows(choices.get(unit)))) {
+      nameOnly(part, choices, shortening);
+      continue;
     }
-    out += close;
+    out += part.open;
+    for (const unit of part.units) out += writeUnit(unit, choices.get(unit)!, maxLength - RESERVE - part.close.length - out.length, shortening);
+    out += part.close;
   }
-  if (omittedContracts > 0) out += shortenedNote(maxLength, `${plural(omittedContracts, 'contract')} to update (${plural(omittedOps, 'op')})`);
-  return out;
+  return out + closingNote(context, shortening, 0, maxLength - out.length);
 }
 
-/** The length of renderPullRequest's text other than the contracts' blocks: headings, the no-longer-managed list, the wrapper of the others. */
-function fixedLength(context: RenderContext, plan: PlanDocument, touched: number, others: number): number {
-  let length = `#### Contracts this pull request changes (${touched})\n\n`.length;
-  if (touched === 0) length += 'None: this pull request changes no contract of the desired state.\n\n'.length;
+/** The length of renderPullRequest's text other than the contracts' blocks: headings, the no-longer-managed list, the wrappers. */
+function fixedLength(context: RenderContext, plan: PlanDocument, touched: readonly TenantPart[], others: readonly TenantPart[]): number {
+  let length = `#### Contracts this pull request changes (${touched.length})\n\n`.length + 10;
+  if (touched.length === 0) length += 'None: this pull request changes no contract of the desired state.\n\n'.length;
   const dropped = plan.noLongerManaged ?? [];
   if (dropped.length > 0) {
     length += 300;
@@ -247,16 +526,16 @@ function fixedLength(context: RenderContext, plan: PlanDocument, touched: number
         `- **\`${contract.id}\`** · ${escapeInline(contract.tenant)} · was at ${position(context, plan.source.base?.mergeBase, contract.file, contract.line)}\n`
           .length;
   }
-  if (others > 0) length += 300;
-  return length;
+  if (others.length > 0) length += 300;
+  for (const part of [...touched, ...others]) length += part.open.length + part.close.length;
+  return length + listHeads([...touched, ...others]);
 }
 
 /** Sections in the order a reviewer needs them: what this pull request changes comes first. */
 function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
   const { maxLength } = context;
   let out = opening(context, plan);
-  let omittedContracts = 0;
-  let omittedOps = 0;
+  const shortening = newShortening();
   let omittedUnmanaged = 0;
   let full = false;
   function fits(text: string, closing = 0): boolean {
@@ -266,29 +545,31 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
 
   const touched = touchedContracts(plan);
   const others = untouchedChangedContracts(plan);
-  // Every contract keeps its line; the longest details go first when all of them do not fit.
-  const contracts = [...touched, ...others];
-  const blocks = contracts.map(({ tenant, contract }) => ({ full: contractBlock(context, contract, tenant), short: contractLine(context, contract, tenant) }));
-  const choices = fitBlocks(blocks, maxLength - RESERVE - out.length - fixedLength(context, plan, touched.length, others.length));
-  const shown = new Map(
-    contracts.map((item, index) => [item, choices[index] === 'omitted' ? '' : choices[index] === 'short' ? blocks[index]!.short : blocks[index]!.full]),
-  );
-  const shortened = contracts.filter((_, index) => choices[index] === 'short');
+  const touchedParts = sectionParts(context, touched);
+  const otherParts = sectionParts(context, others);
+  // Every contract keeps its line (or at least its id); the longest details go first when all of them do not fit.
+  const units = [...touchedParts, ...otherParts].flatMap((part) => part.units);
+  const choices = choose(units, maxLength - RESERVE - out.length - fixedLength(context, plan, touchedParts, otherParts));
+
+  /** A section's tenants, each inline or in its own <details>; what does not fit is named in the closing list. */
+  function writeParts(parts: readonly TenantPart[], closing: number): void {
+    for (const part of parts) {
+      // A tenant none of whose contracts is shown gets no section: its ids are in the closing list.
+      if (!part.units.some((unit) => shows(choices.get(unit))) || !fits(`${part.open}${part.close}`, closing)) {
+        nameOnly(part, choices, shortening);
+        continue;
+      }
+      out += part.open;
+      for (const unit of part.units) out += writeUnit(unit, choices.get(unit)!, maxLength - RESERVE - closing - part.close.length - out.length, shortening);
+      out += part.close;
+    }
+  }
 
   const changesHere = `#### Contracts this pull request changes (${touched.length})\n\n`;
   if (fits(changesHere)) out += changesHere;
   const none = 'None: this pull request changes no contract of the desired state.\n\n';
   if (touched.length === 0 && fits(none)) out += none;
-  for (const item of touched) {
-    const { contract } = item;
-    const block = shown.get(item)!;
-    if (block !== '' && fits(block)) {
-      out += block;
-      continue;
-    }
-    omittedContracts += 1;
-    omittedOps += contract.ops.length;
-  }
+  writeParts(touchedParts, 0);
 
   const dropped = plan.noLongerManaged ?? [];
   if (dropped.length > 0) {
@@ -313,22 +594,15 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
       'Not changed by this pull request, but their known state differs from the desired state (drift, or not applied yet).\n\n' +
       `<details><summary>${plural(others.length, 'contract')}, ${plural(ops, 'op')}</summary>\n\n`;
     const close = '</details>\n\n';
-    if (fits(open, close.length)) {
+    const shown = otherParts.some((part) => part.units.some((unit) => shows(choices.get(unit))));
+    const unshown = `#### Other contracts with changes (${others.length})\n\nNot changed by this pull request; named by id below, to keep the comment short.\n\n`;
+    if (shown && fits(open, close.length)) {
       out += open;
-      for (const item of others) {
-        const { contract } = item;
-        const block = shown.get(item)!;
-        if (block !== '' && fits(block, close.length)) {
-          out += block;
-          continue;
-        }
-        omittedContracts += 1;
-        omittedOps += contract.ops.length;
-      }
+      writeParts(otherParts, close.length);
       out += close;
     } else {
-      omittedContracts += others.length;
-      omittedOps += ops;
+      if (fits(unshown)) out += unshown;
+      for (const part of otherParts) nameOnly(part, choices, shortening);
     }
   }
 
@@ -338,15 +612,18 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
     // Bounded text (a number): it is written within the reserve, like the truncation note.
     out += line;
   }
-  const omitted: string[] = [];
-  if (omittedContracts > 0) omitted.push(`${plural(omittedContracts, 'contract')} (${plural(omittedOps, 'op')})`);
-  if (shortened.length > 0) {
-    const ops = shortened.reduce((sum, { contract }) => sum + contract.ops.length, 0);
-    omitted.push(`the changes of the ${plural(shortened.length, 'largest contract')} (${plural(ops, 'op')})`);
-  }
-  if (omittedUnmanaged > 0) omitted.push(`${plural(omittedUnmanaged, 'contract')} no longer managed`);
-  if (omitted.length > 0) out += `${matching > 0 ? '\n' : ''}${shortenedNote(maxLength, omitted.join(' and '))}`;
+  const note = closingNote(context, shortening, omittedUnmanaged, maxLength - out.length - 1);
+  if (note !== '') out += `${matching > 0 ? '\n' : ''}${note}`;
   return out;
+}
+
+/**
+ * With the artifact known and a value cut but nothing else left out (the shortened note says it
+ * then): where the values are whole. Bounded: the name and the URL are checked by planArtifact().
+ */
+function cutValuesNote(context: RenderContext, out: string): string {
+  if (context.artifact === undefined || out.includes('> Shortened to stay under') || !out.includes(`; full value in ${fullPlanPlace(context)})`)) return '';
+  return `${out.endsWith('\n\n') ? '' : '\n'}Long values are cut above. ${fullPlanSentence(context)}\n`;
 }
 
 export function renderPlanMarkdown(plan: PlanDocument, options: MarkdownRenderOptions = {}): string {
@@ -355,6 +632,7 @@ export function renderPlanMarkdown(plan: PlanDocument, options: MarkdownRenderOp
     throw new TypeError(`options.maxLength: expected an integer >= ${2 * RESERVE}, got ${String(maxLength)}`);
   }
   const { ref, commit } = plan.source;
-  const context: RenderContext = { maxLength, links: options.links, head: ref === null || commit === null ? undefined : commit };
-  return plan.source.base === undefined ? renderByTenant(context, plan) : renderPullRequest(context, plan);
+  const context: RenderContext = { maxLength, links: options.links, head: ref === null || commit === null ? undefined : commit, artifact: options.artifact };
+  const out = plan.source.base === undefined ? renderByTenant(context, plan) : renderPullRequest(context, plan);
+  return out + cutValuesNote(context, out);
 }

@@ -5,7 +5,7 @@
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { repositoryLinks, type RepositoryLinks } from '../plan/file-links.ts';
+import { planArtifact, repositoryLinks, type FullPlanArtifact, type RepositoryLinks } from '../plan/file-links.ts';
 import type { RunPlace } from './types.ts';
 
 /** The nearest directory at or above `dir` holding `.git` (a directory, or a file in a linked work tree). */
@@ -27,4 +27,9 @@ export async function ciRepositoryLinks(io: RunPlace, repoDir: string): Promise<
   const top = await workTreeTop(repoDir);
   if (top === undefined) return undefined;
   return repositoryLinks(io.env, path.relative(top, repoDir).split(path.sep).join('/'));
+}
+
+/** The plan artifact the contract-sync GitHub Action uploads with this workflow run, for the markdown plan's link; undefined elsewhere. */
+export function ciPlanArtifact(io: RunPlace): FullPlanArtifact | undefined {
+  return planArtifact(io.env);
 }

@@ -1,4 +1,5 @@
 /** `contract-sync drift` in-process against the emulator, over a real git repository and the file state store. */
+import packageJson from '../../package.json' with { type: 'json' };
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -261,7 +262,15 @@ describe('contract-sync drift', () => {
     const fixed = await runCli(['drift', '--fix', '--format', 'markdown'], repo.dir, ENV);
 
     expect(found.code).toBe(0);
-    expect(found.stdout).toMatch(/^### contract-sync drift\n\n\*\*1 contract drifted \(1 difference\): 1 changed outside git, 0 not yet applied\.\*\*\n/);
+    // Headed like the plan comment (commit, version, time), and ends with what to run next (issue 23, item 5).
+    expect(found.stdout).toMatch(
+      new RegExp(
+        `^### contract-sync drift\\n\\n.*\`[0-9a-f]{7}\` · contract-sync ${packageJson.version.replaceAll('.', '\\.')} · checked \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC\\n\\n` +
+          '\\*\\*1 contract drifted \\(1 difference\\): 1 changed outside git, 0 not yet applied\\.\\*\\*\\n',
+      ),
+    );
+    expect(found.stdout).toContain('**Next:** To make the service match git again, run `contract-sync drift --fix`');
+    expect(fixed.stdout).toContain('**Next:** Nothing to run: the service matches git.');
     expect(found.stdout).toContain('| Name | <code>&quot;Lease &#124; by hand&quot;</code> | <code>&quot;Office lease&quot;</code> | changed outside git |');
     expect(fixed.code).toBe(0);
     expect(fixed.stdout).toContain('**`9001`** · globex · contracts/globex.yaml:3 · 1 op to fix · fixed');

@@ -115,9 +115,11 @@ describe('plan on a pull request, with a last applied commit', () => {
       ],
       full: [],
     });
-    const note = `Planned the contracts changed since the last applied commit ${applied.slice(0, 7)} (acme, globex); --full plans every contract.`;
-    expect(text.stdout).toContain(note);
-    expect(markdown.stdout).toContain(`Planned the contracts changed since the last applied commit ${applied.slice(0, 7)} (acme, globex)`);
+    const note = `Only the contracts whose YAML changed since the last apply (commit ${applied.slice(0, 7)}, for acme and globex) are planned here.`;
+    expect(text.stdout).toContain(`${note} The others are assumed to be as that apply left them; to plan every contract, run contract-sync plan --full.`);
+    expect(markdown.stdout).toContain(
+      `${note} The others are assumed to be as that apply left them; to plan every contract, run \`contract-sync plan --full\`.`,
+    );
     expect(full.plan.source.incremental).toBeUndefined();
     expect(idsOf(full.plan)).toHaveLength(5);
     expect(opsOf(full.plan)).toEqual(opsOf(plan));
@@ -177,7 +179,7 @@ describe('plan on a pull request, with a last applied commit', () => {
       tenants: [{ tenant: 'acme', since: applied, pending: 0 }],
       full: [{ tenant: 'globex', reason: 'no earlier run recorded a commit' }],
     });
-    expect(text.stdout).toContain('--full plans every contract. globex: every contract planned (no earlier run recorded a commit).');
+    expect(text.stdout).toContain('run contract-sync plan --full. Every contract of globex is planned: no earlier run recorded a commit.');
   });
 });
 

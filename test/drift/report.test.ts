@@ -260,6 +260,47 @@ describe('renderDriftMarkdown', () => {
     expect(markdown).toMatchSnapshot();
   });
 
+  it('is headed like the plan comment: the commit, the contract-sync version and the time (issue 23, item 5)', () => {
+    const atHead = { ...detected(), source: { repo: '.', ref: 'HEAD', commit: SOURCE.commit } };
+
+    expect(renderDriftMarkdown(atHead, { version: '1.2.3' })).toMatch(
+      /^### contract-sync drift\n\nCommit `c0ffee0` · contract-sync 1\.2\.3 · checked 2027-03-01 06:00:00 UTC\n\n\*\*3 contracts drifted/,
+    );
+    expect(renderDriftMarkdown(detected())).toContain('\nWorking tree (uncommitted edits included) at `c0ffee0` · checked 2027-03-01 06:00:00 UTC\n');
+  });
+
+  it('says what to run next, by what it found', () => {
+    const fixedAll = createDriftReport({
+      plan: livePlan(),
+      run: runReport([tenantReport('acme'), tenantReport('globex')], false),
+      lastApplied: LAST_APPLIED,
+      fix: true,
+    });
+    const conflict: ContractResult = { contractId: '4712', file: 'contracts/acme.yaml', line: 7, outcome: 'failed', ops: 1, status: 409, reason: 'conflict' };
+    const fixedSome = createDriftReport({
+      plan: livePlan(),
+      run: runReport([tenantReport('acme', [conflict]), tenantReport('globex')], false),
+      lastApplied: LAST_APPLIED,
+      fix: true,
+    });
+    const unread = createDriftReport({
+      plan: createPlan(DESIRED.slice(1), new Map(), { createdAt: CREATED_AT, source: SOURCE }),
+      run: runReport([tenantReport('globex', [], 'token refused')]),
+      lastApplied: new Map(),
+      fix: false,
+    });
+
+    expect(renderDriftMarkdown(detected())).toMatch(
+      /\n\*\*Next:\*\* To make the service match git again, run `contract-sync drift --fix` .*`contract-sync import --tenant T --id ID`/,
+    );
+    expect(renderDriftMarkdown(fixedAll)).toContain('\n**Next:** Nothing to run: the service matches git.\n');
+    expect(renderDriftMarkdown(fixedSome)).toContain(
+      '\n**Next:** Each contract not fixed says why: once that is dealt with, run `contract-sync drift --fix` again.\n',
+    );
+    expect(renderDriftMarkdown(unread)).toContain('**Next:** The contracts under "Not checked" were not compared: ');
+    expect(renderDriftMarkdown(unread)).toContain('then run `contract-sync drift` again.\n');
+  });
+
   it('keeps a value with pipes and backticks inside its cell', () => {
     const plan = createPlan(DESIRED.slice(1), new Map([['globex', new Map([['9001', { fields: { Name: 'a | b `c`' }, from: 'live' as const }]])]]), {
       createdAt: CREATED_AT,

@@ -251,6 +251,43 @@ describe("the action's main step, run by bash", () => {
     expect(run.summary).toMatch(/^#/m);
   });
 
+  it('in a workflow run: names the plan artifact, fills its directory, and the markdown links it where a value is cut (issue 23, item 5)', async () => {
+    await repository();
+    await writeFile(path.join(dir, 'contracts/example/long.yaml'), `tenant: example\ncontracts:\n  "4711":\n    Name: ${'x'.repeat(300)}\n`);
+
+    const run = await runStep({
+      CS_COMMAND: 'plan',
+      CS_ARGS: '--no-refresh',
+      GITHUB_RUN_ID: '42',
+      GITHUB_RUN_ATTEMPT: '2',
+      GITHUB_SERVER_URL: 'https://github.com',
+      GITHUB_REPOSITORY: 'acme/contracts',
+    });
+
+    expect(run.code, run.stderr).toBe(0);
+    const name = run.outputs['artifact-name'] ?? '';
+    expect(name).toMatch(/^contract-sync-plan-2-[A-Za-z0-9]+$/);
+    const artifact = run.outputs['artifact-dir'] ?? '';
+    expect(fs.readdirSync(artifact).sort()).toEqual(['plan.json', 'plan.md', 'plan.txt']);
+    await expect(readFile(path.join(artifact, 'plan.md'), 'utf8')).resolves.toBe(run.summary);
+    // The text plan has the value whole; the markdown cuts it (302 characters quoted) and says where it is whole.
+    await expect(readFile(path.join(artifact, 'plan.txt'), 'utf8')).resolves.toContain(`"${'x'.repeat(300)}"`);
+    expect(run.summary).toContain('… (102 more characters; full value in the plan artifact)');
+    expect(run.summary).toContain(`the artifact \`${name}\` of [this workflow run](https://github.com/acme/contracts/actions/runs/42)`);
+  });
+
+  it('outside a workflow run: no artifact, and the markdown links none', async () => {
+    await repository();
+    await writeFile(path.join(dir, 'contracts/example/long.yaml'), `tenant: example\ncontracts:\n  "4711":\n    Name: ${'x'.repeat(300)}\n`);
+
+    const run = await runStep({ CS_COMMAND: 'plan', CS_ARGS: '--no-refresh', GITHUB_SERVER_URL: 'https://github.com', GITHUB_REPOSITORY: 'acme/contracts' });
+
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.outputs['artifact-name']).toBeUndefined();
+    expect(run.summary).toContain('… (102 more characters; full value in the plan file)');
+    expect(run.summary).not.toContain('/actions/runs/');
+  });
+
   it('reports a failing command through exit-code, and still succeeds itself', async () => {
     await repository();
 

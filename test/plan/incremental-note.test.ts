@@ -27,8 +27,9 @@ describe('incrementalNote', () => {
     );
 
     expect(note).toBe(
-      'Planned the contracts changed since the last applied commit 13802e3 (acme, globex), and 2 contracts an earlier run did not finish; ' +
-        '--full plans every contract. initech: every contract planned (no earlier run recorded a commit).',
+      'Only the contracts whose YAML changed since the last apply (commit 13802e3, for acme and globex) are planned here, ' +
+        'and 2 contracts an earlier apply did not finish. The others are assumed to be as that apply left them; ' +
+        'to plan every contract, run contract-sync plan --full. Every contract of initech is planned: no earlier run recorded a commit.',
     );
   });
 
@@ -42,8 +43,9 @@ describe('incrementalNote', () => {
     );
 
     expect(note).toBe(
-      'Planned the contracts changed since the last applied commit 13802e3 (tenant-000, tenant-001, tenant-002, tenant-003 and 94 more tenants); ' +
-        '--full plans every contract. tenant-098, tenant-099: every contract planned (no earlier run recorded a commit).',
+      'Only the contracts whose YAML changed since the last apply (commit 13802e3, for tenant-000, tenant-001, tenant-002, tenant-003 and 94 more tenants) ' +
+        'are planned here. The others are assumed to be as that apply left them; to plan every contract, run contract-sync plan --full. ' +
+        'Every contract of tenant-098 and tenant-099 is planned: no earlier run recorded a commit.',
     );
   });
 
@@ -55,6 +57,19 @@ describe('incrementalNote', () => {
           { tenant: 'globex', since: M },
         ]),
       ),
-    ).toBe('Planned the contracts changed since the last applied commits 13802e3 (acme), 9f1c2d3 (globex); --full plans every contract.');
+    ).toBe(
+      'Only the contracts whose YAML changed since the last apply (commits 13802e3 for acme, 9f1c2d3 for globex) are planned here. ' +
+        'The others are assumed to be as that apply left them; to plan every contract, run contract-sync plan --full.',
+    );
+  });
+
+  it('in markdown: the command as code, tenant names and reasons escaped', () => {
+    const format = { code: (text: string) => `\`${text}\``, text: (text: string) => text.replaceAll('*', '\\*') };
+
+    expect(incrementalNote(source([{ tenant: 'a*b', since: L }], [{ tenant: 'c', reason: 'why *not*' }]), format)).toBe(
+      'Only the contracts whose YAML changed since the last apply (commit 13802e3, for a\\*b) are planned here. ' +
+        'The others are assumed to be as that apply left them; to plan every contract, run `contract-sync plan --full`. ' +
+        'Every contract of c is planned: why \\*not\\*.',
+    );
   });
 });

@@ -69,7 +69,7 @@ describe('renderPlanMarkdown: where the plan comes from', () => {
 });
 
 describe('renderPlanMarkdown: changes', () => {
-  it('a changed scalar is one ~ line, old -> new; a set scalar and an added member are +, a removed member -', () => {
+  it('a changed scalar is one ! line, old -> new (GitHub colours it as a change); a set scalar and an added member are +, a removed member -', () => {
     const plan = onePlan(
       { Name: 'Cleaning 2027', Comment: 'new', Company: [{ Id: 12, RelationType: 'Supplier' }] },
       { Name: 'Cleaning 2026', Company: [{ Id: 19, RelationType: 'Client' }] },
@@ -79,7 +79,7 @@ describe('renderPlanMarkdown: changes', () => {
 
     expect(lines).toEqual([
       '+ Comment: "new"',
-      '~ Name: "Cleaning 2026" -> "Cleaning 2027"',
+      '! Name: "Cleaning 2026" -> "Cleaning 2027"',
       '- Company (Id 19, RelationType "Client"): { Id: 19, RelationType: "Client" }',
       '+ Company (Id 12, RelationType "Supplier"): { Id: 12, RelationType: "Supplier" }',
     ]);
@@ -92,7 +92,7 @@ describe('renderPlanMarkdown: changes', () => {
 
     expect(plan.tenants[0]!.contracts[0]!.ops).toHaveLength(2);
     expect(diffLines(markdown)).toEqual([
-      '~ OrganizationalUnit (Id 3): { Id: 3, Name: "FM" } -> { Id: 3, Name: "Facility Management" }  (removed and added again)',
+      '! OrganizationalUnit (Id 3): { Id: 3, Name: "FM" } -> { Id: 3, Name: "Facility Management" }  (removed and added again)',
     ]);
     expect(markdown).toContain('known from the state store, 2 ops');
   });
@@ -107,7 +107,7 @@ describe('renderPlanMarkdown: hostile values', () => {
     const markdown = renderPlanMarkdown(plan);
 
     const lines = diffLines(markdown);
-    expect(lines).toEqual([`~ Name: "old" -> "a | b \`c\` \`\`\`\` <img src=x onerror=alert(1)>\\n## not a heading\\r\\n</details>\\u202egnp.exe"`]);
+    expect(lines).toEqual([`! Name: "old" -> "a | b \`c\` \`\`\`\` <img src=x onerror=alert(1)>\\n## not a heading\\r\\n</details>\\u202egnp.exe"`]);
     // The fence is longer than the value's longest backtick run, so the value cannot end the block.
     expect(markdown).toContain('`````diff\n');
     expect(markdown).not.toContain('\u202e');

@@ -52,6 +52,12 @@ function bigPlan(tenants: number, contracts: number, commentLength = 200): PlanD
   return createPlan(sets, new Map(), { createdAt: CREATED_AT, source: SOURCE });
 }
 
+/** The closing list of a shortened comment: how many contracts it names by id, and how many it only counts. */
+function leftOut(markdown: string): { listed: number; counted: number } {
+  const list = /^\*\*Not shown here\*\*.*$/m.exec(markdown)?.[0] ?? '';
+  return { listed: list.match(/`[^`]+`/g)?.length ?? 0, counted: Number(/(\d+) more contracts?, not named/.exec(list)?.[1] ?? 0) };
+}
+
 describe('renderPlanText', () => {
   it('renders a mixed plan as a terminal diff', () => {
     expect(renderPlanText(mixedPlan())).toMatchSnapshot();
@@ -97,15 +103,17 @@ describe('renderPlanMarkdown', () => {
     expect(markdown).not.toContain('Shortened');
   });
 
-  it('summarises instead of exceeding 60,000 characters', () => {
+  it('summarises instead of exceeding 60,000 characters, naming every contract it leaves out (or counting them when even ids do not fit)', () => {
     const plan = bigPlan(100, 200);
 
     const markdown = renderPlanMarkdown(plan);
 
     expect(markdown.length).toBeLessThanOrEqual(MARKDOWN_MAX_LENGTH);
-    expect(markdown.length).toBeGreaterThan(MARKDOWN_MAX_LENGTH - 5_000);
-    const shown = markdown.match(/^\*\*`\d+`\*\*/gm)!.length;
-    expect(markdown).toContain(`${plan.summary.changed - shown} contracts to update (${plan.summary.ops - shown * 3} ops) not shown`);
+    expect(markdown.length).toBeGreaterThan(MARKDOWN_MAX_LENGTH - 15_000);
+    const lines = markdown.match(/^\*\*`\d+`\*\*/gm)!.length;
+    const { listed, counted } = leftOut(markdown);
+    expect(lines + listed + counted).toBe(plan.summary.changed);
+    expect(markdown).toContain(`Shortened to stay under 60,000 characters: ${plan.summary.changed - lines} contracts (${plan.summary.ops - lines * 3} ops)`);
     expect(markdown.match(/<details>/g)!.length).toBe(markdown.match(/<\/details>/g)!.length);
   });
 
@@ -158,17 +166,22 @@ describe('renderPlanMarkdown', () => {
     expect(markdown).not.toContain('No longer managed');
   });
 
-  it('a pull-request plan keeps the contracts it changes and stays under the cap', () => {
+  it('a pull-request plan names every contract, the ones it changes first, and stays under the cap', () => {
     const plan = bigPullRequestPlan(50, 100, 2, 30);
 
     const markdown = renderPlanMarkdown(plan);
 
     expect(markdown.length).toBeLessThanOrEqual(MARKDOWN_MAX_LENGTH);
-    expect(markdown.match(/^\*\*`100[01]`\*\* · tenant-\d+/gm)).toHaveLength(100);
+    const lines = markdown.match(/^\*\*`\d+`\*\* · tenant-\d+/gm) ?? [];
+    // The contracts this pull request changes come first: every line is one of them.
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(line).toMatch(/^\*\*`100[01]`\*\*/);
+    const { listed, counted } = leftOut(markdown);
+    expect(counted).toBe(0);
+    expect(lines.length + listed).toBe(plan.summary.changed);
     expect(markdown).toContain('#### No longer managed (30)');
-    // Lines for as many contracts as fit; then the largest details go (issue 21, item 8).
     expect(markdown).toMatch(
-      /> Shortened to stay under 60,000 characters: \d+ contracts \(\d+ ops\)( and the changes of the \d+ largest contracts \(\d+ ops\))? not shown\./,
+      /> Shortened to stay under 60,000 characters: \d+ contracts \(\d+ ops\)( and the changes of \d+ contracts \(\d+ ops, the largest first\))? not shown\./,
     );
     expect(markdown.match(/<details>/g)?.length ?? 0).toBe(markdown.match(/<\/details>/g)?.length ?? 0);
   });

@@ -1,21 +1,22 @@
-/** Issue 21, item 8: one oversized value cannot hide every other change in the pull-request comment. */
+/** Issue 21, item 8, and issue 23, item 5: one oversized value cannot hide every other change in the pull-request comment. */
 import { describe, expect, it } from 'vitest';
 import type { ContractSet } from '../../engine/desired/types.ts';
 import { createPlan } from '../../engine/plan/create-plan.ts';
 import { fitBlocks } from '../../engine/plan/fit-blocks.ts';
-import { MARKDOWN_MAX_LENGTH, renderPlanMarkdown } from '../../engine/plan/render-markdown.ts';
+import { renderPlanMarkdown } from '../../engine/plan/render-markdown.ts';
+import type { ContractFields } from '../../engine/model/types.ts';
 import type { KnownState } from '../../engine/state/types.ts';
 import { BASE_SOURCE, CREATED_AT } from '../plan/fixtures.ts';
 
-function pullRequest(names: Readonly<Record<string, string>>, touched: readonly string[]): ReturnType<typeof createPlan> {
+function pullRequestOf(fields: Readonly<Record<string, ContractFields>>, touched: readonly string[]): ReturnType<typeof createPlan> {
   const sets: ContractSet[] = [
     {
       tenant: 'acme',
       file: 'contracts/acme.yaml',
-      contracts: Object.entries(names).map(([id, name], index) => ({ id, line: 3 + index * 2, column: 3, fields: { Name: name } })),
+      contracts: Object.entries(fields).map(([id, desired], index) => ({ id, line: 3 + index * 2, column: 3, fields: desired })),
     },
   ];
-  const known: KnownState = new Map([['acme', new Map(Object.keys(names).map((id) => [id, { fields: { Name: `old ${id}` }, from: 'state' as const }]))]]);
+  const known: KnownState = new Map([['acme', new Map(Object.keys(fields).map((id) => [id, { fields: { Name: `old ${id}` }, from: 'state' as const }]))]]);
   return createPlan(sets, known, {
     createdAt: CREATED_AT,
     source: BASE_SOURCE,
@@ -23,42 +24,54 @@ function pullRequest(names: Readonly<Record<string, string>>, touched: readonly 
   });
 }
 
-describe('the pull-request comment drops the largest detail first', () => {
-  it('a 70,000-character Name and a small change: both listed, the small change shown whole', () => {
+/** A contract with `count` suppliers: `count` ops against a known state without any. */
+function companies(count: number): ContractFields {
+  return { Company: Array.from({ length: count }, (_, k) => ({ Id: k, RelationType: 'Supplier' })) };
+}
+
+function pullRequest(names: Readonly<Record<string, string>>, touched: readonly string[]): ReturnType<typeof createPlan> {
+  return pullRequestOf(Object.fromEntries(Object.entries(names).map(([id, name]) => [id, { Name: name }])), touched);
+}
+
+describe('the pull-request comment: one oversized value cannot hide every other change', () => {
+  it('a 70,000-character Name and a small change: both shown, the long value cut at 200 characters saying how much is left out', () => {
     const plan = pullRequest({ '1': 'N'.repeat(70_000), '2': 'a small rename' }, ['1', '2']);
 
     const markdown = renderPlanMarkdown(plan);
 
-    expect(markdown.length).toBeLessThanOrEqual(MARKDOWN_MAX_LENGTH);
+    expect(markdown.length).toBeLessThan(5_000);
     expect(markdown).toContain('**`1`** · acme');
     expect(markdown).toContain('**`2`** · acme');
     expect(markdown).toContain('"a small rename"');
-    expect(markdown).toMatch(/\*\*`1`\*\* · acme · .*1 op: changes not shown here, to keep the comment short/);
-    expect(markdown).toContain('Shortened to stay under 60,000 characters: the changes of the 1 largest contract (1 op) not shown.');
-    expect(markdown).not.toContain('N'.repeat(1000));
+    // JSON-quoted, the value is 70,002 characters: 200 shown.
+    expect(markdown).toContain(`! Name: "old 1" -> "${'N'.repeat(199)}… (69,802 more characters; full value in the plan file)`);
+    expect(markdown).not.toContain('N'.repeat(201));
+    expect(markdown).not.toContain('Shortened');
   });
 
-  it('the same for a drifted contract outside the change', () => {
+  it('with the artifact known, the cut value says the artifact has it whole', () => {
     const plan = pullRequest({ '1': 'a small rename', '2': 'N'.repeat(70_000) }, ['1']);
 
-    const markdown = renderPlanMarkdown(plan);
+    const markdown = renderPlanMarkdown(plan, { artifact: { url: 'https://github.com/acme/contracts/actions/runs/42', name: 'contract-sync-plan-1-abc' } });
 
-    expect(markdown.length).toBeLessThanOrEqual(MARKDOWN_MAX_LENGTH);
     expect(markdown).toContain('"a small rename"');
-    expect(markdown).toMatch(/\*\*`2`\*\* · acme · .*changes not shown here/);
+    expect(markdown).toContain('(69,802 more characters; full value in the plan artifact)');
   });
 
-  it('many large contracts: every one still listed, as many details as fit', () => {
-    const names = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [String(100 + i), `${i}`.padEnd(2_000 + i * 100, 'x')]));
-    const plan = pullRequest(names, Object.keys(names));
+  it('many large contracts: every one still listed, as many details as fit, the largest losing theirs first', () => {
+    const contracts = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [String(100 + i), companies(20 + i)]));
+    const plan = pullRequestOf(contracts, Object.keys(contracts));
 
     const markdown = renderPlanMarkdown(plan, { maxLength: 30_000 });
 
     expect(markdown.length).toBeLessThanOrEqual(30_000);
-    for (const id of Object.keys(names)) expect(markdown).toContain(`**\`${id}\`** · acme`);
-    // The smallest keep their detail.
-    expect(markdown).toContain(`"${'0'.padEnd(2_000, 'x')}"`);
-    expect(markdown).not.toContain(`"${'39'.padEnd(5_900, 'x')}"`);
+    // 40 contracts of one tenant: a section of its own, whose titles need not name it.
+    expect(markdown).toContain('<details><summary><b>acme</b>: 40 contracts, 1580 ops (40 different change lists)</summary>');
+    for (const id of Object.keys(contracts)) expect(markdown).toContain(`**\`${id}\`** · contracts/acme.yaml:`);
+    // The smallest keep their detail; the largest lose it.
+    expect(markdown).toMatch(/\*\*`100`\*\* · contracts\/acme.yaml:3 · known from the state store, 20 ops\n\n```diff\n/);
+    expect(markdown).toMatch(/\*\*`139`\*\* · .*59 ops: changes not shown here, to keep the comment short/);
+    expect(markdown).toMatch(/Shortened to stay under 30,000 characters: the changes of \d+ contracts \(\d+ ops, the largest first\) not shown\./);
   });
 });
 
@@ -74,5 +87,19 @@ describe('fitBlocks', () => {
     expect(fitBlocks(items, 12)).toEqual(['full', 'short', 'short']);
     expect(fitBlocks(items, 2)).toEqual(['short', 'short', 'omitted']);
     expect(fitBlocks(items, 1)).toEqual(['short', 'omitted', 'omitted']);
+  });
+
+  it('names the last items by id when even the lines do not fit, keeping as many lines as naming every item allows', () => {
+    const items = [
+      { full: 'a'.repeat(10), short: 'a'.repeat(5), listed: 1 },
+      { full: 'b'.repeat(10), short: 'b'.repeat(5), listed: 1 },
+      { full: 'c'.repeat(10), short: 'c'.repeat(5), listed: 1 },
+    ];
+    expect(fitBlocks(items, 15)).toEqual(['short', 'short', 'short']);
+    expect(fitBlocks(items, 11)).toEqual(['short', 'short', 'listed']);
+    expect(fitBlocks(items, 7)).toEqual(['short', 'listed', 'listed']);
+    expect(fitBlocks(items, 3)).toEqual(['listed', 'listed', 'listed']);
+    // Not even every id: lines within half the budget, then ids while they fit, the rest left out.
+    expect(fitBlocks(items, 2)).toEqual(['listed', 'listed', 'omitted']);
   });
 });
