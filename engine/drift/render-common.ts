@@ -81,3 +81,29 @@ export function errorStatusText(error: DriftError): string {
   if (error.notOnService === true) return 'not on the service';
   return error.status === null ? 'no answer' : String(error.status);
 }
+
+/**
+ * What to run next, by what the report found; fixed text. `code` sets a command apart: inline code
+ * in markdown, as it is in a terminal.
+ */
+export function nextStep(report: DriftReport, code: (text: string) => string = (text) => `\`${text}\``): string {
+  const { summary } = report;
+  const steps: string[] = [];
+  if (summary.drifted > 0 && !report.fix) {
+    steps.push(
+      `To make the service match git again, run ${code('contract-sync drift --fix')} (or merge a change to the YAML and let apply run). ` +
+        'To keep a change made on the service instead, change the YAML to match it in a pull request ' +
+        `(${code('contract-sync import --tenant T --id ID')} writes a contract as the service holds it).`,
+    );
+  } else if (summary.drifted > 0 && (summary.fixFailed ?? 0) > 0) {
+    steps.push(`Each contract not fixed says why: once that is dealt with, run ${code('contract-sync drift --fix')} again.`);
+  }
+  if (summary.errors > 0) {
+    steps.push(
+      'The contracts under "Not checked" were not compared: deal with what each line says (a contract not on the service: ' +
+        `remove it from the YAML, or correct its ContractId), then run ${code('contract-sync drift')} again.`,
+    );
+  }
+  if (steps.length === 0) return 'Nothing to run: the service matches git.';
+  return steps.join(' ');
+}

@@ -8,7 +8,7 @@
  */
 import { escapeHtml, escapeInline } from '../markdown-escape.ts';
 import { formatUtc, plural, shortCommit } from '../plan/render-common.ts';
-import { ABSENT, driftSummaryLine, errorStatusText, fixText, viewDriftItem } from './render-common.ts';
+import { ABSENT, driftSummaryLine, errorStatusText, fixText, nextStep, viewDriftItem } from './render-common.ts';
 import type { DriftContract, DriftReport } from './types.ts';
 import { withoutTenantPrefix } from '../tenant-message.ts';
 
@@ -40,29 +40,6 @@ function provenance(report: DriftReport, version: string | undefined): string {
   if (version !== undefined) parts.push(`contract-sync ${escapeInline(version)}`);
   parts.push(`checked ${escapeInline(formatUtc(report.createdAt))}`);
   return parts.join(' · ');
-}
-
-/** What to run next, by what the report found; fixed text. */
-export function nextStep(report: DriftReport): string {
-  const { summary } = report;
-  const steps: string[] = [];
-  if (summary.drifted > 0 && !report.fix) {
-    steps.push(
-      'To make the service match git again, run `contract-sync drift --fix` (or merge a change to the YAML and let apply run). ' +
-        'To keep a change made on the service instead, change the YAML to match it in a pull request ' +
-        '(`contract-sync import --tenant T --id ID` writes a contract as the service holds it).',
-    );
-  } else if (summary.drifted > 0 && (summary.fixFailed ?? 0) > 0) {
-    steps.push('Each contract not fixed says why: once that is dealt with, run `contract-sync drift --fix` again.');
-  }
-  if (summary.errors > 0) {
-    steps.push(
-      'The contracts under "Not checked" were not compared: deal with what each line says (a contract not on the service: ' +
-        'remove it from the YAML, or correct its ContractId), then run `contract-sync drift` again.',
-    );
-  }
-  if (steps.length === 0) return 'Nothing to run: the service matches git.';
-  return steps.join(' ');
 }
 
 // Room kept for the error list's note and the truncation note; both are bounded.

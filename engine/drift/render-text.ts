@@ -1,7 +1,7 @@
 /** The drift report for a terminal or a job log: per tenant and contract, each drifted field with its cause. Pure. */
 import { plural } from '../plan/render-common.ts';
 import { escapeForTerminal } from '../text-escape.ts';
-import { driftSummaryLine, errorStatusText, fixText, viewDriftItem } from './render-common.ts';
+import { driftSummaryLine, errorStatusText, fixText, nextStep, viewDriftItem } from './render-common.ts';
 import type { DriftReport } from './types.ts';
 import { withoutTenantPrefix } from '../tenant-message.ts';
 
@@ -52,5 +52,7 @@ export function renderDriftText(report: DriftReport, options: DriftTextOptions =
   ]);
   if (problems.length > 0) lines.push(paint('red', 'Not checked:'), ...problems, '');
   lines.push(paint('bold', driftSummaryLine(report)));
+  // What to run next, as the markdown report says it; nothing when there is nothing to run.
+  if (report.summary.drifted > 0 || report.summary.errors > 0) lines.push(`Next: ${nextStep(report, (command) => command)}`);
   return `${lines.join('\n')}\n`;
 }

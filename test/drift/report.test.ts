@@ -199,7 +199,12 @@ describe('renderDriftText', () => {
     expect(text).toContain('      Name: "Catering" -> "Catering 2028"  (not yet applied)\n');
     expect(text).toContain('      Name: "Garden" -> "Gardening"  (never applied)\n');
     expect(text).toContain('tenant globex: no drift (1 contract)\n');
-    expect(text.trimEnd().split('\n').at(-1)).toBe('3 contracts drifted (4 differences): 2 changed outside git, 1 not yet applied, 1 never applied.');
+    expect(text.trimEnd().split('\n').slice(-2)).toEqual([
+      '3 contracts drifted (4 differences): 2 changed outside git, 1 not yet applied, 1 never applied.',
+      'Next: To make the service match git again, run contract-sync drift --fix (or merge a change to the YAML and let apply run). ' +
+        'To keep a change made on the service instead, change the YAML to match it in a pull request ' +
+        '(contract-sync import --tenant T --id ID writes a contract as the service holds it).',
+    ]);
     expect(text).not.toContain('\u001b');
   });
 
@@ -248,7 +253,9 @@ describe('renderDriftText', () => {
     const text = renderDriftText(report);
 
     expect(text).toBe(
-      'tenant globex: not checked\n\nNot checked:\n  globex: token refused\n\nNo drift found, but 1 error kept contracts from being checked (listed under "Not checked").\n',
+      'tenant globex: not checked\n\nNot checked:\n  globex: token refused\n\nNo drift found, but 1 error kept contracts from being checked (listed under "Not checked").\n' +
+        'Next: The contracts under "Not checked" were not compared: deal with what each line says (a contract not on the service: ' +
+        'remove it from the YAML, or correct its ContractId), then run contract-sync drift again.\n',
     );
   });
 });
