@@ -1,10 +1,9 @@
 /** `contract-sync state list|show|history|unlock|rm|push|pull`: inspect, repair and move the configured state store. */
 import { parseArgs } from 'node:util';
 import { plural } from '../plural.ts';
-import { copyStore, openConfiguredStore, openOtherStore, type OtherStore } from '../run/state.ts';
-import { describeLockHolder, readStateSummary, renderHistoryText, renderRecordText, renderSummaryText } from '../state/inspect.ts';
+import { runState, type OtherStore, type StateOutcome, type StateRequest } from '../run/state.ts';
+import { describeLockHolder, renderHistoryText, renderRecordText, renderSummaryText } from '../state/inspect.ts';
 import { checkContractId, checkTenant } from '../state/store-input.ts';
-import type { StateStore } from '../state/types.ts';
 import { formatDiagnostics } from '../diagnostic-format.ts';
 import { EXIT, parseFormat, UsageError, type CliIo, type ExitCode } from './io.ts';
 
@@ -48,15 +47,6 @@ push/pull into a store holding state without --force, or a copy that differs whe
 const SUBCOMMANDS = ['list', 'show', 'history', 'unlock', 'rm', 'push', 'pull'] as const;
 type Subcommand = (typeof SUBCOMMANDS)[number];
 
-interface Options {
-  readonly tenant?: string;
-  readonly limit: number;
-  readonly format: 'text' | 'json';
-  readonly force: boolean;
-  /** push and pull: the other store. */
-  readonly other?: OtherStore;
-}
-
 /** How push and pull open the other store: --to/--from postgres|file with --url-env/--schema or --path. */
 function otherStore(sub: 'push' | 'pull', values: { to?: string; from?: string; 'url-env'?: string; schema?: string; path?: string }): OtherStore {
   const flag = sub === 'push' ? '--to' : '--from';
@@ -68,37 +58,6 @@ function otherStore(sub: 'push' | 'pull', values: { to?: string; from?: string; 
   if (backend !== 'postgres') throw new UsageError(`${flag} must be postgres or file; got ${backend === undefined ? 'nothing' : `"${backend}"`}`);
   if (values['url-env'] === undefined) throw new UsageError(`${flag} postgres needs --url-env NAME (the variable holding the URL)`);
   return { backend, urlEnv: values['url-env'], ...(values.schema === undefined ? {} : { schema: values.schema }) };
-}
-
-/** push / pull: copies `from` into `to` unless `to` holds state already (without --force). */
-async function copy(sub: 'push' | 'pull', store: StateStore, options: Options, io: CliIo): Promise<ExitCode> {
-  const other = await openOtherStore(io, options.other!);
-  if (typeof other === 'string') {
-    io.stderr.write(`contract-sync state ${sub}: ${other}\n`);
-    return EXIT.error;
-  }
-  try {
-    const [from, to] = sub === 'push' ? [store, other] : [other, store];
-    const result = await copyStore(from, to, options.force);
-    if (result.kind === 'held') {
-      io.stderr.write(
-        `contract-sync state ${sub}: the ${sub === 'push' ? 'target' : 'configured'} store already holds state; nothing copied. Run again with --force to copy over it (records of the same contracts are replaced, others kept)\n`,
-      );
-      return EXIT.error;
-    }
-    const { copied, mismatches } = result;
-    io.stdout.write(
-      `copied ${plural(copied.tenants, 'tenant')}: ${plural(copied.records, 'record')}, ${plural(copied.runs, 'run record')}, ${plural(copied.history, 'history entry', 'history entries')}\n`,
-    );
-    if (mismatches.length > 0) {
-      io.stderr.write(`contract-sync state ${sub}: the copy differs from the source when read back:\n${mismatches.map((line) => `  ${line}\n`).join('')}`);
-      return EXIT.error;
-    }
-    io.stdout.write('verified: the copy read back holds the same records (fingerprints), run records and history\n');
-    return EXIT.ok;
-  } finally {
-    await other.close();
-  }
 }
 
 function checked(check: (value: string) => void, value: string): string {
@@ -123,68 +82,67 @@ function parseLimit(value: string | undefined): number {
   return limit;
 }
 
-/** One subcommand on an open store. */
-async function run(sub: Subcommand, args: readonly string[], options: Options, store: StateStore, io: CliIo): Promise<ExitCode> {
-  const json = options.format === 'json';
-  if (sub === 'push' || sub === 'pull') return copy(sub, store, options, io);
-  if (sub === 'list') {
-    const summary = await readStateSummary(store, options.tenant);
-    io.stdout.write(json ? `${JSON.stringify({ tenants: summary }, null, 2)}\n` : renderSummaryText(summary));
+/** What a subcommand found or did, said; the exit code. */
+function renderState(outcome: StateOutcome, sub: Subcommand, json: boolean, io: CliIo): ExitCode {
+  function fail(message: string): ExitCode {
+    io.stderr.write(`contract-sync state ${sub}: ${message}\n`);
+    return EXIT.error;
+  }
+  function say(text: string): ExitCode {
+    io.stdout.write(text);
     return EXIT.ok;
   }
-  if (sub === 'history') {
-    const entries = await store.readHistory({ ...(options.tenant === undefined ? {} : { tenant: options.tenant }), limit: options.limit });
-    io.stdout.write(json ? `${JSON.stringify({ runs: entries }, null, 2)}\n` : renderHistoryText(entries));
-    return EXIT.ok;
-  }
-  const tenant = checked(checkTenant, args[0]!);
-  if (sub === 'show') {
-    const id = checked(checkContractId, args[1]!);
-    const record = await store.readRecord(tenant, id);
-    if (record === undefined) {
-      io.stderr.write(`contract-sync state show: no record of contract ${id} for tenant ${tenant}\n`);
+  switch (outcome.kind) {
+    case 'invalid-config':
+      io.stderr.write(formatDiagnostics(outcome.diagnostics, 'text'));
       return EXIT.error;
+    case 'failed':
+      return fail(outcome.message);
+    case 'list':
+      return say(json ? `${JSON.stringify({ tenants: outcome.tenants }, null, 2)}\n` : renderSummaryText(outcome.tenants));
+    case 'history':
+      return say(json ? `${JSON.stringify({ runs: outcome.runs }, null, 2)}\n` : renderHistoryText(outcome.runs));
+    case 'show': {
+      const { tenant, id, record } = outcome;
+      if (record === undefined) return fail(`no record of contract ${id} for tenant ${tenant}`);
+      return say(json ? `${JSON.stringify({ tenant, ...record }, null, 2)}\n` : renderRecordText(tenant, record));
     }
-    io.stdout.write(json ? `${JSON.stringify({ tenant, ...record }, null, 2)}\n` : renderRecordText(tenant, record));
-    return EXIT.ok;
-  }
-  if (sub === 'unlock') {
-    if (!options.force) {
-      const holder = await store.lockHolder(tenant);
-      if (holder === undefined) {
-        io.stdout.write(`tenant ${tenant} is not locked; nothing to do\n`);
-        return EXIT.ok;
-      }
+    case 'unlock': {
+      const { tenant, forced, holder, unlocked } = outcome;
+      if (holder === undefined) return say(`tenant ${tenant} ${forced ? 'was' : 'is'} not locked; nothing to do\n`);
+      if (unlocked) return say(`unlocked tenant ${tenant}: the lock was held by ${describeLockHolder(holder)}\n`);
       io.stdout.write(`tenant ${tenant} is locked by ${describeLockHolder(holder)}\n`);
-      io.stderr.write(
-        `contract-sync state unlock: not unlocked. If that run is gone (crashed, runner lost), run again with --force; removing the lock of a live run lets a second run apply to ${tenant} beside it\n`,
+      return fail(
+        `not unlocked. If that run is gone (crashed, runner lost), run again with --force; removing the lock of a live run lets a second run apply to ${tenant} beside it`,
       );
-      return EXIT.error;
     }
-    const holder = await store.forceUnlock(tenant);
-    io.stdout.write(
-      holder === undefined
-        ? `tenant ${tenant} was not locked; nothing to do\n`
-        : `unlocked tenant ${tenant}: the lock was held by ${describeLockHolder(holder)}\n`,
-    );
-    return EXIT.ok;
+    case 'rm': {
+      const { tenant, id, record, removed } = outcome;
+      if (record === undefined) return fail(`no record of contract ${id} for tenant ${tenant}; nothing removed`);
+      if (removed) return say(`removed the record of contract ${id} for tenant ${tenant}\n`);
+      io.stdout.write(renderRecordText(tenant, record));
+      return fail(`not removed; run again with --force to forget this record (the next plan reads contract ${id} as never applied)`);
+    }
+    case 'push':
+    case 'pull': {
+      if (outcome.copy.kind === 'held')
+        return fail(
+          `the ${sub === 'push' ? 'target' : 'configured'} store already holds state; nothing copied. Run again with --force to copy over it (records of the same contracts are replaced, others kept)`,
+        );
+      const { copied, mismatches } = outcome.copy;
+      io.stdout.write(
+        `copied ${plural(copied.tenants, 'tenant')}: ${plural(copied.records, 'record')}, ${plural(copied.runs, 'run record')}, ${plural(copied.history, 'history entry', 'history entries')}\n`,
+      );
+      if (mismatches.length > 0)
+        return fail(
+          `the copy differs from the source when read back:\n${mismatches
+            .map((line) => `  ${line}\n`)
+            .join('')
+            .trimEnd()}`,
+        );
+      return say('verified: the copy read back holds the same records (fingerprints), run records and history\n');
+    }
   }
-  const id = checked(checkContractId, args[1]!);
-  const record = await store.readRecord(tenant, id);
-  if (record === undefined) {
-    io.stderr.write(`contract-sync state rm: no record of contract ${id} for tenant ${tenant}; nothing removed\n`);
-    return EXIT.error;
-  }
-  if (!options.force) {
-    io.stdout.write(renderRecordText(tenant, record));
-    io.stderr.write(
-      `contract-sync state rm: not removed; run again with --force to forget this record (the next plan reads contract ${id} as never applied)\n`,
-    );
-    return EXIT.error;
-  }
-  await store.removeRecord(tenant, id);
-  io.stdout.write(`removed the record of contract ${id} for tenant ${tenant}\n`);
-  return EXIT.ok;
 }
 
 export async function stateCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
@@ -216,33 +174,21 @@ export async function stateCommand(args: readonly string[], io: CliIo): Promise<
   if (!(SUBCOMMANDS as readonly string[]).includes(name)) throw new UsageError(`unknown subcommand "${name}" (expected ${SUBCOMMANDS.join(', ')})`);
   const sub = name as Subcommand;
   const names = sub === 'show' || sub === 'rm' ? ['TENANT', 'ID'] : sub === 'unlock' ? ['TENANT'] : [];
-  const subArgs = positionalsOf(sub, rest, names);
-  const options: Options = {
-    ...(values.tenant === undefined ? {} : { tenant: checked(checkTenant, values.tenant) }),
-    limit: parseLimit(values.limit),
-    format: parseFormat(values.format, ['text', 'json'] as const, 'text'),
-    force: values.force,
-    ...(sub === 'push' || sub === 'pull' ? { other: otherStore(sub, values) } : {}),
-  };
-
-  const store = await openConfiguredStore(io, { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }) });
-  if (typeof store === 'object' && 'diagnostics' in store) {
-    io.stderr.write(formatDiagnostics(store.diagnostics, 'text'));
-    return EXIT.error;
-  }
-  if (typeof store === 'string') {
-    io.stderr.write(`contract-sync state ${sub}: ${store}\n`);
-    return EXIT.error;
-  }
-  try {
-    return await run(sub, subArgs, options, store, io);
-  } catch (error) {
-    // The store's own errors (an unreadable file, a database gone): one line, named by the store.
-    const code = (error as { code?: unknown }).code;
-    if (code !== 'state-format' && code !== 'state-postgres' && code !== 'lock-timeout') throw error;
-    io.stderr.write(`contract-sync state ${sub}: ${(error as Error).message}\n`);
-    return EXIT.error;
-  } finally {
-    await store.close();
-  }
+  const [tenant, id] = positionalsOf(sub, rest, names);
+  const where = { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }) };
+  const json = parseFormat(values.format, ['text', 'json'] as const, 'text') === 'json';
+  const only = values.tenant === undefined ? {} : { tenant: checked(checkTenant, values.tenant) };
+  const limit = parseLimit(values.limit);
+  const force = values.force;
+  const request: StateRequest =
+    sub === 'list'
+      ? { where, kind: sub, ...only }
+      : sub === 'history'
+        ? { where, kind: sub, ...only, limit }
+        : sub === 'push' || sub === 'pull'
+          ? { where, kind: sub, other: otherStore(sub, values), force }
+          : sub === 'unlock'
+            ? { where, kind: sub, tenant: checked(checkTenant, tenant!), force }
+            : { where, kind: sub, tenant: checked(checkTenant, tenant!), id: checked(checkContractId, id!), force };
+  return renderState(await runState(request, io), sub, json, io);
 }
