@@ -1,12 +1,13 @@
 /**
  * Writes a desired-state repository of many contracts (and its contract-sync.yaml), for
  * benchmarks and manual runs:
- *   npx tsx bench/generate-contracts.ts --out DIR [--contracts 10000] [--tenants 10] [--per-file 100]
+ *   npx tsx bench/generate-contracts.ts --out DIR [--contracts 10000] [--tenants 10] [--per-file 100] [--style block|flow|import]
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
+import { renderDesiredFile } from '../engine/desired/render-file.ts';
 import type { ContractFields } from '../engine/model/index.ts';
 
 /** A small deterministic PRNG (mulberry32), so that every run writes the same repository. */
@@ -72,6 +73,53 @@ export interface RepoShape {
   readonly contracts: number;
   readonly tenants: number;
   readonly perFile: number;
+  /** How the files are written (default block); the same contracts in every style. */
+  readonly style?: RepoStyle;
+}
+
+/**
+ * block: as `yaml.stringify` writes it; flow: each member (and SupplierNoticePeriod) a one-line
+ * flow map, every string double-quoted; import: what `contract-sync import` writes (renderDesiredFile).
+ */
+export const REPO_STYLES = ['block', 'flow', 'import'] as const;
+export type RepoStyle = (typeof REPO_STYLES)[number];
+
+function flowValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null || typeof value !== 'object') return String(value);
+  if (Array.isArray(value)) return `[${value.map(flowValue).join(', ')}]`;
+  return `{${Object.entries(value)
+    .map(([key, item]) => `${key}: ${flowValue(item)}`)
+    .join(', ')}}`;
+}
+
+/** The flow style: contracts and fields in block style, members one flow map a line, strings quoted. */
+function flowFile(tenant: string, contracts: Readonly<Record<string, ContractFields>>): string {
+  const lines = [`tenant: ${JSON.stringify(tenant)}`, 'contracts:'];
+  for (const [contractId, fields] of Object.entries(contracts)) {
+    lines.push(`  ${JSON.stringify(contractId)}:`);
+    for (const [field, value] of Object.entries(fields)) {
+      if (!Array.isArray(value)) {
+        lines.push(`    ${field}: ${flowValue(value)}`);
+        continue;
+      }
+      lines.push(`    ${field}:`);
+      for (const item of value) lines.push(`      - ${flowValue(item)}`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** One desired-state file of `tenant` in `style`. */
+export function contractsFileText(tenant: string, contracts: Readonly<Record<string, ContractFields>>, style: RepoStyle = 'block'): string {
+  switch (style) {
+    case 'block':
+      return stringify({ tenant, contracts });
+    case 'flow':
+      return flowFile(tenant, contracts);
+    case 'import':
+      return renderDesiredFile({ tenant, contracts: new Map(Object.entries(contracts)), schema: '../../contracts.schema.json' }).text;
+  }
 }
 
 /** Writes `contract-sync.yaml` and `contracts/<tenant>/part-N.yaml` files under `dir`. */
@@ -96,7 +144,7 @@ export async function writeContractsRepo(dir: string, shape: RepoShape, seed = 4
       for (let i = 0; i < shape.perFile && part * shape.perFile + i < perTenant && written < shape.contracts; i++, written++) {
         contracts[`C-${written}`] = generateContract(random, written);
       }
-      await writeFile(path.join(dir, 'contracts', tenant, `part-${part}.yaml`), stringify({ tenant, contracts }));
+      await writeFile(path.join(dir, 'contracts', tenant, `part-${part}.yaml`), contractsFileText(tenant, contracts, shape.style));
     }
   }
 }
@@ -108,10 +156,13 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       contracts: { type: 'string', default: '10000' },
       tenants: { type: 'string', default: '10' },
       'per-file': { type: 'string', default: '100' },
+      style: { type: 'string', default: 'block' },
     },
   });
   if (!values.out) throw new TypeError('--out DIR is required');
-  const shape = { contracts: Number(values.contracts), tenants: Number(values.tenants), perFile: Number(values['per-file']) };
+  const style = REPO_STYLES.find((name) => name === values.style);
+  if (style === undefined) throw new TypeError(`--style: expected one of ${REPO_STYLES.join(', ')}, got ${values.style}`);
+  const shape = { contracts: Number(values.contracts), tenants: Number(values.tenants), perFile: Number(values['per-file']), style };
   await writeContractsRepo(values.out, shape);
   console.log(`wrote ${shape.contracts} contracts for ${shape.tenants} tenants to ${values.out}`);
 }

@@ -15,20 +15,31 @@ export const READ_LIMITS = {
 
 const CHUNK_BYTES = 64 * 1024;
 
-/** At most `maxBytes + 1` bytes of `file` (more than `maxBytes` means it is too large). */
+/**
+ * At most `maxBytes + 1` bytes of `file` (more than `maxBytes` means it is too large). The buffer is
+ * sized by the file's size as stat says (and one byte more, to see its end): one allocation and no
+ * copy for a regular file. It grows, up to the bound, for a file that grew or a device whose size
+ * stat does not know.
+ */
 export async function readBounded(file: string, maxBytes: number): Promise<Uint8Array> {
   const handle = await open(file, 'r');
   try {
-    const chunks: Buffer[] = [];
+    const { size } = await handle.stat();
+    let buffer = Buffer.allocUnsafe(Math.min(size, maxBytes) + 1);
     let total = 0;
-    while (total <= maxBytes) {
-      const buffer = Buffer.alloc(Math.min(CHUNK_BYTES, maxBytes + 1 - total));
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+    for (;;) {
+      if (total === buffer.length) {
+        if (total > maxBytes) break;
+        const larger = Buffer.allocUnsafe(Math.min(maxBytes + 1, Math.max(2 * buffer.length, total + CHUNK_BYTES)));
+        buffer.copy(larger, 0, 0, total);
+        buffer = larger;
+      }
+      const { bytesRead } = await handle.read(buffer, total, buffer.length - total, null);
       if (bytesRead === 0) break;
-      chunks.push(buffer.subarray(0, bytesRead));
       total += bytesRead;
     }
-    return Buffer.concat(chunks, total);
+    // Only what was read: the rest of an unsafe allocation is never handed out.
+    return buffer.subarray(0, total);
   } finally {
     await handle.close();
   }

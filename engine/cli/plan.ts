@@ -14,7 +14,7 @@ import { renderPlanText, renderPlanTextHead, renderPlanTextTail, renderPlanTextT
 import type { PlanDocument } from '../plan/types.ts';
 import { runPlan, type PlanRunOutcome } from '../run/plan.ts';
 import { ciPlanArtifact, ciRepositoryLinks } from '../run/repository-links.ts';
-import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, parseFormat, UsageError, wantsColor, writeOut, type CliIo, type ExitCode } from './io.ts';
 import { renderPlanAnnotations } from '../plan/render-github.ts';
 import { refreshNote } from './refresh-note.ts';
 import { runEffects } from './run-effects.ts';
@@ -211,7 +211,7 @@ async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags
       );
   }
   if (plan) {
-    io.stdout.write(render(plan, format, io, links));
+    await writeOut(io.stdout, render(plan, format, io, links));
     // Read live: said under a text plan, on stderr beside a document.
     const readNote = flags.refresh ? refreshNote(plan) : undefined;
     if (readNote !== undefined) (format === 'text' ? io.stdout : io.stderr).write(format === 'text' ? `\n${readNote}\n` : `contract-sync plan: ${readNote}\n`);
@@ -222,16 +222,17 @@ async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags
     }
     return flags.detailedExitcode && plan.summary.changed > 0 ? EXIT.changes : EXIT.ok;
   }
-  function write(chunk: string): void {
-    io.stdout.write(chunk);
+  // Copied out as stdout takes it: a pipe read slowly must not make this process hold the whole plan.
+  function write(chunk: string): Promise<void> {
+    return writeOut(io.stdout, chunk);
   }
-  if (format === 'json') json?.copyTo(write);
+  if (format === 'json') await json?.copyTo(write);
   if (json && written?.outFile !== undefined) json.commitTo(written.outFile);
   if (text && result.kind === 'streamed') {
     const color = wantsColor(io);
-    io.stdout.write(renderPlanTextHead({ source: result.source, ...result.trailer }, { color }));
-    text.copyTo(write);
-    io.stdout.write(renderPlanTextTail(result.trailer.noLongerManaged ?? [], result.unknown, { color }));
+    await write(renderPlanTextHead({ source: result.source, ...result.trailer }, { color }));
+    await text.copyTo(write);
+    await write(renderPlanTextTail(result.trailer.noLongerManaged ?? [], result.unknown, { color }));
   }
   return flags.detailedExitcode && result.kind === 'streamed' && result.trailer.summary.changed > 0 ? EXIT.changes : EXIT.ok;
 }

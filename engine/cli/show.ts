@@ -11,7 +11,7 @@ import { renderPlanMarkdown } from '../plan/render-markdown.ts';
 import { renderPlanText } from '../plan/render-text.ts';
 import type { RepositoryLinks } from '../plan/file-links.ts';
 import type { PlanDocument } from '../plan/types.ts';
-import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, parseFormat, UsageError, wantsColor, writeOut, type CliIo, type ExitCode } from './io.ts';
 import { ciRepositoryLinks } from '../run/repository-links.ts';
 
 export const SHOW_HELP = `Usage: contract-sync show PLAN.json [--format text|markdown|json]
@@ -79,6 +79,6 @@ export async function showCommand(args: readonly string[], io: CliIo): Promise<E
   }
   // The plan's files are relative to its --repo, which was relative to where plan ran: here too, in a CI job.
   const links = format === 'markdown' ? await ciRepositoryLinks(io, path.resolve(io.cwd, plan.source.repo)) : undefined;
-  io.stdout.write(render(plan, format, io, links));
+  await writeOut(io.stdout, render(plan, format, io, links));
   return EXIT.ok;
 }

@@ -16,8 +16,8 @@ export interface Spool {
   write(text: string): void;
   /** Forgets everything written (the run starts over). */
   reset(): void;
-  /** Writes the spooled text to `write`, in chunks. */
-  copyTo(write: (text: string) => unknown): void;
+  /** Writes the spooled text to `write`, in chunks, each after the promise of the one before settled (backpressure). */
+  copyTo(write: (text: string) => Promise<void>): Promise<void>;
   /** Moves the spool onto `file` (same directory: an atomic rename); the spool is then closed. */
   commitTo(file: string): void;
   /** Closes and removes the spool; idempotent. */
@@ -44,7 +44,7 @@ function fileSpool(file: string, cleanup: () => void): Spool {
       ftruncateSync(fd, 0);
       size = 0;
     },
-    copyTo(write) {
+    async copyTo(write) {
       const buffer = Buffer.alloc(CHUNK_BYTES);
       const decoder = new StringDecoder('utf8');
       for (let position = 0; position < size;) {
@@ -52,10 +52,10 @@ function fileSpool(file: string, cleanup: () => void): Spool {
         if (read === 0) break;
         position += read;
         // A chunk may end inside a character: the decoder keeps its first bytes for the next one.
-        write(decoder.write(buffer.subarray(0, read)));
+        await write(decoder.write(buffer.subarray(0, read)));
       }
       const rest = decoder.end();
-      if (rest !== '') write(rest);
+      if (rest !== '') await write(rest);
     },
     commitTo(target) {
       close();

@@ -132,8 +132,10 @@ function contractsOf(document: { contracts?: unknown }): Contracts {
   return contracts !== null && typeof contracts === 'object' && !Array.isArray(contracts) ? (contracts as Contracts) : {};
 }
 
+const SURROGATE_OR_ESCAPE = /[\ud800-\udfff\\]/;
+
 /** Every problem of a file's value, in order: schema, `extra` (found in the YAML source), lone surrogates, then each contract's own. */
-function valueProblems(value: object, contracts: Contracts, extra: readonly SchemaProblem[]): SchemaProblem[] {
+function valueProblems(value: object, contracts: Contracts, extra: readonly SchemaProblem[], surrogatesPossible = true): SchemaProblem[] {
   check ??= compileSchema(contractsFileSchema());
   const problems: SchemaProblem[] = [
     ...check(value).map((issue) =>
@@ -143,7 +145,7 @@ function valueProblems(value: object, contracts: Contracts, extra: readonly Sche
   ];
   // One message per place: a timestamp with a lone surrogate is reported for its format alone.
   const reported = new Set(problems.map((problem) => JSON.stringify(problem.path)));
-  problems.push(...loneSurrogateProblems(value).filter((problem) => !reported.has(JSON.stringify(problem.path))));
+  if (surrogatesPossible) problems.push(...loneSurrogateProblems(value).filter((problem) => !reported.has(JSON.stringify(problem.path))));
   const invalid = new Set(problems.map(contractOf));
   for (const [id, fields] of Object.entries(contracts)) {
     if (!invalid.has(id)) problems.push(...contractProblems(id, fields));
@@ -162,7 +164,8 @@ function parseFast(file: DesiredFile, text: string, limits: YamlLimits): ParsedF
   const document = value as { tenant?: unknown; contracts?: unknown };
   if (typeof document.tenant !== 'string' || tenantPosition === undefined) return undefined;
   const contracts = contractsOf(document);
-  if (valueProblems(value, contracts, []).length > 0) return undefined;
+  // A value holds a surrogate only if the text does, or spells one as an escape (a backslash in a double-quoted string).
+  if (valueProblems(value, contracts, [], SURROGATE_OR_ESCAPE.test(text)).length > 0) return undefined;
   const valid: DesiredContract[] = [];
   for (const [id, fields] of Object.entries(contracts)) {
     const position = contractPositions.get(id);

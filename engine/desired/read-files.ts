@@ -7,6 +7,8 @@ import { DEFAULT_YAML_LIMITS } from '../yaml-source.ts';
 import type { DesiredFile } from './types.ts';
 
 const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules']);
+/** Files read at the same time. */
+const READ_CONCURRENCY = 16;
 
 export interface ReadDesiredOptions {
   /** Larger files are not loaded: their content is cut to `maxBytes + 1` bytes, which parsing refuses by size. */
@@ -97,7 +99,19 @@ export async function readDesiredFiles(repoDir: string, patterns: readonly strin
   const maxBytes = options.maxBytes ?? DEFAULT_YAML_LIMITS.maxBytes;
   const { only } = options;
   const paths = (await listDesiredPaths(repoDir, patterns)).filter((relative) => !only || only.has(relative));
-  return Promise.all(paths.map(async (relative) => ({ path: relative, content: await readBounded(path.join(repoDir, relative), maxBytes) })));
+  // A few files at a time: every file of a large repository opened at once holds a buffer each
+  // before any is done (and may run out of file descriptors).
+  const files: DesiredFile[] = new Array<DesiredFile>(paths.length);
+  let next = 0;
+  async function reader(): Promise<void> {
+    while (next < paths.length) {
+      const index = next++;
+      const relative = paths[index]!;
+      files[index] = { path: relative, content: await readBounded(path.join(repoDir, relative), maxBytes) };
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, paths.length) }, reader));
+  return files;
 }
 
 /** The desired-state files of the working tree at `repoDir`, uncommitted edits included. */

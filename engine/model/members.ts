@@ -6,7 +6,7 @@
  */
 import type { CollectionFieldSpec, MemberPath } from './fields.ts';
 import type { JsonSchema } from './json-schema-type.ts';
-import { isJsonObject } from './normalise.ts';
+import { cloneJson, isJsonObject } from './normalise.ts';
 
 function allowsNull(schema: JsonSchema): boolean {
   return schema.type === 'null' || (Array.isArray(schema.type) && schema.type.includes('null'));
@@ -60,7 +60,7 @@ function fill(schema: JsonSchema, value: unknown, fallback: unknown): unknown {
   for (const [key, sub] of Object.entries(schema.properties)) {
     const item = given[key];
     if (item !== undefined) filled[key] = fill(sub, item, known[key]);
-    else if (known[key] !== undefined && known[key] !== null) filled[key] = fill(sub, structuredClone(known[key]), undefined);
+    else if (known[key] !== undefined && known[key] !== null) filled[key] = fill(sub, cloneJson(known[key]), undefined);
     else if (allowsNull(sub)) filled[key] = null;
     else if (sub.properties && !(schema.required ?? []).includes(key)) filled[key] = fill(sub, undefined, undefined);
   }

@@ -4,7 +4,16 @@
  */
 import type { CollectionMode } from '../config/types.ts';
 import { COLLECTION_FIELDS, FIELDS, opPath, type CollectionFieldName, type CollectionFieldSpec, type FieldName, type FieldSpec } from '../model/fields.ts';
-import { durationsEqual, equalWhereWritten, isJsonObject, memberIdentity, normaliseDuration, normaliseNumber, normaliseTimestamp } from '../model/normalise.ts';
+import {
+  cloneJson,
+  durationsEqual,
+  equalWhereWritten,
+  isJsonObject,
+  memberIdentity,
+  normaliseDuration,
+  normaliseNumber,
+  normaliseTimestamp,
+} from '../model/normalise.ts';
 import { completeMember } from '../model/members.ts';
 import type { ContractFields, Duration, Op } from '../model/types.ts';
 
@@ -73,11 +82,11 @@ function diffCollection(field: CollectionFieldSpec, known: unknown, desired: rea
     matched.add(identity);
     const match = knownById.get(identity);
     if (match === undefined) {
-      adds.push({ op: 'Add', path, value: completeMember(field, structuredClone(member)) });
+      adds.push({ op: 'Add', path, value: completeMember(field, cloneJson(member)) });
     } else if (!equalWhereWritten(match, member, member)) {
       // The API has no member Replace: a changed member is removed as known, then added as desired.
       removes.add(match);
-      adds.push({ op: 'Add', path, value: completeMember(field, structuredClone(member), match) });
+      adds.push({ op: 'Add', path, value: completeMember(field, cloneJson(member), match) });
     }
   }
   if (mode === 'authoritative') {
@@ -88,7 +97,7 @@ function diffCollection(field: CollectionFieldSpec, known: unknown, desired: rea
   // Removes in known order, before every Add (section 3.5).
   const ops: Op[] = [];
   for (const member of knownMembers) {
-    if (removes.delete(member)) ops.push({ op: 'Remove', path, value: structuredClone(member) });
+    if (removes.delete(member)) ops.push({ op: 'Remove', path, value: cloneJson(member) });
   }
   return [...ops, ...adds];
 }

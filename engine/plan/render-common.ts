@@ -14,13 +14,18 @@ export { plural } from '../plural.ts';
  */
 export function formatValue(value: unknown): string {
   if (value === null || value === undefined) return 'null';
-  if (Array.isArray(value)) return `[${value.map(formatValue).join(', ')}]`;
-  if (typeof value === 'object') {
-    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
-    return entries.length === 0 ? '{}' : `{ ${entries.map(([k, v]) => `${k}: ${formatValue(v)}`).join(', ')} }`;
-  }
   // JSON quoting shows C0 controls as escapes; the rest (C1, bidi, zero-width) is made visible too.
   if (typeof value === 'string') return escapeForTerminal(JSON.stringify(value));
+  if (Array.isArray(value)) return `[${value.map(formatValue).join(', ')}]`;
+  if (typeof value === 'object') {
+    // Built as it goes: every value of every planned contract comes here.
+    let text = '';
+    for (const key of Object.keys(value)) {
+      const item = (value as Record<string, unknown>)[key];
+      if (item !== undefined) text += `${text === '' ? '{ ' : ', '}${key}: ${formatValue(item)}`;
+    }
+    return text === '' ? '{}' : `${text} }`;
+  }
   return String(value);
 }
 

@@ -1,7 +1,9 @@
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { writeContractsRepo } from '../../bench/generate-contracts.ts';
 import { main } from '../../engine/cli/main.ts';
 
 const DEMO = path.resolve(import.meta.dirname, '../../examples/demo-repo');
@@ -52,4 +54,55 @@ describe('plan one tenant at a time', () => {
     expect(JSON.parse(run.stdout).tenants.map((tenant: { tenant: string }) => tenant.tenant)).toEqual(['acme', 'globex']);
     expect((await readdir(repo)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
+});
+
+describe('plan through a stdout read slowly', () => {
+  const HIGH_WATER_MARK = 16 * 1024;
+  /** The most writeOut (engine/cli/io.ts) writes at once. */
+  const CHUNK = 1024 * 1024;
+
+  it.each([['json'], ['text']])(
+    "--format %s: holds at most one chunk beyond what the reader has taken (waits for 'drain'), and writes the whole plan",
+    async (format) => {
+      const big = path.join(repo, 'big');
+      await writeContractsRepo(big, { contracts: 2500, tenants: 2, perFile: 100 });
+      // A reader that takes one chunk each time the test lets it: the plan is written only as fast as it is read.
+      const taken: string[] = [];
+      const waiting: (() => void)[] = [];
+      const stdout = new Writable({
+        highWaterMark: HIGH_WATER_MARK,
+        decodeStrings: false,
+        write(chunk: string, _encoding, callback) {
+          taken.push(chunk);
+          waiting.push(callback);
+        },
+      });
+      let stderr = '';
+      let done = false;
+      const running = main(['plan', '--repo', big, '--format', format, '--out', path.join(repo, 'plan.json')], {
+        stdout,
+        stderr: { write: (text: string) => (stderr += text) },
+        env: {},
+        cwd: repo,
+        now: () => new Date('2026-11-22T10:00:00Z'),
+      }).finally(() => (done = true));
+      let mostHeld = 0;
+      // Until the run is over and the reader has taken everything.
+      while (!done || waiting.length > 0) {
+        await new Promise((resolve) => setImmediate(resolve));
+        // What the stream holds for the reader: whatever the writer wrote without waiting.
+        mostHeld = Math.max(mostHeld, stdout.writableLength);
+        waiting.shift()?.();
+      }
+
+      expect(await running, stderr).toBe(0);
+      const written = taken.join('');
+      const document = await readFile(path.join(repo, 'plan.json'), 'utf8');
+      if (format === 'json') expect(written).toBe(document);
+      else expect(written).toMatch(/^2500 contracts in 2 tenants to update/);
+      // Large enough that a writer not waiting would have left most of it in the stream at once.
+      expect(written.length).toBeGreaterThan(2 * (CHUNK + HIGH_WATER_MARK));
+      expect(mostHeld).toBeLessThanOrEqual(CHUNK + HIGH_WATER_MARK);
+    },
+  );
 });
