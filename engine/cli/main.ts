@@ -204,8 +204,20 @@ export async function runCli(): Promise<void> {
     if (interrupted !== undefined) process.exit(interrupted);
     process.exitCode = code;
   } catch (error) {
+    // The reader of stdout went away (`plan | head`): nobody is left to tell; exit non-zero, as a
+    // broken pipe ends a Unix tool, without a message.
+    if (brokenStdout(error)) {
+      process.exitCode = EXIT.error;
+      return;
+    }
     // An unexpected failure is a defect: say so plainly, without a secret-bearing dump of state.
     io.stderr.write(`contract-sync: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exitCode = EXIT.error;
   }
+}
+
+/** A write failed because its reader closed the pipe: stdout's (the engine's own pipes, to git, are wrapped in errors of their own). */
+function brokenStdout(error: unknown): boolean {
+  const { code, syscall } = (error ?? {}) as { code?: unknown; syscall?: unknown };
+  return code === 'EPIPE' && syscall === 'write';
 }

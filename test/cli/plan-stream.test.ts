@@ -1,7 +1,9 @@
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeContractsRepo } from '../../bench/generate-contracts.ts';
 import { main } from '../../engine/cli/main.ts';
@@ -105,4 +107,28 @@ describe('plan through a stdout read slowly', () => {
       expect(mostHeld).toBeLessThanOrEqual(CHUNK + HIGH_WATER_MARK);
     },
   );
+});
+
+describe('plan through a pipe its reader closes early (plan | head)', () => {
+  const BIN = fileURLToPath(new URL('../../bin/contract-sync-dev.js', import.meta.url));
+
+  it.each([['text'], ['json']])('--format %s: stops quietly, exit 1, no internal error', { timeout: 60_000 }, async (format) => {
+    const big = path.join(repo, 'big');
+    await writeContractsRepo(big, { contracts: 2500, tenants: 2, perFile: 100 });
+    const child = spawn(process.execPath, [BIN, 'plan', '--full', '--format', format], { cwd: big, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    // As head -c does: the first chunk read, then the pipe closed while the plan (megabytes) is still being written.
+    let read = 0;
+    child.stdout.once('data', (chunk: Buffer) => {
+      read = chunk.length;
+      child.stdout.destroy();
+    });
+
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+
+    expect(read).toBeGreaterThan(0);
+    expect(stderr).not.toMatch(/internal error|EPIPE|at /);
+    expect(code).toBe(1);
+  });
 });
