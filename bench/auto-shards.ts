@@ -34,13 +34,12 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import type { ContractSet } from '../engine/desired/types.ts';
 import type { ContractFields } from '../engine/model/types.ts';
-import { fingerprint } from '../engine/model/fingerprint.ts';
-import { openPostgresStateStore } from '../engine/state/postgres/index.ts';
 import { startEmulator, type Emulator } from '../emulator/index.ts';
 import { createRepo } from '../test/git/helpers.ts';
 import { fleetRepoFiles, fleetSeed, requestLog, secretEnvOf, secretOf, setFaults, type Fleet } from '../test/helpers/fleet.ts';
 import { startPostgres, type PostgresServer } from '../test/helpers/postgres-server.ts';
 import { createRandom, generateContract } from './generate-contracts.ts';
+import { copyDatabase, writeTemplate } from './state-template.ts';
 
 const { values } = parseArgs({
   options: {
@@ -155,19 +154,7 @@ async function setupBench(postgres: PostgresServer, sizes: readonly number[], pr
   files['contract-sync.yaml'] += 'state: { backend: postgres, url: { env: CONTRACT_SYNC_DATABASE_URL } }\n';
   const repo = await createRepo(files);
   const template = `bench_auto_${prefix}_template`;
-  const store = await openPostgresStateStore({ url: await postgres.createDatabase(template) });
-  try {
-    const appliedAt = new Date().toISOString();
-    for (const [tenant, contracts] of fleet.live) {
-      await Promise.all(
-        [...contracts].map(([contractId, fields]) =>
-          store.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt, commit: null }),
-        ),
-      );
-    }
-  } finally {
-    await store.close();
-  }
+  await writeTemplate(postgres, fleet, template);
   return {
     fleet,
     emulator,
@@ -180,19 +167,12 @@ async function setupBench(postgres: PostgresServer, sizes: readonly number[], pr
   };
 }
 
-async function copyDatabase(postgres: PostgresServer, template: string): Promise<string> {
-  const name = `bench_auto_${++databases}`;
-  const version = Number((await postgres.query('SHOW server_version_num')).rows[0].server_version_num);
-  await postgres.query(`CREATE DATABASE ${name} TEMPLATE ${template}${version >= 150000 ? ' STRATEGY FILE_COPY' : ''}`);
-  return postgres.superuserUrl(name);
-}
-
 /** One round: `workers` workers of `args` at once; with `kill`, worker 1 is SIGKILLed once a quarter is PATCHed. */
 async function round(postgres: PostgresServer, bench: Bench, workers: number, args: readonly string[], kill: boolean, contracts: number): Promise<Round> {
   const reset = await fetch(`${bench.emulator.urls.adminUrl}/reset`, { method: 'POST' });
   if (!reset.ok) throw new Error(`emulator reset refused: ${reset.status}`);
   await setFaults(bench.emulator, { api: { latencyMs: [LATENCY_MS, LATENCY_MS] } });
-  const url = await copyDatabase(postgres, bench.template);
+  const url = await copyDatabase(postgres, bench.template, `bench_auto_${++databases}`);
   const env = { PATH: process.env.PATH ?? '', ...bench.fleet.env, CONTRACT_SYNC_LOG_LEVEL: 'warn', NODE_OPTIONS: REPORT_CPU, CONTRACT_SYNC_DATABASE_URL: url };
   const started = performance.now();
   const running = Array.from({ length: workers }, (_, index) => startWorker(bench.dir, args, { ...env, CONTRACT_SYNC_WORKER: `w${index + 1}` }));

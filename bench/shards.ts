@@ -45,13 +45,12 @@ import { parseArgs } from 'node:util';
 import { shardOf } from '../engine/desired/shard.ts';
 import type { ContractSet } from '../engine/desired/types.ts';
 import type { ContractFields } from '../engine/model/types.ts';
-import { fingerprint } from '../engine/model/fingerprint.ts';
-import { openPostgresStateStore } from '../engine/state/postgres/index.ts';
 import { startEmulator, type Emulator } from '../emulator/index.ts';
 import { writeTree } from '../test/helpers/files.ts';
 import { fleetRepoFiles, fleetSeed, requestLog, secretEnvOf, secretOf, setFaults, type Fleet } from '../test/helpers/fleet.ts';
-import { startPostgres, type PostgresServer } from '../test/helpers/postgres-server.ts';
+import { startPostgres } from '../test/helpers/postgres-server.ts';
 import { createRandom, generateContract } from './generate-contracts.ts';
+import { copyDatabase, writeTemplate } from './state-template.ts';
 
 const { values } = parseArgs({
   options: {
@@ -103,31 +102,6 @@ function createBenchFleet(): Fleet {
     });
   }
   return { tenants, live, desired, changed, env: Object.fromEntries(tenants.map((tenant) => [secretEnvOf(tenant), secretOf(tenant)])) };
-}
-
-/** A database holding a record of every live contract, to be copied for each round. */
-async function writeTemplate(postgres: PostgresServer, fleet: Fleet): Promise<string> {
-  const name = 'bench_shards_template';
-  const store = await openPostgresStateStore({ url: await postgres.createDatabase(name) });
-  try {
-    const appliedAt = new Date().toISOString();
-    for (const [tenant, contracts] of fleet.live) {
-      await Promise.all(
-        [...contracts].map(([contractId, fields]) =>
-          store.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt, commit: null }),
-        ),
-      );
-    }
-  } finally {
-    await store.close();
-  }
-  return name;
-}
-
-async function copyDatabase(postgres: PostgresServer, template: string, name: string): Promise<string> {
-  const version = Number((await postgres.query('SHOW server_version_num')).rows[0].server_version_num);
-  await postgres.query(`CREATE DATABASE ${name} TEMPLATE ${template}${version >= 150000 ? ' STRATEGY FILE_COPY' : ''}`);
-  return postgres.superuserUrl(name);
 }
 
 interface Worker {
@@ -207,7 +181,7 @@ const files = fleetRepoFiles(fleet, emulator, { rate: RATE });
 files['contract-sync.yaml'] += 'state: { backend: postgres, url: { env: CONTRACT_SYNC_DATABASE_URL } }\n';
 const repo = await writeTree(files);
 try {
-  const template = await writeTemplate(postgres, fleet);
+  const template = await writeTemplate(postgres, fleet, 'bench_shards_template');
   const env = { PATH: process.env.PATH ?? '', ...fleet.env, CONTRACT_SYNC_LOG_LEVEL: 'warn', NODE_OPTIONS: REPORT_CPU };
   const rounds = new Map<number, Round[]>(WORKER_COUNTS.map((count) => [count, []]));
   let database = 0;
