@@ -108,9 +108,9 @@ function renderState(outcome: StateOutcome, sub: Subcommand, json: boolean, io: 
       return say(json ? `${JSON.stringify({ tenant, ...record }, null, 2)}\n` : renderRecordText(tenant, record));
     }
     case 'unlock': {
-      const { tenant, forced, holder, unlocked } = outcome;
+      const { tenant, forced, holder } = outcome;
       if (holder === undefined) return say(`tenant ${tenant} ${forced ? 'was' : 'is'} not locked; nothing to do\n`);
-      if (unlocked) return say(`unlocked tenant ${tenant}: the lock was held by ${describeLockHolder(holder)}\n`);
+      if (forced) return say(`unlocked tenant ${tenant}: the lock was held by ${describeLockHolder(holder)}\n`);
       io.stdout.write(`tenant ${tenant} is locked by ${describeLockHolder(holder)}\n`);
       return fail(
         `not unlocked. If that run is gone (crashed, runner lost), run again with --force; removing the lock of a live run lets a second run apply to ${tenant} beside it`,

@@ -64,7 +64,8 @@ export type StateOutcome =
   | { readonly kind: 'list'; readonly tenants: readonly TenantSummary[] }
   | { readonly kind: 'history'; readonly runs: readonly RunHistoryEntry[] }
   | { readonly kind: 'show'; readonly tenant: string; readonly id: string; readonly record?: StoredContract }
-  | { readonly kind: 'unlock'; readonly tenant: string; readonly forced: boolean; readonly holder?: LockHolder; readonly unlocked: boolean }
+  /** `forced` with a holder: the lock was removed; without `forced`: only who holds it. */
+  | { readonly kind: 'unlock'; readonly tenant: string; readonly forced: boolean; readonly holder?: LockHolder }
   | { readonly kind: 'rm'; readonly tenant: string; readonly id: string; readonly record?: StoredContract; readonly removed: boolean }
   | { readonly kind: 'push' | 'pull'; readonly copy: Awaited<ReturnType<typeof copyStore>> };
 
@@ -97,11 +98,12 @@ async function runOn(store: StateStore, request: StateRequest, place: RunPlace):
     }
     case 'unlock': {
       const holder = request.force ? await store.forceUnlock(request.tenant) : await store.lockHolder(request.tenant);
-      return { kind: 'unlock', tenant: request.tenant, forced: request.force, ...(holder ? { holder } : {}), unlocked: request.force && holder !== undefined };
+      return { kind: 'unlock', tenant: request.tenant, forced: request.force, ...(holder ? { holder } : {}) };
     }
     case 'rm': {
       const record = await store.readRecord(request.tenant, request.id);
-      const removed = record !== undefined && request.force && (await store.removeRecord(request.tenant, request.id), true);
+      const removed = record !== undefined && request.force;
+      if (removed) await store.removeRecord(request.tenant, request.id);
       return { kind: 'rm', tenant: request.tenant, id: request.id, ...(record ? { record } : {}), removed };
     }
     case 'push':
