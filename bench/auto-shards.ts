@@ -21,7 +21,8 @@
  * (all 0, but the killed worker's), PATCHes per contract (each exactly once), history entries (1).
  * Rounds interleave the worker counts; the figures are medians. `API span`: from the first API
  * request to the last answer, i.e. the run without the processes' start (Node, config, git,
- * PostgreSQL connections), which on a small loaded machine costs seconds per round. The JSON line gives the load
+ * PostgreSQL connections), which on a small loaded machine costs seconds per round; `start`: from
+ * the spawn to the first API request; `end`: from the last answer to the last worker's exit. The JSON line gives the load
  * average before the first round and the CPU seconds the workers used.
  *   npm run bench:auto-shards -- [--tenants 40] [--contracts 50] [--latency 200] [--in-flight 8] [--rounds 2] [--workers 1,2,4] [--modes even,skewed,kill]
  */
@@ -62,7 +63,11 @@ const MODES = values.modes.split(',');
 const RATE = `{ requestsPerSecond: 1000, concurrency: ${Math.max(1, Math.ceil(IN_FLIGHT / 4))}, maxInFlight: ${IN_FLIGHT} }`;
 
 const cliKind = existsSync(fileURLToPath(new URL('../dist/engine/cli/main.js', import.meta.url))) ? 'dist' : 'tsx';
-const cli = fileURLToPath(new URL(cliKind === 'dist' ? '../bin/contract-sync.js' : '../bin/contract-sync-dev.js', import.meta.url));
+// BENCH_CLI: another build's bin/contract-sync.js (e.g. the one before a change, with a state template
+// of its own schema: run that build's bench), for before and after in the same conditions.
+const cli = process.env.BENCH_CLI ?? fileURLToPath(new URL(cliKind === 'dist' ? '../bin/contract-sync.js' : '../bin/contract-sync-dev.js', import.meta.url));
+// BENCH_NODE_ARGS: flags for each worker's Node, e.g. "--cpu-prof --cpu-prof-dir=DIR" to profile the workers.
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const CPU_MARK = 'contract-sync-bench-cpu-us=';
 const REPORT_CPU = `--import=data:text/javascript,process.on(\`exit\`,()=>{const{user:u,system:s}=process.cpuUsage();process.stderr.write(\`\\n${CPU_MARK}\${u+s}\\n\`)})`;
 
@@ -108,7 +113,11 @@ interface Worker {
 }
 
 function startWorker(dir: string, args: readonly string[], env: Record<string, string>): Worker {
-  const child = spawn(process.execPath, [cli, 'apply', '--no-refresh', '--ref', 'HEAD', ...args], { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...NODE_ARGS, cli, 'apply', '--no-refresh', '--ref', 'HEAD', ...args], {
+    cwd: dir,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
   const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; cpuSeconds: number }>((resolve, reject) => {
@@ -130,6 +139,10 @@ interface Round {
   readonly seconds: number;
   /** From the first API request to the last answer: the run without the processes' start. */
   readonly apiSeconds: number;
+  /** From the workers' spawn to the first API request: Node, config, git, reading and validating, PostgreSQL, tokens. */
+  readonly startSeconds: number;
+  /** From the last answer to the last worker's exit: records, history, closing. */
+  readonly endSeconds: number;
   readonly workerCpuSeconds: number;
   readonly doublePatches: number;
   readonly unpatched: number;
@@ -175,6 +188,7 @@ async function round(postgres: PostgresServer, bench: Bench, workers: number, ar
   const url = await copyDatabase(postgres, bench.template, `bench_auto_${++databases}`);
   const env = { PATH: process.env.PATH ?? '', ...bench.fleet.env, CONTRACT_SYNC_LOG_LEVEL: 'warn', NODE_OPTIONS: REPORT_CPU, CONTRACT_SYNC_DATABASE_URL: url };
   const started = performance.now();
+  const startedAt = Date.now();
   const running = Array.from({ length: workers }, (_, index) => startWorker(bench.dir, args, { ...env, CONTRACT_SYNC_WORKER: `w${index + 1}` }));
   if (kill) {
     for (;;) {
@@ -186,6 +200,7 @@ async function round(postgres: PostgresServer, bench: Bench, workers: number, ar
   }
   const results = await Promise.all(running.map((worker) => worker.done));
   const seconds = (performance.now() - started) / 1000;
+  const finishedAt = Date.now();
   for (const [index, result] of results.entries()) {
     if (result.code !== 0 && !(kill && index === 0)) process.stderr.write(`worker ${index + 1}/${workers} exited ${result.code}:\n${result.stderr}\n`);
   }
@@ -201,6 +216,8 @@ async function round(postgres: PostgresServer, bench: Bench, workers: number, ar
     seconds,
     // Log times are arrivals: the last request's answer came LATENCY_MS later.
     apiSeconds: times.length > 0 ? (times.at(-1)! - times[0]! + LATENCY_MS) / 1000 : Number.NaN,
+    startSeconds: times.length > 0 ? (times[0]! - startedAt) / 1000 : Number.NaN,
+    endSeconds: times.length > 0 ? (finishedAt - times.at(-1)! - LATENCY_MS) / 1000 : Number.NaN,
     workerCpuSeconds: results.reduce((sum, result) => sum + (Number.isNaN(result.cpuSeconds) ? 0 : result.cpuSeconds), 0),
     doublePatches: patches.length - patched.size,
     unpatched: contracts - patched.size,
@@ -217,6 +234,8 @@ interface Row {
   readonly ratio: number | null;
   readonly apiSeconds: number;
   readonly apiRatio: number | null;
+  readonly startSeconds: number;
+  readonly endSeconds: number;
   readonly ideal?: number;
   readonly ofIdeal?: number;
   readonly cpuCores: number;
@@ -236,6 +255,8 @@ function summarise(mode: string, workers: number, results: readonly Round[], bas
     ratio: base === undefined ? null : Number((median(base.map((result) => result.seconds)) / seconds).toFixed(2)),
     apiSeconds: Number(apiSeconds.toFixed(1)),
     apiRatio: base === undefined ? null : Number((median(base.map((result) => result.apiSeconds)) / apiSeconds).toFixed(2)),
+    startSeconds: Number(median(results.map((result) => result.startSeconds)).toFixed(2)),
+    endSeconds: Number(median(results.map((result) => result.endSeconds)).toFixed(2)),
     cpuCores: Number((median(results.map((result) => result.workerCpuSeconds)) / seconds).toFixed(2)),
     doublePatches: results.reduce((sum, result) => sum + result.doublePatches, 0),
     unpatched: results.reduce((sum, result) => sum + result.unpatched, 0),
@@ -304,6 +325,8 @@ try {
       'x one worker',
       'API span s',
       'x one worker',
+      'start s',
+      'end s',
       'ideal s',
       'x ideal',
       'worker CPU cores',
@@ -319,6 +342,8 @@ try {
       row.ratio === null ? '-' : row.ratio.toFixed(2),
       row.apiSeconds.toFixed(1),
       row.apiRatio === null ? '-' : row.apiRatio.toFixed(2),
+      row.startSeconds.toFixed(2),
+      row.endSeconds.toFixed(2),
       row.ideal === undefined ? '-' : row.ideal.toFixed(1),
       row.ofIdeal === undefined ? '-' : row.ofIdeal.toFixed(2),
       row.cpuCores.toFixed(2),

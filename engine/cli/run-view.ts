@@ -83,10 +83,15 @@ export function sendingEffects(io: CliIo, view: RunView, autoApprove: boolean, q
   });
 }
 
-/** E.g. "shared run 5f0c…: worker ci-2 joined (40 tenants, 3 done)". */
+/** E.g. "shared run 5f0c…: worker ci-2 joined (40 tenants, 3 done); …". */
 export function describeSharedEvent(event: SharedRunEvent): string {
-  if (event.kind === 'joined')
-    return `shared run ${event.runId}: worker ${event.worker} joined (${event.tenants} tenant${event.tenants === 1 ? '' : 's'}, ${event.done} done)`;
+  if (event.kind === 'joined') {
+    const validated =
+      event.validated === 'here'
+        ? 'it validated the whole desired state'
+        : 'the worker that began the run validated the whole desired state; this one reads only the tenants it takes';
+    return `shared run ${event.runId}: worker ${event.worker} joined (${event.tenants} tenant${event.tenants === 1 ? '' : 's'}, ${event.done} done); ${validated}`;
+  }
   if (event.kind === 'lost')
     return `worker ${event.worker} lost its claim of tenant ${event.tenant} (its database session ended) after running it: what it applied is recorded; another worker of the run marks the tenant done`;
   const over = event.takenOverFrom.length === 0 ? '' : `; taken over from worker ${event.takenOverFrom.join(', then ')}, which did not finish it`;

@@ -5,7 +5,7 @@
  * per-tenant work (lock, learn, plan, guard, send, record) is engine/apply/run-apply.ts; this file
  * reads the run's input, checks what must hold for the whole run, and wires the effects.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import PQueue from 'p-queue';
 import { filesReadByTenant, type TenantScope } from '../apply/incremental.ts';
 import { planReadLive } from '../apply/reviewed-plan.ts';
@@ -21,12 +21,25 @@ import { desiredPathMatcher } from '../desired/read-files.ts';
 import type { RemovalLimits } from '../plan/removal-guard.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { startedByFromEnv, type HistoryCommand } from '../state/history.ts';
+import type { SharedRunJoined, SharedRuns, SharedRunStart, SharedRunTenant } from '../state/shared-run.ts';
 import type { StateStore, TenantRunRecord } from '../state/types.ts';
-import { desiredProblems, readScopes, readWholeInput, selectedTenants, withRunInput, type OpenedInput, type RunInput } from './input.ts';
+import {
+  desiredProblems,
+  readScopes,
+  readsCommit,
+  readsEveryFile,
+  readTenantInput,
+  readWholeInput,
+  selectedTenants,
+  withRunInput,
+  type OpenedInput,
+  type RunInput,
+} from './input.ts';
 import { recordRunHistory } from './record-history.ts';
 import type { LazyStore } from './lazy-store.ts';
 import { readSavedPlan } from './saved-plan.ts';
 import { SHARED_NEEDS_POSTGRES, sharedLanes, sharedRunKey, tenantResultOf, workerName, workerReport, workShared, type SharedWork } from './shared-run.ts';
+import { packageVersion } from './version.ts';
 import type { ApplyPreview, RunEffects, RunInvalid, RunRefused, RunTargeting, RunUnread, RunWhere, SendingRequest, ShardSelection } from './types.ts';
 
 export interface ApplyRequest extends SendingRequest {
@@ -95,13 +108,13 @@ export async function runApplyRequest(request: ApplyRequest, effects: RunEffects
     }
     // A saved plan names its contracts: never incremental.
     const scopes = request.scope === 'incremental' && !saved ? await readScopes(opened, await store.get(), 'ancestor') : undefined;
+    if (shared) return applyShared(opened, scopes, request, effects, store);
     const input = await readWholeInput(opened, { ...(scopes ? { scopes } : {}), describeIncremental: false, records: !saved });
     const invalid = desiredProblems(input);
     if (invalid) return invalid;
     effects.onEvent?.({ type: 'input', ...(input.shard ? { shard: input.shard } : {}) });
     // A shard without tenants has nothing to lock, read or send.
     if (input.shard && input.shard.tenants.length === 0) return { kind: 'empty-shard', shard: input.shard };
-    if (shared) return applyShared(opened, input, request, effects, store);
     return applyInput(opened, input, saved, request, effects, store);
   });
 }
@@ -346,25 +359,29 @@ export function inputOfTenant(input: RunInput, tenant: string): RunInput {
 }
 
 /** What must hold before a worker joins a shared run: a commit every worker reads alike. */
-export function sharedRunCommit(input: RunInput): string | RunRefused {
-  if (input.source.commit === null)
+export async function sharedRunCommit(opened: OpenedInput): Promise<string | RunRefused> {
+  const commit = opened.at?.commit ?? opened.head;
+  if (commit === null)
     return {
       kind: 'refused',
       message: '--shard auto shares the run of one git commit between workers: the desired state must be read from a git repository; nothing applied',
     };
-  if (input.committed === false) {
+  if (!(await readsCommit(opened))) {
     return {
       kind: 'refused',
       message:
         '--shard auto shares the run of one git commit between workers: the working tree has uncommitted desired-state edits, which the other workers do not see (commit them, or pass --ref); nothing applied',
     };
   }
-  return input.source.commit;
+  return commit;
 }
 
-/** A worker's part of a shared run, ready to work: what workShared needs but the tenants' own run, and what the worker's runs share. */
-export interface SharedStart {
-  readonly work: Omit<SharedWork<never>, 'runTenant' | 'resultOf'>;
+/** A worker's part of a shared run before it reads the desired state: what the workers agree on, and what its tenants' runs share. */
+export interface SharedOpening {
+  readonly runs: SharedRuns;
+  /** The run as this worker starts it; its tenants are filled in from the whole desired state. */
+  readonly start: SharedRunStart;
+  readonly work: Pick<SharedWork<never>, 'runs' | 'key' | 'worker' | 'clock' | 'lanes' | 'onEvent'>;
   readonly startedAt: string;
   /** Shared by the tenants the worker runs at once: rate.maxInFlight holds for the worker. */
   readonly inFlight: PQueue;
@@ -374,48 +391,108 @@ export interface SharedStart {
 
 /**
  * What every worker of a shared run (`--shard auto`) agrees on without talking: the run's key
- * (its command, commit, selection and `options`), its tenants sized by the contracts each plans,
- * and the PostgreSQL store's shared runs; or why the run cannot be shared.
+ * (its command, commit, selection and `options`, and what the desired state is validated with) and
+ * the PostgreSQL store's shared runs; or why the run cannot be shared.
  */
-export async function startSharedRun(
+export async function openSharedRun(
   command: HistoryCommand,
   options: Record<string, unknown>,
   opened: OpenedInput,
-  input: RunInput,
   effects: RunEffects,
   store: LazyStore,
-): Promise<SharedStart | RunRefused | Extract<RunUnread, { readonly kind: 'bad-request' }>> {
-  const commit = sharedRunCommit(input);
+): Promise<SharedOpening | RunRefused | Extract<RunUnread, { readonly kind: 'bad-request' }>> {
+  const commit = await sharedRunCommit(opened);
   if (typeof commit !== 'string') return commit;
   const opening = await store.get();
   if (typeof opening === 'string') return { kind: 'refused', message: opening };
-  if (opening.sharedRuns === undefined) return { kind: 'bad-request', message: SHARED_NEEDS_POSTGRES };
-  const tenants = selectedTenants(opened);
-  const sizes = new Map<string, number>();
-  for (const set of input.contractSets) sizes.set(set.tenant, (sizes.get(set.tenant) ?? 0) + set.contracts.length);
+  const runs = opening.sharedRuns;
+  if (runs === undefined) return { kind: 'bad-request', message: SHARED_NEEDS_POSTGRES };
   const { confirm: _asked, ...unasked } = effects;
   const startedAt = new Date(effects.clock.now()).toISOString();
+  const key = sharedRunKey({
+    command,
+    commit,
+    tenants: selectedTenants(opened),
+    selection: opened.selection,
+    options: { ...options, config: opened.configFile },
+    env: effects.env,
+    validatedWith: createHash('sha256')
+      .update(JSON.stringify([packageVersion(), opened.config]), 'utf8')
+      .digest('hex'),
+  });
   return {
+    runs,
+    start: { key, command, commit, runId: randomUUID(), startedAt, startedBy: startedByFromEnv(effects.env), tenants: [] },
     work: {
-      runs: opening.sharedRuns,
-      start: {
-        key: sharedRunKey({ command, commit, tenants, selection: opened.selection, options: { ...options, config: opened.configFile }, env: effects.env }),
-        command,
-        commit,
-        runId: randomUUID(),
-        startedAt,
-        startedBy: startedByFromEnv(effects.env),
-        tenants: tenants.map((tenant) => ({ tenant, size: sizes.get(tenant) ?? 0 })),
-      },
+      runs,
+      key,
       worker: workerName(effects.env),
       clock: effects.clock,
-      lanes: sharedLanes(input.config),
+      lanes: sharedLanes(opened.config),
       ...(effects.onEvent ? { onEvent: effects.onEvent } : {}),
     },
     startedAt,
-    inFlight: new PQueue({ concurrency: input.config.rate.maxInFlight }),
+    inFlight: new PQueue({ concurrency: opened.config.rate.maxInFlight }),
     effects: unasked,
   };
+}
+
+/**
+ * The run's tenants as the worker that read the whole desired state joins with them: each sized by
+ * the contracts it plans (the largest is taken first), and with the files that declare it when
+ * every file was read (an incremental run reads only the files changed: the others then read the
+ * whole desired state themselves).
+ */
+export function sharedTenantsOf(opened: OpenedInput, input: RunInput): SharedRunTenant[] {
+  const sizes = new Map<string, number>();
+  for (const set of input.contractSets) sizes.set(set.tenant, (sizes.get(set.tenant) ?? 0) + set.contracts.length);
+  const everyFile = readsEveryFile(input.scopes);
+  const files = new Map<string, string[]>();
+  for (const set of everyFile ? input.desired.contractSets : []) files.set(set.tenant, [...(files.get(set.tenant) ?? []), set.file]);
+  return selectedTenants(opened).map((tenant) => ({ tenant, size: sizes.get(tenant) ?? 0, ...(everyFile ? { files: files.get(tenant) ?? [] } : {}) }));
+}
+
+/** How a worker of a shared apply reads its tenants: the whole desired state, or each tenant's files as it is taken. */
+interface SharedReading {
+  readonly joined: SharedRunJoined;
+  readonly validated: 'here' | 'by-first-worker';
+  inputOf(tenant: string, files: readonly string[] | undefined): Promise<RunInput | RunInvalid>;
+}
+
+/**
+ * Joins a shared apply. The worker that begins the run reads and validates the whole desired state
+ * (a run with an error anywhere sends nothing) while the run's other workers wait, then joins with
+ * the tenants' sizes and files; the others then read only the files of the tenants they take.
+ */
+async function joinSharedApply(
+  opening: SharedOpening,
+  opened: OpenedInput,
+  scopes: ReadonlyMap<string, TenantScope> | undefined,
+  request: ApplyRequest,
+): Promise<SharedReading | RunInvalid> {
+  let whole: Promise<RunInput> | undefined;
+  async function wholeInput(): Promise<RunInput> {
+    whole ??= readWholeInput(opened, { ...(scopes ? { scopes } : {}), describeIncremental: false, records: true });
+    return whole;
+  }
+  async function inputOf(tenant: string, files: readonly string[] | undefined): Promise<RunInput | RunInvalid> {
+    if (files !== undefined) return readTenantInput(opened, tenant, files, scopes);
+    const input = await wholeInput();
+    return desiredProblems(input) ?? inputOfTenant(input, tenant);
+  }
+  const beginning = await opening.runs.begin(opening.start.key, {
+    timeoutMs: request.lockTimeoutMs,
+    ...(opening.effects.signal ? { signal: opening.effects.signal } : {}),
+  });
+  if (beginning.kind === 'begun') return { joined: await opening.runs.join(opening.start), validated: 'by-first-worker', inputOf };
+  try {
+    const input = await wholeInput();
+    const invalid = desiredProblems(input);
+    if (invalid) return invalid;
+    return { joined: await opening.runs.join({ ...opening.start, tenants: sharedTenantsOf(opened, input) }), validated: 'here', inputOf };
+  } finally {
+    await beginning.release();
+  }
 }
 
 /**
@@ -423,14 +500,29 @@ export async function startSharedRun(
  * plans, taken largest first from the PostgreSQL store, each applied as a run of its own tenant
  * under the shared run's id; what this worker applied is its report.
  */
-async function applyShared(opened: OpenedInput, input: RunInput, request: ApplyRequest, effects: RunEffects, store: LazyStore): Promise<ApplyRunOutcome> {
+async function applyShared(
+  opened: OpenedInput,
+  scopes: ReadonlyMap<string, TenantScope> | undefined,
+  request: ApplyRequest,
+  effects: RunEffects,
+  store: LazyStore,
+): Promise<ApplyRunOutcome> {
   const options = { scope: request.scope, known: request.known ?? 'default', removals: request.removals };
-  const shared = await startSharedRun('apply', options, opened, input, effects, store);
-  if ('kind' in shared) return shared;
-  const { startedAt, inFlight } = shared;
-  const worked = await workShared({
-    ...shared.work,
-    runTenant: (tenant, runId) => applyInput(opened, inputOfTenant(input, tenant), undefined, request, shared.effects, store, { runId, inFlight }),
+  const opening = await openSharedRun('apply', options, opened, effects, store);
+  if ('kind' in opening) return opening;
+  const reading = await joinSharedApply(opening, opened, scopes, request);
+  if ('kind' in reading) return reading;
+  effects.onEvent?.({ type: 'input' });
+  const { startedAt, inFlight } = opening;
+  const worked = await workShared<ApplyRunOutcome>({
+    ...opening.work,
+    joined: reading.joined,
+    validated: reading.validated,
+    async runTenant(tenant, runId, files) {
+      const input = await reading.inputOf(tenant, files);
+      if ('kind' in input) return input;
+      return applyInput(opened, input, undefined, request, opening.effects, store, { runId, inFlight });
+    },
     resultOf(outcome, tenant) {
       if (outcome.kind === 'applied') return tenantResultOf(outcome.report, tenant);
       return { changed: 0, applied: 0, failed: 0, error: outcome.kind === 'refused' ? outcome.message : `not applied (${outcome.kind})` };
@@ -439,9 +531,10 @@ async function applyShared(opened: OpenedInput, input: RunInput, request: ApplyR
   const refused = worked.outcomes.find((outcome) => outcome.kind !== 'applied');
   if (refused !== undefined) return refused;
   const applied = worked.outcomes.flatMap((outcome) => (outcome.kind === 'applied' ? [outcome] : []));
+  const source = { repo: request.where.repo, ref: request.where.ref ?? null, commit: opening.start.commit };
   const report = workerReport(
     applied.map((outcome) => outcome.report),
-    { runId: worked.joined.runId, startedAt, finishedAt: new Date(effects.clock.now()).toISOString(), source: applied[0]?.report.source ?? input.source },
+    { runId: reading.joined.runId, startedAt, finishedAt: new Date(effects.clock.now()).toISOString(), source: applied[0]?.report.source ?? source },
   );
   return {
     kind: 'applied',

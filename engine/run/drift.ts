@@ -12,7 +12,7 @@ import type { InterruptedCount } from '../apply/interrupted.ts';
 import type { RunReport } from '../apply/run-report.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import type { PlanDocument } from '../plan/types.ts';
-import { removalLimits, sendRun, startSharedRun, type SendRunRequest, type SharedTenantRun } from './apply.ts';
+import { openSharedRun, removalLimits, sendRun, sharedTenantsOf, type SendRunRequest, type SharedTenantRun } from './apply.ts';
 import { desiredProblems, readWholeInput, withRunInput, type RunTargeting } from './input.ts';
 import { SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunUnread, SendingRequest } from './types.ts';
@@ -102,25 +102,28 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
     }
     let sent: Sent;
     if (shared) {
-      const started = await startSharedRun('drift --fix', { removals: request.removals }, opened, input, effects, store);
-      if ('kind' in started) return started;
-      const { startedAt, inFlight } = started;
+      // Every drift --fix worker reads live state per tenant anyway; each validates the whole desired state (read above) and joins.
+      const opening = await openSharedRun('drift --fix', { removals: request.removals }, opened, effects, store);
+      if ('kind' in opening) return opening;
+      const joined = await opening.runs.join({ ...opening.start, tenants: sharedTenantsOf(opened, input) });
       const worked = await workShared({
-        ...started.work,
+        ...opening.work,
+        joined,
+        validated: 'here',
         runTenant: (tenant, runId) =>
           sendRun(
             fixRequest(
               contractSets.filter((set) => set.tenant === tenant),
-              { runId, inFlight },
+              { runId, inFlight: opening.inFlight },
             ),
-            started.effects,
+            opening.effects,
             store,
           ),
         resultOf(outcome, tenant) {
           return 'kind' in outcome ? { changed: 0, applied: 0, failed: 0, error: outcome.message } : tenantResultOf(outcome.report, tenant);
         },
       });
-      sent = combineSent(worked.outcomes, worked.joined.runId, startedAt, new Date(effects.clock.now()).toISOString(), source);
+      sent = combineSent(worked.outcomes, joined.runId, opening.startedAt, new Date(effects.clock.now()).toISOString(), source);
     } else {
       sent = await sendRun(fixRequest(contractSets), effects, store);
     }

@@ -318,9 +318,7 @@ export async function readWholeInput(input: OpenedInput, reading: WholeReading):
   }
   const incrementalSource = reading.describeIncremental && scopes ? planIncremental(scopes) : undefined;
   const planSource: PlanSource = { repo: where.repo, ref: where.ref ?? null, commit: head, ...(incrementalSource ? { incremental: incrementalSource } : {}) };
-  const committed = reading.records
-    ? at !== undefined || (repository !== undefined && head !== null && !(await hasUncommittedDesiredFiles(repository, head, config)))
-    : undefined;
+  const committed = reading.records ? await readsCommit(input) : undefined;
   const whole = {
     repoDir,
     configFile,
@@ -335,6 +333,43 @@ export async function readWholeInput(input: OpenedInput, reading: WholeReading):
   };
   if (!changes || !touched) return { ...whole, source: planSource };
   return { ...whole, source: { ...planSource, base: changes.base }, touched: selectTouched(touched, selected) };
+}
+
+/**
+ * Whether the desired state read is exactly a commit's: always with a ref; from a working tree
+ * when no desired-state file differs from HEAD.
+ */
+export async function readsCommit(input: OpenedInput): Promise<boolean> {
+  const { at, repository, head, config } = input;
+  return at !== undefined || (repository !== undefined && head !== null && !(await hasUncommittedDesiredFiles(repository, head, config)));
+}
+
+/** Whether a reading with these scopes reads every desired-state file (no scopes, or a tenant planned in full). */
+export function readsEveryFile(scopes: ReadonlyMap<string, TenantScope> | undefined): boolean {
+  return scopes === undefined || scopeFiles(scopes) === undefined;
+}
+
+/**
+ * One tenant's input, read from its own files (`files`, the tenant's whole part of the desired state
+ * at the run's commit) and narrowed to its scope: for a worker of a shared run whose first worker
+ * read and validated the whole desired state (engine/run/apply.ts). Checks across files are per
+ * tenant, so the tenant's files alone validate as they did with every other file.
+ */
+export async function readTenantInput(
+  opened: OpenedInput,
+  tenant: string,
+  files: readonly string[],
+  scopes: ReadonlyMap<string, TenantScope> | undefined,
+): Promise<RunInput> {
+  const own = new Set(files);
+  const desiredSource: DesiredSource = {
+    readFiles: (patterns, options = {}) =>
+      opened.desiredSource.readFiles(patterns, { ...options, only: options.only ? new Set([...options.only].filter((file) => own.has(file))) : own }),
+  };
+  const scope = scopes?.get(tenant);
+  const reading = { ...(scopes ? { scopes: new Map(scope === undefined ? [] : [[tenant, scope]]) } : {}), describeIncremental: false, records: false };
+  const input = await readWholeInput({ ...opened, desiredSource, selected: [tenant] }, reading);
+  return { ...input, committed: true };
 }
 
 /** The desired state's problems, when they keep it from being planned. */

@@ -11,7 +11,7 @@ import { RUN_REPORT_VERSION, summarise, type RunReport } from '../apply/run-repo
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config/types.ts';
 import type { HistoryCommand } from '../state/history.ts';
-import type { SharedRunJoined, SharedRunStart, SharedRuns, SharedTenantResult } from '../state/shared-run.ts';
+import type { SharedRunJoined, SharedRuns, SharedTenantResult } from '../state/shared-run.ts';
 import type { RunEvent, RunSelection } from './types.ts';
 
 /** Said when `--shard auto` meets a store that cannot share a run. */
@@ -27,6 +27,11 @@ export interface SharedRunIdentity {
   /** The run's other options (full or incremental, refresh, removal limits): workers must agree on them. */
   readonly options: Readonly<Record<string, unknown>>;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /**
+   * What the desired state was validated with: the config as read and this contract-sync's version.
+   * A worker that joins a begun run trusts its first worker's validation only when they agree.
+   */
+  readonly validatedWith: string;
 }
 
 /**
@@ -44,9 +49,9 @@ export function runOccasion(env: Readonly<Record<string, string | undefined>>): 
 
 /** The run's key: a hash every worker of the run computes alike, and a later run (another commit) differently. */
 export function sharedRunKey(identity: SharedRunIdentity): string {
-  const { command, commit, tenants, selection, options, env } = identity;
+  const { command, commit, tenants, selection, options, env, validatedWith } = identity;
   const described = JSON.stringify({
-    version: 1,
+    version: 2,
     command,
     commit,
     tenants: [...tenants].sort(),
@@ -54,6 +59,7 @@ export function sharedRunKey(identity: SharedRunIdentity): string {
     excludes: (selection.excludes ?? []).map((target) => target.raw).sort(),
     options: Object.fromEntries(Object.entries(options).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     occasion: runOccasion(env),
+    validatedWith,
   });
   return createHash('sha256').update(described, 'utf8').digest('hex');
 }
@@ -66,27 +72,29 @@ export function workerName(env: Readonly<Record<string, string | undefined>>): s
 
 export interface SharedWork<T> {
   readonly runs: SharedRuns;
-  readonly start: SharedRunStart;
+  /** The run's key, and the run as this worker joined it. */
+  readonly key: string;
+  readonly joined: SharedRunJoined;
+  /** Who validated the whole desired state: this worker, or the worker that began the run. */
+  readonly validated: 'here' | 'by-first-worker';
   readonly worker: string;
   readonly clock: Pick<Clock, 'sleep'>;
   /** How many tenants the worker runs at once. */
   readonly lanes: number;
-  /** One tenant, through the run's pipeline, under the run's id. */
-  runTenant(tenant: string, runId: string): Promise<T>;
+  /** One tenant, through the run's pipeline, under the run's id; `files`: its desired-state files, when the run recorded them. */
+  runTenant(tenant: string, runId: string, files: readonly string[] | undefined): Promise<T>;
   /** What the history says of the tenant. */
   resultOf(outcome: T, tenant: string): SharedTenantResult;
   readonly onEvent?: (event: RunEvent) => void;
 }
 
 export interface SharedWorked<T> {
-  readonly joined: SharedRunJoined;
   /** The tenants this worker did, in the order it took them. */
   readonly outcomes: readonly T[];
 }
 
-// Waiting for tenants other workers hold: quickly at first, then at most once a second.
-const FIRST_WAIT_MS = 50;
-const MAX_WAIT_MS = 1000;
+// Between two waits for tenants other workers hold (the store's `next` waits on them itself).
+const WAIT_AGAIN_MS = 50;
 
 /**
  * How many tenants a worker runs at once: enough for its tenants' requests (rate.concurrency each)
@@ -99,9 +107,11 @@ export function sharedLanes(config: Pick<Config, 'rate'>): number {
 }
 
 export async function workShared<T>(work: SharedWork<T>): Promise<SharedWorked<T>> {
-  const { runs, start, worker } = work;
-  const joined = await runs.join(start);
-  work.onEvent?.({ type: 'shared', shared: { kind: 'joined', runId: joined.runId, worker, tenants: joined.tenants, done: joined.done } });
+  const { joined, worker } = work;
+  work.onEvent?.({
+    type: 'shared',
+    shared: { kind: 'joined', runId: joined.runId, worker, tenants: joined.tenants, done: joined.done, validated: work.validated },
+  });
   const outcomes: T[] = [];
   // Each lane takes one tenant at a time; a lane's failure stops the others from taking more.
   // The other lanes finish the tenants they hold (their claims end cleanly) before the error is thrown.
@@ -111,7 +121,7 @@ export async function workShared<T>(work: SharedWork<T>): Promise<SharedWorked<T
   let claiming: Promise<unknown> = Promise.resolve();
   function claimNext(lane: number): ReturnType<SharedRuns['next']> {
     const next = claiming.then(async () => {
-      const answer = await work.runs.next(start.key, worker, lane);
+      const answer = await work.runs.next(work.key, worker, lane);
       if (answer.kind === 'claimed') {
         const { claim } = answer;
         work.onEvent?.({ type: 'shared', shared: { kind: 'took', worker, tenant: claim.tenant, size: claim.size, takenOverFrom: claim.takenOverFrom } });
@@ -124,7 +134,7 @@ export async function workShared<T>(work: SharedWork<T>): Promise<SharedWorked<T
   const lanes = await Promise.allSettled(
     Array.from({ length: Math.max(1, work.lanes) }, async (_, lane) => {
       try {
-        await workLane(work, joined, lane, outcomes, () => failed, claimNext);
+        await workLane(work, lane, outcomes, () => failed, claimNext);
       } catch (error) {
         failed = true;
         throw error;
@@ -133,31 +143,27 @@ export async function workShared<T>(work: SharedWork<T>): Promise<SharedWorked<T
   );
   const failure = lanes.find((lane) => lane.status === 'rejected');
   if (failure !== undefined) throw failure.reason;
-  return { joined, outcomes };
+  return { outcomes };
 }
 
 async function workLane<T>(
   work: SharedWork<T>,
-  joined: SharedRunJoined,
   lane: number,
   outcomes: T[],
   stop: () => boolean,
   claimNext: (lane: number) => ReturnType<SharedRuns['next']>,
 ): Promise<void> {
-  let pause = FIRST_WAIT_MS;
   while (!stop()) {
     const next = await claimNext(lane);
     if (next.kind === 'finished') break;
     if (next.kind === 'wait') {
-      await work.clock.sleep(pause);
-      pause = Math.min(pause * 2, MAX_WAIT_MS);
+      await work.clock.sleep(WAIT_AGAIN_MS);
       continue;
     }
-    pause = FIRST_WAIT_MS;
     const { claim } = next;
     let outcome: T;
     try {
-      outcome = await work.runTenant(claim.tenant, joined.runId);
+      outcome = await work.runTenant(claim.tenant, work.joined.runId, claim.files);
     } catch (error) {
       await claim.abandon();
       throw error;

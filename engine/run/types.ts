@@ -65,7 +65,15 @@ export type RunEvent =
   | { readonly type: 'shared'; readonly shared: SharedRunEvent };
 
 export type SharedRunEvent =
-  | { readonly kind: 'joined'; readonly runId: string; readonly worker: string; readonly tenants: number; readonly done: number }
+  | {
+      readonly kind: 'joined';
+      readonly runId: string;
+      readonly worker: string;
+      readonly tenants: number;
+      readonly done: number;
+      /** `here`: this worker validated the whole desired state; `by-first-worker`: the worker that began the run did, and this one reads only the tenants it takes. */
+      readonly validated: 'here' | 'by-first-worker';
+    }
   | { readonly kind: 'took'; readonly worker: string; readonly tenant: string; readonly size: number; readonly takenOverFrom: readonly string[] }
   /** The tenant's claim ended with its database session before the tenant was marked done: another worker finishes it. */
   | { readonly kind: 'lost'; readonly worker: string; readonly tenant: string };

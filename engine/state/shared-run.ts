@@ -17,8 +17,18 @@ export interface SharedRunStart {
   readonly runId: string;
   readonly startedAt: string;
   readonly startedBy: StartedBy;
-  /** Every tenant of the run, with its size (contracts to plan): the largest is taken first. */
-  readonly tenants: readonly { readonly tenant: string; readonly size: number }[];
+  /**
+   * Every tenant of the run, with its size (contracts to plan; the largest is taken first) and the
+   * desired-state files that declare it. Empty from a worker that joins a run already begun.
+   */
+  readonly tenants: readonly SharedRunTenant[];
+}
+
+export interface SharedRunTenant {
+  readonly tenant: string;
+  readonly size: number;
+  /** Left out when the worker read only some files (an incremental run): the others then read the whole desired state. */
+  readonly files?: readonly string[];
 }
 
 /** The run as the store keeps it: the first worker's id and start. */
@@ -37,6 +47,8 @@ export type SharedTenantResult = Omit<HistoryTenant, 'tenant' | 'worker'>;
 export interface SharedRunClaim {
   readonly tenant: string;
   readonly size: number;
+  /** The tenant's desired-state files, as the worker that began the run found them; undefined when not recorded. */
+  readonly files: readonly string[] | undefined;
   /** Workers that took this tenant earlier in the run and did not finish it (they died). */
   readonly takenOverFrom: readonly string[];
   /**
@@ -52,17 +64,32 @@ export interface SharedRunClaim {
 
 export type SharedRunNext =
   | { readonly kind: 'claimed'; readonly claim: SharedRunClaim }
-  /** Every tenant left is taken by a worker that is alive: wait, one of them may die. */
+  /** Every tenant left is taken by a worker that is alive, and stayed so while `next` waited: ask again, one of them may die. */
   | { readonly kind: 'wait'; readonly open: number }
   /** Every tenant of the run is done. */
   | { readonly kind: 'finished' };
 
+/**
+ * How a worker begins its part of a run. `begun`: another worker read and validated the whole
+ * desired state and created the run: join it and read only the tenants taken. `first`: no run yet,
+ * and the other workers of the run wait (up to a bound) while this one validates the whole desired
+ * state and joins; `release` lets them go on, after the join, or when the desired state is invalid.
+ */
+export type SharedRunBeginning = { readonly kind: 'begun' } | { readonly kind: 'first'; release(): Promise<void> };
+
 export interface SharedRuns {
+  /**
+   * Whether the run is begun; if not, makes this worker the one that begins it, once the worker
+   * that was (if any) has released. Waits at most `timeoutMs`, or until `signal`: then `first`, as
+   * when every worker validated on its own (joining twice is harmless).
+   */
+  begin(key: string, options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<SharedRunBeginning>;
   /** Creates the run, or joins the run another worker created; adds the tenants it does not have yet. */
   join(start: SharedRunStart): Promise<SharedRunJoined>;
   /**
-   * Takes the largest tenant of the run that no worker has finished and no live worker holds. A
-   * worker running several tenants at once gives each a `lane` (0, 1, ...): one claim per lane at a time.
+   * Takes the largest tenant of the run that no worker has finished and no live worker holds; when
+   * every tenant left is held, waits a while for one to be finished or freed. A worker running
+   * several tenants at once gives each a `lane` (0, 1, ...): one claim per lane at a time.
    */
   next(key: string, worker: string, lane?: number): Promise<SharedRunNext>;
 }

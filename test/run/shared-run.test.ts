@@ -122,12 +122,13 @@ interface Setup {
  * repository whose config names a fresh PostgreSQL database. `latencyMs`: every API request waits
  * that long, so that a tenant takes a while and every worker gets some.
  */
-async function setup(tenants: number, perTenant: number, latencyMs: number): Promise<Setup> {
+async function setup(tenants: number, perTenant: number, latencyMs: number, edit?: (files: Record<string, string>, fleet: Fleet) => void): Promise<Setup> {
   const fleet = createFleet(tenants, perTenant);
   emulator = await startEmulator(fleetSeed(fleet));
   if (latencyMs > 0) await setFaults(emulator, { api: { latencyMs: [latencyMs, latencyMs] } });
   const files = fleetRepoFiles(fleet, emulator, { read: true, rate: '{ requestsPerSecond: 1000, concurrency: 2, maxInFlight: 4 }' });
   files['contract-sync.yaml'] += 'state: { backend: postgres, url: { env: STATE_DB_URL } }\n';
+  edit?.(files, fleet);
   const url = await server!.createDatabase();
   const repo = await createRepo(files);
   cleanups.push(() => repo.cleanup());
@@ -179,6 +180,18 @@ describe('apply --shard auto', () => {
       // Every worker took part (the PATCHes were held until every worker had joined).
       for (const [index, tenants] of taken.entries()) expect(tenants.length, runs[index]!.stdout).toBeGreaterThan(0);
       expectEachPatchedOnce(await patchCounts(), s.fleet);
+      // One worker validated the whole desired state; the others read only the files of the tenants they took.
+      const joinedLines = runs.map((run) => /^shared run \S+: worker \S+ joined .*$/m.exec(run.stdout)?.[0] ?? run.stdout);
+      expect(
+        joinedLines.filter((line) => line.endsWith('; it validated the whole desired state')),
+        joinedLines.join('\n'),
+      ).toHaveLength(1);
+      expect(
+        joinedLines.filter((line) =>
+          line.endsWith('; the worker that began the run validated the whole desired state; this one reads only the tenants it takes'),
+        ),
+        joinedLines.join('\n'),
+      ).toHaveLength(count - 1);
       // All joined the same run.
       const runIds = new Set(runs.map((run) => /^shared run (\S+):/m.exec(run.stdout)?.[1]));
       expect(runIds.size).toBe(1);
@@ -191,6 +204,28 @@ describe('apply --shard auto', () => {
           expect(entries[0]!.tenants.find((entry) => entry.tenant === tenant)).toMatchObject({ worker: `w${index + 1}`, failed: 0 });
       }
       expect(entries[0]!.tenants.reduce((sum, tenant) => sum + tenant.applied, 0)).toBe(changedIds(s.fleet).length);
+    },
+  );
+
+  it(
+    'sends nothing when any tenant has an error in its desired state, though a worker would read only its own tenants: each reports it',
+    { timeout: 120_000 },
+    async () => {
+      let broken = '';
+      const s = await setup(4, 3, 0, (files, fleet) => {
+        broken = fleet.desired.at(-1)!.file;
+        files[broken] += '  broken:\n    Name: [unclosed\n';
+      });
+
+      const runs = await Promise.all(['w1', 'w2'].map((name) => worker(s, name).finished));
+
+      for (const run of runs) {
+        expect(run.code, run.stdout).toBe(1);
+        expect(run.stderr).toContain(broken);
+        expect(run.stdout).not.toMatch(/joined|took tenant/);
+      }
+      expect(patches(await requestLog(emulator!))).toEqual([]);
+      expect(await history(s)).toEqual([]);
     },
   );
 

@@ -22,13 +22,13 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function open(url: string): Promise<{ store: PostgresStateStore; runs: SharedRuns }> {
-  const store = await openPostgresStateStore({ url });
+async function open(url: string, options: { readonly sharedWaitMs?: number } = {}): Promise<{ store: PostgresStateStore; runs: SharedRuns }> {
+  const store = await openPostgresStateStore({ url, ...options });
   opened.push(store);
   return { store, runs: store.sharedRuns! };
 }
 
-function start(runId: string, tenants: Record<string, number>): SharedRunStart {
+function start(runId: string, tenants: Record<string, number>, files: Record<string, string[]> = {}): SharedRunStart {
   return {
     key: 'run-key-1',
     command: 'apply',
@@ -36,7 +36,7 @@ function start(runId: string, tenants: Record<string, number>): SharedRunStart {
     runId,
     startedAt: '2027-01-01T00:00:00.000Z',
     startedBy: {},
-    tenants: Object.entries(tenants).map(([tenant, size]) => ({ tenant, size })),
+    tenants: Object.entries(tenants).map(([tenant, size]) => ({ tenant, size, ...(files[tenant] ? { files: files[tenant] } : {}) })),
   };
 }
 
@@ -153,14 +153,108 @@ describe('PostgreSQL shared runs', () => {
   });
 });
 
+/** Until some session of the database waits for a lock (a worker waiting on another's claim or beginning). */
+async function someoneWaits(url: string): Promise<void> {
+  const database = new URL(url).pathname.slice(1);
+  for (let tries = 0; tries < 200; tries += 1) {
+    const { rows } = await server.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = '${database}' AND wait_event_type = 'Lock'`);
+    if (rows[0].n > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('no session waited for a lock');
+}
+
+describe('PostgreSQL shared runs: waiting for other workers', () => {
+  it('a worker with nothing left to take sees the run end the moment the last held tenant is finished', { timeout: 30_000 }, async () => {
+    const url = await server.createDatabase();
+    const a = await open(url);
+    // It would wait a minute before answering `wait`: an answer now is the finish waking it.
+    const b = await open(url, { sharedWaitMs: 60_000 });
+    await a.runs.join(start('run-a', { only: 1 }));
+    const taken = await a.runs.next('run-key-1', 'A');
+    if (taken.kind !== 'claimed') throw new Error(taken.kind);
+
+    const waiting = b.runs.next('run-key-1', 'B');
+    await someoneWaits(url);
+    await taken.claim.finish({ changed: 1, applied: 1, failed: 0 });
+
+    expect(await waiting).toEqual({ kind: 'finished' });
+  });
+
+  it('takes a held tenant over the moment its worker dies', { timeout: 30_000 }, async () => {
+    const url = await server.createDatabase();
+    const dying = await open(url);
+    const waiter = await open(url, { sharedWaitMs: 60_000 });
+    await dying.runs.join(start('run-a', { only: 2 }));
+    expect((await dying.runs.next('run-key-1', 'dying')).kind).toBe('claimed');
+
+    const waiting = waiter.runs.next('run-key-1', 'waiter');
+    await someoneWaits(url);
+    await server.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'idle in transaction'", new URL(url).pathname.slice(1));
+
+    const next = await waiting;
+    expect(next.kind === 'claimed' && [next.claim.tenant, next.claim.takenOverFrom]).toEqual(['only', ['dying']]);
+  });
+
+  it('lets one worker begin a run while the others wait, then hands them the run and each tenant its files', { timeout: 30_000 }, async () => {
+    const url = await server.createDatabase();
+    const a = await open(url);
+    const b = await open(url);
+    const first = await a.runs.begin('run-key-1', { timeoutMs: 60_000 });
+    if (first.kind !== 'first') throw new Error(first.kind);
+
+    let answered = false;
+    const second = b.runs.begin('run-key-1', { timeoutMs: 60_000 }).then((beginning) => ((answered = true), beginning));
+    await someoneWaits(url);
+    expect(answered).toBe(false);
+    await a.runs.join(start('run-a', { big: 5, small: 1 }, { big: ['contracts/big-1.yaml', 'contracts/big-2.yaml'], small: ['contracts/small.yaml'] }));
+    await first.release();
+
+    expect(await second).toEqual({ kind: 'begun' });
+    // A worker that comes later finds the run begun without waiting.
+    expect(await b.runs.begin('run-key-1', { timeoutMs: 1 })).toEqual({ kind: 'begun' });
+    const taken = await b.runs.next('run-key-1', 'B');
+    expect(taken.kind === 'claimed' && [taken.claim.tenant, taken.claim.files]).toEqual(['big', ['contracts/big-1.yaml', 'contracts/big-2.yaml']]);
+  });
+
+  it('gives the beginning to a waiting worker when the first dies before joining, or has kept it waiting too long', { timeout: 30_000 }, async () => {
+    const url = await server.createDatabase();
+    const dying = await open(url);
+    const patient = await open(url);
+    const hasty = await open(url);
+    expect((await dying.runs.begin('run-key-1', { timeoutMs: 60_000 })).kind).toBe('first');
+
+    // Waited its bound: it validates on its own, as every worker may.
+    expect((await hasty.runs.begin('run-key-1', { timeoutMs: 200 })).kind).toBe('first');
+    const waiting = patient.runs.begin('run-key-1', { timeoutMs: 60_000 });
+    await someoneWaits(url);
+    await server.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'idle' AND query LIKE '%shared-run-begin%'",
+      new URL(url).pathname.slice(1),
+    );
+
+    const beginning = await waiting;
+    expect(beginning.kind).toBe('first');
+    if (beginning.kind === 'first') await beginning.release();
+  });
+});
+
 describe('the shared run key', () => {
-  const base = { command: 'apply' as const, commit: 'a'.repeat(40), tenants: ['acme', 'globex'], selection: {}, options: { scope: 'incremental' }, env: {} };
+  const base = {
+    command: 'apply' as const,
+    commit: 'a'.repeat(40),
+    tenants: ['acme', 'globex'],
+    selection: {},
+    options: { scope: 'incremental' },
+    env: {},
+    validatedWith: 'v1',
+  };
 
   it('is the same for the same run, whatever the order of tenants or options', () => {
     expect(sharedRunKey(base)).toBe(sharedRunKey({ ...base, tenants: ['globex', 'acme'], options: { scope: 'incremental' } }));
   });
 
-  it('differs for another commit, command, selection, option or CI run', () => {
+  it('differs for another commit, command, selection, option, CI run, or config or contract-sync version', () => {
     const keys = [
       sharedRunKey(base),
       sharedRunKey({ ...base, commit: 'b'.repeat(40) }),
@@ -171,6 +265,7 @@ describe('the shared run key', () => {
       sharedRunKey({ ...base, env: { GITHUB_RUN_ID: '7', GITHUB_RUN_ATTEMPT: '2' } }),
       sharedRunKey({ ...base, env: { CI_PIPELINE_ID: '7' } }),
       sharedRunKey({ ...base, env: { CONTRACT_SYNC_RUN: 'nightly-1' } }),
+      sharedRunKey({ ...base, validatedWith: 'v2' }),
     ];
     expect(new Set(keys).size).toBe(keys.length);
   });

@@ -10,7 +10,8 @@
  *   lock_fences     one row per tenant ever locked: the generation of its latest lock, the fencing
  *                   token a lock holder's writes carry (version 2)
  *   shared_runs         one row per shared run (`--shard auto`): its key, id, command, commit (version 3)
- *   shared_run_tenants  one row per tenant of a shared run: its size, and once done, who did it and how
+ *   shared_run_tenants  one row per tenant of a shared run: its size, its desired-state files (version
+ *                       4), and once done, who did it and how
  *   shared_run_claims   one row per time a worker took a tenant: who took it over from whom
  *
  * Timestamps the engine hands over as ISO strings are stored as text, so that a record reads back
@@ -19,7 +20,7 @@
 import type { PoolClient } from 'pg';
 
 /** The version of the tables this binary creates and reads. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** Migration N takes the tables from version N - 1 to N. `s` is the quoted schema name. */
 const MIGRATIONS: readonly ((s: string) => string)[] = [
@@ -90,6 +91,9 @@ const MIGRATIONS: readonly ((s: string) => string)[] = [
       claimed_at timestamptz NOT NULL DEFAULT clock_timestamp()
     );
     CREATE INDEX ON ${s}.shared_run_claims (run_key, tenant);`,
+  // 4: a shared run's tenants name their desired-state files: a worker joining a run whose first
+  // worker validated the whole desired state reads only the files of the tenants it takes.
+  (s) => `ALTER TABLE ${s}.shared_run_tenants ADD COLUMN files jsonb;`,
 ];
 
 // One key for every migration of every schema: migrations are rare and short.

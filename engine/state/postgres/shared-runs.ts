@@ -1,10 +1,16 @@
 /**
  * Shared runs on PostgreSQL (`--shard auto`, engine/state/shared-run.ts): workers that know
- * nothing of each other share one run through three tables (schema.ts, version 3).
+ * nothing of each other share one run through three tables (schema.ts, versions 3 and 4).
  *
  * - A run is a row of `shared_runs` keyed by what every worker computes alike (the command, the
  *   commit, the selection); each worker inserts it and its tenants with ON CONFLICT DO NOTHING,
  *   so the first one's id and sizes are the run's.
+ * - The worker that finds no run begins it: holding a session advisory lock of the run, it reads
+ *   and validates the whole desired state, then inserts the run and its tenants, each with its size
+ *   and files. The others wait for that lock, find the run, and read only the files of the tenants
+ *   they take: the whole desired state is validated once per run, not once per worker. The lock
+ *   only saves work: a worker that waited too long validates on its own, and a second join changes
+ *   nothing.
  * - A worker takes a tenant with `SELECT ... FOR UPDATE SKIP LOCKED`, largest first, on a claim
  *   session of its own, and keeps that transaction open while it works on the tenant. The row lock
  *   is the claim: the other workers skip the row; the claim ends with the COMMIT that marks the
@@ -23,7 +29,7 @@
 import { hostname } from 'node:os';
 import type pg from 'pg';
 import { checkHistoryEntry, type HistoryCommand, type HistoryTenant, type RunHistoryEntry, type StartedBy } from '../history.ts';
-import type { SharedRunClaim, SharedRunJoined, SharedRunNext, SharedRunStart, SharedRuns, SharedTenantResult } from '../shared-run.ts';
+import type { SharedRunBeginning, SharedRunClaim, SharedRunJoined, SharedRunNext, SharedRunStart, SharedRuns, SharedTenantResult } from '../shared-run.ts';
 
 export interface SharedRunDeps {
   /** A new connection: the claim session. */
@@ -32,6 +38,8 @@ export interface SharedRunDeps {
   /** The quoted schema name. */
   readonly s: string;
   readonly now: () => number;
+  /** How long `next` waits on tenants other workers hold before it answers `wait` (default 1 s). */
+  readonly waitForHeldMs?: number;
 }
 
 export interface SharedRunManager extends SharedRuns {
@@ -39,12 +47,23 @@ export interface SharedRunManager extends SharedRuns {
   close(): Promise<void>;
 }
 
+/** The tenant a worker takes next: the largest not done. */
+function nextTenantSql(s: string): string {
+  return `SELECT tenant, size, files FROM ${s}.shared_run_tenants WHERE run_key = $1 AND done_at IS NULL ORDER BY size DESC, tenant COLLATE "C" LIMIT 1`;
+}
+
+const WAIT_FOR_HELD_MS = 1000;
+
+/** SQLSTATE lock_not_available: a lock_timeout ran out. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
 /** Shared runs not touched for this long are forgotten when a run starts (their history entry stays). */
 const KEEP_RUNS = "interval '30 days'";
 
 interface TenantRow {
   tenant: string;
   size: number;
+  files: string[] | null;
 }
 
 interface DoneRow {
@@ -134,6 +153,7 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
     return {
       tenant: row.tenant,
       size: row.size,
+      files: row.files ?? undefined,
       takenOverFrom,
       async finish(result) {
         if (ended) throw new TypeError(`the claim of tenant ${row.tenant} has ended`);
@@ -176,7 +196,46 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
     };
   }
 
+  async function begun(key: string): Promise<boolean> {
+    return (await deps.query(`SELECT 1 FROM ${s}.shared_runs WHERE run_key = $1`, [key])).rowCount === 1;
+  }
+
   return {
+    async begin(key, options): Promise<SharedRunBeginning> {
+      if (await begun(key)) return { kind: 'begun' };
+      // The worker that begins the run holds this lock on a session of its own until it has joined
+      // (or found the desired state invalid); the others wait on it. Its death ends the session.
+      const client = await deps.connect();
+      // Its end is harmless: the lock goes with it, and a waiting worker begins the run in its stead.
+      client.on('error', () => undefined);
+      let ended = false;
+      async function release(): Promise<void> {
+        if (ended) return;
+        ended = true;
+        await client.end().catch(() => undefined);
+      }
+      function stop(): void {
+        void release();
+      }
+      options.signal?.addEventListener('abort', stop, { once: true });
+      try {
+        await client.query(`SET lock_timeout = ${Math.max(1, Math.ceil(options.timeoutMs))}`);
+        await client.query("SELECT pg_advisory_lock(hashtextextended('contract-sync:shared-run-begin:' || $1, 0))", [key]);
+      } catch (error) {
+        await release();
+        // Waited long enough, or stopped: this worker validates on its own, as every worker may.
+        if (options.signal?.aborted || (error as { code?: unknown }).code === LOCK_NOT_AVAILABLE || isConnectionLoss(error)) return { kind: 'first', release };
+        throw error;
+      } finally {
+        options.signal?.removeEventListener('abort', stop);
+      }
+      if (await begun(key)) {
+        await release();
+        return { kind: 'begun' };
+      }
+      return { kind: 'first', release };
+    },
+
     async join(start: SharedRunStart): Promise<SharedRunJoined> {
       await deps.query(`DELETE FROM ${s}.shared_runs WHERE created_at < now() - ${KEEP_RUNS}`, []);
       await deps.query(
@@ -184,8 +243,14 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
         [start.key, start.runId, start.command, start.commit, start.startedAt, JSON.stringify(start.startedBy)],
       );
       await deps.query(
-        `INSERT INTO ${s}.shared_run_tenants (run_key, tenant, size) SELECT $1, t.tenant, t.size FROM unnest($2::text[], $3::integer[]) AS t(tenant, size) ON CONFLICT DO NOTHING`,
-        [start.key, start.tenants.map((tenant) => tenant.tenant), start.tenants.map((tenant) => tenant.size)],
+        `INSERT INTO ${s}.shared_run_tenants (run_key, tenant, size, files)
+           SELECT $1, t.tenant, t.size, t.files::jsonb FROM unnest($2::text[], $3::integer[], $4::text[]) AS t(tenant, size, files) ON CONFLICT DO NOTHING`,
+        [
+          start.key,
+          start.tenants.map((tenant) => tenant.tenant),
+          start.tenants.map((tenant) => tenant.size),
+          start.tenants.map((tenant) => JSON.stringify(tenant.files)),
+        ],
       );
       const run = (await deps.query<{ run_id: string; started_at: string }>(`SELECT run_id, started_at FROM ${s}.shared_runs WHERE run_key = $1`, [start.key]))
         .rows[0]!;
@@ -205,16 +270,19 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
       await client.query('BEGIN');
       let row: TenantRow | undefined;
       try {
-        row = (
-          await client.query<TenantRow>(
-            `SELECT tenant, size FROM ${s}.shared_run_tenants WHERE run_key = $1 AND done_at IS NULL
-              ORDER BY size DESC, tenant COLLATE "C" LIMIT 1 FOR UPDATE SKIP LOCKED`,
-            [key],
-          )
-        ).rows[0];
+        row = (await client.query<TenantRow>(`${nextTenantSql(s)} FOR UPDATE SKIP LOCKED`, [key])).rows[0];
+        if (row === undefined) {
+          // Every tenant left is held. Wait on the held rows in turn: a row whose claim commits done
+          // is passed over at once, and one whose worker died (or gave it up) is taken over. So the
+          // run's end, or a takeover, is seen the moment it happens, not at the next poll.
+          await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(deps.waitForHeldMs ?? WAIT_FOR_HELD_MS))}`);
+          row = (await client.query<TenantRow>(`${nextTenantSql(s)} FOR UPDATE`, [key])).rows[0];
+        }
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
+        if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw error;
+        }
       }
       if (row === undefined) {
         await client.query('ROLLBACK');

@@ -52,6 +52,8 @@ export interface PostgresStateStoreOptions {
   /** How often a held lock's session is probed, and how long an answer may take (advisory-lock.ts). */
   readonly lockProbeIntervalMs?: number;
   readonly lockProbeTimeoutMs?: number;
+  /** How long a shared run's worker waits on tenants other workers hold before `next` answers `wait` (shared-runs.ts; default 1 s). */
+  readonly sharedWaitMs?: number;
 }
 
 export interface PostgresStateStore extends StateStore {
@@ -183,8 +185,10 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
     query: (sql, values) => pool.query(sql, values),
     s,
     now: options.now ?? systemClock.now,
+    ...(options.sharedWaitMs === undefined ? {} : { waitForHeldMs: options.sharedWaitMs }),
   });
   const sharedRuns: SharedRuns = {
+    begin: (key, beginning) => guard('write to', () => shared.begin(key, beginning)),
     join: (start) => guard('write to', () => shared.join(start)),
     async next(key, worker, lane) {
       const next = await guard('write to', () => shared.next(key, worker, lane));
