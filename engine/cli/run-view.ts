@@ -89,7 +89,7 @@ export function describeSharedEvent(event: SharedRunEvent): string {
     const validated =
       event.validated === 'here'
         ? 'it validated the whole desired state'
-        : 'the worker that began the run validated the whole desired state; this one reads only the tenants it takes';
+        : 'a worker that joined before validated the whole desired state; this one reads only the tenants it takes';
     return `shared run ${event.runId}: worker ${event.worker} joined (${event.tenants} tenant${event.tenants === 1 ? '' : 's'}, ${event.done} done); ${validated}`;
   }
   if (event.kind === 'lost')

@@ -460,15 +460,15 @@ interface SharedReading {
 }
 
 /**
- * Joins a shared apply. The worker that begins the run reads and validates the whole desired state
- * (a run with an error anywhere sends nothing) while the run's other workers wait, then joins with
- * the tenants' sizes and files; the others then read only the files of the tenants they take.
+ * Joins a shared apply. A worker that finds the run begun reads only the files of each tenant it
+ * takes: the worker that began it read and validated the whole desired state first (a run with an
+ * error anywhere is never begun, so sends nothing). Otherwise it reads and validates the whole
+ * desired state itself, then joins with the tenants' sizes and files.
  */
 async function joinSharedApply(
   opening: SharedOpening,
   opened: OpenedInput,
   scopes: ReadonlyMap<string, TenantScope> | undefined,
-  request: ApplyRequest,
 ): Promise<SharedReading | RunInvalid> {
   let whole: Promise<RunInput> | undefined;
   async function wholeInput(): Promise<RunInput> {
@@ -480,19 +480,11 @@ async function joinSharedApply(
     const input = await wholeInput();
     return desiredProblems(input) ?? inputOfTenant(input, tenant);
   }
-  const beginning = await opening.runs.begin(opening.start.key, {
-    timeoutMs: request.lockTimeoutMs,
-    ...(opening.effects.signal ? { signal: opening.effects.signal } : {}),
-  });
-  if (beginning.kind === 'begun') return { joined: await opening.runs.join(opening.start), validated: 'by-first-worker', inputOf };
-  try {
-    const input = await wholeInput();
-    const invalid = desiredProblems(input);
-    if (invalid) return invalid;
-    return { joined: await opening.runs.join({ ...opening.start, tenants: sharedTenantsOf(opened, input) }), validated: 'here', inputOf };
-  } finally {
-    await beginning.release();
-  }
+  if (await opening.runs.begun(opening.start.key)) return { joined: await opening.runs.join(opening.start), validated: 'by-first-worker', inputOf };
+  const input = await wholeInput();
+  const invalid = desiredProblems(input);
+  if (invalid) return invalid;
+  return { joined: await opening.runs.join({ ...opening.start, tenants: sharedTenantsOf(opened, input) }), validated: 'here', inputOf };
 }
 
 /**
@@ -510,7 +502,7 @@ async function applyShared(
   const options = { scope: request.scope, known: request.known ?? 'default', removals: request.removals };
   const opening = await openSharedRun('apply', options, opened, effects, store);
   if ('kind' in opening) return opening;
-  const reading = await joinSharedApply(opening, opened, scopes, request);
+  const reading = await joinSharedApply(opening, opened, scopes);
   if ('kind' in reading) return reading;
   effects.onEvent?.({ type: 'input' });
   const { startedAt, inFlight } = opening;

@@ -71,7 +71,7 @@ export type SharedRunEvent =
       readonly worker: string;
       readonly tenants: number;
       readonly done: number;
-      /** `here`: this worker validated the whole desired state; `by-first-worker`: the worker that began the run did, and this one reads only the tenants it takes. */
+      /** `here`: this worker validated the whole desired state; `by-first-worker`: a worker that joined before it did, and this one reads only the tenants it takes. */
       readonly validated: 'here' | 'by-first-worker';
     }
   | { readonly kind: 'took'; readonly worker: string; readonly tenant: string; readonly size: number; readonly takenOverFrom: readonly string[] }

@@ -69,21 +69,12 @@ export type SharedRunNext =
   /** Every tenant of the run is done. */
   | { readonly kind: 'finished' };
 
-/**
- * How a worker begins its part of a run. `begun`: another worker read and validated the whole
- * desired state and created the run: join it and read only the tenants taken. `first`: no run yet,
- * and the other workers of the run wait (up to a bound) while this one validates the whole desired
- * state and joins; `release` lets them go on, after the join, or when the desired state is invalid.
- */
-export type SharedRunBeginning = { readonly kind: 'begun' } | { readonly kind: 'first'; release(): Promise<void> };
-
 export interface SharedRuns {
   /**
-   * Whether the run is begun; if not, makes this worker the one that begins it, once the worker
-   * that was (if any) has released. Waits at most `timeoutMs`, or until `signal`: then `first`, as
-   * when every worker validated on its own (joining twice is harmless).
+   * Whether a worker has joined the run: it read and validated the whole desired state first, and a
+   * worker joining after it reads only the tenants it takes.
    */
-  begin(key: string, options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<SharedRunBeginning>;
+  begun(key: string): Promise<boolean>;
   /** Creates the run, or joins the run another worker created; adds the tenants it does not have yet. */
   join(start: SharedRunStart): Promise<SharedRunJoined>;
   /**

@@ -14,7 +14,7 @@ import { startEmulator, type Emulator, type RequestLogEntry } from '../../emulat
 import type { RunHistoryEntry } from '../../engine/state/history.ts';
 import { createRepo, type TestRepo } from '../git/helpers.ts';
 import { cleanupsAfterEach } from '../helpers/cleanups.ts';
-import { createFleet, fleetRepoFiles, fleetSeed, requestLog, setFaults, type Fleet } from '../helpers/fleet.ts';
+import { createFleet, fleetRepoFiles, fleetSeed, liveContract, requestLog, setFaults, type Fleet } from '../helpers/fleet.ts';
 import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/contract-sync-dev.js', import.meta.url));
@@ -180,18 +180,6 @@ describe('apply --shard auto', () => {
       // Every worker took part (the PATCHes were held until every worker had joined).
       for (const [index, tenants] of taken.entries()) expect(tenants.length, runs[index]!.stdout).toBeGreaterThan(0);
       expectEachPatchedOnce(await patchCounts(), s.fleet);
-      // One worker validated the whole desired state; the others read only the files of the tenants they took.
-      const joinedLines = runs.map((run) => /^shared run \S+: worker \S+ joined .*$/m.exec(run.stdout)?.[0] ?? run.stdout);
-      expect(
-        joinedLines.filter((line) => line.endsWith('; it validated the whole desired state')),
-        joinedLines.join('\n'),
-      ).toHaveLength(1);
-      expect(
-        joinedLines.filter((line) =>
-          line.endsWith('; the worker that began the run validated the whole desired state; this one reads only the tenants it takes'),
-        ),
-        joinedLines.join('\n'),
-      ).toHaveLength(count - 1);
       // All joined the same run.
       const runIds = new Set(runs.map((run) => /^shared run (\S+):/m.exec(run.stdout)?.[1]));
       expect(runIds.size).toBe(1);
@@ -208,26 +196,51 @@ describe('apply --shard auto', () => {
   );
 
   it(
-    'sends nothing when any tenant has an error in its desired state, though a worker would read only its own tenants: each reports it',
+    'a worker that joins a begun run reads only the files of the tenants it takes, and applies them as the first worker would',
     { timeout: 120_000 },
     async () => {
-      let broken = '';
-      const s = await setup(4, 3, 0, (files, fleet) => {
-        broken = fleet.desired.at(-1)!.file;
-        files[broken] += '  broken:\n    Name: [unclosed\n';
-      });
+      const s = await setup(6, 12, 40);
+      // The first worker's PATCHes are held until the second has joined: it takes three tenants (its lanes), the second the others.
+      await setFaults(emulator!, { api: { latencyMs: [HOLD_MS, HOLD_MS] } });
+      const first = worker(s, 'first');
+      while (!/^shared run \S+: worker first joined/m.test(first.stdout())) await delay(50);
+      const joining = worker(s, 'joining');
+      while (!/^shared run \S+: worker joining joined/m.test(joining.stdout())) await delay(50);
+      await setFaults(emulator!, { api: { latencyMs: [40, 40] } });
+      const runs = await Promise.all([first.finished, joining.finished]);
 
-      const runs = await Promise.all(['w1', 'w2'].map((name) => worker(s, name).finished));
-
-      for (const run of runs) {
-        expect(run.code, run.stdout).toBe(1);
-        expect(run.stderr).toContain(broken);
-        expect(run.stdout).not.toMatch(/joined|took tenant/);
+      for (const run of runs) expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+      expect(runs[0]!.stdout).toMatch(/^shared run \S+: worker first joined \(6 tenants, 0 done\); it validated the whole desired state$/m);
+      expect(runs[1]!.stdout).toMatch(
+        /^shared run \S+: worker joining joined \(6 tenants, 0 done\); a worker that joined before validated the whole desired state; this one reads only the tenants it takes$/m,
+      );
+      const taken = tenantsTaken(runs[1]!.stdout);
+      expect(taken.length).toBeGreaterThan(0);
+      expectEachPatchedOnce(await patchCounts(), s.fleet);
+      for (const set of s.fleet.desired.filter((candidate) => taken.includes(candidate.tenant))) {
+        for (const contract of set.contracts) expect((await liveContract(emulator!, set.tenant, contract.id)).Name).toBe(contract.fields.Name);
       }
-      expect(patches(await requestLog(emulator!))).toEqual([]);
-      expect(await history(s)).toEqual([]);
+      expect((await history(s))[0]!.tenants.filter((tenant) => tenant.worker === 'joining').map((tenant) => tenant.tenant)).toEqual([...taken].sort());
     },
   );
+
+  it('sends nothing when any tenant has an error in its desired state: no run is begun, and every worker reports it', { timeout: 120_000 }, async () => {
+    let broken = '';
+    const s = await setup(4, 3, 0, (files, fleet) => {
+      broken = fleet.desired.at(-1)!.file;
+      files[broken] += '  broken:\n    Name: [unclosed\n';
+    });
+
+    const runs = await Promise.all(['w1', 'w2'].map((name) => worker(s, name).finished));
+
+    for (const run of runs) {
+      expect(run.code, run.stdout).toBe(1);
+      expect(run.stderr).toContain(broken);
+      expect(run.stdout).not.toMatch(/joined|took tenant/);
+    }
+    expect(patches(await requestLog(emulator!))).toEqual([]);
+    expect(await history(s)).toEqual([]);
+  });
 
   it('takes the largest tenant first', { timeout: 120_000 }, async () => {
     const s = await setup(4, 6, 0);

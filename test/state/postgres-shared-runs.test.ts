@@ -196,46 +196,22 @@ describe('PostgreSQL shared runs: waiting for other workers', () => {
     expect(next.kind === 'claimed' && [next.claim.tenant, next.claim.takenOverFrom]).toEqual(['only', ['dying']]);
   });
 
-  it('lets one worker begin a run while the others wait, then hands them the run and each tenant its files', { timeout: 30_000 }, async () => {
+  it('says a run is begun once a worker has joined it, and hands each tenant out with the files the first worker found', async () => {
     const url = await server.createDatabase();
     const a = await open(url);
     const b = await open(url);
-    const first = await a.runs.begin('run-key-1', { timeoutMs: 60_000 });
-    if (first.kind !== 'first') throw new Error(first.kind);
-
-    let answered = false;
-    const second = b.runs.begin('run-key-1', { timeoutMs: 60_000 }).then((beginning) => ((answered = true), beginning));
-    await someoneWaits(url);
-    expect(answered).toBe(false);
+    expect(await b.runs.begun('run-key-1')).toBe(false);
     await a.runs.join(start('run-a', { big: 5, small: 1 }, { big: ['contracts/big-1.yaml', 'contracts/big-2.yaml'], small: ['contracts/small.yaml'] }));
-    await first.release();
 
-    expect(await second).toEqual({ kind: 'begun' });
-    // A worker that comes later finds the run begun without waiting.
-    expect(await b.runs.begin('run-key-1', { timeoutMs: 1 })).toEqual({ kind: 'begun' });
-    const taken = await b.runs.next('run-key-1', 'B');
-    expect(taken.kind === 'claimed' && [taken.claim.tenant, taken.claim.files]).toEqual(['big', ['contracts/big-1.yaml', 'contracts/big-2.yaml']]);
-  });
-
-  it('gives the beginning to a waiting worker when the first dies before joining, or has kept it waiting too long', { timeout: 30_000 }, async () => {
-    const url = await server.createDatabase();
-    const dying = await open(url);
-    const patient = await open(url);
-    const hasty = await open(url);
-    expect((await dying.runs.begin('run-key-1', { timeoutMs: 60_000 })).kind).toBe('first');
-
-    // Waited its bound: it validates on its own, as every worker may.
-    expect((await hasty.runs.begin('run-key-1', { timeoutMs: 200 })).kind).toBe('first');
-    const waiting = patient.runs.begin('run-key-1', { timeoutMs: 60_000 });
-    await someoneWaits(url);
-    await server.query(
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'idle' AND query LIKE '%shared-run-begin%'",
-      new URL(url).pathname.slice(1),
-    );
-
-    const beginning = await waiting;
-    expect(beginning.kind).toBe('first');
-    if (beginning.kind === 'first') await beginning.release();
+    expect(await b.runs.begun('run-key-1')).toBe(true);
+    // A worker joining a begun run brings no tenants of its own: the run's stay.
+    expect(await b.runs.join({ ...start('run-b', {}), key: 'run-key-1' })).toMatchObject({ runId: 'run-a', tenants: 2, done: 0 });
+    const big = await b.runs.next('run-key-1', 'B', 0);
+    const small = await b.runs.next('run-key-1', 'B', 1);
+    expect([big, small].map((next) => next.kind === 'claimed' && [next.claim.tenant, next.claim.files])).toEqual([
+      ['big', ['contracts/big-1.yaml', 'contracts/big-2.yaml']],
+      ['small', ['contracts/small.yaml']],
+    ]);
   });
 });
 

@@ -5,12 +5,9 @@
  * - A run is a row of `shared_runs` keyed by what every worker computes alike (the command, the
  *   commit, the selection); each worker inserts it and its tenants with ON CONFLICT DO NOTHING,
  *   so the first one's id and sizes are the run's.
- * - The worker that finds no run begins it: holding a session advisory lock of the run, it reads
- *   and validates the whole desired state, then inserts the run and its tenants, each with its size
- *   and files. The others wait for that lock, find the run, and read only the files of the tenants
- *   they take: the whole desired state is validated once per run, not once per worker. The lock
- *   only saves work: a worker that waited too long validates on its own, and a second join changes
- *   nothing.
+ * - A worker inserts the run only after it has read and validated the whole desired state, with
+ *   each tenant's files: a worker that finds the run there already reads only the files of the
+ *   tenants it takes.
  * - A worker takes a tenant with `SELECT ... FOR UPDATE SKIP LOCKED`, largest first, on a claim
  *   session of its own, and keeps that transaction open while it works on the tenant. The row lock
  *   is the claim: the other workers skip the row; the claim ends with the COMMIT that marks the
@@ -18,6 +15,9 @@
  *   killed, or whose machine vanished, loses its session and its row locks (within the keepalive
  *   below), and the next worker asking takes the tenant over in the same run. What it sends then
  *   is planned from what the state store recorded under the tenant's lock.
+ * - A worker with nothing left to take waits on the held rows (`FOR UPDATE` without SKIP LOCKED,
+ *   under a short lock_timeout): it passes a row over the moment its claim commits it done, and
+ *   takes it over the moment its worker's session ends, so it sees the run's end at once.
  * - The run's history entry (run_history) is written in the transaction that marks a tenant
  *   done, under a transaction advisory lock of the run, from every tenant done: the last worker to
  *   finish writes the run whole, once, with every tenant and the worker that did it.
@@ -29,7 +29,7 @@
 import { hostname } from 'node:os';
 import type pg from 'pg';
 import { checkHistoryEntry, type HistoryCommand, type HistoryTenant, type RunHistoryEntry, type StartedBy } from '../history.ts';
-import type { SharedRunBeginning, SharedRunClaim, SharedRunJoined, SharedRunNext, SharedRunStart, SharedRuns, SharedTenantResult } from '../shared-run.ts';
+import type { SharedRunClaim, SharedRunJoined, SharedRunNext, SharedRunStart, SharedRuns, SharedTenantResult } from '../shared-run.ts';
 
 export interface SharedRunDeps {
   /** A new connection: the claim session. */
@@ -201,40 +201,7 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
   }
 
   return {
-    async begin(key, options): Promise<SharedRunBeginning> {
-      if (await begun(key)) return { kind: 'begun' };
-      // The worker that begins the run holds this lock on a session of its own until it has joined
-      // (or found the desired state invalid); the others wait on it. Its death ends the session.
-      const client = await deps.connect();
-      // Its end is harmless: the lock goes with it, and a waiting worker begins the run in its stead.
-      client.on('error', () => undefined);
-      let ended = false;
-      async function release(): Promise<void> {
-        if (ended) return;
-        ended = true;
-        await client.end().catch(() => undefined);
-      }
-      function stop(): void {
-        void release();
-      }
-      options.signal?.addEventListener('abort', stop, { once: true });
-      try {
-        await client.query(`SET lock_timeout = ${Math.max(1, Math.ceil(options.timeoutMs))}`);
-        await client.query("SELECT pg_advisory_lock(hashtextextended('contract-sync:shared-run-begin:' || $1, 0))", [key]);
-      } catch (error) {
-        await release();
-        // Waited long enough, or stopped: this worker validates on its own, as every worker may.
-        if (options.signal?.aborted || (error as { code?: unknown }).code === LOCK_NOT_AVAILABLE || isConnectionLoss(error)) return { kind: 'first', release };
-        throw error;
-      } finally {
-        options.signal?.removeEventListener('abort', stop);
-      }
-      if (await begun(key)) {
-        await release();
-        return { kind: 'begun' };
-      }
-      return { kind: 'first', release };
-    },
+    begun,
 
     async join(start: SharedRunStart): Promise<SharedRunJoined> {
       await deps.query(`DELETE FROM ${s}.shared_runs WHERE created_at < now() - ${KEEP_RUNS}`, []);

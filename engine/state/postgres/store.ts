@@ -188,7 +188,7 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
     ...(options.sharedWaitMs === undefined ? {} : { waitForHeldMs: options.sharedWaitMs }),
   });
   const sharedRuns: SharedRuns = {
-    begin: (key, beginning) => guard('write to', () => shared.begin(key, beginning)),
+    begun: (key) => guard('read', () => shared.begun(key)),
     join: (start) => guard('write to', () => shared.join(start)),
     async next(key, worker, lane) {
       const next = await guard('write to', () => shared.next(key, worker, lane));
