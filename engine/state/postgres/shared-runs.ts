@@ -205,15 +205,21 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
 
     async join(start: SharedRunStart): Promise<SharedRunJoined> {
       await deps.query(`DELETE FROM ${s}.shared_runs WHERE created_at < now() - ${KEEP_RUNS}`, []);
+      // The run and its tenants in one statement: a run that is there has its tenants (workers
+      // that find it begun bring none).
       await deps.query(
-        `INSERT INTO ${s}.shared_runs (run_key, run_id, command, commit, started_at, started_by) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_key) DO NOTHING`,
-        [start.key, start.runId, start.command, start.commit, start.startedAt, JSON.stringify(start.startedBy)],
-      );
-      await deps.query(
-        `INSERT INTO ${s}.shared_run_tenants (run_key, tenant, size, files)
-           SELECT $1, t.tenant, t.size, t.files::jsonb FROM unnest($2::text[], $3::integer[], $4::text[]) AS t(tenant, size, files) ON CONFLICT DO NOTHING`,
+        `WITH run AS (
+           INSERT INTO ${s}.shared_runs (run_key, run_id, command, commit, started_at, started_by) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_key) DO NOTHING
+         )
+         INSERT INTO ${s}.shared_run_tenants (run_key, tenant, size, files)
+           SELECT $1, t.tenant, t.size, t.files::jsonb FROM unnest($7::text[], $8::integer[], $9::text[]) AS t(tenant, size, files) ON CONFLICT DO NOTHING`,
         [
           start.key,
+          start.runId,
+          start.command,
+          start.commit,
+          start.startedAt,
+          JSON.stringify(start.startedBy),
           start.tenants.map((tenant) => tenant.tenant),
           start.tenants.map((tenant) => tenant.size),
           start.tenants.map((tenant) => JSON.stringify(tenant.files)),
