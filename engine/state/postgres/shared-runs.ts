@@ -48,8 +48,8 @@ export interface SharedRunManager extends SharedRuns {
 }
 
 /** The tenant a worker takes next: the largest not done. */
-function nextTenantSql(s: string): string {
-  return `SELECT tenant, size, files FROM ${s}.shared_run_tenants WHERE run_key = $1 AND done_at IS NULL ORDER BY size DESC, tenant COLLATE "C" LIMIT 1`;
+function nextTenantSql(schema: string): string {
+  return `SELECT tenant, size, files FROM ${schema}.shared_run_tenants WHERE run_key = $1 AND done_at IS NULL ORDER BY size DESC, tenant COLLATE "C" LIMIT 1`;
 }
 
 const WAIT_FOR_HELD_MS = 1000;
@@ -88,6 +88,7 @@ export function defaultWorkerName(): string {
 
 export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
   const { s } = deps;
+  const nextTenant = nextTenantSql(deps.s);
   // One claim session per lane: a lane's open claim is its session's open transaction.
   const lanes = new Map<number, Lane>();
   // Claim sessions the server or the network ended: their row locks, the claims, are gone.
@@ -243,13 +244,13 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
       await client.query('BEGIN');
       let row: TenantRow | undefined;
       try {
-        row = (await client.query<TenantRow>(`${nextTenantSql(s)} FOR UPDATE SKIP LOCKED`, [key])).rows[0];
+        row = (await client.query<TenantRow>(`${nextTenant} FOR UPDATE SKIP LOCKED`, [key])).rows[0];
         if (row === undefined) {
           // Every tenant left is held. Wait on the held rows in turn: a row whose claim commits done
           // is passed over at once, and one whose worker died (or gave it up) is taken over. So the
           // run's end, or a takeover, is seen the moment it happens, not at the next poll.
           await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(deps.waitForHeldMs ?? WAIT_FOR_HELD_MS))}`);
-          row = (await client.query<TenantRow>(`${nextTenantSql(s)} FOR UPDATE`, [key])).rows[0];
+          row = (await client.query<TenantRow>(`${nextTenant} FOR UPDATE`, [key])).rows[0];
         }
       } catch (error) {
         if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) {
