@@ -48,6 +48,32 @@ export function storedMemberSchema(field: CollectionFieldSpec): JsonSchema {
   return requireOnly(field.member, field.identity, false);
 }
 
+/** One property of a schema as fill walks it, worked out once per schema (every member of every planned contract is filled). */
+interface FillStep {
+  readonly key: string;
+  readonly sub: JsonSchema;
+  readonly nullable: boolean;
+  /** Not required and has properties: an absent nested map is created. */
+  readonly createNested: boolean;
+}
+
+const FILL_STEPS = new WeakMap<JsonSchema, readonly FillStep[]>();
+
+function fillSteps(schema: JsonSchema & { readonly properties: NonNullable<JsonSchema['properties']> }): readonly FillStep[] {
+  let steps = FILL_STEPS.get(schema);
+  if (steps === undefined) {
+    const required = schema.required ?? [];
+    steps = Object.entries(schema.properties).map(([key, sub]) => ({
+      key,
+      sub,
+      nullable: allowsNull(sub),
+      createNested: sub.properties !== undefined && !required.includes(key),
+    }));
+    FILL_STEPS.set(schema, steps);
+  }
+  return steps;
+}
+
 /**
  * `value` with every member field it leaves out taken from `fallback` (a known member) or, when
  * the field is nullable, set to null; recursively (nested maps are created), in schema order.
@@ -57,14 +83,17 @@ function fill(schema: JsonSchema, value: unknown, fallback: unknown): unknown {
   const given = value ?? {};
   const known = isJsonObject(fallback) ? fallback : {};
   const filled: Record<string, unknown> = {};
-  for (const [key, sub] of Object.entries(schema.properties)) {
+  for (const { key, sub, nullable, createNested } of fillSteps(schema as Parameters<typeof fillSteps>[0])) {
     const item = given[key];
     if (item !== undefined) filled[key] = fill(sub, item, known[key]);
     else if (known[key] !== undefined && known[key] !== null) filled[key] = fill(sub, cloneJson(known[key]), undefined);
-    else if (allowsNull(sub)) filled[key] = null;
-    else if (sub.properties && !(schema.required ?? []).includes(key)) filled[key] = fill(sub, undefined, undefined);
+    else if (nullable) filled[key] = null;
+    else if (createNested) filled[key] = fill(sub, undefined, undefined);
   }
-  for (const [key, item] of Object.entries(given)) if (!Object.hasOwn(filled, key) && item !== undefined) filled[key] = item;
+  for (const key of Object.keys(given)) {
+    const item = given[key];
+    if (!Object.hasOwn(filled, key) && item !== undefined) filled[key] = item;
+  }
   return filled;
 }
 

@@ -4,7 +4,7 @@ import type { ContractSet } from '../desired/types.ts';
 import { isUtcTimestamp } from '../model/normalise.ts';
 import type { KnownState } from '../model/types.ts';
 import { describeChanges } from './changes.ts';
-import { diffContract, type DiffOptions } from './diff.ts';
+import { checkDiffOptions, diffCheckedContract, type DiffOptions } from './diff.ts';
 import { fingerprint } from '../model/fingerprint.ts';
 import { PLAN_VERSION, type PlanContract, type PlanDocument, type PlanSource, type PlanTenant, type PlanTouched, type PlanUnmanagedContract } from './types.ts';
 
@@ -17,6 +17,14 @@ export interface PlanOptions extends DiffOptions {
    * lists the contracts no longer managed.
    */
   readonly touched?: PlanTouched;
+}
+
+let unknownFingerprintText: string | undefined;
+
+/** fingerprint(undefined), the same for every contract whose known state is unknown: hashed once. */
+function unknownFingerprint(): string {
+  unknownFingerprintText ??= fingerprint(undefined);
+  return unknownFingerprintText;
 }
 
 /** Contracts no longer managed as a plan lists them: by tenant, file, line and id, with only the plan's keys. */
@@ -39,6 +47,7 @@ export function createPlan(desired: readonly ContractSet[], known: KnownState, o
     throw new TypeError('options.touched and options.source.base go together: the marking is relative to the base');
   }
   const diffOptions: DiffOptions = { collections: options.collections ?? {} };
+  checkDiffOptions(diffOptions);
 
   const byTenant = new Map<string, { id: string; file: string; line: number; column: number; fields: ContractSet['contracts'][number]['fields'] }[]>();
   for (const set of desired) {
@@ -59,7 +68,7 @@ export function createPlan(desired: readonly ContractSet[], known: KnownState, o
     const sorted = byTenant.get(tenant)!.sort((a, b) => compareText(a.file, b.file) || a.line - b.line || a.column - b.column || compareText(a.id, b.id));
     for (const contract of sorted) {
       const entry = knownContracts?.get(contract.id);
-      const ops = diffContract(entry?.fields, contract.fields, diffOptions);
+      const ops = diffCheckedContract(entry?.fields, contract.fields, diffOptions);
       const isTouched = touchedIds?.has(contract.id) === true;
       contracts.push({
         id: contract.id,
@@ -68,7 +77,7 @@ export function createPlan(desired: readonly ContractSet[], known: KnownState, o
         action: ops.length > 0 ? 'update' : 'noop',
         ...(touched ? { touched: isTouched } : {}),
         knownFrom: entry?.from ?? 'unknown',
-        knownFingerprint: fingerprint(entry?.fields),
+        knownFingerprint: entry === undefined ? unknownFingerprint() : fingerprint(entry.fields),
         ops,
         changes: describeChanges(entry?.fields, ops),
       });

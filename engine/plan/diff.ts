@@ -116,7 +116,13 @@ function replaceValue(field: FieldSpec, desired: unknown): unknown {
  */
 export function diffContract(known: ContractFields | undefined, desired: ContractFields, options: DiffOptions = {}): Op[] {
   checkDiffOptions(options);
-  const knownFields: Fields = known ?? {};
+  return diffCheckedContract(known, desired, options);
+}
+
+/** diffContract with `options` already checked (createPlan checks them once, not per contract). */
+export function diffCheckedContract(known: ContractFields | undefined, desired: ContractFields, options: DiffOptions): Op[] {
+  if (known === undefined) return diffUnknown(desired);
+  const knownFields: Fields = known;
   const desiredFields: Fields = desired;
   const ops: Op[] = [];
   for (const field of FIELDS as readonly FieldSpec[]) {
@@ -130,6 +136,26 @@ export function diffContract(known: ContractFields | undefined, desired: Contrac
       continue;
     }
     if (isPresent(knownFields, field.name) && scalarsEqual(field, have, want)) continue;
+    ops.push({ op: 'Replace', path: opPath(field.name as FieldName), value: replaceValue(field, want) });
+  }
+  return ops;
+}
+
+/**
+ * Nothing known (the most common plan of all, a first one): what the general case gives with an
+ * empty known state, without its bookkeeping: every scalar replaced, every member added as
+ * desired and completed, in table order (no member is matched, none removed, in either mode).
+ */
+function diffUnknown(desired: Fields): Op[] {
+  const ops: Op[] = [];
+  for (const field of FIELDS as readonly FieldSpec[]) {
+    if (!isPresent(desired, field.name)) continue;
+    const want = desired[field.name];
+    if (field.kind === 'collection') {
+      const path = opPath(field.name as CollectionFieldName);
+      for (const member of want as readonly unknown[]) ops.push({ op: 'Add', path, value: completeMember(field, cloneJson(member)) });
+      continue;
+    }
     ops.push({ op: 'Replace', path: opPath(field.name as FieldName), value: replaceValue(field, want) });
   }
   return ops;

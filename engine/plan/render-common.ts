@@ -78,6 +78,22 @@ export function viewChange(change: PlanChange): ChangeView {
   return { kind: 'member-change', label, before, after };
 }
 
+/**
+ * A change on one line without its sign, and its kind: changeText(viewChange(change)), each value
+ * formatted only where the line shows it.
+ */
+export function changeLine(change: PlanChange): { readonly kind: ChangeKind; readonly text: string } {
+  const field = getField(change.field) as FieldSpec;
+  if (!isCollectionField(field)) {
+    if (change.before === null) return { kind: 'set', text: `${change.field}: ${formatFieldValue(field, change.after)}` };
+    return { kind: 'replace', text: `${change.field}: ${formatFieldValue(field, change.before)} -> ${formatFieldValue(field, change.after)}` };
+  }
+  const label = `${change.field} (${describeIdentity(field, change.after ?? change.before)})`;
+  if (change.before === null) return { kind: 'add', text: `${label}: ${formatFieldValue(field, change.after)}` };
+  if (change.after === null) return { kind: 'remove', text: `${label}: ${formatFieldValue(field, change.before)}` };
+  return { kind: 'member-change', text: `${label}: ${formatFieldValue(field, change.before)} -> ${formatFieldValue(field, change.after)}` };
+}
+
 export interface TenantCounts {
   readonly contracts: number;
   readonly changed: number;

@@ -9,7 +9,7 @@ import {
   tenantCounts,
   unknownCount,
   unknownNote,
-  viewChange,
+  changeLine,
   type ChangeKind,
   type NotPlanned,
 } from './render-common.ts';
@@ -78,8 +78,15 @@ export function renderPlanTextTenant(tenant: PlanTenant, options: TextRenderOpti
   }
   const unchanged = counts.contracts - counts.changed;
   lines.push(`${paint('bold', `tenant ${tenant.tenant}`)}: ${counts.changed} to update, ${unchanged} unchanged, ${plural(counts.ops, 'op')}`);
+  // The file's escaped name, once per file: escaping works character by character.
+  let file: string | undefined;
+  let escapedFile = '';
   for (const contract of shown) {
-    const where = escapeForTerminal(`${contract.file}:${contract.line}`);
+    if (contract.file !== file) {
+      file = contract.file;
+      escapedFile = escapeForTerminal(file);
+    }
+    const where = `${escapedFile}:${contract.line}`;
     const mark = contract.touched === true ? `  ${paint('bold', '[touched]')}` : '';
     if (contract.action === 'noop') {
       lines.push(`  ${paint('dim', '=')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${ALREADY_MATCHES_TEXT})`)}${mark}`);
@@ -89,12 +96,11 @@ export function renderPlanTextTenant(tenant: PlanTenant, options: TextRenderOpti
       `  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(contract.ops.length, 'op')})`)}${mark}`,
     );
     for (const change of contract.changes) {
-      const view = viewChange(change);
-      const { sign, style } = MARK[view.kind];
-      const value =
-        view.kind === 'replace' || view.kind === 'member-change' ? `${view.before} -> ${view.after}` : view.kind === 'remove' ? view.before : view.after;
-      const note = view.kind === 'member-change' ? paint('dim', '  (removed and added again)') : '';
-      lines.push(`      ${paint(style, `${sign} ${view.label}: ${value}`)}${note}`);
+      // What viewChange and changeText make of it, without the view: every change of every contract comes here.
+      const { kind, text } = changeLine(change);
+      const { sign, style } = MARK[kind];
+      const note = kind === 'member-change' ? paint('dim', '  (removed and added again)') : '';
+      lines.push(`      ${paint(style, `${sign} ${text}`)}${note}`);
     }
   }
   return `${lines.join('\n')}\n`;

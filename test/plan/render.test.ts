@@ -2,6 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createPlan, MARKDOWN_MAX_LENGTH, renderPlanMarkdown, renderPlanText, type PlanDocument } from '../../engine/index.ts';
 import type { ContractSet } from '../../engine/desired/index.ts';
+import { changeLine, changeText, viewChange } from '../../engine/plan/render-common.ts';
+import { describeChanges, diffContract } from '../../engine/plan/index.ts';
+import { diffCase } from './arbitraries.ts';
 import { BASE_SOURCE, CREATED_AT, desiredSets, knownState, SOURCE, TOUCHED } from './fixtures.ts';
 
 const ESC = '\u001b';
@@ -59,6 +62,21 @@ function leftOut(markdown: string): { listed: number; counted: number } {
 }
 
 describe('renderPlanText', () => {
+  it('changeLine (what the text plan writes per change) is changeText of viewChange, for every kind of change', () => {
+    const kinds = new Set<string>();
+    fc.assert(
+      fc.property(diffCase, ({ known, desired, collections }) => {
+        for (const change of describeChanges(known, diffContract(known, desired, { collections }))) {
+          const view = viewChange(change);
+          kinds.add(view.kind);
+          expect(changeLine(change)).toEqual({ kind: view.kind, text: changeText(view) });
+        }
+      }),
+      { numRuns: 500 },
+    );
+    expect([...kinds].sort()).toEqual(['add', 'member-change', 'remove', 'replace', 'set']);
+  });
+
   it('renders a mixed plan as a terminal diff', () => {
     expect(renderPlanText(mixedPlan())).toMatchSnapshot();
   });
