@@ -24,7 +24,24 @@ interface Instant {
   readonly utc: boolean;
 }
 
+// Instants already parsed: a repository's timestamps repeat (a contract's dates are often the first
+// of a month or a year), and each is parsed up to three times (its format, ValidFrom <= ValidTo, the
+// diff). Frozen, so that a cached instant cannot be changed by a caller; emptied when full.
+const INSTANTS = new Map<string, Instant | undefined>();
+const INSTANTS_HELD = 4096;
+
 function parseInstant(text: string): Instant | undefined {
+  // Longer than any timestamp: not worth holding (a value may be any text).
+  if (text.length > 40) return readInstant(text);
+  const cached = INSTANTS.get(text);
+  if (cached !== undefined || INSTANTS.has(text)) return cached;
+  const instant = readInstant(text);
+  if (INSTANTS.size >= INSTANTS_HELD) INSTANTS.clear();
+  INSTANTS.set(text, instant === undefined ? undefined : Object.freeze(instant));
+  return instant;
+}
+
+function readInstant(text: string): Instant | undefined {
   const match = TIMESTAMP.exec(text);
   if (!match) return undefined;
   // Read group by group (no intermediate arrays): every timestamp of every contract comes here.
@@ -186,7 +203,8 @@ export function findDuplicateMembers(contract: Readonly<Record<string, unknown>>
   const duplicates: DuplicateMember[] = [];
   for (const field of COLLECTION_FIELDS) {
     const members = contract[field.name];
-    if (!Array.isArray(members)) continue;
+    // One member repeats none (most collections hold one).
+    if (!Array.isArray(members) || members.length < 2) continue;
     const seen = new Map<string, number>();
     for (const [index, member] of members.entries()) {
       const identity = memberIdentity(field, member);
