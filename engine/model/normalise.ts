@@ -96,12 +96,22 @@ export function timestampProblem(text: string): string | undefined {
  * Equal instants in any notation give equal strings. Returns undefined for an invalid timestamp.
  */
 export function normaliseTimestamp(text: string): string | undefined {
+  const known = NORMAL_TIMESTAMPS.get(text);
+  if (known !== undefined) return known;
   const instant = parseInstant(text);
   if (instant === undefined) return undefined;
   const iso = new Date(instant.ms).toISOString();
   // Instants outside years 0000-9999 serialise with a sign; they cannot come from a valid input.
-  return `${iso.slice(0, -1)}${instant.subMs}Z`;
+  const normal = `${iso.slice(0, -1)}${instant.subMs}Z`;
+  if (text.length <= 40) {
+    if (NORMAL_TIMESTAMPS.size >= INSTANTS_HELD) NORMAL_TIMESTAMPS.clear();
+    NORMAL_TIMESTAMPS.set(text, normal);
+  }
+  return normal;
 }
+
+/** Normal forms already made, as the instants are (valid timestamps only). */
+const NORMAL_TIMESTAMPS = new Map<string, string>();
 
 /** A duration with every unit present, absent units as null. */
 export function normaliseDuration(duration: Duration): NormalDuration {

@@ -14,7 +14,7 @@ import {
   normaliseNumber,
   normaliseTimestamp,
 } from '../model/normalise.ts';
-import { completeMember } from '../model/members.ts';
+import { completedCopy } from '../model/members.ts';
 import type { ContractFields, Duration, Op } from '../model/types.ts';
 
 export interface DiffOptions {
@@ -82,11 +82,11 @@ function diffCollection(field: CollectionFieldSpec, known: unknown, desired: rea
     matched.add(identity);
     const match = knownById.get(identity);
     if (match === undefined) {
-      adds.push({ op: 'Add', path, value: completeMember(field, cloneJson(member)) });
+      adds.push({ op: 'Add', path, value: completedCopy(field, member) });
     } else if (!equalWhereWritten(match, member, member)) {
       // The API has no member Replace: a changed member is removed as known, then added as desired.
       removes.add(match);
-      adds.push({ op: 'Add', path, value: completeMember(field, cloneJson(member), match) });
+      adds.push({ op: 'Add', path, value: completedCopy(field, member, match) });
     }
   }
   if (mode === 'authoritative') {
@@ -153,7 +153,7 @@ function diffUnknown(desired: Fields): Op[] {
     const want = desired[field.name];
     if (field.kind === 'collection') {
       const path = opPath(field.name as CollectionFieldName);
-      for (const member of want as readonly unknown[]) ops.push({ op: 'Add', path, value: completeMember(field, cloneJson(member)) });
+      for (const member of want as readonly unknown[]) ops.push({ op: 'Add', path, value: completedCopy(field, member) });
       continue;
     }
     ops.push({ op: 'Replace', path: opPath(field.name as FieldName), value: replaceValue(field, want) });

@@ -32,7 +32,13 @@ export function formatValue(value: unknown): string {
 /** A duration without its null units (absent = null): `{ Days: 30 }`; every unit null is `{}`. */
 function formatDuration(value: unknown): string {
   if (value === null || typeof value !== 'object') return formatValue(value);
-  return formatValue(Object.fromEntries(Object.entries(value).filter(([, unit]) => unit !== null)));
+  // formatValue of the units that are neither null nor undefined, without a copy (a list too is read as a map, by its keys).
+  let text = '';
+  for (const key of Object.keys(value)) {
+    const unit = (value as Record<string, unknown>)[key];
+    if (unit !== null && unit !== undefined) text += `${text === '' ? '{ ' : ', '}${key}: ${formatValue(unit)}`;
+  }
+  return text === '' ? '{}' : `${text} }`;
 }
 
 /** A value of `field` for people: formatValue, a duration without its null units. */
