@@ -143,12 +143,14 @@ function valueAt(member: unknown, path: MemberPath): unknown {
  * member. Numbers are normalised, so `12` and `12.0` are one identity.
  */
 export function memberIdentity(field: CollectionFieldSpec, member: unknown): string {
-  return JSON.stringify(
-    field.identity.map((path) => {
-      const value = valueAt(member, path);
-      return typeof value === 'number' ? normaliseNumber(value) : (value ?? null);
-    }),
-  );
+  // JSON.stringify of the list of identity values, built without the list (every member of every contract comes here).
+  let text = '[';
+  for (let index = 0; index < field.identity.length; index += 1) {
+    const value = valueAt(member, field.identity[index]!);
+    // Inside a list, what JSON cannot write (a function, a symbol) is written as null.
+    text += `${index === 0 ? '' : ','}${JSON.stringify(typeof value === 'number' ? normaliseNumber(value) : (value ?? null)) ?? 'null'}`;
+  }
+  return `${text}]`;
 }
 
 /**
