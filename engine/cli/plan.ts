@@ -10,7 +10,7 @@ import type { RepositoryLinks } from '../plan/file-links.ts';
 import type { PlanHeader, PlanSink } from '../plan/plan-by-tenant.ts';
 import { planJsonPieces, renderPlanJson } from '../plan/render-json.ts';
 import { renderPlanMarkdown } from '../plan/render-markdown.ts';
-import { renderPlanText, renderPlanTextHead, renderPlanTextTail, renderPlanTextTenant } from '../plan/render-text.ts';
+import { renderPlanText, renderPlanTextContract, renderPlanTextHead, renderPlanTextTail, renderPlanTextTenantHead } from '../plan/render-text.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { runPlan, type PlanRunOutcome } from '../run/plan.ts';
 import { ciPlanArtifact, ciRepositoryLinks } from '../run/repository-links.ts';
@@ -151,9 +151,24 @@ function spools(io: CliIo, format: 'text' | 'json', out: string | undefined): Sp
       text?.reset();
       json?.write(pieces.header(header));
     },
+    // Contract by contract: the JSON as it comes, the text after its tenant's head (which counts its contracts).
     tenant(tenant) {
-      json?.write(pieces.tenant(tenant));
-      text?.write(renderPlanTextTenant(tenant, { color }));
+      json?.write(pieces.tenantStart(tenant));
+      const lines: string[] = [];
+      return {
+        contract(contract) {
+          json?.write(pieces.contract(contract));
+          if (text === undefined) return;
+          const rendered = renderPlanTextContract(contract, { color });
+          if (rendered !== '') lines.push(rendered);
+        },
+        end(counts) {
+          json?.write(pieces.tenantEnd());
+          if (text === undefined) return;
+          text.write(renderPlanTextTenantHead(tenant, counts, { color }));
+          for (const rendered of lines) text.write(rendered);
+        },
+      };
     },
   };
   return {

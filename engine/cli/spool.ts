@@ -10,7 +10,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 
-const CHUNK_BYTES = 1024 * 1024;
+const CHUNK_BYTES = 64 * 1024;
+/** Written text is gathered up to this many UTF-16 units before it goes to the file: a plan writes a piece per contract. */
+const GATHER_UNITS = 64 * 1024;
 
 export interface Spool {
   write(text: string): void;
@@ -28,23 +30,36 @@ function fileSpool(file: string, cleanup: () => void): Spool {
   const fd = openSync(file, 'w+', 0o644);
   let size = 0;
   let open = true;
+  let gathered: string[] = [];
+  let gatheredUnits = 0;
   function close(): void {
     if (!open) return;
     open = false;
     closeSync(fd);
   }
+  function flush(): void {
+    if (gathered.length === 0) return;
+    const bytes = Buffer.from(gathered.join(''), 'utf8');
+    gathered = [];
+    gatheredUnits = 0;
+    let done = 0;
+    while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, size + done);
+    size += bytes.length;
+  }
   return {
     write(text) {
-      const bytes = Buffer.from(text, 'utf8');
-      let done = 0;
-      while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, size + done);
-      size += bytes.length;
+      gathered.push(text);
+      gatheredUnits += text.length;
+      if (gatheredUnits >= GATHER_UNITS) flush();
     },
     reset() {
+      gathered = [];
+      gatheredUnits = 0;
       ftruncateSync(fd, 0);
       size = 0;
     },
     async copyTo(write) {
+      flush();
       const buffer = Buffer.alloc(CHUNK_BYTES);
       const decoder = new StringDecoder('utf8');
       for (let position = 0; position < size;) {
@@ -58,10 +73,12 @@ function fileSpool(file: string, cleanup: () => void): Spool {
       if (rest !== '') await write(rest);
     },
     commitTo(target) {
+      flush();
       close();
       renameSync(file, target);
     },
     discard() {
+      gathered = [];
       close();
       cleanup();
     },

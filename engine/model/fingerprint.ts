@@ -10,12 +10,25 @@ import { createHash } from 'node:crypto';
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
-  const entries = Object.keys(value)
-    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-    .sort()
-    .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-  return `{${entries.join(',')}}`;
+  // Built as it goes (every known contract of a plan is fingerprinted): no intermediate arrays.
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let index = 0; index < value.length; index += 1) {
+      if (index > 0) text += ',';
+      // A hole stays empty, as Array.prototype.map leaves it (JSON data has none).
+      if (!(index in value)) continue;
+      const item: unknown = value[index];
+      text += item === undefined ? 'null' : canonicalJson(item);
+    }
+    return `${text}]`;
+  }
+  const keys = Object.keys(value).sort();
+  let text = '';
+  for (const key of keys) {
+    const item = (value as Record<string, unknown>)[key];
+    if (item !== undefined) text += `${text === '' ? '' : ','}${JSON.stringify(key)}:${canonicalJson(item)}`;
+  }
+  return `{${text}}`;
 }
 
 /** `sha256:<64 hex digits>`. Unknown state (undefined) is fingerprinted as JSON `null`. */

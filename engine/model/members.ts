@@ -48,23 +48,52 @@ export function storedMemberSchema(field: CollectionFieldSpec): JsonSchema {
   return requireOnly(field.member, field.identity, false);
 }
 
+/** One property of a schema as fill walks it, worked out once per schema (every member of every planned contract is filled). */
+interface FillStep {
+  readonly key: string;
+  readonly sub: JsonSchema;
+  readonly nullable: boolean;
+  /** Not required and has properties: an absent nested map is created. */
+  readonly createNested: boolean;
+}
+
+const FILL_STEPS = new WeakMap<JsonSchema, readonly FillStep[]>();
+
+function fillSteps(schema: JsonSchema & { readonly properties: NonNullable<JsonSchema['properties']> }): readonly FillStep[] {
+  let steps = FILL_STEPS.get(schema);
+  if (steps === undefined) {
+    const required = schema.required ?? [];
+    steps = Object.entries(schema.properties).map(([key, sub]) => ({
+      key,
+      sub,
+      nullable: allowsNull(sub),
+      createNested: sub.properties !== undefined && !required.includes(key),
+    }));
+    FILL_STEPS.set(schema, steps);
+  }
+  return steps;
+}
+
 /**
  * `value` with every member field it leaves out taken from `fallback` (a known member) or, when
  * the field is nullable, set to null; recursively (nested maps are created), in schema order.
  */
-function fill(schema: JsonSchema, value: unknown, fallback: unknown): unknown {
-  if (!schema.properties || (value !== undefined && !isJsonObject(value))) return value;
+function fill(schema: JsonSchema, value: unknown, fallback: unknown, copy = false): unknown {
+  if (!schema.properties || (value !== undefined && !isJsonObject(value))) return copy ? cloneJson(value) : value;
   const given = value ?? {};
   const known = isJsonObject(fallback) ? fallback : {};
   const filled: Record<string, unknown> = {};
-  for (const [key, sub] of Object.entries(schema.properties)) {
+  for (const { key, sub, nullable, createNested } of fillSteps(schema as Parameters<typeof fillSteps>[0])) {
     const item = given[key];
-    if (item !== undefined) filled[key] = fill(sub, item, known[key]);
+    if (item !== undefined) filled[key] = fill(sub, item, known[key], copy);
     else if (known[key] !== undefined && known[key] !== null) filled[key] = fill(sub, cloneJson(known[key]), undefined);
-    else if (allowsNull(sub)) filled[key] = null;
-    else if (sub.properties && !(schema.required ?? []).includes(key)) filled[key] = fill(sub, undefined, undefined);
+    else if (nullable) filled[key] = null;
+    else if (createNested) filled[key] = fill(sub, undefined, undefined);
   }
-  for (const [key, item] of Object.entries(given)) if (!Object.hasOwn(filled, key) && item !== undefined) filled[key] = item;
+  for (const key of Object.keys(given)) {
+    const item = given[key];
+    if (!Object.hasOwn(filled, key) && item !== undefined) filled[key] = copy ? cloneJson(item) : item;
+  }
   return filled;
 }
 
@@ -76,6 +105,11 @@ function fill(schema: JsonSchema, value: unknown, fallback: unknown): unknown {
  */
 export function completeMember<T>(field: CollectionFieldSpec, member: T, known?: unknown): T {
   return fill(field.member, member, known) as T;
+}
+
+/** completeMember of a copy of `member` (what an `Add` sends shares nothing with the desired state), copied as it is completed. */
+export function completedCopy<T>(field: CollectionFieldSpec, member: T, known?: unknown): T {
+  return fill(field.member, member, known, true) as T;
 }
 
 function missingIn(schema: JsonSchema, value: unknown, at: readonly string[]): string[] {

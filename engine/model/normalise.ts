@@ -24,7 +24,24 @@ interface Instant {
   readonly utc: boolean;
 }
 
+// Instants already parsed: a repository's timestamps repeat (a contract's dates are often the first
+// of a month or a year), and each is parsed up to three times (its format, ValidFrom <= ValidTo, the
+// diff). Frozen, so that a cached instant cannot be changed by a caller; emptied when full.
+const INSTANTS = new Map<string, Instant | undefined>();
+const INSTANTS_HELD = 4096;
+
 function parseInstant(text: string): Instant | undefined {
+  // Longer than any timestamp: not worth holding (a value may be any text).
+  if (text.length > 40) return readInstant(text);
+  const cached = INSTANTS.get(text);
+  if (cached !== undefined || INSTANTS.has(text)) return cached;
+  const instant = readInstant(text);
+  if (INSTANTS.size >= INSTANTS_HELD) INSTANTS.clear();
+  INSTANTS.set(text, instant === undefined ? undefined : Object.freeze(instant));
+  return instant;
+}
+
+function readInstant(text: string): Instant | undefined {
   const match = TIMESTAMP.exec(text);
   if (!match) return undefined;
   // Read group by group (no intermediate arrays): every timestamp of every contract comes here.
@@ -79,12 +96,22 @@ export function timestampProblem(text: string): string | undefined {
  * Equal instants in any notation give equal strings. Returns undefined for an invalid timestamp.
  */
 export function normaliseTimestamp(text: string): string | undefined {
+  const known = NORMAL_TIMESTAMPS.get(text);
+  if (known !== undefined) return known;
   const instant = parseInstant(text);
   if (instant === undefined) return undefined;
   const iso = new Date(instant.ms).toISOString();
   // Instants outside years 0000-9999 serialise with a sign; they cannot come from a valid input.
-  return `${iso.slice(0, -1)}${instant.subMs}Z`;
+  const normal = `${iso.slice(0, -1)}${instant.subMs}Z`;
+  if (text.length <= 40) {
+    if (NORMAL_TIMESTAMPS.size >= INSTANTS_HELD) NORMAL_TIMESTAMPS.clear();
+    NORMAL_TIMESTAMPS.set(text, normal);
+  }
+  return normal;
 }
+
+/** Normal forms already made, as the instants are (valid timestamps only). */
+const NORMAL_TIMESTAMPS = new Map<string, string>();
 
 /** A duration with every unit present, absent units as null. */
 export function normaliseDuration(duration: Duration): NormalDuration {
@@ -116,12 +143,14 @@ function valueAt(member: unknown, path: MemberPath): unknown {
  * member. Numbers are normalised, so `12` and `12.0` are one identity.
  */
 export function memberIdentity(field: CollectionFieldSpec, member: unknown): string {
-  return JSON.stringify(
-    field.identity.map((path) => {
-      const value = valueAt(member, path);
-      return typeof value === 'number' ? normaliseNumber(value) : (value ?? null);
-    }),
-  );
+  // JSON.stringify of the list of identity values, built without the list (every member of every contract comes here).
+  let text = '[';
+  for (let index = 0; index < field.identity.length; index += 1) {
+    const value = valueAt(member, field.identity[index]!);
+    // Inside a list, what JSON cannot write (a function, a symbol) is written as null.
+    text += `${index === 0 ? '' : ','}${JSON.stringify(typeof value === 'number' ? normaliseNumber(value) : (value ?? null)) ?? 'null'}`;
+  }
+  return `${text}]`;
 }
 
 /**
@@ -186,7 +215,8 @@ export function findDuplicateMembers(contract: Readonly<Record<string, unknown>>
   const duplicates: DuplicateMember[] = [];
   for (const field of COLLECTION_FIELDS) {
     const members = contract[field.name];
-    if (!Array.isArray(members)) continue;
+    // One member repeats none (most collections hold one).
+    if (!Array.isArray(members) || members.length < 2) continue;
     const seen = new Map<string, number>();
     for (const [index, member] of members.entries()) {
       const identity = memberIdentity(field, member);

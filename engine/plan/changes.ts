@@ -13,6 +13,8 @@ function fieldOf(op: Op): FieldName {
  * changed member) is one change with both sides. Order follows the ops.
  */
 export function describeChanges(known: ContractFields | undefined, ops: readonly Op[]): PlanChange[] {
+  // Nothing known: no Remove to pair, nothing before; one change per op.
+  if (known === undefined) return ops.map((op) => ({ field: fieldOf(op), before: null, after: op.value }));
   const changes: { field: FieldName; before: unknown; after: unknown }[] = [];
   // field + identity -> the change of a Remove that an Add of the same member may complete
   const removed = new Map<string, { field: FieldName; before: unknown; after: unknown }>();

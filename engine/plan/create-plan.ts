@@ -1,10 +1,10 @@
 /** createPlan: desired state + known state -> the versioned plan document (docs/architecture.md section 5). Pure. */
 import { compareText } from '../compare-text.ts';
-import type { ContractSet } from '../desired/types.ts';
+import type { ContractSet, DesiredContract } from '../desired/types.ts';
 import { isUtcTimestamp } from '../model/normalise.ts';
-import type { KnownState } from '../model/types.ts';
+import type { KnownContracts, KnownState } from '../model/types.ts';
 import { describeChanges } from './changes.ts';
-import { diffContract, type DiffOptions } from './diff.ts';
+import { checkDiffOptions, diffCheckedContract, type DiffOptions } from './diff.ts';
 import { fingerprint } from '../model/fingerprint.ts';
 import { PLAN_VERSION, type PlanContract, type PlanDocument, type PlanSource, type PlanTenant, type PlanTouched, type PlanUnmanagedContract } from './types.ts';
 
@@ -19,11 +19,58 @@ export interface PlanOptions extends DiffOptions {
   readonly touched?: PlanTouched;
 }
 
+let unknownFingerprintText: string | undefined;
+
+/** fingerprint(undefined), the same for every contract whose known state is unknown: hashed once. */
+function unknownFingerprint(): string {
+  unknownFingerprintText ??= fingerprint(undefined);
+  return unknownFingerprintText;
+}
+
 /** Contracts no longer managed as a plan lists them: by tenant, file, line and id, with only the plan's keys. */
 export function sortNoLongerManaged(contracts: readonly PlanUnmanagedContract[]): PlanUnmanagedContract[] {
   return [...contracts]
     .sort((a, b) => compareText(a.tenant, b.tenant) || compareText(a.file, b.file) || a.line - b.line || compareText(a.id, b.id))
     .map(({ tenant, id, file, line }) => ({ tenant, id, file, line }));
+}
+
+/** A contract of a tenant as planned: where it is declared, and its desired fields. */
+export interface TenantContract extends DesiredContract {
+  readonly file: string;
+}
+
+/** One tenant's contracts in plan order: by file and line (the order people read them in), then column and id. */
+export function tenantContracts(sets: readonly ContractSet[]): TenantContract[] {
+  const list: TenantContract[] = [];
+  for (const set of sets) for (const contract of set.contracts) list.push({ ...contract, file: set.file });
+  return list.sort((a, b) => compareText(a.file, b.file) || a.line - b.line || a.column - b.column || compareText(a.id, b.id));
+}
+
+const NONE_TOUCHED: ReadonlySet<string> = new Set();
+
+/**
+ * One contract's plan against its tenant's known contracts. `touchedIds`: only in a plan made with
+ * a base, the tenant's contracts the change touches. `diffOptions` must have been checked (checkDiffOptions).
+ */
+export function planContract(
+  contract: TenantContract,
+  knownContracts: KnownContracts | undefined,
+  touchedIds: ReadonlySet<string> | undefined,
+  diffOptions: DiffOptions,
+): PlanContract {
+  const entry = knownContracts?.get(contract.id);
+  const ops = diffCheckedContract(entry?.fields, contract.fields, diffOptions);
+  return {
+    id: contract.id,
+    file: contract.file,
+    line: contract.line,
+    action: ops.length > 0 ? 'update' : 'noop',
+    ...(touchedIds ? { touched: touchedIds.has(contract.id) } : {}),
+    knownFrom: entry?.from ?? 'unknown',
+    knownFingerprint: entry === undefined ? unknownFingerprint() : fingerprint(entry.fields),
+    ops,
+    changes: describeChanges(entry?.fields, ops),
+  };
 }
 
 /**
@@ -39,12 +86,13 @@ export function createPlan(desired: readonly ContractSet[], known: KnownState, o
     throw new TypeError('options.touched and options.source.base go together: the marking is relative to the base');
   }
   const diffOptions: DiffOptions = { collections: options.collections ?? {} };
+  checkDiffOptions(diffOptions);
 
-  const byTenant = new Map<string, { id: string; file: string; line: number; column: number; fields: ContractSet['contracts'][number]['fields'] }[]>();
+  const byTenant = new Map<string, ContractSet[]>();
   for (const set of desired) {
     const list = byTenant.get(set.tenant) ?? [];
     byTenant.set(set.tenant, list);
-    for (const contract of set.contracts) list.push({ ...contract, file: set.file });
+    list.push(set);
   }
 
   const tenants: PlanTenant[] = [];
@@ -56,26 +104,13 @@ export function createPlan(desired: readonly ContractSet[], known: KnownState, o
     const knownContracts = known.get(tenant);
     const touchedIds = touched?.contracts.get(tenant);
     const contracts: PlanContract[] = [];
-    const sorted = byTenant.get(tenant)!.sort((a, b) => compareText(a.file, b.file) || a.line - b.line || a.column - b.column || compareText(a.id, b.id));
-    for (const contract of sorted) {
-      const entry = knownContracts?.get(contract.id);
-      const ops = diffContract(entry?.fields, contract.fields, diffOptions);
-      const isTouched = touchedIds?.has(contract.id) === true;
-      contracts.push({
-        id: contract.id,
-        file: contract.file,
-        line: contract.line,
-        action: ops.length > 0 ? 'update' : 'noop',
-        ...(touched ? { touched: isTouched } : {}),
-        knownFrom: entry?.from ?? 'unknown',
-        knownFingerprint: fingerprint(entry?.fields),
-        ops,
-        changes: describeChanges(entry?.fields, ops),
-      });
+    for (const contract of tenantContracts(byTenant.get(tenant)!)) {
+      const planned = planContract(contract, knownContracts, touched ? (touchedIds ?? NONE_TOUCHED) : undefined, diffOptions);
+      contracts.push(planned);
       contractCount += 1;
-      if (ops.length > 0) changed += 1;
-      opCount += ops.length;
-      if (isTouched) touchedCount += 1;
+      if (planned.ops.length > 0) changed += 1;
+      opCount += planned.ops.length;
+      if (planned.touched === true) touchedCount += 1;
     }
     tenants.push({ tenant, contracts });
   }

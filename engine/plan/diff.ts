@@ -14,7 +14,7 @@ import {
   normaliseNumber,
   normaliseTimestamp,
 } from '../model/normalise.ts';
-import { completeMember } from '../model/members.ts';
+import { completedCopy } from '../model/members.ts';
 import type { ContractFields, Duration, Op } from '../model/types.ts';
 
 export interface DiffOptions {
@@ -82,11 +82,11 @@ function diffCollection(field: CollectionFieldSpec, known: unknown, desired: rea
     matched.add(identity);
     const match = knownById.get(identity);
     if (match === undefined) {
-      adds.push({ op: 'Add', path, value: completeMember(field, cloneJson(member)) });
+      adds.push({ op: 'Add', path, value: completedCopy(field, member) });
     } else if (!equalWhereWritten(match, member, member)) {
       // The API has no member Replace: a changed member is removed as known, then added as desired.
       removes.add(match);
-      adds.push({ op: 'Add', path, value: completeMember(field, cloneJson(member), match) });
+      adds.push({ op: 'Add', path, value: completedCopy(field, member, match) });
     }
   }
   if (mode === 'authoritative') {
@@ -116,7 +116,13 @@ function replaceValue(field: FieldSpec, desired: unknown): unknown {
  */
 export function diffContract(known: ContractFields | undefined, desired: ContractFields, options: DiffOptions = {}): Op[] {
   checkDiffOptions(options);
-  const knownFields: Fields = known ?? {};
+  return diffCheckedContract(known, desired, options);
+}
+
+/** diffContract with `options` already checked (createPlan checks them once, not per contract). */
+export function diffCheckedContract(known: ContractFields | undefined, desired: ContractFields, options: DiffOptions): Op[] {
+  if (known === undefined) return diffUnknown(desired);
+  const knownFields: Fields = known;
   const desiredFields: Fields = desired;
   const ops: Op[] = [];
   for (const field of FIELDS as readonly FieldSpec[]) {
@@ -130,6 +136,26 @@ export function diffContract(known: ContractFields | undefined, desired: Contrac
       continue;
     }
     if (isPresent(knownFields, field.name) && scalarsEqual(field, have, want)) continue;
+    ops.push({ op: 'Replace', path: opPath(field.name as FieldName), value: replaceValue(field, want) });
+  }
+  return ops;
+}
+
+/**
+ * Nothing known (the most common plan of all, a first one): what the general case gives with an
+ * empty known state, without its bookkeeping: every scalar replaced, every member added as
+ * desired and completed, in table order (no member is matched, none removed, in either mode).
+ */
+function diffUnknown(desired: Fields): Op[] {
+  const ops: Op[] = [];
+  for (const field of FIELDS as readonly FieldSpec[]) {
+    if (!isPresent(desired, field.name)) continue;
+    const want = desired[field.name];
+    if (field.kind === 'collection') {
+      const path = opPath(field.name as CollectionFieldName);
+      for (const member of want as readonly unknown[]) ops.push({ op: 'Add', path, value: completedCopy(field, member) });
+      continue;
+    }
     ops.push({ op: 'Replace', path: opPath(field.name as FieldName), value: replaceValue(field, want) });
   }
   return ops;

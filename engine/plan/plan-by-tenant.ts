@@ -12,19 +12,51 @@ import type { ContractSet, DesiredFile } from '../desired/types.ts';
 import type { Diagnostic } from '../diagnostic.ts';
 import { findTouchedContracts } from './touched-contracts.ts';
 import type { KnownContracts } from '../model/types.ts';
-import { createPlan, sortNoLongerManaged } from './create-plan.ts';
-import type { PlanDocument, PlanSource, PlanSummary, PlanTenant, PlanUnmanagedContract } from './types.ts';
+import { createPlan, planContract, sortNoLongerManaged, tenantContracts } from './create-plan.ts';
+import type { DiffOptions } from './diff.ts';
+import type { PlanContract, PlanDocument, PlanSource, PlanSummary, PlanTenant, PlanUnmanagedContract } from './types.ts';
 
 /** What a plan document says before its tenants. */
 export type PlanHeader = Pick<PlanDocument, 'version' | 'createdAt' | 'source'>;
 /** What a plan document says after its tenants. */
 export type PlanTrailer = Pick<PlanDocument, 'noLongerManaged' | 'summary' | 'madeWith'>;
 
-/** Where the plan goes, piece by piece: `start`, then each tenant in the plan's order. */
+/**
+ * Where the plan goes, piece by piece: `start`, then each tenant in the plan's order, contract by
+ * contract: a contract's plan is handed on as soon as it is made, so that none outlives its
+ * rendering (a plan of every contract of a large repository is mostly first plans, each held for
+ * as short a time as possible: less to collect, less memory at once).
+ */
 export interface PlanSink {
   /** Before the first tenant; called again when the run starts over: what was written is to be discarded. */
   start(header: PlanHeader): Promise<void> | void;
-  tenant(tenant: PlanTenant): Promise<void> | void;
+  /** A tenant's plan begins: its contracts follow in plan order, then `end`. */
+  tenant(tenant: string): TenantPlanSink;
+}
+
+export interface TenantPlanSink {
+  contract(contract: PlanContract): void;
+  /** After the tenant's last contract: what its contracts add up to. */
+  end(counts: TenantPlanCounts): Promise<void> | void;
+}
+
+/** What a tenant's plan adds up to (what tenantCounts gives of the whole tenant). */
+export interface TenantPlanCounts {
+  readonly contracts: number;
+  readonly changed: number;
+  readonly ops: number;
+  readonly unknown: number;
+  /** Contracts the text plan lists: those with ops and, with a base, those touched. */
+  readonly shown: number;
+}
+
+/** A TenantPlanSink that collects the tenant's plan whole and hands it to `onTenant` at its end (tests, small plans). */
+export function wholeTenant(tenant: string, onTenant: (tenant: PlanTenant, counts: TenantPlanCounts) => Promise<void> | void): TenantPlanSink {
+  const contracts: PlanContract[] = [];
+  return {
+    contract: (contract) => void contracts.push(contract),
+    end: (counts) => onTenant({ tenant, contracts }, counts),
+  };
 }
 
 export interface BaseInput {
@@ -114,8 +146,9 @@ function emptyCounters(): Counters {
 export async function planByTenant(input: PlanByTenantInput, deps: PlanByTenantDeps): Promise<PlanByTenantResult> {
   const { config, targets, base, source } = input;
   const planOptions = { createdAt: input.createdAt, source, collections: config.collections };
-  // Checks the options (createdAt, base) once, and gives the header exactly as createPlan writes it.
+  // Checks the options (createdAt, base, collections) once, and gives the header exactly as createPlan writes it.
   const empty = createPlan([], new Map(), { ...planOptions, ...(base ? { touched: { contracts: new Map(), noLongerManaged: [] } } : {}) });
+  const diffOptions: DiffOptions = { collections: config.collections ?? {} };
   const header: PlanHeader = { version: empty.version, createdAt: empty.createdAt, source: empty.source };
   const selected = input.tenants === undefined ? undefined : new Set(input.tenants);
   const targeted = targets !== undefined && (targets.targets.length > 0 || targets.excludes.length > 0);
@@ -152,18 +185,29 @@ export async function planByTenant(input: PlanByTenantInput, deps: PlanByTenantD
     // A run with errors (so far) or unmatched targets writes nothing: no need to plan further.
     if (sets.length === 0 || errors > 0 || counters.unmatched.size > 0) return;
     const known = await deps.readKnown(tenant);
-    const plan = createPlan(sets, new Map([[tenant, known]]), {
-      ...planOptions,
-      ...(touched ? { touched: { contracts: touched.contracts, noLongerManaged: [] } } : {}),
-    });
-    const planned = plan.tenants[0]!;
+    const touchedIds = touched ? (touched.contracts.get(tenant) ?? new Set<string>()) : undefined;
+    const out = deps.sink.tenant(tenant);
+    let contracts = 0;
+    let changed = 0;
+    let ops = 0;
+    let unknown = 0;
+    let shown = 0;
+    for (const contract of tenantContracts(sets)) {
+      const planned = planContract(contract, known, touchedIds, diffOptions);
+      contracts += 1;
+      if (planned.ops.length > 0) changed += 1;
+      ops += planned.ops.length;
+      if (planned.knownFrom === 'unknown') unknown += 1;
+      if (planned.touched === true) counters.touched += 1;
+      if (planned.action === 'update' || planned.touched === true) shown += 1;
+      out.contract(planned);
+    }
     counters.tenants += 1;
-    counters.contracts += plan.summary.contracts;
-    counters.changed += plan.summary.changed;
-    counters.ops += plan.summary.ops;
-    counters.touched += plan.summary.touched ?? 0;
-    for (const contract of planned.contracts) if (contract.knownFrom === 'unknown') counters.unknown += 1;
-    await deps.sink.tenant(planned);
+    counters.contracts += contracts;
+    counters.changed += changed;
+    counters.ops += ops;
+    counters.unknown += unknown;
+    await out.end({ contracts, changed, ops, unknown, shown });
   }
 
   await deps.sink.start(header);

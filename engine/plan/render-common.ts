@@ -32,7 +32,13 @@ export function formatValue(value: unknown): string {
 /** A duration without its null units (absent = null): `{ Days: 30 }`; every unit null is `{}`. */
 function formatDuration(value: unknown): string {
   if (value === null || typeof value !== 'object') return formatValue(value);
-  return formatValue(Object.fromEntries(Object.entries(value).filter(([, unit]) => unit !== null)));
+  // formatValue of the units that are neither null nor undefined, without a copy (a list too is read as a map, by its keys).
+  let text = '';
+  for (const key of Object.keys(value)) {
+    const unit = (value as Record<string, unknown>)[key];
+    if (unit !== null && unit !== undefined) text += `${text === '' ? '{ ' : ', '}${key}: ${formatValue(unit)}`;
+  }
+  return text === '' ? '{}' : `${text} }`;
 }
 
 /** A value of `field` for people: formatValue, a duration without its null units. */
@@ -76,6 +82,22 @@ export function viewChange(change: PlanChange): ChangeView {
   if (change.before === null) return { kind: 'add', label, before, after };
   if (change.after === null) return { kind: 'remove', label, before, after };
   return { kind: 'member-change', label, before, after };
+}
+
+/**
+ * A change on one line without its sign, and its kind: changeText(viewChange(change)), each value
+ * formatted only where the line shows it.
+ */
+export function changeLine(change: PlanChange): { readonly kind: ChangeKind; readonly text: string } {
+  const field = getField(change.field) as FieldSpec;
+  if (!isCollectionField(field)) {
+    if (change.before === null) return { kind: 'set', text: `${change.field}: ${formatFieldValue(field, change.after)}` };
+    return { kind: 'replace', text: `${change.field}: ${formatFieldValue(field, change.before)} -> ${formatFieldValue(field, change.after)}` };
+  }
+  const label = `${change.field} (${describeIdentity(field, change.after ?? change.before)})`;
+  if (change.before === null) return { kind: 'add', text: `${label}: ${formatFieldValue(field, change.after)}` };
+  if (change.after === null) return { kind: 'remove', text: `${label}: ${formatFieldValue(field, change.before)}` };
+  return { kind: 'member-change', text: `${label}: ${formatFieldValue(field, change.before)} -> ${formatFieldValue(field, change.after)}` };
 }
 
 export interface TenantCounts {

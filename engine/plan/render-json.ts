@@ -1,5 +1,5 @@
 import type { PlanHeader, PlanTrailer } from './plan-by-tenant.ts';
-import type { PlanDocument, PlanTenant } from './types.ts';
+import type { PlanContract, PlanDocument, PlanTenant } from './types.ts';
 
 /**
  * The plan document as written by `--out` and `--format json`: stable key order, compact (one line
@@ -18,11 +18,16 @@ export function renderPlanJson(plan: PlanDocument): string {
 export interface PlanJsonPieces {
   header(header: PlanHeader): string;
   tenant(tenant: PlanTenant): string;
+  /** A tenant contract by contract: `tenantStart`, `contract` for each in order, `tenantEnd`; the same bytes as `tenant`. */
+  tenantStart(tenant: string): string;
+  contract(contract: PlanContract): string;
+  tenantEnd(): string;
   trailer(trailer: PlanTrailer): string;
 }
 
 export function planJsonPieces(): PlanJsonPieces {
   let tenants = 0;
+  let contracts = 0;
   return {
     header(header) {
       tenants = 0;
@@ -32,6 +37,19 @@ export function planJsonPieces(): PlanJsonPieces {
     tenant(tenant) {
       tenants += 1;
       return `${tenants === 1 ? '' : ','}${JSON.stringify(tenant)}`;
+    },
+    // A PlanTenant is { tenant, contracts } in that order (createPlan writes it so).
+    tenantStart(tenant) {
+      tenants += 1;
+      contracts = 0;
+      return `${tenants === 1 ? '' : ','}{"tenant":${JSON.stringify(tenant)},"contracts":[`;
+    },
+    contract(contract) {
+      contracts += 1;
+      return `${contracts === 1 ? '' : ','}${JSON.stringify(contract)}`;
+    },
+    tenantEnd() {
+      return ']}';
     },
     trailer(trailer) {
       const fields = Object.entries(trailer)

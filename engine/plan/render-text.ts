@@ -9,13 +9,14 @@ import {
   tenantCounts,
   unknownCount,
   unknownNote,
-  viewChange,
+  changeLine,
   type ChangeKind,
   type NotPlanned,
+  type TenantCounts,
 } from './render-common.ts';
 import { escapeForTerminal } from '../text-escape.ts';
 import { incrementalNote } from './incremental-note.ts';
-import { PLAN_VERSION, type PlanDocument, type PlanTenant, type PlanUnmanagedContract } from './types.ts';
+import { PLAN_VERSION, type PlanContract, type PlanDocument, type PlanTenant, type PlanUnmanagedContract } from './types.ts';
 
 export interface TextRenderOptions {
   readonly color?: boolean;
@@ -67,37 +68,58 @@ export function renderPlanTextHead(plan: Pick<PlanDocument, 'source' | 'summary'
 
 /** One tenant's section of the text plan, its blank line before it included. */
 export function renderPlanTextTenant(tenant: PlanTenant, options: TextRenderOptions = {}): string {
-  const paint = painter(options);
   const counts = tenantCounts(tenant);
-  // With a base, a touched contract is shown even without ops: the change is about it.
-  const shown = tenant.contracts.filter((contract) => contract.action === 'update' || contract.touched === true);
-  const lines: string[] = [''];
-  if (shown.length === 0) {
-    lines.push(`${paint('bold', `tenant ${tenant.tenant}`)}: no changes (${plural(counts.contracts, 'contract')})`);
-    return `${lines.join('\n')}\n`;
+  let body = '';
+  let shown = 0;
+  for (const contract of tenant.contracts) {
+    const text = renderPlanTextContract(contract, options);
+    if (text !== '') shown += 1;
+    body += text;
   }
+  return `${renderPlanTextTenantHead(tenant.tenant, { ...counts, shown }, options)}${body}`;
+}
+
+/**
+ * A tenant's first lines in the text plan (its blank line before them included), from its counts:
+ * `shown`, the contracts renderPlanTextContract lists. Its contracts' lines follow.
+ */
+export function renderPlanTextTenantHead(
+  tenant: string,
+  counts: Omit<TenantCounts, 'unknown'> & { readonly shown: number },
+  options: TextRenderOptions = {},
+): string {
+  const paint = painter(options);
+  if (counts.shown === 0) return `\n${paint('bold', `tenant ${tenant}`)}: no changes (${plural(counts.contracts, 'contract')})\n`;
   const unchanged = counts.contracts - counts.changed;
-  lines.push(`${paint('bold', `tenant ${tenant.tenant}`)}: ${counts.changed} to update, ${unchanged} unchanged, ${plural(counts.ops, 'op')}`);
-  for (const contract of shown) {
-    const where = escapeForTerminal(`${contract.file}:${contract.line}`);
-    const mark = contract.touched === true ? `  ${paint('bold', '[touched]')}` : '';
-    if (contract.action === 'noop') {
-      lines.push(`  ${paint('dim', '=')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${ALREADY_MATCHES_TEXT})`)}${mark}`);
-      continue;
-    }
-    lines.push(
-      `  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(contract.ops.length, 'op')})`)}${mark}`,
-    );
-    for (const change of contract.changes) {
-      const view = viewChange(change);
-      const { sign, style } = MARK[view.kind];
-      const value =
-        view.kind === 'replace' || view.kind === 'member-change' ? `${view.before} -> ${view.after}` : view.kind === 'remove' ? view.before : view.after;
-      const note = view.kind === 'member-change' ? paint('dim', '  (removed and added again)') : '';
-      lines.push(`      ${paint(style, `${sign} ${view.label}: ${value}`)}${note}`);
-    }
+  return `\n${paint('bold', `tenant ${tenant}`)}: ${counts.changed} to update, ${unchanged} unchanged, ${plural(counts.ops, 'op')}\n`;
+}
+
+// The last file's escaped name: a tenant's contracts come file by file, and escaping works character by character.
+let lastFile: string | undefined;
+let lastEscapedFile = '';
+
+/** A contract's lines in the text plan; '' for a contract it does not list (no ops, and not touched by the change). */
+export function renderPlanTextContract(contract: PlanContract, options: TextRenderOptions = {}): string {
+  // With a base, a touched contract is shown even without ops: the change is about it.
+  if (contract.action !== 'update' && contract.touched !== true) return '';
+  const paint = painter(options);
+  if (contract.file !== lastFile) {
+    lastFile = contract.file;
+    lastEscapedFile = escapeForTerminal(contract.file);
   }
-  return `${lines.join('\n')}\n`;
+  const where = `${lastEscapedFile}:${contract.line}`;
+  const mark = contract.touched === true ? `  ${paint('bold', '[touched]')}` : '';
+  if (contract.action === 'noop')
+    return `  ${paint('dim', '=')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${ALREADY_MATCHES_TEXT})`)}${mark}\n`;
+  let text = `  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(contract.ops.length, 'op')})`)}${mark}\n`;
+  for (const change of contract.changes) {
+    // What viewChange and changeText make of it, without the view: every change of every contract comes here.
+    const line = changeLine(change);
+    const { sign, style } = MARK[line.kind];
+    const note = line.kind === 'member-change' ? paint('dim', '  (removed and added again)') : '';
+    text += `      ${paint(style, `${sign} ${line.text}`)}${note}\n`;
+  }
+  return text;
 }
 
 /** The text plan's last lines: the contracts no longer managed and the note on unknown known state. */

@@ -31,6 +31,21 @@ const instantNotations = fc
   });
 
 describe('normaliseTimestamp', () => {
+  it('answers the same for a text seen before, also after more distinct texts than it keeps parsed (a cache of instants)', () => {
+    const texts = Array.from({ length: 6000 }, (_, i) => [
+      new Date(Date.UTC(2026, 0, 1) + i * 3_600_123).toISOString(),
+      `2026-02-${String((i % 40) + 1).padStart(2, '0')}T00:00:00Z`,
+      `2026-01-01T00:00:00+0${i % 10}:00`,
+    ]).flat();
+    const first = texts.map((text) => [normaliseTimestamp(text), isUtcTimestamp(text), timestampProblem(text)]);
+    const again = texts.map((text) => [normaliseTimestamp(text), isUtcTimestamp(text), timestampProblem(text)]);
+
+    expect(again).toEqual(first);
+    expect(first.filter(([, , problem]) => problem === 'not a real date or time').length).toBeGreaterThan(0);
+    expect(normaliseTimestamp('2026-01-01T00:00:00.5Z')).toBe('2026-01-01T00:00:00.500Z');
+    expect(normaliseTimestamp(`2026-01-01T00:00:00Z${' '.repeat(50)}`)).toBeUndefined();
+  });
+
   it('is idempotent', () => {
     fc.assert(
       fc.property(instantNotations, ({ zulu, offset }) => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { diffContract } from '../../engine/index.ts';
+import { describeChanges, diffContract } from '../../engine/index.ts';
 import {
   applyOps,
   DURATION_UNITS,
@@ -175,6 +175,21 @@ describe('diffContract properties (1,000 generated cases each)', () => {
         );
         expect(ops.length).toBe(expected);
         expect(ops.some((op) => op.op === 'Remove')).toBe(false);
+      }),
+      RUNS,
+    );
+  });
+
+  it('with nothing known, the short way gives what the general diff gives against an empty known contract (ops and changes)', () => {
+    fc.assert(
+      fc.property(contract('utc'), fc.constantFrom<'authoritative' | 'additive'>('authoritative', 'additive'), (desired: ContractFields, mode) => {
+        const options = { collections: { Company: mode, Type: mode } };
+        const ops = diffContract(undefined, desired, options);
+        // A known contract without fields takes the general path (known !== undefined).
+        const general = diffContract({}, desired, options);
+        expect(JSON.stringify(ops)).toBe(JSON.stringify(general));
+        expect(ops).toEqual(general);
+        expect(JSON.stringify(describeChanges(undefined, ops))).toBe(JSON.stringify(describeChanges({}, general)));
       }),
       RUNS,
     );

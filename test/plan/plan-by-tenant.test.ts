@@ -4,9 +4,16 @@ import { parseTargetPattern, selectTargets, type TargetPattern } from '../../eng
 import { validateDesiredState, type ContractSet, type DesiredFile } from '../../engine/desired/index.ts';
 import { findTouchedContracts } from '../../engine/plan/touched-contracts.ts';
 import { createPlan } from '../../engine/plan/create-plan.ts';
-import { planByTenant, type BaseInput } from '../../engine/plan/plan-by-tenant.ts';
+import { planByTenant, wholeTenant, type BaseInput } from '../../engine/plan/plan-by-tenant.ts';
 import { planJsonPieces, renderPlanJson } from '../../engine/plan/render-json.ts';
-import { renderPlanText, renderPlanTextHead, renderPlanTextTail, renderPlanTextTenant } from '../../engine/plan/render-text.ts';
+import {
+  renderPlanText,
+  renderPlanTextContract,
+  renderPlanTextHead,
+  renderPlanTextTail,
+  renderPlanTextTenant,
+  renderPlanTextTenantHead,
+} from '../../engine/plan/render-text.ts';
 import type { PlanSource } from '../../engine/plan/types.ts';
 import type { KnownContract, KnownState } from '../../engine/state/types.ts';
 
@@ -97,8 +104,12 @@ function wholePlan(options: Case) {
 
 async function streamed(options: Case) {
   const json = planJsonPieces();
+  const wholeJson = planJsonPieces();
   let jsonText = '';
   let tenantsText = '';
+  // The same tenants collected whole (wholeTenant) and rendered as one piece each.
+  let wholeJsonText = '';
+  let wholeTenantsText = '';
   const read: string[] = [];
   const result = await planByTenant(
     {
@@ -119,18 +130,39 @@ async function streamed(options: Case) {
         start(header) {
           jsonText = json.header(header);
           tenantsText = '';
+          wholeJsonText = wholeJson.header(header);
+          wholeTenantsText = '';
         },
         tenant(tenant) {
-          jsonText += json.tenant(tenant);
-          tenantsText += renderPlanTextTenant(tenant);
+          // As the CLI writes it: the JSON contract by contract, the text's head after the tenant's last contract.
+          jsonText += json.tenantStart(tenant);
+          let body = '';
+          const whole = wholeTenant(tenant, (planned) => {
+            wholeJsonText += wholeJson.tenant(planned);
+            wholeTenantsText += renderPlanTextTenant(planned);
+          });
+          return {
+            contract(contract) {
+              jsonText += json.contract(contract);
+              body += renderPlanTextContract(contract);
+              whole.contract(contract);
+            },
+            async end(counts) {
+              jsonText += json.tenantEnd();
+              tenantsText += `${renderPlanTextTenantHead(tenant, counts)}${body}`;
+              await whole.end(counts);
+            },
+          };
         },
       },
     },
   );
   jsonText += json.trailer(result.trailer);
+  wholeJsonText += wholeJson.trailer(result.trailer);
   const source = options.base ? BASE_SOURCE : SOURCE;
-  const text = `${renderPlanTextHead({ source, ...result.trailer })}${tenantsText}${renderPlanTextTail(result.trailer.noLongerManaged ?? [], result.unknown)}`;
-  return { result, jsonText, text, read };
+  const head = renderPlanTextHead({ source, ...result.trailer });
+  const tail = renderPlanTextTail(result.trailer.noLongerManaged ?? [], result.unknown);
+  return { result, jsonText, text: `${head}${tenantsText}${tail}`, wholeJsonText, wholeText: `${head}${wholeTenantsText}${tail}`, read };
 }
 
 describe('planByTenant', () => {
@@ -145,12 +177,14 @@ describe('planByTenant', () => {
   ])('%s: writes what rendering the whole plan writes, byte for byte', async (_, options) => {
     const whole = wholePlan(options);
 
-    const { result, jsonText, text } = await streamed(options);
+    const { result, jsonText, text, wholeJsonText, wholeText } = await streamed(options);
 
     expect(result.errors).toEqual([]);
     expect(result.targeting?.unmatchedTargets ?? []).toEqual([]);
     expect(jsonText).toBe(renderPlanJson(whole));
     expect(text).toBe(renderPlanText(whole));
+    expect(wholeJsonText).toBe(jsonText);
+    expect(wholeText).toBe(text);
   });
 
   it('reads the known state of the tenants it plans only', async () => {
@@ -171,7 +205,7 @@ describe('planByTenant', () => {
 
     const result = await planByTenant(
       { files, config: CONFIG, createdAt: CREATED_AT, source: SOURCE },
-      { readKnown: async () => new Map(), sink: { start() {}, tenant: (tenant) => void written.push(tenant.tenant) } },
+      { readKnown: async () => new Map(), sink: { start() {}, tenant: (tenant) => wholeTenant(tenant, () => void written.push(tenant)) } },
     );
 
     expect(result.errors.map((d) => `${d.file}:${d.line}`)).toEqual(['contracts/a.yaml:3']);

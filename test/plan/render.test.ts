@@ -2,6 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createPlan, MARKDOWN_MAX_LENGTH, renderPlanMarkdown, renderPlanText, type PlanDocument } from '../../engine/index.ts';
 import type { ContractSet } from '../../engine/desired/index.ts';
+import { changeLine, changeText, formatFieldValue, formatValue, viewChange } from '../../engine/plan/render-common.ts';
+import { getField, type FieldSpec } from '../../engine/model/fields.ts';
+import { describeChanges, diffContract } from '../../engine/plan/index.ts';
+import { diffCase } from './arbitraries.ts';
 import { BASE_SOURCE, CREATED_AT, desiredSets, knownState, SOURCE, TOUCHED } from './fixtures.ts';
 
 const ESC = '\u001b';
@@ -59,6 +63,42 @@ function leftOut(markdown: string): { listed: number; counted: number } {
 }
 
 describe('renderPlanText', () => {
+  it('a duration is shown as formatValue shows it without its null units', () => {
+    const duration = getField('SupplierNoticePeriod') as FieldSpec;
+    const unit = fc.oneof(fc.constant(null), fc.constant(undefined), fc.integer(), fc.double(), fc.string());
+    const value = fc.oneof(
+      fc.dictionary(fc.constantFrom('Days', 'Weeks', 'Months', 'Years', '__proto__', '1', '0'), unit),
+      fc.array(unit),
+      fc.constant(null),
+      fc.integer(),
+    );
+    fc.assert(
+      fc.property(value, (given) => {
+        const expected =
+          given === null || typeof given !== 'object'
+            ? formatValue(given)
+            : formatValue(Object.fromEntries(Object.entries(given).filter(([, item]) => item !== null)));
+        expect(formatFieldValue(duration, given)).toBe(expected);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('changeLine (what the text plan writes per change) is changeText of viewChange, for every kind of change', () => {
+    const kinds = new Set<string>();
+    fc.assert(
+      fc.property(diffCase, ({ known, desired, collections }) => {
+        for (const change of describeChanges(known, diffContract(known, desired, { collections }))) {
+          const view = viewChange(change);
+          kinds.add(view.kind);
+          expect(changeLine(change)).toEqual({ kind: view.kind, text: changeText(view) });
+        }
+      }),
+      { numRuns: 500 },
+    );
+    expect([...kinds].sort()).toEqual(['add', 'member-change', 'remove', 'replace', 'set']);
+  });
+
   it('renders a mixed plan as a terminal diff', () => {
     expect(renderPlanText(mixedPlan())).toMatchSnapshot();
   });

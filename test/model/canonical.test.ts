@@ -1,0 +1,66 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../engine/model/fingerprint.ts';
+import { COLLECTION_FIELDS } from '../../engine/model/fields.ts';
+import { memberIdentity, normaliseNumber } from '../../engine/model/normalise.ts';
+import { members } from '../plan/arbitraries.ts';
+
+// The plain statements of both, as they were written before they were built without intermediate lists: the oracles.
+function canonicalOracle(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalOracle(item))).join(',')}]`;
+  const entries = Object.keys(value)
+    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${canonicalOracle((value as Record<string, unknown>)[key])}`);
+  return `{${entries.join(',')}}`;
+}
+
+function valueAt(member: unknown, path: readonly string[]): unknown {
+  let value = member;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+function identityOracle(field: (typeof COLLECTION_FIELDS)[number], member: unknown): string {
+  return JSON.stringify(
+    field.identity.map((path) => {
+      const value = valueAt(member, path);
+      return typeof value === 'number' ? normaliseNumber(value) : (value ?? null);
+    }),
+  );
+}
+
+describe('canonicalJson', () => {
+  it('is what sorting every object and joining gives, for any JSON-like value (holes and undefined too)', () => {
+    fc.assert(
+      fc.property(fc.anything({ withSparseArray: true, withNullPrototype: true, withObjectString: true }), (value) => {
+        expect(canonicalJson(value)).toBe(canonicalOracle(value));
+      }),
+      { numRuns: 2000 },
+    );
+    const holey: unknown[] = [1];
+    holey[2] = undefined;
+    holey[3] = { b: 1, a: [-0] };
+    expect(canonicalJson(holey)).toBe('[1,,null,{"a":[0],"b":1}]');
+  });
+});
+
+describe('memberIdentity', () => {
+  it.each(COLLECTION_FIELDS.map((field) => [field.name, field] as const))('%s: JSON of the list of identity values, for any member', (_, field) => {
+    const member = fc.oneof(
+      members(field).map((list) => list[0]),
+      fc.anything(),
+      fc.record({ Id: fc.oneof(fc.double(), fc.constant(-0), fc.anything()), OwnerType: fc.anything(), User: fc.anything(), Lookup: fc.anything() }),
+    );
+    fc.assert(
+      fc.property(member, (given) => {
+        expect(memberIdentity(field, given)).toBe(identityOracle(field, given));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
