@@ -23,8 +23,10 @@
  * request to the last answer, i.e. the run without the processes' start (Node, config, git,
  * PostgreSQL connections), which on a small loaded machine costs seconds per round; `start`: from
  * the spawn to the first API request; `end`: from the last answer to the last worker's exit. The JSON line gives the load
- * average before the first round and the CPU seconds the workers used.
- *   npm run bench:auto-shards -- [--tenants 40] [--contracts 50] [--latency 200] [--in-flight 8] [--rounds 2] [--workers 1,2,4] [--modes even,skewed,kill]
+ * average before the first round and the CPU seconds the workers used. `--timeline` prints, per
+ * round, when each worker said it joined, its first request and last answer, and the API requests
+ * that arrived in each second: where a round's time went.
+ *   npm run bench:auto-shards -- [--tenants 40] [--contracts 50] [--latency 200] [--in-flight 8] [--rounds 2] [--workers 1,2,4] [--modes even,skewed,kill] [--timeline]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -35,7 +37,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import type { ContractSet } from '../engine/desired/types.ts';
 import type { ContractFields } from '../engine/model/types.ts';
-import { startEmulator, type Emulator } from '../emulator/index.ts';
+import { startEmulator, type Emulator, type RequestLogEntry } from '../emulator/index.ts';
 import { createRepo } from '../test/git/helpers.ts';
 import { fleetRepoFiles, fleetSeed, requestLog, secretEnvOf, secretOf, setFaults, type Fleet } from '../test/helpers/fleet.ts';
 import { startPostgres, type PostgresServer } from '../test/helpers/postgres-server.ts';
@@ -51,6 +53,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '2' },
     workers: { type: 'string', default: '1,2,4' },
     modes: { type: 'string', default: 'even,skewed,kill' },
+    timeline: { type: 'boolean', default: false },
   },
 });
 const TENANTS = Number(values.tenants);
@@ -60,6 +63,7 @@ const IN_FLIGHT = Number(values['in-flight']);
 const ROUNDS = Number(values.rounds);
 const WORKER_COUNTS = values.workers.split(',').map(Number);
 const MODES = values.modes.split(',');
+const TIMELINE = values.timeline;
 const RATE = `{ requestsPerSecond: 1000, concurrency: ${Math.max(1, Math.ceil(IN_FLIGHT / 4))}, maxInFlight: ${IN_FLIGHT} }`;
 
 const cliKind = existsSync(fileURLToPath(new URL('../dist/engine/cli/main.js', import.meta.url))) ? 'dist' : 'tsx';
@@ -116,8 +120,20 @@ function startWorker(dir: string, args: readonly string[], env: Record<string, s
   const child = spawn(process.execPath, [...NODE_ARGS, cli, 'apply', '--no-refresh', '--ref', 'HEAD', ...args], {
     cwd: dir,
     env,
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', TIMELINE ? 'pipe' : 'ignore', 'pipe'],
   });
+  if (TIMELINE) {
+    // When the worker said it joined the run (validated, run begun), for --timeline.
+    const spawned = performance.now();
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', function seek(chunk: string) {
+      out += chunk;
+      const line = /^.*worker \S+ joined.*$/m.exec(out)?.[0];
+      if (line === undefined) return;
+      process.stderr.write(`  +${((performance.now() - spawned) / 1000).toFixed(2)} s ${line}\n`);
+      child.stdout!.off('data', seek).resume();
+    });
+  }
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
   const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; cpuSeconds: number }>((resolve, reject) => {
@@ -211,6 +227,15 @@ async function round(postgres: PostgresServer, bench: Bench, workers: number, ar
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const history = Number((await client.query('SELECT count(*)::integer AS n FROM contract_sync.run_history')).rows[0].n);
+  if (TIMELINE) {
+    const workerOf = new Map<string, string>(
+      (await client.query<{ tenant: string; worker: string }>('SELECT tenant, worker FROM contract_sync.shared_run_tenants')).rows.map((row) => [
+        row.tenant,
+        row.worker,
+      ]),
+    );
+    process.stderr.write(timeline(api, workerOf, startedAt));
+  }
   await client.end();
   return {
     seconds,
@@ -225,6 +250,35 @@ async function round(postgres: PostgresServer, bench: Bench, workers: number, ar
     historyEntries: history,
     killed: kill,
   };
+}
+
+/**
+ * `--timeline`: per worker, when its first request arrived and its last answer left (seconds from
+ * the spawn), its tenants and requests; then the API requests arriving in each second of the run.
+ */
+function timeline(api: readonly RequestLogEntry[], workerOf: ReadonlyMap<string, string>, startedAt: number): string {
+  function at(entry: RequestLogEntry): number {
+    return (Date.parse(entry.time) - startedAt) / 1000;
+  }
+  const workers = new Map<string, { first: number; last: number; tenants: Set<string>; requests: number }>();
+  for (const entry of api) {
+    const worker = workerOf.get(entry.tenant ?? '') ?? '?';
+    const seen = workers.get(worker) ?? { first: Infinity, last: 0, tenants: new Set<string>(), requests: 0 };
+    seen.first = Math.min(seen.first, at(entry));
+    seen.last = Math.max(seen.last, at(entry) + LATENCY_MS / 1000);
+    seen.tenants.add(entry.tenant ?? '?');
+    seen.requests++;
+    workers.set(worker, seen);
+  }
+  const perSecond: number[] = [];
+  for (const entry of api) perSecond[Math.floor(at(entry))] = (perSecond[Math.floor(at(entry))] ?? 0) + 1;
+  const lines = [...workers]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(
+      ([worker, seen]) =>
+        `  ${worker}: first request ${seen.first.toFixed(2)} s, last answer ${seen.last.toFixed(2)} s, ${seen.tenants.size} tenants, ${seen.requests} requests`,
+    );
+  return `${lines.join('\n')}\n  requests per second: ${Array.from(perSecond, (n) => n ?? 0).join(' ')}\n`;
 }
 
 interface Row {

@@ -116,11 +116,12 @@ export async function workShared<T>(work: SharedWork<T>): Promise<SharedWorked<T
   // Each lane takes one tenant at a time; a lane's failure stops the others from taking more.
   // The other lanes finish the tenants they hold (their claims end cleanly) before the error is thrown.
   let failed = false;
-  // A worker's lanes claim one after another: the largest tenant goes to the first claim, and the
-  // `took` events come in the order of the claims.
-  let claiming: Promise<unknown> = Promise.resolve();
+  // A worker's first claim goes alone, so that its first tenant is the largest it can take; the
+  // others then claim at once, each on its own session, so that the lanes fill without waiting on
+  // each other's connections.
+  let first: Promise<unknown> | undefined;
   function claimNext(lane: number): ReturnType<SharedRuns['next']> {
-    const next = claiming.then(async () => {
+    const next = (first ?? Promise.resolve()).then(async () => {
       const answer = await work.runs.next(work.key, worker, lane);
       if (answer.kind === 'claimed') {
         const { claim } = answer;
@@ -128,7 +129,7 @@ export async function workShared<T>(work: SharedWork<T>): Promise<SharedWorked<T
       }
       return answer;
     });
-    claiming = next.catch(() => undefined);
+    first ??= next.catch(() => undefined);
     return next;
   }
   const lanes = await Promise.allSettled(
