@@ -5,18 +5,15 @@
  * and exits 130 (SIGINT) or 143 (SIGTERM). The next run reads and sends only what was not recorded.
  * A run killed outright leaves a lock that `state list` shows as stale.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { fileStateStore } from '../../engine/state/file-store.ts';
 import { startEmulator, type Emulator } from '../../emulator/index.ts';
 import { cleanupsAfterEach } from '../helpers/cleanups.ts';
+import { startCli, type CliChild } from '../helpers/cli-child.ts';
 import { createFleet, fleetRepoFiles, fleetSeed, requestLog, type Fleet } from '../helpers/fleet.ts';
 import { createRepo } from '../git/helpers.ts';
-
-const BIN = fileURLToPath(new URL('../../bin/contract-sync-dev.js', import.meta.url));
 
 let emulator: Emulator | undefined;
 const cleanups = cleanupsAfterEach(async () => {
@@ -24,47 +21,8 @@ const cleanups = cleanupsAfterEach(async () => {
   emulator = undefined;
 });
 
-interface Finished {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-interface Started {
-  readonly child: ChildProcess;
-  readonly finished: Promise<Finished>;
-  /** Resolves once stderr holds a line matching `pattern`. */
-  waitFor(pattern: RegExp): Promise<void>;
-}
-
-function start(args: readonly string[], cwd: string, env: Record<string, string>): Started {
-  // process.execPath itself, not a wrapper: the signal reaches the run, and its pid is the one its locks record.
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd,
-    env: { ...process.env, ...env, CONTRACT_SYNC_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  const waiters: { pattern: RegExp; resolve: () => void }[] = [];
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-    for (const waiter of waiters.splice(0)) {
-      if (waiter.pattern.test(stderr)) waiter.resolve();
-      else waiters.push(waiter);
-    }
-  });
-  const finished = new Promise<Finished>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-  return {
-    child,
-    finished,
-    waitFor: (pattern) => (pattern.test(stderr) ? Promise.resolve() : new Promise((resolve) => waiters.push({ pattern, resolve }))),
-  };
+function start(args: readonly string[], cwd: string, env: Record<string, string>): CliChild {
+  return startCli(args, { cwd, env: { ...process.env, ...env, CONTRACT_SYNC_LOG_LEVEL: 'warn' } });
 }
 
 /** A git repository of 2 tenants x 60 contracts (80 to change), sent at 20 requests/s per tenant: about 2 s of sending. */
@@ -111,7 +69,7 @@ describe.skipIf(process.platform === 'win32')('an apply interrupted by a signal'
 
       // No terminal: the plain progress lines; the first quarter of sending is the moment to stop it.
       const first = start(['apply', '--lock-timeout', '10'], dir, fleet.env);
-      await first.waitFor(/^contract-sync apply: sending \d+\/\d+ contracts \((2[5-9]|[3-4]\d)%\)/m);
+      await first.waitFor('stderr', /^contract-sync apply: sending \d+\/\d+ contracts \((2[5-9]|[3-4]\d)%\)/m);
       first.child.kill(signal);
       const stopped = await first.finished;
 
@@ -161,7 +119,7 @@ describe.skipIf(process.platform === 'win32')('an apply interrupted by a signal'
   it('killed outright, leaves locks that state list shows as stale, not held; the next run takes them over', { timeout: 90_000 }, async () => {
     const { fleet, dir, stateDir } = await setup();
     const first = start(['apply', '--lock-timeout', '10'], dir, fleet.env);
-    await first.waitFor(/^contract-sync apply: sending /m);
+    await first.waitFor('stderr', /^contract-sync apply: sending /m);
     first.child.kill('SIGKILL');
     await first.finished;
     expect(await lockFiles(stateDir, fleet)).toEqual(fleet.tenants);

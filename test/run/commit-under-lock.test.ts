@@ -4,7 +4,6 @@
  * state store. The commit check is made under the tenant's lock: whichever run waits, the older
  * commit is never sent over the newer one, and the run record never goes back to c1.
  */
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -16,10 +15,10 @@ import type { StateStore } from '../../engine/state/types.ts';
 import { startEmulator, type Emulator, type RequestLogEntry } from '../../emulator/index.ts';
 import { createRepo, type TestRepo } from '../git/helpers.ts';
 import { cleanupsAfterEach } from '../helpers/cleanups.ts';
+import { startCli } from '../helpers/cli-child.ts';
 import { createFleet, fleetRepoFiles, fleetSeed, liveContract, requestLog, type Fleet } from '../helpers/fleet.ts';
 import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/contract-sync-dev.js', import.meta.url));
 const TENANT = 'tenant-a';
 
 let emulator: Emulator | undefined;
@@ -39,6 +38,7 @@ afterAll(async () => {
 
 interface ChildRun {
   readonly code: number | null;
+  /** What it printed, stdout then stderr. */
   readonly output: string;
 }
 
@@ -55,27 +55,15 @@ function apply(ref: string, cwd: string, env: Record<string, string>): Promise<C
 }
 
 function startApply(ref: string, cwd: string, env: Record<string, string>, reportLockLooks = false): Started {
-  const preload = reportLockLooks ? ['--import', pathToFileURL(REPORT_LOCK_LOOKS).href] : [];
-  let looked: (() => void) | undefined;
-  const lookedAtLock = new Promise<void>((resolve) => {
-    looked = resolve;
-  });
-  const child = spawn(process.execPath, [...preload, BIN, 'apply', '--ref', ref, '--lock-timeout', '60'], {
+  const child = startCli(['apply', '--ref', ref, '--lock-timeout', '60'], {
     cwd,
     env: { ...process.env, ...env, CONTRACT_SYNC_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    nodeArgs: reportLockLooks ? ['--import', pathToFileURL(REPORT_LOCK_LOOKS).href] : [],
   });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    output += chunk;
-    if (/^looked at the lock of /m.test(chunk)) looked?.();
-  });
-  const finished = new Promise<ChildRun>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, output }));
-  });
-  return { finished, lookedAtLock };
+  return {
+    finished: child.finished.then(({ code, stdout, stderr }) => ({ code, output: stdout + stderr })),
+    lookedAtLock: child.waitFor('stderr', /^looked at the lock of /m),
+  };
 }
 
 function patches(log: readonly RequestLogEntry[]): RequestLogEntry[] {

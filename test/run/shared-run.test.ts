@@ -5,19 +5,18 @@
  * request log), a killed worker's tenant taken over in the same run, one history entry per run,
  * a later commit a new run, and the tenant locks keeping a worker and a plain apply apart.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { startEmulator, type Emulator, type RequestLogEntry } from '../../emulator/index.ts';
 import type { RunHistoryEntry } from '../../engine/state/history.ts';
 import { createRepo, type TestRepo } from '../git/helpers.ts';
 import { cleanupsAfterEach } from '../helpers/cleanups.ts';
+import { startCli, type CliChild, type CliFinished } from '../helpers/cli-child.ts';
 import { createFleet, fleetRepoFiles, fleetSeed, liveContract, requestLog, setFaults, type Fleet } from '../helpers/fleet.ts';
 import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/contract-sync-dev.js', import.meta.url));
 /** How long a PATCH waits while workers are still joining: far longer than a start-up on a loaded machine. */
 const HOLD_MS = 5000;
 
@@ -39,20 +38,6 @@ afterAll(async () => {
   await server?.stop();
 });
 
-interface ChildRun {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-interface Started {
-  readonly child: ChildProcess;
-  readonly finished: Promise<ChildRun>;
-  /** What it printed so far. */
-  stdout(): string;
-}
-
 /** The environment of a child run: the fleet's secrets, the database, no CI variables of the machine running the tests. */
 function childEnv(setup: Setup, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...setup.env, CONTRACT_SYNC_LOG_LEVEL: 'warn', ...extra };
@@ -61,24 +46,11 @@ function childEnv(setup: Setup, extra: Record<string, string> = {}): NodeJS.Proc
   return env;
 }
 
-function start(setup: Setup, args: readonly string[], extra: Record<string, string> = {}): Started {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: setup.repo.dir, env: childEnv(setup, extra), stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const finished = new Promise<ChildRun>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      running.delete(child);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-  return { child, finished, stdout: () => stdout };
+function start(setup: Setup, args: readonly string[], extra: Record<string, string> = {}): CliChild {
+  return startCli(args, { cwd: setup.repo.dir, env: childEnv(setup, extra), running });
 }
 
-function worker(setup: Setup, name: string, extra: Record<string, string> = {}): Started {
+function worker(setup: Setup, name: string, extra: Record<string, string> = {}): CliChild {
   return start(setup, ['apply', '--shard', 'auto', '--ref', 'HEAD', '--lock-timeout', '120'], { CONTRACT_SYNC_WORKER: name, ...extra });
 }
 
@@ -136,7 +108,7 @@ async function setup(tenants: number, perTenant: number, latencyMs: number, edit
 }
 
 /** Runs `count` workers at once; each must exit 0. */
-async function workers(s: Setup, count: number): Promise<ChildRun[]> {
+async function workers(s: Setup, count: number): Promise<CliFinished[]> {
   const runs = await Promise.all(Array.from({ length: count }, (_, index) => worker(s, `w${index + 1}`).finished));
   for (const run of runs) expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
   return runs;
@@ -148,7 +120,7 @@ async function workers(s: Setup, count: number): Promise<ChildRun[]> {
  * still starting (a worker's start-up takes seconds on a loaded machine); then the fleet's
  * latency again. Each must exit 0.
  */
-async function workersTakingPart(s: Setup, count: number, latencyMs: number): Promise<ChildRun[]> {
+async function workersTakingPart(s: Setup, count: number, latencyMs: number): Promise<CliFinished[]> {
   await setFaults(emulator!, { api: { latencyMs: [HOLD_MS, HOLD_MS] } });
   const started = Array.from({ length: count }, (_, index) => worker(s, `w${index + 1}`));
   while (!started.every((run) => /^shared run \S+: worker \S+ joined/m.test(run.stdout()))) {
