@@ -35,13 +35,11 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import type { ContractSet } from '../engine/desired/types.ts';
-import type { ContractFields } from '../engine/model/types.ts';
 import { startEmulator, type Emulator, type RequestLogEntry } from '../emulator/index.ts';
 import { createRepo } from '../test/git/helpers.ts';
-import { fleetRepoFiles, fleetSeed, requestLog, secretEnvOf, secretOf, setFaults, type Fleet } from '../test/helpers/fleet.ts';
+import { fleetRepoFiles, fleetSeed, requestLog, setFaults, type Fleet } from '../test/helpers/fleet.ts';
 import { startPostgres, type PostgresServer } from '../test/helpers/postgres-server.ts';
-import { createRandom, generateContract } from './generate-contracts.ts';
+import { createShardFleet, REPORT_CPU, workerCpu } from './shard-fleet.ts';
 import { copyDatabase, writeTemplate } from './state-template.ts';
 
 const { values } = parseArgs({
@@ -72,35 +70,6 @@ const cliKind = existsSync(fileURLToPath(new URL('../dist/engine/cli/main.js', i
 const cli = process.env.BENCH_CLI ?? fileURLToPath(new URL(cliKind === 'dist' ? '../bin/contract-sync.js' : '../bin/contract-sync-dev.js', import.meta.url));
 // BENCH_NODE_ARGS: flags for each worker's Node, e.g. "--cpu-prof --cpu-prof-dir=DIR" to profile the workers.
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-const CPU_MARK = 'contract-sync-bench-cpu-us=';
-const REPORT_CPU = `--import=data:text/javascript,process.on(\`exit\`,()=>{const{user:u,system:s}=process.cpuUsage();process.stderr.write(\`\\n${CPU_MARK}\${u+s}\\n\`)})`;
-
-/** Tenants of the given sizes, every contract's desired Name differing from live. */
-function createBenchFleet(sizes: readonly number[], prefix: string): Fleet {
-  const random = createRandom(12);
-  const tenants = sizes.map((_, index) => `${prefix}-${String(index).padStart(3, '0')}`);
-  const live = new Map<string, Map<string, ContractFields>>();
-  const changed = new Map<string, Set<string>>();
-  const desired: ContractSet[] = [];
-  for (const [position, tenant] of tenants.entries()) {
-    const contracts = new Map<string, ContractFields>();
-    for (let index = 0; index < sizes[position]!; index += 1) contracts.set(`${tenant}-${String(index).padStart(4, '0')}`, generateContract(random, index));
-    live.set(tenant, contracts);
-    changed.set(tenant, new Set(contracts.keys()));
-    desired.push({
-      tenant,
-      file: `contracts/${tenant}.yaml`,
-      contracts: [...contracts].map(([id, fields], index) => ({
-        id,
-        line: index + 3,
-        column: 3,
-        fields: { ...fields, Name: `${String(fields.Name)} (shared run)` },
-      })),
-    });
-  }
-  return { tenants, live, desired, changed, env: Object.fromEntries(tenants.map((tenant) => [secretEnvOf(tenant), secretOf(tenant)])) };
-}
-
 function evenSizes(): number[] {
   return Array.from({ length: TENANTS }, () => PER_TENANT);
 }
@@ -139,8 +108,7 @@ function startWorker(dir: string, args: readonly string[], env: Record<string, s
   const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; cpuSeconds: number }>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (code, signal) => {
-      const cpu = new RegExp(`\\n${CPU_MARK}(\\d+)\\n`).exec(stderr);
-      resolve({ code, signal, stderr: stderr.replace(cpu?.[0] ?? '', ''), cpuSeconds: Number(cpu?.[1] ?? Number.NaN) / 1e6 });
+      resolve({ code, signal, ...workerCpu(stderr) });
     });
   });
   return { child, done };
@@ -177,7 +145,7 @@ interface Bench {
 let databases = 0;
 
 async function setupBench(postgres: PostgresServer, sizes: readonly number[], prefix: string): Promise<Bench & { cleanup(): Promise<void> }> {
-  const fleet = createBenchFleet(sizes, prefix);
+  const fleet = createShardFleet(sizes, prefix, 'shared run');
   const emulator = await startEmulator(fleetSeed(fleet, { requestsPerSecond: 10_000, burst: 10_000 }));
   const files = fleetRepoFiles(fleet, emulator, { rate: RATE, read: true });
   files['contract-sync.yaml'] += 'state: { backend: postgres, url: { env: CONTRACT_SYNC_DATABASE_URL } }\n';

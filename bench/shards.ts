@@ -43,13 +43,11 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { shardOf } from '../engine/desired/shard.ts';
-import type { ContractSet } from '../engine/desired/types.ts';
-import type { ContractFields } from '../engine/model/types.ts';
 import { startEmulator, type Emulator } from '../emulator/index.ts';
 import { writeTree } from '../test/helpers/files.ts';
-import { fleetRepoFiles, fleetSeed, requestLog, secretEnvOf, secretOf, setFaults, type Fleet } from '../test/helpers/fleet.ts';
+import { fleetRepoFiles, fleetSeed, requestLog, setFaults } from '../test/helpers/fleet.ts';
 import { startPostgres } from '../test/helpers/postgres-server.ts';
-import { createRandom, generateContract } from './generate-contracts.ts';
+import { createShardFleet, REPORT_CPU, workerCpu } from './shard-fleet.ts';
 import { copyDatabase, writeTemplate } from './state-template.ts';
 
 const { values } = parseArgs({
@@ -74,36 +72,6 @@ const RATE = `{ requestsPerSecond: 1000, concurrency: ${Math.max(1, Math.ceil(IN
 const cliKind = existsSync(fileURLToPath(new URL('../dist/engine/cli/main.js', import.meta.url))) ? 'dist' : 'tsx';
 const cli = fileURLToPath(new URL(cliKind === 'dist' ? '../bin/contract-sync.js' : '../bin/contract-sync-dev.js', import.meta.url));
 
-// Makes a worker print the CPU it used as it exits (no spaces or double quotes: NODE_OPTIONS syntax).
-const CPU_MARK = 'contract-sync-bench-cpu-us=';
-const REPORT_CPU = `--import=data:text/javascript,process.on(\`exit\`,()=>{const{user:u,system:s}=process.cpuUsage();process.stderr.write(\`\\n${CPU_MARK}\${u+s}\\n\`)})`;
-
-/** TENANTS tenants of PER_TENANT contracts each, every contract's desired Name differing from live. */
-function createBenchFleet(): Fleet {
-  const random = createRandom(12);
-  const tenants = Array.from({ length: TENANTS }, (_, index) => `tenant-${String(index).padStart(3, '0')}`);
-  const live = new Map<string, Map<string, ContractFields>>();
-  const changed = new Map<string, Set<string>>();
-  const desired: ContractSet[] = [];
-  for (const tenant of tenants) {
-    const contracts = new Map<string, ContractFields>();
-    for (let index = 0; index < PER_TENANT; index += 1) contracts.set(`${tenant}-${String(index).padStart(4, '0')}`, generateContract(random, index));
-    live.set(tenant, contracts);
-    changed.set(tenant, new Set(contracts.keys()));
-    desired.push({
-      tenant,
-      file: `contracts/${tenant}.yaml`,
-      contracts: [...contracts].map(([id, fields], index) => ({
-        id,
-        line: index + 3,
-        column: 3,
-        fields: { ...fields, Name: `${String(fields.Name)} (sharded)` },
-      })),
-    });
-  }
-  return { tenants, live, desired, changed, env: Object.fromEntries(tenants.map((tenant) => [secretEnvOf(tenant), secretOf(tenant)])) };
-}
-
 interface Worker {
   readonly code: number | null;
   readonly stderr: string;
@@ -117,8 +85,7 @@ function runWorker(dir: string, shard: string, env: Record<string, string>): Pro
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
     child.once('error', reject);
     child.once('close', (code) => {
-      const cpu = new RegExp(`\\n${CPU_MARK}(\\d+)\\n`).exec(stderr);
-      resolve({ code, stderr: stderr.replace(cpu?.[0] ?? '', ''), cpuSeconds: Number(cpu?.[1] ?? Number.NaN) / 1e6 });
+      resolve({ code, ...workerCpu(stderr) });
     });
   });
 }
@@ -173,7 +140,11 @@ async function round(emulator: Emulator, dir: string, env: Record<string, string
   };
 }
 
-const fleet = createBenchFleet();
+const fleet = createShardFleet(
+  Array.from({ length: TENANTS }, () => PER_TENANT),
+  'tenant',
+  'sharded',
+);
 const loadBefore = loadavg()[0]!;
 const emulator = await startEmulator(fleetSeed(fleet, { requestsPerSecond: 10_000, burst: 10_000 }));
 const postgres = await startPostgres();
