@@ -69,13 +69,14 @@ describe('plan through a stdout read slowly', () => {
       const big = path.join(repo, 'big');
       await writeContractsRepo(big, { contracts: 2500, tenants: 2, perFile: 100 });
       // A reader that takes one chunk each time the test lets it: the plan is written only as fast as it is read.
-      const taken: string[] = [];
+      // A Node stream is given the spool's bytes as they are, and the lines around them as text.
+      const taken: Buffer[] = [];
       const waiting: (() => void)[] = [];
       const stdout = new Writable({
         highWaterMark: HIGH_WATER_MARK,
         decodeStrings: false,
-        write(chunk: string, _encoding, callback) {
-          taken.push(chunk);
+        write(chunk: string | Buffer, _encoding, callback) {
+          taken.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
           waiting.push(callback);
         },
       });
@@ -98,7 +99,7 @@ describe('plan through a stdout read slowly', () => {
       }
 
       expect(await running, stderr).toBe(0);
-      const written = taken.join('');
+      const written = Buffer.concat(taken).toString('utf8');
       const document = await readFile(path.join(repo, 'plan.json'), 'utf8');
       if (format === 'json') expect(written).toBe(document);
       else expect(written).toMatch(/^2500 contracts in 2 tenants to update/);
