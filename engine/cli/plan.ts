@@ -10,7 +10,14 @@ import type { RepositoryLinks } from '../plan/file-links.ts';
 import type { PlanHeader, PlanSink } from '../plan/plan-by-tenant.ts';
 import { planJsonPieces, renderPlanJson } from '../plan/render-json.ts';
 import { renderPlanMarkdown } from '../plan/render-markdown.ts';
-import { renderPlanText, renderPlanTextContract, renderPlanTextHead, renderPlanTextTail, renderPlanTextTenantHead } from '../plan/render-text.ts';
+import {
+  renderPlanText,
+  renderPlanTextContract,
+  renderPlanTextHead,
+  renderPlanTextTail,
+  renderPlanTextTenantHead,
+  renderUnknownContractText,
+} from '../plan/render-text.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { runPlan, type PlanRunOutcome } from '../run/plan.ts';
 import { ciPlanArtifact, ciRepositoryLinks } from '../run/repository-links.ts';
@@ -166,6 +173,7 @@ function spools(io: CliIo, format: 'text' | 'json', out: string | undefined): Sp
     tenant(tenant) {
       json?.write(pieces.tenantStart(tenant));
       const from = text?.position() ?? 0;
+      const spooled = text;
       return {
         contract(contract) {
           json?.write(pieces.contract(contract));
@@ -173,6 +181,15 @@ function spools(io: CliIo, format: 'text' | 'json', out: string | undefined): Sp
           const rendered = renderPlanTextContract(contract, { color });
           if (rendered !== '') text.write(rendered);
         },
+        // Text only: a contract with nothing known is written from its desired fields, its plan's ops not made.
+        ...(json === undefined && spooled !== undefined
+          ? {
+              unknown(contract, touched) {
+                const rendered = renderUnknownContractText(contract, touched, { color });
+                if (rendered !== '') spooled.write(rendered);
+              },
+            }
+          : {}),
         end(counts) {
           json?.write(pieces.tenantEnd());
           if (text === undefined) return;

@@ -14,7 +14,7 @@ import {
   normaliseNumber,
   normaliseTimestamp,
 } from '../model/normalise.ts';
-import { completedCopy } from '../model/members.ts';
+import { completedCopy, completeMember } from '../model/members.ts';
 import type { ContractFields, Duration, Op } from '../model/types.ts';
 
 export interface DiffOptions {
@@ -148,15 +148,41 @@ export function diffCheckedContract(known: ContractFields | undefined, desired: 
  */
 function diffUnknown(desired: Fields): Op[] {
   const ops: Op[] = [];
+  forEachUnknownOp(desired, true, (field, value) => {
+    ops.push(
+      field.kind === 'collection'
+        ? { op: 'Add', path: opPath(field.name as CollectionFieldName), value }
+        : { op: 'Replace', path: opPath(field.name as FieldName), value },
+    );
+  });
+  return ops;
+}
+
+/**
+ * The ops of diffContract(undefined, desired), in order, as (field, value) without the ops: a
+ * Replace of each desired scalar, an Add of each desired member. `copy`: the members as the ops
+ * carry them (completed copies); else completed, sharing leaves with `desired` (to be read only).
+ */
+export function forEachUnknownOp(desired: ContractFields | Fields, copy: boolean, each: (field: FieldSpec, value: unknown) => void): void {
+  const fields: Fields = desired;
   for (const field of FIELDS as readonly FieldSpec[]) {
-    if (!isPresent(desired, field.name)) continue;
-    const want = desired[field.name];
+    if (!isPresent(fields, field.name)) continue;
+    const want = fields[field.name];
     if (field.kind === 'collection') {
-      const path = opPath(field.name as CollectionFieldName);
-      for (const member of want as readonly unknown[]) ops.push({ op: 'Add', path, value: completedCopy(field, member) });
+      for (const member of want as readonly unknown[]) each(field, copy ? completedCopy(field, member) : completeMember(field, member));
       continue;
     }
-    ops.push({ op: 'Replace', path: opPath(field.name as FieldName), value: replaceValue(field, want) });
+    each(field, replaceValue(field, want));
   }
-  return ops;
+}
+
+/** How many ops diffContract(undefined, desired) gives, without making them. */
+export function unknownOpCount(desired: ContractFields | Fields): number {
+  const fields: Fields = desired;
+  let count = 0;
+  for (const field of FIELDS as readonly FieldSpec[]) {
+    if (!isPresent(fields, field.name)) continue;
+    count += field.kind === 'collection' ? (fields[field.name] as readonly unknown[]).length : 1;
+  }
+  return count;
 }

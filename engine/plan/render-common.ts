@@ -100,6 +100,12 @@ export function changeLine(change: PlanChange): { readonly kind: ChangeKind; rea
   return { kind: 'member-change', text: `${label}: ${formatFieldValue(field, change.before)} -> ${formatFieldValue(field, change.after)}` };
 }
 
+/** changeLine of a change with nothing before (`field` set to `after`, or `after` added to it), from the field itself. */
+export function addedLine(field: FieldSpec, after: unknown): { readonly kind: 'set' | 'add'; readonly text: string } {
+  if (!isCollectionField(field)) return { kind: 'set', text: `${field.name}: ${formatFieldValue(field, after)}` };
+  return { kind: 'add', text: `${field.name} (${describeIdentity(field, after)}): ${formatFieldValue(field, after)}` };
+}
+
 export interface TenantCounts {
   readonly contracts: number;
   readonly changed: number;

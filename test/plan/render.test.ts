@@ -2,10 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createPlan, MARKDOWN_MAX_LENGTH, renderPlanMarkdown, renderPlanText, type PlanDocument } from '../../engine/index.ts';
 import type { ContractSet } from '../../engine/desired/index.ts';
-import { changeLine, changeText, formatFieldValue, formatValue, viewChange } from '../../engine/plan/render-common.ts';
-import { getField, type FieldSpec } from '../../engine/model/fields.ts';
+import { addedLine, changeLine, changeText, formatFieldValue, formatValue, viewChange } from '../../engine/plan/render-common.ts';
+import { planContract } from '../../engine/plan/create-plan.ts';
+import { renderPlanTextContract, renderUnknownContractText } from '../../engine/plan/render-text.ts';
+import type { ContractFields } from '../../engine/model/types.ts';
+import { FIELDS, getField, type FieldName, type FieldSpec } from '../../engine/model/fields.ts';
 import { describeChanges, diffContract } from '../../engine/plan/index.ts';
-import { diffCase } from './arbitraries.ts';
+import { contract, diffCase } from './arbitraries.ts';
 import { BASE_SOURCE, CREATED_AT, desiredSets, knownState, SOURCE, TOUCHED } from './fixtures.ts';
 
 const ESC = '\u001b';
@@ -97,6 +100,37 @@ describe('renderPlanText', () => {
       { numRuns: 500 },
     );
     expect([...kinds].sort()).toEqual(['add', 'member-change', 'remove', 'replace', 'set']);
+  });
+
+  it('a contract with nothing known: renderUnknownContractText is renderPlanTextContract of its plan (touched or not, coloured or not)', () => {
+    let shown = 0;
+    fc.assert(
+      fc.property(
+        fc.oneof(contract('utc'), fc.constant({})),
+        fc.constantFrom(undefined, true, false),
+        fc.boolean(),
+        fc.string(),
+        fc.nat(),
+        (fields: ContractFields, touched, color, file, line) => {
+          const desired = { id: 'C-1', file, line, column: 3, fields };
+          const planned = planContract(desired, undefined, touched === undefined ? undefined : new Set(touched ? ['C-1'] : []), {});
+          const text = renderUnknownContractText(desired, touched, { color });
+          expect(text).toBe(renderPlanTextContract(planned, { color }));
+          if (text !== '') shown += 1;
+        },
+      ),
+      { numRuns: 1000 },
+    );
+    expect(shown).toBeGreaterThan(0);
+  });
+
+  it('addedLine is changeLine of a change with nothing before, for any field and value', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...(FIELDS as readonly FieldSpec[])), fc.anything(), (field, after) => {
+        expect(addedLine(field, after)).toEqual(changeLine({ field: field.name as FieldName, before: null, after }));
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('renders a mixed plan as a terminal diff', () => {
