@@ -181,11 +181,15 @@ function spools(io: CliIo, format: 'text' | 'json', out: string | undefined): Sp
           const rendered = renderPlanTextContract(contract, { color });
           if (rendered !== '') text.write(rendered);
         },
-        // Text only: a contract with nothing known is written from its desired fields, its plan's ops not made.
+        // Text only: a contract with nothing known is written from its desired fields (its plan's ops not made), a known one's fingerprint not hashed.
         ...(json === undefined && spooled !== undefined
           ? {
               unknown(contract, touched) {
                 const rendered = renderUnknownContractText(contract, touched, { color });
+                if (rendered !== '') spooled.write(rendered);
+              },
+              known(contract) {
+                const rendered = renderPlanTextContract(contract, { color });
                 if (rendered !== '') spooled.write(rendered);
               },
             }

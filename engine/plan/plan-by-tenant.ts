@@ -12,7 +12,7 @@ import type { ContractSet, DesiredFile } from '../desired/types.ts';
 import type { Diagnostic } from '../diagnostic.ts';
 import { findTouchedContracts } from './touched-contracts.ts';
 import type { KnownContracts } from '../model/types.ts';
-import { createPlan, planContract, sortNoLongerManaged, tenantContracts, type TenantContract } from './create-plan.ts';
+import { createPlan, planContract, planContractText, sortNoLongerManaged, tenantContracts, type PlanContractText, type TenantContract } from './create-plan.ts';
 import { unknownOpCount, type DiffOptions } from './diff.ts';
 import type { PlanContract, PlanDocument, PlanSource, PlanSummary, PlanTenant, PlanUnmanagedContract } from './types.ts';
 
@@ -43,6 +43,11 @@ export interface TenantPlanSink {
    * its plan would say (only in a plan made with a base).
    */
   unknown?(contract: TenantContract, touched: boolean | undefined): void;
+  /**
+   * Optional, for a sink that writes only the text plan: a contract with known state comes here
+   * instead of `contract`, its plan made without the known state's fingerprint (not hashed).
+   */
+  known?(contract: PlanContractText): void;
   /** After the tenant's last contract: what its contracts add up to. */
   end(counts: TenantPlanCounts): Promise<void> | void;
 }
@@ -213,14 +218,21 @@ export async function planByTenant(input: PlanByTenantInput, deps: PlanByTenantD
         out.unknown(contract, isTouched);
         continue;
       }
-      const planned = planContract(contract, known, touchedIds, diffOptions);
+      let planned: PlanContractText;
+      if (out.known === undefined) {
+        const whole = planContract(contract, known, touchedIds, diffOptions);
+        out.contract(whole);
+        planned = whole;
+      } else {
+        planned = planContractText(contract, known, touchedIds, diffOptions);
+        out.known(planned);
+      }
       contracts += 1;
       if (planned.ops.length > 0) changed += 1;
       ops += planned.ops.length;
       if (planned.knownFrom === 'unknown') unknown += 1;
       if (planned.touched === true) counters.touched += 1;
       if (planned.action === 'update' || planned.touched === true) shown += 1;
-      out.contract(planned);
     }
     counters.tenants += 1;
     counters.contracts += contracts;

@@ -18,6 +18,7 @@ import {
 import { escapeForTerminal } from '../text-escape.ts';
 import { incrementalNote } from './incremental-note.ts';
 import { forEachUnknownOp } from './diff.ts';
+import type { PlanContractText } from './create-plan.ts';
 import type { ContractFields } from '../model/types.ts';
 import { PLAN_VERSION, type PlanContract, type PlanDocument, type PlanTenant, type PlanUnmanagedContract } from './types.ts';
 
@@ -128,7 +129,7 @@ function changeRow(paint: Paint, line: { readonly kind: ChangeKind; readonly tex
 }
 
 /** A contract's lines in the text plan; '' for a contract it does not list (no ops, and not touched by the change). */
-export function renderPlanTextContract(contract: PlanContract, options: TextRenderOptions = {}): string {
+export function renderPlanTextContract(contract: PlanContractText, options: TextRenderOptions = {}): string {
   // With a base, a touched contract is shown even without ops: the change is about it.
   if (contract.action !== 'update' && contract.touched !== true) return '';
   const paint = painter(options);

@@ -166,10 +166,11 @@ async function streamed(options: Case) {
   return { result, jsonText, text: `${head}${tenantsText}${tail}`, wholeJsonText, wholeText: `${head}${wholeTenantsText}${tail}`, read };
 }
 
-/** The plan as the CLI writes a text plan alone: contracts with nothing known handed on as themselves (`unknown`), rendered from their desired fields. */
+/** The plan as the CLI writes a text plan alone: contracts with nothing known handed on as themselves (`unknown`), rendered from their desired fields; the others planned without a fingerprint (`known`). */
 async function textOnly(options: Case) {
   let tenantsText = '';
   let unknownSeen = 0;
+  let knownSeen = 0;
   const result = await planByTenant(
     {
       files: FILES,
@@ -189,8 +190,13 @@ async function textOnly(options: Case) {
         tenant(tenant) {
           let body = '';
           return {
-            contract(contract) {
+            contract() {
+              throw new Error('a text-only sink is handed contracts through unknown and known');
+            },
+            known(contract) {
               expect(contract.knownFrom).not.toBe('unknown');
+              expect(contract).not.toHaveProperty('knownFingerprint');
+              knownSeen += 1;
               body += renderPlanTextContract(contract);
             },
             unknown(contract, touched) {
@@ -206,7 +212,7 @@ async function textOnly(options: Case) {
     },
   );
   const head = renderPlanTextHead({ source: options.base ? BASE_SOURCE : SOURCE, ...result.trailer });
-  return { result, unknownSeen, text: `${head}${tenantsText}${renderPlanTextTail(result.trailer.noLongerManaged ?? [], result.unknown)}` };
+  return { result, unknownSeen, knownSeen, text: `${head}${tenantsText}${renderPlanTextTail(result.trailer.noLongerManaged ?? [], result.unknown)}` };
 }
 
 describe('planByTenant', () => {
@@ -234,6 +240,7 @@ describe('planByTenant', () => {
     expect(alone.text).toBe(text);
     expect(alone.result).toEqual(result);
     expect(alone.unknownSeen).toBe(result.unknown);
+    expect(alone.knownSeen).toBe(result.trailer.summary.contracts - result.unknown);
   });
 
   it('reads the known state of the tenants it plans only', async () => {
