@@ -14,7 +14,7 @@ import {
   normaliseNumber,
   normaliseTimestamp,
 } from '../model/normalise.ts';
-import { completedCopy, completeMember } from '../model/members.ts';
+import { completedCopy } from '../model/members.ts';
 import type { ContractFields, Duration, Op } from '../model/types.ts';
 
 export interface DiffOptions {
@@ -148,7 +148,7 @@ export function diffCheckedContract(known: ContractFields | undefined, desired: 
  */
 function diffUnknown(desired: Fields): Op[] {
   const ops: Op[] = [];
-  forEachUnknownOp(desired, true, (field, value) => {
+  forEachUnknownOp(desired, 'copied', (field, value) => {
     ops.push(
       field.kind === 'collection'
         ? { op: 'Add', path: opPath(field.name as CollectionFieldName), value }
@@ -160,16 +160,16 @@ function diffUnknown(desired: Fields): Op[] {
 
 /**
  * The ops of diffContract(undefined, desired), in order, as (field, value) without the ops: a
- * Replace of each desired scalar, an Add of each desired member. `copy`: the members as the ops
- * carry them (completed copies); else completed, sharing leaves with `desired` (to be read only).
+ * Replace of each desired scalar, an Add of each desired member. `members`: as the ops carry them
+ * (`copied`: completed copies), or as desired (not completed; shared with `desired`, to be read only).
  */
-export function forEachUnknownOp(desired: ContractFields | Fields, copy: boolean, each: (field: FieldSpec, value: unknown) => void): void {
+export function forEachUnknownOp(desired: ContractFields | Fields, members: 'copied' | 'as-desired', each: (field: FieldSpec, value: unknown) => void): void {
   const fields: Fields = desired;
   for (const field of FIELDS as readonly FieldSpec[]) {
     if (!isPresent(fields, field.name)) continue;
     const want = fields[field.name];
     if (field.kind === 'collection') {
-      for (const member of want as readonly unknown[]) each(field, copy ? completedCopy(field, member) : completeMember(field, member));
+      for (const member of want as readonly unknown[]) each(field, members === 'copied' ? completedCopy(field, member) : member);
       continue;
     }
     each(field, replaceValue(field, want));

@@ -11,6 +11,7 @@ import {
   unknownNote,
   changeLine,
   addedLine,
+  addedMemberLine,
   type ChangeKind,
   type NotPlanned,
   type TenantCounts,
@@ -18,6 +19,7 @@ import {
 import { escapeForTerminal } from '../text-escape.ts';
 import { incrementalNote } from './incremental-note.ts';
 import { forEachUnknownOp } from './diff.ts';
+import { isCollectionField } from '../model/fields.ts';
 import type { PlanContractText } from './create-plan.ts';
 import type { ContractFields } from '../model/types.ts';
 import { PLAN_VERSION, type PlanContract, type PlanDocument, type PlanTenant, type PlanUnmanagedContract } from './types.ts';
@@ -157,9 +159,9 @@ export function renderUnknownContractText(contract: UnknownTextContract, touched
   let changes = '';
   let ops = 0;
   const paint = painter(options);
-  forEachUnknownOp(contract.fields, false, (field, value) => {
+  forEachUnknownOp(contract.fields, 'as-desired', (field, value) => {
     ops += 1;
-    changes += changeRow(paint, addedLine(field, value));
+    changes += changeRow(paint, isCollectionField(field) ? addedMemberLine(field, value) : addedLine(field, value));
   });
   if (ops === 0) return touched === true ? noopLine(paint, contract) : '';
   return `${updateLine(paint, { id: contract.id, file: contract.file, line: contract.line, knownFrom: 'unknown', ...(touched === undefined ? {} : { touched }) }, ops)}${changes}`;
