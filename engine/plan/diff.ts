@@ -64,9 +64,34 @@ function scalarsEqual(field: FieldSpec, known: unknown, desired: unknown): boole
   }
 }
 
+/**
+ * Known and desired hold the same members in the same order, each known one equal where the desired
+ * one writes, their identities distinct: the general way would match each pair and send nothing (in
+ * either mode). The common case of a plan with known state, told without maps.
+ */
+function sameMembers(field: CollectionFieldSpec, known: readonly unknown[], desired: readonly unknown[]): boolean {
+  if (known.length !== desired.length) return false;
+  let first: string | undefined;
+  let identities: Set<string> | undefined;
+  for (let index = 0; index < desired.length; index++) {
+    const identity = memberIdentity(field, desired[index]);
+    if (memberIdentity(field, known[index]) !== identity || !equalWhereWritten(known[index], desired[index], desired[index])) return false;
+    if (index === 0) first = identity;
+    else if (index === 1) {
+      if (identity === first) return false;
+      if (desired.length > 2) identities = new Set([first!, identity]);
+    } else {
+      if (identities!.has(identity)) return false;
+      identities!.add(identity);
+    }
+  }
+  return true;
+}
+
 function diffCollection(field: CollectionFieldSpec, known: unknown, desired: readonly unknown[], mode: CollectionMode): Op[] {
   const path = opPath(field.name as CollectionFieldName);
   const knownMembers: readonly unknown[] = Array.isArray(known) ? known : [];
+  if (sameMembers(field, knownMembers, desired)) return [];
   // Identities are unique in a valid contract; with duplicates in known state the first one wins,
   // which is also the member the op interpreter removes.
   const knownById = new Map<string, unknown>();
