@@ -124,9 +124,13 @@ export function normaliseDuration(duration: Duration): NormalDuration {
 }
 
 export function durationsEqual(a: Duration, b: Duration): boolean {
-  const na = normaliseDuration(a);
-  const nb = normaliseDuration(b);
-  return DURATION_UNITS.every((unit) => na[unit] === nb[unit]);
+  // Unit by unit in normal form, without normalised copies: every known duration of a plan is compared.
+  for (const unit of DURATION_UNITS) {
+    const x = a[unit];
+    const y = b[unit];
+    if ((x === undefined || x === null ? null : normaliseNumber(x)) !== (y === undefined || y === null ? null : normaliseNumber(y))) return false;
+  }
+  return true;
 }
 
 function valueAt(member: unknown, path: MemberPath): unknown {
