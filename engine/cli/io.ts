@@ -57,6 +57,16 @@ export function takesBytes(stream: object): stream is { write(chunk: Uint8Array)
   return stream instanceof Writable;
 }
 
+/**
+ * A stream of a file descriptor (process.stdout) that holds nothing it was given: what it took is
+ * in the kernel, so a buffer it was given may be filled again. Any other stream may keep a chunk
+ * after it called back (a test's reader does): never.
+ */
+export function holdsNothing(stream: object): boolean {
+  const { fd, writableLength } = stream as { readonly fd?: unknown; readonly writableLength?: unknown };
+  return typeof fd === 'number' && writableLength === 0;
+}
+
 /** Writes `chunk` to a stream that takes bytes, then waits for 'drain' when it could not take it at once (backpressure, as writeOut). */
 export async function writeBytesOut(stream: { write(chunk: Uint8Array): unknown } & Drainable, chunk: Uint8Array): Promise<void> {
   if (stream.write(chunk) === false) await drained(stream);

@@ -21,7 +21,7 @@ import {
 import type { PlanDocument } from '../plan/types.ts';
 import { runPlan, type PlanRunOutcome } from '../run/plan.ts';
 import { ciPlanArtifact, ciRepositoryLinks } from '../run/repository-links.ts';
-import { EXIT, parseFormat, takesBytes, UsageError, wantsColor, writeBytesOut, writeOut, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, holdsNothing, parseFormat, takesBytes, UsageError, wantsColor, writeBytesOut, writeOut, type CliIo, type ExitCode } from './io.ts';
 import { renderPlanAnnotations } from '../plan/render-github.ts';
 import { refreshNote } from './refresh-note.ts';
 import { runEffects } from './run-effects.ts';
@@ -275,7 +275,7 @@ async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags
   }
   // A Node stream takes the spool's bytes as they are (not decoded to be encoded again).
   const stdout = io.stdout;
-  const out: SpoolOut = takesBytes(stdout) ? { bytes: (chunk) => writeBytesOut(stdout, chunk) } : { text: write };
+  const out: SpoolOut = takesBytes(stdout) ? { bytes: (chunk) => writeBytesOut(stdout, chunk), done: () => holdsNothing(stdout) } : { text: write };
   if (format === 'json') await json?.copyTo(out);
   if (json && written?.outFile !== undefined) json.commitTo(written.outFile);
   if (text && result.kind === 'streamed') {

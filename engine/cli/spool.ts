@@ -17,7 +17,16 @@ const CHUNK_BYTES = 64 * 1024;
  * Where copyTo writes, each chunk after the promise of the one before settled (backpressure): the
  * bytes as they are in the spool, or text (a chunk then never ends inside a character).
  */
-export type SpoolOut = { readonly bytes: (chunk: Buffer) => Promise<void> } | { readonly text: (chunk: string) => Promise<void> };
+export type SpoolOut =
+  | {
+      readonly bytes: (chunk: Buffer) => Promise<void>;
+      /**
+       * After a chunk's promise settled: true when `bytes` holds nothing of it any more (written, or
+       * copied), so that its buffer may take the next chunk. Left out: a fresh buffer each time.
+       */
+      readonly done?: () => boolean;
+    }
+  | { readonly text: (chunk: string) => Promise<void> };
 
 export interface Spool {
   write(text: string): void;
@@ -78,16 +87,22 @@ function fileSpool(file: string, cleanup: () => void): Spool {
       flush();
       const end = Math.min(to, size);
       const decoder = 'text' in out ? new StringDecoder('utf8') : undefined;
-      // A fresh buffer per chunk: a stream may hold a chunk it was given until it is written.
+      // A stream may hold a chunk it was given until it is written: a buffer is used again only when
+      // `out` says it holds nothing of it (else each chunk would be a buffer outside the JS heap,
+      // left for a collection that comes late: the process's memory grows by the plan's size).
+      let buffer: Buffer | undefined;
       for (let position = from; position < end;) {
-        const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, end - position));
-        const read = readSync(fd, buffer, 0, buffer.length, position);
+        buffer ??= Buffer.allocUnsafe(CHUNK_BYTES);
+        const read = readSync(fd, buffer, 0, Math.min(CHUNK_BYTES, end - position), position);
         if (read === 0) break;
         position += read;
         const chunk = read === buffer.length ? buffer : buffer.subarray(0, read);
         // A chunk may end inside a character: the decoder keeps its first bytes for the next one.
         if ('text' in out) await out.text(decoder!.write(chunk));
-        else await out.bytes(chunk);
+        else {
+          await out.bytes(chunk);
+          if (out.done?.() !== true) buffer = undefined;
+        }
       }
       const rest = decoder?.end() ?? '';
       if (rest !== '' && 'text' in out) await out.text(rest);

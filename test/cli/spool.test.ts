@@ -2,6 +2,8 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
+import { holdsNothing } from '../../engine/cli/io.ts';
 import { spoolBeside, temporarySpool, type Spool } from '../../engine/cli/spool.ts';
 
 let dir: string;
@@ -97,5 +99,39 @@ describe('spool', () => {
     spool.reset();
     expect(spool.position()).toBe(0);
     spool.discard();
+  });
+
+  it('fills one buffer again only when the output says it holds nothing of the last chunk', async () => {
+    const spool = temporarySpool();
+    const written = pieces(20_000);
+    for (const piece of written) spool.write(piece);
+
+    for (const done of [true, false, undefined]) {
+      const buffers: Buffer[] = [];
+      const copies: Buffer[] = [];
+      // Copied at once, as a file descriptor's stream writes it.
+      async function bytes(chunk: Buffer): Promise<void> {
+        buffers.push(chunk);
+        copies.push(Buffer.from(chunk));
+      }
+      await spool.copyTo(done === undefined ? { bytes } : { bytes, done: () => done });
+
+      expect(Buffer.concat(copies).toString('utf8')).toBe(written.join(''));
+      // Each buffer of 64 KiB has memory of its own (not Node's pool): one when it is filled again.
+      const arrays = new Set(buffers.map((chunk) => chunk.buffer));
+      if (done === true) expect(arrays.size).toBe(1);
+      else expect(arrays.size).toBe(copies.length);
+    }
+    spool.discard();
+  });
+});
+
+describe('holdsNothing', () => {
+  it('is true only for a stream of a file descriptor that holds no chunk', () => {
+    expect(holdsNothing({ fd: 1, writableLength: 0 })).toBe(true);
+    expect(holdsNothing({ fd: 1, writableLength: 65_536 })).toBe(false);
+    // A reader may keep a chunk after it called back: never reused for it.
+    expect(holdsNothing(new Writable({ write: (_chunk, _encoding, callback) => callback() }))).toBe(false);
+    expect(holdsNothing({ write: () => true })).toBe(false);
   });
 });
