@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { systemClock, type Clock } from '../clock.ts';
 
 /** What a command may touch of its process: passed in, so that commands run in tests unchanged. */
@@ -49,6 +50,26 @@ export async function writeOut(stream: { write(text: string): unknown } & Draina
     at = end;
     if (accepted === false) await drained(stream);
   }
+}
+
+/** A Node stream (process.stdout: a file, a pipe, a terminal) takes bytes as they are; anything else (a test's collector) takes text. */
+export function takesBytes(stream: object): stream is { write(chunk: Uint8Array): unknown } & Drainable {
+  return stream instanceof Writable;
+}
+
+/**
+ * A stream of a file descriptor (process.stdout) that holds nothing it was given: what it took is
+ * in the kernel, so a buffer it was given may be filled again. Any other stream may keep a chunk
+ * after it called back (a test's reader does): never.
+ */
+export function holdsNothing(stream: object): boolean {
+  const { fd, writableLength } = stream as { readonly fd?: unknown; readonly writableLength?: unknown };
+  return typeof fd === 'number' && writableLength === 0;
+}
+
+/** Writes `chunk` to a stream that takes bytes, then waits for 'drain' when it could not take it at once (backpressure, as writeOut). */
+export async function writeBytesOut(stream: { write(chunk: Uint8Array): unknown } & Drainable, chunk: Uint8Array): Promise<void> {
+  if (stream.write(chunk) === false) await drained(stream);
 }
 
 /** Resolves on the stream's next 'drain' (or 'close': nothing more will be taken); rejects on 'error'. */

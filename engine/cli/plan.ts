@@ -10,17 +10,24 @@ import type { RepositoryLinks } from '../plan/file-links.ts';
 import type { PlanHeader, PlanSink } from '../plan/plan-by-tenant.ts';
 import { planJsonPieces, renderPlanJson } from '../plan/render-json.ts';
 import { renderPlanMarkdown } from '../plan/render-markdown.ts';
-import { renderPlanText, renderPlanTextContract, renderPlanTextHead, renderPlanTextTail, renderPlanTextTenantHead } from '../plan/render-text.ts';
+import {
+  renderPlanText,
+  renderPlanTextContract,
+  renderPlanTextHead,
+  renderPlanTextTail,
+  renderPlanTextTenantHead,
+  renderUnknownContractText,
+} from '../plan/render-text.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { runPlan, type PlanRunOutcome } from '../run/plan.ts';
 import { ciPlanArtifact, ciRepositoryLinks } from '../run/repository-links.ts';
-import { EXIT, parseFormat, UsageError, wantsColor, writeOut, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, holdsNothing, parseFormat, takesBytes, UsageError, wantsColor, writeBytesOut, writeOut, type CliIo, type ExitCode } from './io.ts';
 import { renderPlanAnnotations } from '../plan/render-github.ts';
 import { refreshNote } from './refresh-note.ts';
 import { runEffects } from './run-effects.ts';
 import { runView } from './run-view.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
-import { spoolBeside, temporarySpool, type Spool } from './spool.ts';
+import { spoolBeside, temporarySpool, type Spool, type SpoolOut } from './spool.ts';
 import { reportShard, RUN_OPTIONS, selectionOf, shardHelp, targetHelp, whereOf } from './run-args.ts';
 
 export const PLAN_HELP = `Usage: contract-sync plan [--config FILE] [--repo DIR] [--ref REF] [--base REF] [--tenant T]... [--shard I/N]
@@ -126,6 +133,13 @@ async function writeStepSummary(plan: PlanDocument, io: CliIo, links: Repository
 
 const OUTCOME = 'no plan written';
 
+/** A tenant's part of the text plan: its head, kept as text (it counts the contracts, so it is known last), and the bytes of its contracts' lines in the text spool. */
+interface TextSection {
+  readonly head: string;
+  readonly from: number;
+  readonly to: number;
+}
+
 /** Where a text or JSON plan goes as it comes, one tenant at a time: spools, written out once the run is known to be good. */
 interface Spools {
   readonly sink: PlanSink;
@@ -133,6 +147,8 @@ interface Spools {
   readonly outFile?: string;
   json(): Spool | undefined;
   text(): Spool | undefined;
+  /** The text plan's tenants in order; their heads go before their lines when the text spool is copied out. */
+  sections(): readonly TextSection[];
   discard(): void;
 }
 
@@ -143,30 +159,45 @@ function spools(io: CliIo, format: 'text' | 'json', out: string | undefined): Sp
   const color = format === 'text' && wantsColor(io);
   let json: Spool | undefined;
   let text: Spool | undefined;
+  let sections: TextSection[] = [];
   const sink: PlanSink = {
     start(header: PlanHeader) {
       if (outFile !== undefined || format === 'json') json ??= outFile === undefined ? temporarySpool() : spoolBeside(outFile);
       if (format === 'text') text ??= temporarySpool();
       json?.reset();
       text?.reset();
+      sections = [];
       json?.write(pieces.header(header));
     },
-    // Contract by contract: the JSON as it comes, the text after its tenant's head (which counts its contracts).
+    // Contract by contract, both as they come: the JSON, and the text's lines (its tenant's head, which counts them, is kept aside).
     tenant(tenant) {
       json?.write(pieces.tenantStart(tenant));
-      const lines: string[] = [];
+      const from = text?.position() ?? 0;
+      const spooled = text;
       return {
         contract(contract) {
           json?.write(pieces.contract(contract));
           if (text === undefined) return;
           const rendered = renderPlanTextContract(contract, { color });
-          if (rendered !== '') lines.push(rendered);
+          if (rendered !== '') text.write(rendered);
         },
+        // Text only: a contract with nothing known is written from its desired fields (its plan's ops not made), a known one's fingerprint not hashed.
+        ...(json === undefined && spooled !== undefined
+          ? {
+              unknown(contract, touched) {
+                const rendered = renderUnknownContractText(contract, touched, { color });
+                if (rendered !== '') spooled.write(rendered);
+              },
+              known(contract) {
+                const rendered = renderPlanTextContract(contract, { color });
+                if (rendered !== '') spooled.write(rendered);
+              },
+            }
+          : {}),
         end(counts) {
           json?.write(pieces.tenantEnd());
           if (text === undefined) return;
-          text.write(renderPlanTextTenantHead(tenant, counts, { color }));
-          for (const rendered of lines) text.write(rendered);
+          sections.push({ head: renderPlanTextTenantHead(tenant, counts, { color }), from, to: text.position() });
         },
       };
     },
@@ -177,6 +208,7 @@ function spools(io: CliIo, format: 'text' | 'json', out: string | undefined): Sp
     ...(outFile ? { outFile } : {}),
     json: () => json,
     text: () => text,
+    sections: () => sections,
     discard() {
       json?.discard();
       text?.discard();
@@ -241,12 +273,18 @@ async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags
   function write(chunk: string): Promise<void> {
     return writeOut(io.stdout, chunk);
   }
-  if (format === 'json') await json?.copyTo(write);
+  // A Node stream takes the spool's bytes as they are (not decoded to be encoded again).
+  const stdout = io.stdout;
+  const out: SpoolOut = takesBytes(stdout) ? { bytes: (chunk) => writeBytesOut(stdout, chunk), done: () => holdsNothing(stdout) } : { text: write };
+  if (format === 'json') await json?.copyTo(out);
   if (json && written?.outFile !== undefined) json.commitTo(written.outFile);
   if (text && result.kind === 'streamed') {
     const color = wantsColor(io);
     await write(renderPlanTextHead({ source: result.source, ...result.trailer }, { color }));
-    await text.copyTo(write);
+    for (const section of written!.sections()) {
+      await write(section.head);
+      await text.copyTo(out, section.from, section.to);
+    }
     await write(renderPlanTextTail(result.trailer.noLongerManaged ?? [], result.unknown, { color }));
   }
   return flags.detailedExitcode && result.kind === 'streamed' && result.trailer.summary.changed > 0 ? EXIT.changes : EXIT.ok;

@@ -49,7 +49,7 @@ export function storedMemberSchema(field: CollectionFieldSpec): JsonSchema {
 }
 
 /** One property of a schema as fill walks it, worked out once per schema (every member of every planned contract is filled). */
-interface FillStep {
+export interface FillStep {
   readonly key: string;
   readonly sub: JsonSchema;
   readonly nullable: boolean;
@@ -57,21 +57,41 @@ interface FillStep {
   readonly createNested: boolean;
 }
 
-const FILL_STEPS = new WeakMap<JsonSchema, readonly FillStep[]>();
+/** A schema's fill steps, and the keys they name. */
+export interface FillPlan {
+  readonly steps: readonly FillStep[];
+  readonly keys: ReadonlySet<string>;
+}
 
-function fillSteps(schema: JsonSchema & { readonly properties: NonNullable<JsonSchema['properties']> }): readonly FillStep[] {
-  let steps = FILL_STEPS.get(schema);
-  if (steps === undefined) {
+const FILL_PLANS = new WeakMap<JsonSchema, FillPlan>();
+
+function fillPlan(schema: JsonSchema & { readonly properties: NonNullable<JsonSchema['properties']> }): FillPlan {
+  let plan = FILL_PLANS.get(schema);
+  if (plan === undefined) {
     const required = schema.required ?? [];
-    steps = Object.entries(schema.properties).map(([key, sub]) => ({
+    const steps = Object.entries(schema.properties).map(([key, sub]) => ({
       key,
       sub,
       nullable: allowsNull(sub),
       createNested: sub.properties !== undefined && !required.includes(key),
     }));
-    FILL_STEPS.set(schema, steps);
+    plan = { steps, keys: new Set(steps.map((step) => step.key)) };
+    FILL_PLANS.set(schema, plan);
   }
-  return steps;
+  return plan;
+}
+
+function fillSteps(schema: JsonSchema & { readonly properties: NonNullable<JsonSchema['properties']> }): readonly FillStep[] {
+  return fillPlan(schema).steps;
+}
+
+/**
+ * How fill completes a map of `schema` (its steps in order, the keys they name); undefined when the
+ * schema has no properties (fill gives such a value as it is). For a reader that walks a member as
+ * completeMember would complete it, without the copy (the text plan).
+ */
+export function fillPlanOf(schema: JsonSchema): FillPlan | undefined {
+  return schema.properties ? fillPlan(schema as Parameters<typeof fillPlan>[0]) : undefined;
 }
 
 /**

@@ -124,9 +124,13 @@ export function normaliseDuration(duration: Duration): NormalDuration {
 }
 
 export function durationsEqual(a: Duration, b: Duration): boolean {
-  const na = normaliseDuration(a);
-  const nb = normaliseDuration(b);
-  return DURATION_UNITS.every((unit) => na[unit] === nb[unit]);
+  // Unit by unit in normal form, without normalised copies: every known duration of a plan is compared.
+  for (const unit of DURATION_UNITS) {
+    const x = a[unit];
+    const y = b[unit];
+    if ((x === undefined || x === null ? null : normaliseNumber(x)) !== (y === undefined || y === null ? null : normaliseNumber(y))) return false;
+  }
+  return true;
 }
 
 function valueAt(member: unknown, path: MemberPath): unknown {
@@ -197,9 +201,20 @@ export function equalWhereWritten(a: unknown, b: unknown, written: unknown): boo
   return true;
 }
 
+const IDENTITY_NAMES = new WeakMap<CollectionFieldSpec, readonly string[]>();
+
 /** The identity of a member for people: `Id 12, RelationType Supplier`. */
 export function describeIdentity(field: CollectionFieldSpec, member: unknown): string {
-  return field.identity.map((path) => `${path.join('.')} ${JSON.stringify(valueAt(member, path))}`).join(', ');
+  // Built as it goes, the paths' names worked out once per field: every member of every planned contract is described.
+  let names = IDENTITY_NAMES.get(field);
+  if (names === undefined) {
+    names = field.identity.map((path) => path.join('.'));
+    IDENTITY_NAMES.set(field, names);
+  }
+  let text = '';
+  for (let index = 0; index < names.length; index++)
+    text += `${index === 0 ? '' : ', '}${names[index]} ${JSON.stringify(valueAt(member, field.identity[index]!))}`;
+  return text;
 }
 
 export interface DuplicateMember {

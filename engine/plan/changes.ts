@@ -15,6 +15,8 @@ function fieldOf(op: Op): FieldName {
 export function describeChanges(known: ContractFields | undefined, ops: readonly Op[]): PlanChange[] {
   // Nothing known: no Remove to pair, nothing before; one change per op.
   if (known === undefined) return ops.map((op) => ({ field: fieldOf(op), before: null, after: op.value }));
+  // Nothing to send (most contracts of a plan with known state): no pairing map.
+  if (ops.length === 0) return [];
   const changes: { field: FieldName; before: unknown; after: unknown }[] = [];
   // field + identity -> the change of a Remove that an Add of the same member may complete
   const removed = new Map<string, { field: FieldName; before: unknown; after: unknown }>();

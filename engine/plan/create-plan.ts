@@ -73,6 +73,30 @@ export function planContract(
   };
 }
 
+/** What the text plan reads of a contract's plan: all of it but the known state's fingerprint (which only the plan document carries). */
+export type PlanContractText = Omit<PlanContract, 'knownFingerprint'>;
+
+/** planContract without the known state's fingerprint (not hashed): for a plan written only as text. */
+export function planContractText(
+  contract: TenantContract,
+  knownContracts: KnownContracts | undefined,
+  touchedIds: ReadonlySet<string> | undefined,
+  diffOptions: DiffOptions,
+): PlanContractText {
+  const entry = knownContracts?.get(contract.id);
+  const ops = diffCheckedContract(entry?.fields, contract.fields, diffOptions);
+  return {
+    id: contract.id,
+    file: contract.file,
+    line: contract.line,
+    action: ops.length > 0 ? 'update' : 'noop',
+    ...(touchedIds ? { touched: touchedIds.has(contract.id) } : {}),
+    knownFrom: entry?.from ?? 'unknown',
+    ops,
+    changes: describeChanges(entry?.fields, ops),
+  };
+}
+
 /**
  * Plans every contract of `desired` against `known`. Tenants come out sorted by name, contracts
  * by file and line (the order people read them in), so the plan does not depend on input order.

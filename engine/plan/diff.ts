@@ -64,9 +64,34 @@ function scalarsEqual(field: FieldSpec, known: unknown, desired: unknown): boole
   }
 }
 
+/**
+ * Known and desired hold the same members in the same order, each known one equal where the desired
+ * one writes, their identities distinct: the general way would match each pair and send nothing (in
+ * either mode). The common case of a plan with known state, told without maps.
+ */
+function sameMembers(field: CollectionFieldSpec, known: readonly unknown[], desired: readonly unknown[]): boolean {
+  if (known.length !== desired.length) return false;
+  let first: string | undefined;
+  let identities: Set<string> | undefined;
+  for (let index = 0; index < desired.length; index++) {
+    const identity = memberIdentity(field, desired[index]);
+    if (memberIdentity(field, known[index]) !== identity || !equalWhereWritten(known[index], desired[index], desired[index])) return false;
+    if (index === 0) first = identity;
+    else if (index === 1) {
+      if (identity === first) return false;
+      if (desired.length > 2) identities = new Set([first!, identity]);
+    } else {
+      if (identities!.has(identity)) return false;
+      identities!.add(identity);
+    }
+  }
+  return true;
+}
+
 function diffCollection(field: CollectionFieldSpec, known: unknown, desired: readonly unknown[], mode: CollectionMode): Op[] {
   const path = opPath(field.name as CollectionFieldName);
   const knownMembers: readonly unknown[] = Array.isArray(known) ? known : [];
+  if (sameMembers(field, knownMembers, desired)) return [];
   // Identities are unique in a valid contract; with duplicates in known state the first one wins,
   // which is also the member the op interpreter removes.
   const knownById = new Map<string, unknown>();
@@ -148,15 +173,41 @@ export function diffCheckedContract(known: ContractFields | undefined, desired: 
  */
 function diffUnknown(desired: Fields): Op[] {
   const ops: Op[] = [];
+  forEachUnknownOp(desired, 'copied', (field, value) => {
+    ops.push(
+      field.kind === 'collection'
+        ? { op: 'Add', path: opPath(field.name as CollectionFieldName), value }
+        : { op: 'Replace', path: opPath(field.name as FieldName), value },
+    );
+  });
+  return ops;
+}
+
+/**
+ * The ops of diffContract(undefined, desired), in order, as (field, value) without the ops: a
+ * Replace of each desired scalar, an Add of each desired member. `members`: as the ops carry them
+ * (`copied`: completed copies), or as desired (not completed; shared with `desired`, to be read only).
+ */
+export function forEachUnknownOp(desired: ContractFields | Fields, members: 'copied' | 'as-desired', each: (field: FieldSpec, value: unknown) => void): void {
+  const fields: Fields = desired;
   for (const field of FIELDS as readonly FieldSpec[]) {
-    if (!isPresent(desired, field.name)) continue;
-    const want = desired[field.name];
+    if (!isPresent(fields, field.name)) continue;
+    const want = fields[field.name];
     if (field.kind === 'collection') {
-      const path = opPath(field.name as CollectionFieldName);
-      for (const member of want as readonly unknown[]) ops.push({ op: 'Add', path, value: completedCopy(field, member) });
+      for (const member of want as readonly unknown[]) each(field, members === 'copied' ? completedCopy(field, member) : member);
       continue;
     }
-    ops.push({ op: 'Replace', path: opPath(field.name as FieldName), value: replaceValue(field, want) });
+    each(field, replaceValue(field, want));
   }
-  return ops;
+}
+
+/** How many ops diffContract(undefined, desired) gives, without making them. */
+export function unknownOpCount(desired: ContractFields | Fields): number {
+  const fields: Fields = desired;
+  let count = 0;
+  for (const field of FIELDS as readonly FieldSpec[]) {
+    if (!isPresent(fields, field.name)) continue;
+    count += field.kind === 'collection' ? (fields[field.name] as readonly unknown[]).length : 1;
+  }
+  return count;
 }

@@ -12,8 +12,8 @@ import type { ContractSet, DesiredFile } from '../desired/types.ts';
 import type { Diagnostic } from '../diagnostic.ts';
 import { findTouchedContracts } from './touched-contracts.ts';
 import type { KnownContracts } from '../model/types.ts';
-import { createPlan, planContract, sortNoLongerManaged, tenantContracts } from './create-plan.ts';
-import type { DiffOptions } from './diff.ts';
+import { createPlan, planContract, planContractText, sortNoLongerManaged, tenantContracts, type PlanContractText, type TenantContract } from './create-plan.ts';
+import { unknownOpCount, type DiffOptions } from './diff.ts';
 import type { PlanContract, PlanDocument, PlanSource, PlanSummary, PlanTenant, PlanUnmanagedContract } from './types.ts';
 
 /** What a plan document says before its tenants. */
@@ -36,6 +36,18 @@ export interface PlanSink {
 
 export interface TenantPlanSink {
   contract(contract: PlanContract): void;
+  /**
+   * Optional, for a sink that writes of a contract with nothing known only what
+   * renderUnknownContractText writes (the text plan): such a contract comes here as itself (where
+   * it is declared, its desired fields), and its plan (ops and changes) is not made. `touched`: as
+   * its plan would say (only in a plan made with a base).
+   */
+  unknown?(contract: TenantContract, touched: boolean | undefined): void;
+  /**
+   * Optional, for a sink that writes only the text plan: a contract with known state comes here
+   * instead of `contract`, its plan made without the known state's fingerprint (not hashed).
+   */
+  known?(contract: PlanContractText): void;
   /** After the tenant's last contract: what its contracts add up to. */
   end(counts: TenantPlanCounts): Promise<void> | void;
 }
@@ -193,14 +205,34 @@ export async function planByTenant(input: PlanByTenantInput, deps: PlanByTenantD
     let unknown = 0;
     let shown = 0;
     for (const contract of tenantContracts(sets)) {
-      const planned = planContract(contract, known, touchedIds, diffOptions);
+      if (out.unknown !== undefined && known.get(contract.id) === undefined) {
+        // Counted as its plan would count: every op is a Replace of a scalar or an Add of a member.
+        const opCount = unknownOpCount(contract.fields);
+        const isTouched = touchedIds?.has(contract.id);
+        contracts += 1;
+        if (opCount > 0) changed += 1;
+        ops += opCount;
+        unknown += 1;
+        if (isTouched === true) counters.touched += 1;
+        if (opCount > 0 || isTouched === true) shown += 1;
+        out.unknown(contract, isTouched);
+        continue;
+      }
+      let planned: PlanContractText;
+      if (out.known === undefined) {
+        const whole = planContract(contract, known, touchedIds, diffOptions);
+        out.contract(whole);
+        planned = whole;
+      } else {
+        planned = planContractText(contract, known, touchedIds, diffOptions);
+        out.known(planned);
+      }
       contracts += 1;
       if (planned.ops.length > 0) changed += 1;
       ops += planned.ops.length;
       if (planned.knownFrom === 'unknown') unknown += 1;
       if (planned.touched === true) counters.touched += 1;
       if (planned.action === 'update' || planned.touched === true) shown += 1;
-      out.contract(planned);
     }
     counters.tenants += 1;
     counters.contracts += contracts;

@@ -1,6 +1,8 @@
 /** What the text and markdown renderings share: values and counts as people read them. Pure. */
-import { COLLECTION_FIELDS, getField, isCollectionField, type CollectionFieldName, type FieldSpec } from '../model/fields.ts';
-import { describeIdentity } from '../model/normalise.ts';
+import { COLLECTION_FIELDS, getField, isCollectionField, type CollectionFieldName, type CollectionFieldSpec, type FieldSpec } from '../model/fields.ts';
+import { describeIdentity, isJsonObject } from '../model/normalise.ts';
+import { completeMember, fillPlanOf } from '../model/members.ts';
+import type { JsonSchema } from '../model/json-schema-type.ts';
 import { plural } from '../plural.ts';
 import { escapeForTerminal } from '../text-escape.ts';
 import type { KnownFrom, PlanChange, PlanContract, PlanDocument, PlanTenant } from './types.ts';
@@ -27,6 +29,39 @@ export function formatValue(value: unknown): string {
     return text === '' ? '{}' : `${text} }`;
   }
   return String(value);
+}
+
+const EMPTY: Readonly<Record<string, unknown>> = {};
+
+/**
+ * formatValue(completeMember(field, member)) without the completed copy (every member of every
+ * first plan is shown completed). Undefined where the completed map is not simply the schema's
+ * keys in order: a key the schema does not name (fill keeps it after the schema's, array indexes
+ * before all); the caller then formats completeMember's copy.
+ */
+export function formatCompletedMember(field: CollectionFieldSpec, member: unknown): string | undefined {
+  return formatFilled(field.member, member);
+}
+
+function formatFilled(schema: JsonSchema, value: unknown): string | undefined {
+  const plan = fillPlanOf(schema);
+  if (plan === undefined || (value !== undefined && !isJsonObject(value))) return formatValue(value);
+  const given = value ?? EMPTY;
+  for (const key of Object.keys(given)) if (!plan.keys.has(key)) return undefined;
+  let text = '';
+  for (const { key, sub, nullable, createNested } of plan.steps) {
+    const item = given[key];
+    let shown: string | undefined;
+    if (item !== undefined) shown = formatFilled(sub, item);
+    // fill would take the key from its fallback, an empty map: only a key Object.prototype has is there.
+    else if (EMPTY[key] !== undefined) return undefined;
+    else if (nullable) shown = 'null';
+    else if (createNested) shown = formatFilled(sub, undefined);
+    else continue;
+    if (shown === undefined) return undefined;
+    text += `${text === '' ? '{ ' : ', '}${key}: ${shown}`;
+  }
+  return text === '' ? '{}' : `${text} }`;
 }
 
 /** A duration without its null units (absent = null): `{ Days: 30 }`; every unit null is `{}`. */
@@ -98,6 +133,29 @@ export function changeLine(change: PlanChange): { readonly kind: ChangeKind; rea
   if (change.before === null) return { kind: 'add', text: `${label}: ${formatFieldValue(field, change.after)}` };
   if (change.after === null) return { kind: 'remove', text: `${label}: ${formatFieldValue(field, change.before)}` };
   return { kind: 'member-change', text: `${label}: ${formatFieldValue(field, change.before)} -> ${formatFieldValue(field, change.after)}` };
+}
+
+/** changeLine of a change with nothing before (`field` set to `after`, or `after` added to it), from the field itself. */
+export function addedLine(field: FieldSpec, after: unknown): { readonly kind: 'set' | 'add'; readonly text: string } {
+  if (!isCollectionField(field)) return { kind: 'set', text: `${field.name}: ${formatFieldValue(field, after)}` };
+  return { kind: 'add', text: `${field.name} (${describeIdentity(field, after)}): ${formatFieldValue(field, after)}` };
+}
+
+/** The member's identity values are each a string, number, boolean or null: its completed copy has the same ones. */
+function plainIdentity(field: CollectionFieldSpec, member: unknown): boolean {
+  for (const path of field.identity) {
+    let value = member;
+    for (const key of path) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+    if (value === undefined || (value !== null && typeof value === 'object')) return false;
+  }
+  return true;
+}
+
+/** addedLine(field, completeMember(field, member)): a desired member added, shown completed, without the completed copy where it can. */
+export function addedMemberLine(field: CollectionFieldSpec, member: unknown): { readonly kind: 'set' | 'add'; readonly text: string } {
+  const shown = plainIdentity(field, member) ? formatCompletedMember(field, member) : undefined;
+  if (shown === undefined) return addedLine(field, completeMember(field, member));
+  return { kind: 'add', text: `${field.name} (${describeIdentity(field, member)}): ${shown}` };
 }
 
 export interface TenantCounts {

@@ -10,12 +10,18 @@ import {
   unknownCount,
   unknownNote,
   changeLine,
+  addedLine,
+  addedMemberLine,
   type ChangeKind,
   type NotPlanned,
   type TenantCounts,
 } from './render-common.ts';
 import { escapeForTerminal } from '../text-escape.ts';
 import { incrementalNote } from './incremental-note.ts';
+import { forEachUnknownOp } from './diff.ts';
+import { isCollectionField } from '../model/fields.ts';
+import type { PlanContractText } from './create-plan.ts';
+import type { ContractFields } from '../model/types.ts';
 import { PLAN_VERSION, type PlanContract, type PlanDocument, type PlanTenant, type PlanUnmanagedContract } from './types.ts';
 
 export interface TextRenderOptions {
@@ -98,28 +104,67 @@ export function renderPlanTextTenantHead(
 let lastFile: string | undefined;
 let lastEscapedFile = '';
 
+function where(file: string, line: number): string {
+  if (file !== lastFile) {
+    lastFile = file;
+    lastEscapedFile = escapeForTerminal(file);
+  }
+  return `${lastEscapedFile}:${line}`;
+}
+
+/** A contract's first line in the text plan, when it has ops. */
+function updateLine(paint: Paint, contract: Pick<PlanContract, 'id' | 'file' | 'line' | 'knownFrom' | 'touched'>, ops: number): string {
+  const mark = contract.touched === true ? `  ${paint('bold', '[touched]')}` : '';
+  return `  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${where(contract.file, contract.line)}  ${paint('dim', `(${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(ops, 'op')})`)}${mark}\n`;
+}
+
+/** A touched contract's line when it has no ops. */
+function noopLine(paint: Paint, contract: Pick<PlanContract, 'id' | 'file' | 'line'>): string {
+  return `  ${paint('dim', '=')} ${paint('bold', contract.id)}  ${where(contract.file, contract.line)}  ${paint('dim', `(${ALREADY_MATCHES_TEXT})`)}  ${paint('bold', '[touched]')}\n`;
+}
+
+/** A change's line under its contract. */
+function changeRow(paint: Paint, line: { readonly kind: ChangeKind; readonly text: string }): string {
+  const { sign, style } = MARK[line.kind];
+  const note = line.kind === 'member-change' ? paint('dim', '  (removed and added again)') : '';
+  return `      ${paint(style, `${sign} ${line.text}`)}${note}\n`;
+}
+
 /** A contract's lines in the text plan; '' for a contract it does not list (no ops, and not touched by the change). */
-export function renderPlanTextContract(contract: PlanContract, options: TextRenderOptions = {}): string {
+export function renderPlanTextContract(contract: PlanContractText, options: TextRenderOptions = {}): string {
   // With a base, a touched contract is shown even without ops: the change is about it.
   if (contract.action !== 'update' && contract.touched !== true) return '';
   const paint = painter(options);
-  if (contract.file !== lastFile) {
-    lastFile = contract.file;
-    lastEscapedFile = escapeForTerminal(contract.file);
-  }
-  const where = `${lastEscapedFile}:${contract.line}`;
-  const mark = contract.touched === true ? `  ${paint('bold', '[touched]')}` : '';
-  if (contract.action === 'noop')
-    return `  ${paint('dim', '=')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${ALREADY_MATCHES_TEXT})`)}${mark}\n`;
-  let text = `  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${where}  ${paint('dim', `(${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(contract.ops.length, 'op')})`)}${mark}\n`;
-  for (const change of contract.changes) {
-    // What viewChange and changeText make of it, without the view: every change of every contract comes here.
-    const line = changeLine(change);
-    const { sign, style } = MARK[line.kind];
-    const note = line.kind === 'member-change' ? paint('dim', '  (removed and added again)') : '';
-    text += `      ${paint(style, `${sign} ${line.text}`)}${note}\n`;
-  }
+  if (contract.action === 'noop') return noopLine(paint, contract);
+  let text = updateLine(paint, contract, contract.ops.length);
+  // What viewChange and changeText make of each change, without the view: every change of every contract comes here.
+  for (const change of contract.changes) text += changeRow(paint, changeLine(change));
   return text;
+}
+
+/** A contract with nothing known, as planByTenant hands it to a sink that writes only text: where it is, its desired fields. */
+export interface UnknownTextContract {
+  readonly id: string;
+  readonly file: string;
+  readonly line: number;
+  readonly fields: ContractFields;
+}
+
+/**
+ * renderPlanTextContract of planContract(contract) with nothing known, from the desired fields:
+ * the same lines without the plan's ops and changes (a first plan's text, the most common).
+ * `touched`: as the plan would mark it (only in a plan made with a base).
+ */
+export function renderUnknownContractText(contract: UnknownTextContract, touched: boolean | undefined, options: TextRenderOptions = {}): string {
+  let changes = '';
+  let ops = 0;
+  const paint = painter(options);
+  forEachUnknownOp(contract.fields, 'as-desired', (field, value) => {
+    ops += 1;
+    changes += changeRow(paint, isCollectionField(field) ? addedMemberLine(field, value) : addedLine(field, value));
+  });
+  if (ops === 0) return touched === true ? noopLine(paint, contract) : '';
+  return `${updateLine(paint, { id: contract.id, file: contract.file, line: contract.line, knownFrom: 'unknown', ...(touched === undefined ? {} : { touched }) }, ops)}${changes}`;
 }
 
 /** The text plan's last lines: the contracts no longer managed and the note on unknown known state. */

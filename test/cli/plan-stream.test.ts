@@ -1,4 +1,4 @@
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
@@ -69,13 +69,14 @@ describe('plan through a stdout read slowly', () => {
       const big = path.join(repo, 'big');
       await writeContractsRepo(big, { contracts: 2500, tenants: 2, perFile: 100 });
       // A reader that takes one chunk each time the test lets it: the plan is written only as fast as it is read.
-      const taken: string[] = [];
+      // A Node stream is given the spool's bytes as they are, and the lines around them as text.
+      const taken: Buffer[] = [];
       const waiting: (() => void)[] = [];
       const stdout = new Writable({
         highWaterMark: HIGH_WATER_MARK,
         decodeStrings: false,
-        write(chunk: string, _encoding, callback) {
-          taken.push(chunk);
+        write(chunk: string | Buffer, _encoding, callback) {
+          taken.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
           waiting.push(callback);
         },
       });
@@ -98,7 +99,7 @@ describe('plan through a stdout read slowly', () => {
       }
 
       expect(await running, stderr).toBe(0);
-      const written = taken.join('');
+      const written = Buffer.concat(taken).toString('utf8');
       const document = await readFile(path.join(repo, 'plan.json'), 'utf8');
       if (format === 'json') expect(written).toBe(document);
       else expect(written).toMatch(/^2500 contracts in 2 tenants to update/);
@@ -107,6 +108,39 @@ describe('plan through a stdout read slowly', () => {
       expect(mostHeld).toBeLessThanOrEqual(CHUNK + HIGH_WATER_MARK);
     },
   );
+});
+
+describe('plan to stdout as a file and as a pipe (the spool copied as bytes, its buffer filled again once written)', () => {
+  const BIN = fileURLToPath(new URL('../../bin/contract-sync-dev.js', import.meta.url));
+
+  it.each([['file'], ['pipe']])('stdout a %s: the JSON plan is the --out document, byte for byte', { timeout: 60_000 }, async (kind) => {
+    const big = path.join(repo, 'big');
+    // Non-ASCII text in every contract: chunks of 64 KiB end inside characters.
+    await writeContractsRepo(big, { contracts: 2500, tenants: 2, perFile: 100 });
+    for (const tenant of ['tenant-000', 'tenant-001']) {
+      const file = path.join(big, 'contracts', tenant, 'part-0.yaml');
+      await writeFile(file, (await readFile(file, 'utf8')).replaceAll('Generated contract', 'Généré ✓ 契約 😀'));
+    }
+    const outFile = path.join(repo, 'stdout.json');
+    const handle = kind === 'file' ? await open(outFile, 'w') : undefined;
+    const child = spawn(process.execPath, [BIN, 'plan', '--full', '--format', 'json', '--out', path.join(repo, 'plan.json')], {
+      cwd: big,
+      stdio: ['ignore', handle?.fd ?? 'pipe', 'pipe'],
+    });
+    const taken: Buffer[] = [];
+    child.stdout?.on('data', (chunk: Buffer) => taken.push(chunk));
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    await handle?.close();
+
+    expect(code, stderr).toBe(0);
+    const written = kind === 'file' ? await readFile(outFile) : Buffer.concat(taken);
+    const document = await readFile(path.join(repo, 'plan.json'));
+    expect(document.length).toBeGreaterThan(20 * 64 * 1024);
+    expect(written.equals(document)).toBe(true);
+    expect(written.toString('utf8')).toContain('Généré ✓ 契約 😀');
+  });
 });
 
 describe('plan through a pipe its reader closes early (plan | head)', () => {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../engine/model/fingerprint.ts';
 import { COLLECTION_FIELDS } from '../../engine/model/fields.ts';
-import { memberIdentity, normaliseNumber } from '../../engine/model/normalise.ts';
+import { describeIdentity, memberIdentity, normaliseNumber } from '../../engine/model/normalise.ts';
 import { members } from '../plan/arbitraries.ts';
 
 // The plain statements of both, as they were written before they were built without intermediate lists: the oracles.
@@ -59,6 +59,23 @@ describe('memberIdentity', () => {
     fc.assert(
       fc.property(member, (given) => {
         expect(memberIdentity(field, given)).toBe(identityOracle(field, given));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe('describeIdentity', () => {
+  it.each(COLLECTION_FIELDS.map((field) => [field.name, field] as const))('%s: each identity path and its value, joined, for any member', (_, field) => {
+    const member = fc.oneof(
+      members(field).map((list) => list[0]),
+      fc.anything(),
+      fc.record({ Id: fc.anything(), OwnerType: fc.anything(), User: fc.anything(), Lookup: fc.anything(), RelationType: fc.anything() }),
+    );
+    fc.assert(
+      fc.property(member, (given) => {
+        // The plain statement, as it was written before it was built as it goes: the oracle.
+        expect(describeIdentity(field, given)).toBe(field.identity.map((path) => `${path.join('.')} ${JSON.stringify(valueAt(given, path))}`).join(', '));
       }),
       { numRuns: 1000 },
     );

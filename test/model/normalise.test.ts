@@ -138,4 +138,20 @@ describe('normaliseDuration', () => {
     expect(durationsEqual({ Days: 30 }, { Days: 30, Hours: 0 })).toBe(false);
     expect(durationsEqual({ Days: 30 }, { Days: 31 })).toBe(false);
   });
+
+  it('durationsEqual is equality of the normal forms, for any two durations (-0, null, absent, NaN and other values too)', () => {
+    const unit = fc.oneof(fc.constant(undefined), fc.constant(null), fc.constantFrom(0, -0, 1, 30, Number.NaN), fc.integer({ min: 0, max: 3 }), fc.anything());
+    // Read from a store or a live read, a duration is not trusted to be well-formed.
+    const equal = durationsEqual as (a: unknown, b: unknown) => boolean;
+    const normalise = normaliseDuration as (duration: unknown) => Record<string, unknown>;
+    const loose = fc.record(Object.fromEntries(DURATION_UNITS.map((name) => [name, unit])), { requiredKeys: [] });
+    fc.assert(
+      fc.property(fc.oneof(duration, loose), fc.oneof(duration, loose), (a, b) => {
+        const [na, nb] = [normalise(a), normalise(b)];
+        expect(equal(a, b)).toBe(DURATION_UNITS.every((name) => na[name] === nb[name]));
+        expect(equal(a, a)).toBe(DURATION_UNITS.every((name) => na[name] === na[name]));
+      }),
+      { numRuns: 2000 },
+    );
+  });
 });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, checkPlan, createPlan, diffContract, fingerprint, parsePlan, renderPlanJson, type PlanDocument } from '../../engine/index.ts';
+import { planContract, planContractText } from '../../engine/plan/create-plan.ts';
 import { diffCase } from './arbitraries.ts';
 import { BASE_SOURCE, CREATED_AT, desiredSets, KNOWN_4711, knownState, SOURCE, TOUCHED } from './fixtures.ts';
 
@@ -11,6 +12,23 @@ function plan(): PlanDocument {
 function contractOf(document: PlanDocument, tenant: string, id: string) {
   return document.tenants.find((t) => t.tenant === tenant)!.contracts.find((c) => c.id === id)!;
 }
+
+describe('planContractText', () => {
+  it('is planContract without the known state fingerprint, for any known and desired state, touched or not', () => {
+    fc.assert(
+      fc.property(diffCase, fc.constantFrom(undefined, true, false), ({ known, desired, collections }, touched) => {
+        const contract = { id: 'C-1', file: 'contracts/a.yaml', line: 4, column: 3, fields: desired };
+        const knownContracts = new Map(known === undefined ? [] : [['C-1', { fields: known, from: 'state' as const }]]);
+        const touchedIds = touched === undefined ? undefined : new Set(touched ? ['C-1'] : []);
+        const { knownFingerprint, ...rest } = planContract(contract, knownContracts, touchedIds, { collections });
+
+        expect(knownFingerprint).toMatch(/^sha256:/);
+        expect(planContractText(contract, knownContracts, touchedIds, { collections })).toEqual(rest);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
 
 describe('createPlan', () => {
   it('validates against specs/plan.schema.json and reads back unchanged', () => {

@@ -194,4 +194,18 @@ describe('diffContract properties (1,000 generated cases each)', () => {
       RUNS,
     );
   });
+
+  it('collections with the same members in the same order (the short way) need no op, as in any other order (the general way)', () => {
+    fc.assert(
+      fc.property(contract('utc'), fc.constantFrom<'authoritative' | 'additive'>('authoritative', 'additive'), (desired: ContractFields, mode) => {
+        const options = { collections: { Company: mode, OrganizationalUnit: mode, Owner: mode, Type: mode } };
+        const same = structuredClone(desired) as Fields;
+        const reversed = Object.fromEntries(Object.entries(same).map(([name, value]) => [name, Array.isArray(value) ? [...value].reverse() : value]));
+
+        expect(diffContract(same as ContractFields, desired, options)).toEqual([]);
+        expect(diffContract(reversed as ContractFields, desired, options)).toEqual([]);
+      }),
+      RUNS,
+    );
+  });
 });

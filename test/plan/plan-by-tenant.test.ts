@@ -13,6 +13,7 @@ import {
   renderPlanTextTail,
   renderPlanTextTenant,
   renderPlanTextTenantHead,
+  renderUnknownContractText,
 } from '../../engine/plan/render-text.ts';
 import type { PlanSource } from '../../engine/plan/types.ts';
 import type { KnownContract, KnownState } from '../../engine/state/types.ts';
@@ -165,6 +166,55 @@ async function streamed(options: Case) {
   return { result, jsonText, text: `${head}${tenantsText}${tail}`, wholeJsonText, wholeText: `${head}${wholeTenantsText}${tail}`, read };
 }
 
+/** The plan as the CLI writes a text plan alone: contracts with nothing known handed on as themselves (`unknown`), rendered from their desired fields; the others planned without a fingerprint (`known`). */
+async function textOnly(options: Case) {
+  let tenantsText = '';
+  let unknownSeen = 0;
+  let knownSeen = 0;
+  const result = await planByTenant(
+    {
+      files: FILES,
+      config: CONFIG,
+      ...(options.tenants ? { tenants: options.tenants } : {}),
+      targets: { targets: patterns(options.targets), excludes: patterns(options.excludes) },
+      ...(options.base ? { base: BASE } : {}),
+      createdAt: CREATED_AT,
+      source: options.base ? BASE_SOURCE : SOURCE,
+    },
+    {
+      readKnown: async (tenant) => KNOWN.get(tenant) ?? new Map(),
+      sink: {
+        start() {
+          tenantsText = '';
+        },
+        tenant(tenant) {
+          let body = '';
+          return {
+            contract() {
+              throw new Error('a text-only sink is handed contracts through unknown and known');
+            },
+            known(contract) {
+              expect(contract.knownFrom).not.toBe('unknown');
+              expect(contract).not.toHaveProperty('knownFingerprint');
+              knownSeen += 1;
+              body += renderPlanTextContract(contract);
+            },
+            unknown(contract, touched) {
+              unknownSeen += 1;
+              body += renderUnknownContractText(contract, touched);
+            },
+            end(counts) {
+              tenantsText += `${renderPlanTextTenantHead(tenant, counts)}${body}`;
+            },
+          };
+        },
+      },
+    },
+  );
+  const head = renderPlanTextHead({ source: options.base ? BASE_SOURCE : SOURCE, ...result.trailer });
+  return { result, unknownSeen, knownSeen, text: `${head}${tenantsText}${renderPlanTextTail(result.trailer.noLongerManaged ?? [], result.unknown)}` };
+}
+
 describe('planByTenant', () => {
   it.each<[string, Case]>([
     ['every tenant', {}],
@@ -185,6 +235,12 @@ describe('planByTenant', () => {
     expect(text).toBe(renderPlanText(whole));
     expect(wholeJsonText).toBe(jsonText);
     expect(wholeText).toBe(text);
+    // A text plan alone: its contracts with nothing known rendered from their fields, counted as their plans count.
+    const alone = await textOnly(options);
+    expect(alone.text).toBe(text);
+    expect(alone.result).toEqual(result);
+    expect(alone.unknownSeen).toBe(result.unknown);
+    expect(alone.knownSeen).toBe(result.trailer.summary.contracts - result.unknown);
   });
 
   it('reads the known state of the tenants it plans only', async () => {

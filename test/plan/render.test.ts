@@ -2,10 +2,23 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createPlan, MARKDOWN_MAX_LENGTH, renderPlanMarkdown, renderPlanText, type PlanDocument } from '../../engine/index.ts';
 import type { ContractSet } from '../../engine/desired/index.ts';
-import { changeLine, changeText, formatFieldValue, formatValue, viewChange } from '../../engine/plan/render-common.ts';
-import { getField, type FieldSpec } from '../../engine/model/fields.ts';
+import {
+  addedLine,
+  addedMemberLine,
+  changeLine,
+  changeText,
+  formatCompletedMember,
+  formatFieldValue,
+  formatValue,
+  viewChange,
+} from '../../engine/plan/render-common.ts';
+import { completeMember } from '../../engine/model/members.ts';
+import { planContract } from '../../engine/plan/create-plan.ts';
+import { renderPlanTextContract, renderUnknownContractText } from '../../engine/plan/render-text.ts';
+import type { ContractFields } from '../../engine/model/types.ts';
+import { COLLECTION_FIELDS, FIELDS, getField, type FieldName, type FieldSpec } from '../../engine/model/fields.ts';
 import { describeChanges, diffContract } from '../../engine/plan/index.ts';
-import { diffCase } from './arbitraries.ts';
+import { contract, diffCase, members } from './arbitraries.ts';
 import { BASE_SOURCE, CREATED_AT, desiredSets, knownState, SOURCE, TOUCHED } from './fixtures.ts';
 
 const ESC = '\u001b';
@@ -98,6 +111,71 @@ describe('renderPlanText', () => {
     );
     expect([...kinds].sort()).toEqual(['add', 'member-change', 'remove', 'replace', 'set']);
   });
+
+  it('a contract with nothing known: renderUnknownContractText is renderPlanTextContract of its plan (touched or not, coloured or not)', () => {
+    let shown = 0;
+    fc.assert(
+      fc.property(
+        fc.oneof(contract('utc'), fc.constant({})),
+        fc.constantFrom(undefined, true, false),
+        fc.boolean(),
+        fc.string(),
+        fc.nat(),
+        (fields: ContractFields, touched, color, file, line) => {
+          const desired = { id: 'C-1', file, line, column: 3, fields };
+          const planned = planContract(desired, undefined, touched === undefined ? undefined : new Set(touched ? ['C-1'] : []), {});
+          const text = renderUnknownContractText(desired, touched, { color });
+          expect(text).toBe(renderPlanTextContract(planned, { color }));
+          if (text !== '') shown += 1;
+        },
+      ),
+      { numRuns: 1000 },
+    );
+    expect(shown).toBeGreaterThan(0);
+  });
+
+  it('addedLine is changeLine of a change with nothing before, for any field and value', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...(FIELDS as readonly FieldSpec[])), fc.anything(), (field, after) => {
+        expect(addedLine(field, after)).toEqual(changeLine({ field: field.name as FieldName, before: null, after }));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it.each(COLLECTION_FIELDS.map((field) => [field.name, field] as const))(
+    '%s: a member shown completed without the copy is formatValue of completeMember, and an added member line is addedLine of it',
+    (_, field) => {
+      let fast = 0;
+      const member = fc.oneof(
+        members(field).map((list) => list[0]),
+        fc.anything(),
+        fc.record(
+          { Id: fc.anything(), OwnerType: fc.anything(), User: fc.anything(), Lookup: fc.anything(), RelationType: fc.anything() },
+          { requiredKeys: [] },
+        ),
+      );
+      fc.assert(
+        fc.property(member, (given) => {
+          const shown = formatCompletedMember(field, given);
+          if (shown !== undefined) {
+            fast += 1;
+            expect(shown).toBe(formatValue(completeMember(field, given)));
+          }
+          expect(addedMemberLine(field, given)).toEqual(addedLine(field, completeMember(field, given)));
+        }),
+        { numRuns: 1000 },
+      );
+      // Every valid member goes the short way.
+      fc.assert(
+        fc.property(members(field), (list) => {
+          for (const given of list) expect(formatCompletedMember(field, given)).toBeDefined();
+        }),
+        { numRuns: 200 },
+      );
+      expect(fast).toBeGreaterThan(0);
+    },
+  );
 
   it('renders a mixed plan as a terminal diff', () => {
     expect(renderPlanText(mixedPlan())).toMatchSnapshot();

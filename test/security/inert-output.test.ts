@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 /**
  * Issue 21, item 7: what reaches people is inert. Terminal text shows control, bidi and zero-width
  * characters as visible escapes; markdown, rendered by a CommonMark parser (marked), holds no link,
@@ -50,6 +51,40 @@ describe('escapeForTerminal', () => {
     ['plain ünïcode ✓ 契約', 'plain ünïcode ✓ 契約'],
   ])('%j -> %s', (text, shown) => {
     expect(escapeForTerminal(text)).toBe(shown);
+  });
+
+  it('is the plain replacement of every active character, for any text (tested first, replaced only when there is one)', () => {
+    // eslint-disable-next-line no-control-regex -- the characters under test, as engine/text-escape.ts lists them
+    const every = /[\u0000-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]/g;
+    const named: Record<string, string> = { '\u001B': '\\e', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+    function oracle(text: string): string {
+      return text.replace(every, (char) => named[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    }
+    const active = fc.constantFrom(
+      '\u0000',
+      '\u001B',
+      '\n',
+      '\u007F',
+      '\u009B',
+      '\u00AD',
+      '\u061C',
+      '\u180E',
+      '\u200B',
+      '\u2028',
+      '\u202E',
+      '\u2066',
+      '\uFEFF',
+      '\uFFFA',
+    );
+    const text = fc.array(fc.oneof(fc.string({ unit: 'binary' }), active), { maxLength: 8 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(fc.oneof(text, fc.string({ unit: 'binary' })), (given) => {
+        expect(escapeForTerminal(given)).toBe(oracle(given));
+        // Twice: a test leaves nothing behind for the next call.
+        expect(escapeForTerminal(given)).toBe(oracle(given));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 
