@@ -58,19 +58,10 @@ export function planContract(
   touchedIds: ReadonlySet<string> | undefined,
   diffOptions: DiffOptions,
 ): PlanContract {
+  const { ops, changes, ...head } = planContractText(contract, knownContracts, touchedIds, diffOptions);
   const entry = knownContracts?.get(contract.id);
-  const ops = diffCheckedContract(entry?.fields, contract.fields, diffOptions);
-  return {
-    id: contract.id,
-    file: contract.file,
-    line: contract.line,
-    action: ops.length > 0 ? 'update' : 'noop',
-    ...(touchedIds ? { touched: touchedIds.has(contract.id) } : {}),
-    knownFrom: entry?.from ?? 'unknown',
-    knownFingerprint: entry === undefined ? unknownFingerprint() : fingerprint(entry.fields),
-    ops,
-    changes: describeChanges(entry?.fields, ops),
-  };
+  // The fingerprint between knownFrom and ops: the plan document's keys keep their order.
+  return { ...head, knownFingerprint: entry === undefined ? unknownFingerprint() : fingerprint(entry.fields), ops, changes };
 }
 
 /** What the text plan reads of a contract's plan: all of it but the known state's fingerprint (which only the plan document carries). */

@@ -28,6 +28,21 @@ describe('planContractText', () => {
       { numRuns: 500 },
     );
   });
+
+  it("leaves planContract's keys in the plan document's order (the JSON plan's bytes)", () => {
+    const contract = { id: 'C-1', file: 'contracts/a.yaml', line: 4, column: 3, fields: { Name: 'Acme' } };
+    expect(Object.keys(planContract(contract, undefined, new Set(['C-1']), {}))).toEqual([
+      'id',
+      'file',
+      'line',
+      'action',
+      'touched',
+      'knownFrom',
+      'knownFingerprint',
+      'ops',
+      'changes',
+    ]);
+  });
 });
 
 describe('createPlan', () => {
