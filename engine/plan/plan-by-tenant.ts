@@ -199,24 +199,13 @@ export async function planByTenant(input: PlanByTenantInput, deps: PlanByTenantD
     const known = await deps.readKnown(tenant);
     const touchedIds = touched ? (touched.contracts.get(tenant) ?? new Set<string>()) : undefined;
     const out = deps.sink.tenant(tenant);
-    let contracts = 0;
-    let changed = 0;
-    let ops = 0;
-    let unknown = 0;
-    let shown = 0;
-    for (const contract of tenantContracts(sets)) {
+    /** Hands the contract on as the sink takes it, and says what its plan counts. */
+    function handOn(contract: TenantContract): { readonly ops: number; readonly unknown: boolean; readonly touched: boolean } {
       if (out.unknown !== undefined && known.get(contract.id) === undefined) {
         // Counted as its plan would count: every op is a Replace of a scalar or an Add of a member.
-        const opCount = unknownOpCount(contract.fields);
-        const isTouched = touchedIds?.has(contract.id);
-        contracts += 1;
-        if (opCount > 0) changed += 1;
-        ops += opCount;
-        unknown += 1;
-        if (isTouched === true) counters.touched += 1;
-        if (opCount > 0 || isTouched === true) shown += 1;
-        out.unknown(contract, isTouched);
-        continue;
+        const touched = touchedIds?.has(contract.id);
+        out.unknown(contract, touched);
+        return { ops: unknownOpCount(contract.fields), unknown: true, touched: touched === true };
       }
       let planned: PlanContractText;
       if (out.known === undefined) {
@@ -227,12 +216,22 @@ export async function planByTenant(input: PlanByTenantInput, deps: PlanByTenantD
         planned = planContractText(contract, known, touchedIds, diffOptions);
         out.known(planned);
       }
+      return { ops: planned.ops.length, unknown: planned.knownFrom === 'unknown', touched: planned.touched === true };
+    }
+    let contracts = 0;
+    let changed = 0;
+    let ops = 0;
+    let unknown = 0;
+    let shown = 0;
+    for (const contract of tenantContracts(sets)) {
+      const counted = handOn(contract);
       contracts += 1;
-      if (planned.ops.length > 0) changed += 1;
-      ops += planned.ops.length;
-      if (planned.knownFrom === 'unknown') unknown += 1;
-      if (planned.touched === true) counters.touched += 1;
-      if (planned.action === 'update' || planned.touched === true) shown += 1;
+      if (counted.ops > 0) changed += 1;
+      ops += counted.ops;
+      if (counted.unknown) unknown += 1;
+      if (counted.touched) counters.touched += 1;
+      // The text plan lists a contract with ops and, with a base, a touched one.
+      if (counted.ops > 0 || counted.touched) shown += 1;
     }
     counters.tenants += 1;
     counters.contracts += contracts;
