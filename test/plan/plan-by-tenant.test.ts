@@ -4,7 +4,7 @@ import { parseTargetPattern, selectTargets, type TargetPattern } from '../../eng
 import { validateDesiredState, type ContractSet, type DesiredFile } from '../../engine/desired/index.ts';
 import { findTouchedContracts } from '../../engine/plan/touched-contracts.ts';
 import { createPlan } from '../../engine/plan/create-plan.ts';
-import { planByTenant, wholeTenant, type BaseInput } from '../../engine/plan/plan-by-tenant.ts';
+import { planByTenant, wholeTenant, type BaseInput, type PlanByTenantInput } from '../../engine/plan/plan-by-tenant.ts';
 import { planJsonPieces, renderPlanJson } from '../../engine/plan/render-json.ts';
 import {
   renderPlanText,
@@ -103,6 +103,19 @@ function wholePlan(options: Case) {
   });
 }
 
+/** What planByTenant reads for a case. */
+function inputOf(options: Case): PlanByTenantInput {
+  return {
+    files: FILES,
+    config: CONFIG,
+    ...(options.tenants ? { tenants: options.tenants } : {}),
+    targets: { targets: patterns(options.targets), excludes: patterns(options.excludes) },
+    ...(options.base ? { base: BASE } : {}),
+    createdAt: CREATED_AT,
+    source: options.base ? BASE_SOURCE : SOURCE,
+  };
+}
+
 async function streamed(options: Case) {
   const json = planJsonPieces();
   const wholeJson = planJsonPieces();
@@ -112,52 +125,41 @@ async function streamed(options: Case) {
   let wholeJsonText = '';
   let wholeTenantsText = '';
   const read: string[] = [];
-  const result = await planByTenant(
-    {
-      files: FILES,
-      config: CONFIG,
-      ...(options.tenants ? { tenants: options.tenants } : {}),
-      targets: { targets: patterns(options.targets), excludes: patterns(options.excludes) },
-      ...(options.base ? { base: BASE } : {}),
-      createdAt: CREATED_AT,
-      source: options.base ? BASE_SOURCE : SOURCE,
+  const result = await planByTenant(inputOf(options), {
+    async readKnown(tenant) {
+      read.push(tenant);
+      return KNOWN.get(tenant) ?? new Map();
     },
-    {
-      async readKnown(tenant) {
-        read.push(tenant);
-        return KNOWN.get(tenant) ?? new Map();
+    sink: {
+      start(header) {
+        jsonText = json.header(header);
+        tenantsText = '';
+        wholeJsonText = wholeJson.header(header);
+        wholeTenantsText = '';
       },
-      sink: {
-        start(header) {
-          jsonText = json.header(header);
-          tenantsText = '';
-          wholeJsonText = wholeJson.header(header);
-          wholeTenantsText = '';
-        },
-        tenant(tenant) {
-          // As the CLI writes it: the JSON contract by contract, the text's head after the tenant's last contract.
-          jsonText += json.tenantStart(tenant);
-          let body = '';
-          const whole = wholeTenant(tenant, (planned) => {
-            wholeJsonText += wholeJson.tenant(planned);
-            wholeTenantsText += renderPlanTextTenant(planned);
-          });
-          return {
-            contract(contract) {
-              jsonText += json.contract(contract);
-              body += renderPlanTextContract(contract);
-              whole.contract(contract);
-            },
-            async end(counts) {
-              jsonText += json.tenantEnd();
-              tenantsText += `${renderPlanTextTenantHead(tenant, counts)}${body}`;
-              await whole.end(counts);
-            },
-          };
-        },
+      tenant(tenant) {
+        // As the CLI writes it: the JSON contract by contract, the text's head after the tenant's last contract.
+        jsonText += json.tenantStart(tenant);
+        let body = '';
+        const whole = wholeTenant(tenant, (planned) => {
+          wholeJsonText += wholeJson.tenant(planned);
+          wholeTenantsText += renderPlanTextTenant(planned);
+        });
+        return {
+          contract(contract) {
+            jsonText += json.contract(contract);
+            body += renderPlanTextContract(contract);
+            whole.contract(contract);
+          },
+          async end(counts) {
+            jsonText += json.tenantEnd();
+            tenantsText += `${renderPlanTextTenantHead(tenant, counts)}${body}`;
+            await whole.end(counts);
+          },
+        };
       },
     },
-  );
+  });
   jsonText += json.trailer(result.trailer);
   wholeJsonText += wholeJson.trailer(result.trailer);
   const source = options.base ? BASE_SOURCE : SOURCE;
@@ -171,46 +173,35 @@ async function textOnly(options: Case) {
   let tenantsText = '';
   let unknownSeen = 0;
   let knownSeen = 0;
-  const result = await planByTenant(
-    {
-      files: FILES,
-      config: CONFIG,
-      ...(options.tenants ? { tenants: options.tenants } : {}),
-      targets: { targets: patterns(options.targets), excludes: patterns(options.excludes) },
-      ...(options.base ? { base: BASE } : {}),
-      createdAt: CREATED_AT,
-      source: options.base ? BASE_SOURCE : SOURCE,
-    },
-    {
-      readKnown: async (tenant) => KNOWN.get(tenant) ?? new Map(),
-      sink: {
-        start() {
-          tenantsText = '';
-        },
-        tenant(tenant) {
-          let body = '';
-          return {
-            contract() {
-              throw new Error('a text-only sink is handed contracts through unknown and known');
-            },
-            known(contract) {
-              expect(contract.knownFrom).not.toBe('unknown');
-              expect(contract).not.toHaveProperty('knownFingerprint');
-              knownSeen += 1;
-              body += renderPlanTextContract(contract);
-            },
-            unknown(contract, touched) {
-              unknownSeen += 1;
-              body += renderUnknownContractText(contract, touched);
-            },
-            end(counts) {
-              tenantsText += `${renderPlanTextTenantHead(tenant, counts)}${body}`;
-            },
-          };
-        },
+  const result = await planByTenant(inputOf(options), {
+    readKnown: async (tenant) => KNOWN.get(tenant) ?? new Map(),
+    sink: {
+      start() {
+        tenantsText = '';
+      },
+      tenant(tenant) {
+        let body = '';
+        return {
+          contract() {
+            throw new Error('a text-only sink is handed contracts through unknown and known');
+          },
+          known(contract) {
+            expect(contract.knownFrom).not.toBe('unknown');
+            expect(contract).not.toHaveProperty('knownFingerprint');
+            knownSeen += 1;
+            body += renderPlanTextContract(contract);
+          },
+          unknown(contract, touched) {
+            unknownSeen += 1;
+            body += renderUnknownContractText(contract, touched);
+          },
+          end(counts) {
+            tenantsText += `${renderPlanTextTenantHead(tenant, counts)}${body}`;
+          },
+        };
       },
     },
-  );
+  });
   const head = renderPlanTextHead({ source: options.base ? BASE_SOURCE : SOURCE, ...result.trailer });
   return { result, unknownSeen, knownSeen, text: `${head}${tenantsText}${renderPlanTextTail(result.trailer.noLongerManaged ?? [], result.unknown)}` };
 }
