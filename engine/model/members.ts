@@ -81,10 +81,6 @@ function fillPlan(schema: JsonSchema & { readonly properties: NonNullable<JsonSc
   return plan;
 }
 
-function fillSteps(schema: JsonSchema & { readonly properties: NonNullable<JsonSchema['properties']> }): readonly FillStep[] {
-  return fillPlan(schema).steps;
-}
-
 /**
  * How fill completes a map of `schema` (its steps in order, the keys they name); undefined when the
  * schema has no properties (fill gives such a value as it is). For a reader that walks a member as
@@ -103,7 +99,7 @@ function fill(schema: JsonSchema, value: unknown, fallback: unknown, copy = fals
   const given = value ?? {};
   const known = isJsonObject(fallback) ? fallback : {};
   const filled: Record<string, unknown> = {};
-  for (const { key, sub, nullable, createNested } of fillSteps(schema as Parameters<typeof fillSteps>[0])) {
+  for (const { key, sub, nullable, createNested } of fillPlan(schema as Parameters<typeof fillPlan>[0]).steps) {
     const item = given[key];
     if (item !== undefined) filled[key] = fill(sub, item, known[key], copy);
     else if (known[key] !== undefined && known[key] !== null) filled[key] = fill(sub, cloneJson(known[key]), undefined);

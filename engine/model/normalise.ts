@@ -28,16 +28,22 @@ interface Instant {
 // of a month or a year), and each is parsed up to three times (its format, ValidFrom <= ValidTo, the
 // diff). Frozen, so that a cached instant cannot be changed by a caller; emptied when full.
 const INSTANTS = new Map<string, Instant | undefined>();
-const INSTANTS_HELD = 4096;
+/** Normal forms already made, as the instants are (valid timestamps only). */
+const NORMAL_TIMESTAMPS = new Map<string, string>();
+const TEXTS_HELD = 4096;
+
+/** Holds `value` for `text` in `cache` (at most TEXTS_HELD texts, emptied when full); a text longer than any timestamp is not worth holding (a value may be any text). */
+function remember<T>(cache: Map<string, T>, text: string, value: T): void {
+  if (text.length > 40) return;
+  if (cache.size >= TEXTS_HELD) cache.clear();
+  cache.set(text, value);
+}
 
 function parseInstant(text: string): Instant | undefined {
-  // Longer than any timestamp: not worth holding (a value may be any text).
-  if (text.length > 40) return readInstant(text);
   const cached = INSTANTS.get(text);
   if (cached !== undefined || INSTANTS.has(text)) return cached;
   const instant = readInstant(text);
-  if (INSTANTS.size >= INSTANTS_HELD) INSTANTS.clear();
-  INSTANTS.set(text, instant === undefined ? undefined : Object.freeze(instant));
+  remember(INSTANTS, text, instant === undefined ? undefined : Object.freeze(instant));
   return instant;
 }
 
@@ -103,33 +109,25 @@ export function normaliseTimestamp(text: string): string | undefined {
   const iso = new Date(instant.ms).toISOString();
   // Instants outside years 0000-9999 serialise with a sign; they cannot come from a valid input.
   const normal = `${iso.slice(0, -1)}${instant.subMs}Z`;
-  if (text.length <= 40) {
-    if (NORMAL_TIMESTAMPS.size >= INSTANTS_HELD) NORMAL_TIMESTAMPS.clear();
-    NORMAL_TIMESTAMPS.set(text, normal);
-  }
+  remember(NORMAL_TIMESTAMPS, text, normal);
   return normal;
 }
-
-/** Normal forms already made, as the instants are (valid timestamps only). */
-const NORMAL_TIMESTAMPS = new Map<string, string>();
 
 /** A duration with every unit present, absent units as null. */
 export function normaliseDuration(duration: Duration): NormalDuration {
   const normal = {} as NormalDuration;
-  for (const unit of DURATION_UNITS) {
-    const value = duration[unit];
-    normal[unit] = value === undefined || value === null ? null : normaliseNumber(value);
-  }
+  for (const unit of DURATION_UNITS) normal[unit] = normalUnit(duration[unit]);
   return normal;
+}
+
+/** A duration's unit in normal form: absent or null is null. */
+function normalUnit(value: number | null | undefined): number | null {
+  return value === undefined || value === null ? null : normaliseNumber(value);
 }
 
 export function durationsEqual(a: Duration, b: Duration): boolean {
   // Unit by unit in normal form, without normalised copies: every known duration of a plan is compared.
-  for (const unit of DURATION_UNITS) {
-    const x = a[unit];
-    const y = b[unit];
-    if ((x === undefined || x === null ? null : normaliseNumber(x)) !== (y === undefined || y === null ? null : normaliseNumber(y))) return false;
-  }
+  for (const unit of DURATION_UNITS) if (normalUnit(a[unit]) !== normalUnit(b[unit])) return false;
   return true;
 }
 
