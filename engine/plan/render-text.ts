@@ -100,16 +100,8 @@ export function renderPlanTextTenantHead(
   return `\n${paint('bold', `tenant ${tenant}`)}: ${counts.changed} to update, ${unchanged} unchanged, ${plural(counts.ops, 'op')}\n`;
 }
 
-// The last file's escaped name: a tenant's contracts come file by file, and escaping works character by character.
-let lastFile: string | undefined;
-let lastEscapedFile = '';
-
 function where(file: string, line: number): string {
-  if (file !== lastFile) {
-    lastFile = file;
-    lastEscapedFile = escapeForTerminal(file);
-  }
-  return `${lastEscapedFile}:${line}`;
+  return `${escapeForTerminal(file)}:${line}`;
 }
 
 /** A contract's first line in the text plan, when it has ops. */
