@@ -222,20 +222,23 @@ async function round(postgres: PostgresServer, bench: Bench, workers: number, ar
 
 /**
  * `--timeline`: per worker, when its first request arrived and its last answer left (seconds from
- * the spawn), its tenants and requests; then the API requests arriving in each second of the run.
+ * the spawn), its tenants and requests, and how many of its in-flight slots were used on average
+ * between the two (a request holds one for the latency); then the API requests arriving in each
+ * second of the run.
  */
 function timeline(api: readonly RequestLogEntry[], workerOf: ReadonlyMap<string, string>, startedAt: number): string {
   function at(entry: RequestLogEntry): number {
     return (Date.parse(entry.time) - startedAt) / 1000;
   }
-  const workers = new Map<string, { first: number; last: number; tenants: Set<string>; requests: number }>();
+  const workers = new Map<string, { first: number; last: number; tenants: Set<string>; requests: number; slots: number }>();
   for (const entry of api) {
     const worker = workerOf.get(entry.tenant ?? '') ?? '?';
-    const seen = workers.get(worker) ?? { first: Infinity, last: 0, tenants: new Set<string>(), requests: 0 };
+    const seen = workers.get(worker) ?? { first: Infinity, last: 0, tenants: new Set<string>(), requests: 0, slots: 0 };
     seen.first = Math.min(seen.first, at(entry));
     seen.last = Math.max(seen.last, at(entry) + LATENCY_MS / 1000);
     seen.tenants.add(entry.tenant ?? '?');
     seen.requests++;
+    seen.slots += LATENCY_MS / 1000;
     workers.set(worker, seen);
   }
   const perSecond: number[] = [];
@@ -244,7 +247,8 @@ function timeline(api: readonly RequestLogEntry[], workerOf: ReadonlyMap<string,
     .sort(([a], [b]) => a.localeCompare(b))
     .map(
       ([worker, seen]) =>
-        `  ${worker}: first request ${seen.first.toFixed(2)} s, last answer ${seen.last.toFixed(2)} s, ${seen.tenants.size} tenants, ${seen.requests} requests`,
+        `  ${worker}: first request ${seen.first.toFixed(2)} s, last answer ${seen.last.toFixed(2)} s, ${seen.tenants.size} tenants, ${seen.requests} requests, ` +
+        `${(seen.slots / (seen.last - seen.first)).toFixed(2)} of ${IN_FLIGHT} in flight on average`,
     );
   return `${lines.join('\n')}\n  requests per second: ${Array.from(perSecond, (n) => n ?? 0).join(' ')}\n`;
 }
