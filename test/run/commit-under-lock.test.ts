@@ -195,8 +195,9 @@ describe.each(['file', 'postgres'] as const)('two merges applied at once (%s sto
 async function waitingForLock(run: Started, backend: 'file' | 'postgres'): Promise<void> {
   if (backend === 'file') return run.lookedAtLock;
   for (;;) {
-    const { rows } = await server!.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'SELECT pg_try_advisory_lock%'");
-    if ((rows[0] as { n: number }).n >= 1) return;
+    // Sessions whose last statement tried a tenant's lock: the holder's, which took it, and the run's.
+    const { rows } = await server!.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND query LIKE '%pg_try_advisory_lock(%'");
+    if ((rows[0] as { n: number }).n >= 2) return;
     await delay(50);
   }
 }

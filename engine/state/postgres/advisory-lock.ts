@@ -58,6 +58,8 @@ export interface LockFence {
 
 export interface LockManager {
   lock(tenant: string, options: LockOptions): Promise<TenantLock>;
+  /** Opens the lock session ahead of the first lock. */
+  open(): Promise<void>;
   /** The fence of a lock this manager handed out; undefined for any other object. */
   fenceOf(lock: TenantLock): LockFence | undefined;
   /** Ends the lock session: every lock still held is released by the server. */
@@ -173,22 +175,29 @@ export function createLockManager(deps: LockSessionDeps): LockManager {
     try {
       return await serially(async () => {
         const client = await lockSession();
-        const result = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [keyOf(tenant)]);
-        if (result.rows[0]?.ok !== true) {
+        // One statement, one round trip: the lock session is shared by the run's tenants, whose
+        // locks are taken one after another on it. The holder and the new generation are written
+        // only when the advisory lock was taken (a materialised CTE is evaluated once).
+        const result = await client.query<{ ok: boolean; generation: string | null }>(
+          `WITH taken AS MATERIALIZED (SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok),
+           holder AS (
+             INSERT INTO ${s}.locks (tenant, owner, pid, host, since, backend_pid) SELECT $2::text, $3::text, $4::integer, $5::text, now(), pg_backend_pid() FROM taken WHERE ok
+             ON CONFLICT (tenant) DO UPDATE SET owner = EXCLUDED.owner, pid = EXCLUDED.pid, host = EXCLUDED.host, since = EXCLUDED.since, backend_pid = EXCLUDED.backend_pid
+           ),
+           fence AS (
+             INSERT INTO ${s}.lock_fences (tenant, generation) SELECT $2::text, 1 FROM taken WHERE ok
+             ON CONFLICT (tenant) DO UPDATE SET generation = ${s}.lock_fences.generation + 1 RETURNING generation::text AS generation
+           )
+           SELECT taken.ok, (SELECT generation FROM fence) AS generation FROM taken`,
+          [keyOf(tenant), tenant, owner, process.pid, hostname()],
+        );
+        const row = result.rows[0];
+        if (row?.ok !== true) {
           held.delete(tenant);
           return undefined;
         }
-        await client.query(
-          `INSERT INTO ${s}.locks (tenant, owner, pid, host, since, backend_pid) VALUES ($1, $2, $3, $4, now(), pg_backend_pid())
-           ON CONFLICT (tenant) DO UPDATE SET owner = EXCLUDED.owner, pid = EXCLUDED.pid, host = EXCLUDED.host, since = EXCLUDED.since, backend_pid = EXCLUDED.backend_pid`,
-          [tenant, owner, process.pid, hostname()],
-        );
-        const fence = await client.query<{ generation: string }>(
-          `INSERT INTO ${s}.lock_fences (tenant, generation) VALUES ($1, 1)
-           ON CONFLICT (tenant) DO UPDATE SET generation = ${s}.lock_fences.generation + 1 RETURNING generation::text AS generation`,
-          [tenant],
-        );
-        return { generation: fence.rows[0]!.generation, backendPid };
+        if (row.generation === null) throw new Error(`the lock of tenant ${tenant} was taken without a fence generation`);
+        return { generation: row.generation, backendPid };
       });
     } catch (error) {
       held.delete(tenant);
@@ -241,6 +250,10 @@ export function createLockManager(deps: LockSessionDeps): LockManager {
   }
 
   return {
+    async open(): Promise<void> {
+      await lockSession();
+    },
+
     async lock(tenant: string, options: LockOptions): Promise<TenantLock> {
       const started = now();
       let pause = FIRST_POLL_MS;
