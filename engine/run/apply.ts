@@ -13,6 +13,7 @@ import type { RunReport } from '../apply/run-report.ts';
 import type { InterruptedCount } from '../apply/interrupted.ts';
 import type { ApplyRunOptions, SendPreview } from '../apply/run-apply.ts';
 import type { Scope } from '../auth/index.ts';
+import type { Config } from '../config/types.ts';
 import { restrictToContracts } from '../desired/target.ts';
 import { changedFiles } from '../git/changed-files.ts';
 import { checkAncestor } from '../git/is-ancestor.ts';
@@ -35,6 +36,7 @@ import {
   type OpenedInput,
   type RunInput,
 } from './input.ts';
+import type { EngineSetup } from './engine-setup.ts';
 import { recordRunHistory } from './record-history.ts';
 import type { LazyStore } from './lazy-store.ts';
 import { readSavedPlan } from './saved-plan.ts';
@@ -88,6 +90,11 @@ export function applyScopes(run: { readonly dryRun: boolean; readonly refresh: b
   return run.canRead ? { tokens: ['core:write'], reads: ['core:read'] } : { tokens: ['core:write'] };
 }
 
+/** Whether an apply reads the known state live (--refresh, or api.read configured), unless a saved plan says otherwise. */
+function readsLive(request: Pick<ApplyRequest, 'known'>, canRead: boolean): boolean {
+  return request.known === undefined ? canRead : request.known === 'live';
+}
+
 export async function runApplyRequest(request: ApplyRequest, effects: RunEffects): Promise<ApplyRunOutcome> {
   effects.onEvent?.({ type: 'phase', phase: 'read-input' });
   let saved: PlanDocument | undefined;
@@ -133,7 +140,7 @@ async function applyInput(
   let { contractSets, source } = input;
   let narrowed = input.targeting?.narrowed;
   const canRead = config.api.read !== undefined;
-  let refresh = request.known === undefined ? canRead : request.known === 'live';
+  let refresh = readsLive(request, canRead);
   if (saved) {
     const unknown = saved.tenants.map((tenant) => tenant.tenant).filter((tenant) => !Object.hasOwn(config.tenants, tenant));
     if (unknown.length > 0) {
@@ -222,6 +229,14 @@ export interface SharedTenantRun {
   readonly runId: string;
   /** Shared by the tenants a worker runs at once: rate.maxInFlight holds for the worker. */
   readonly inFlight: PQueue;
+  /** The worker's engine, for all its tenants: one discovery, a token cache per tenant, one API client's connections. */
+  readonly engine: EngineSetup;
+}
+
+/** What every tenant a worker of a shared run takes runs with; `scopes`: the tokens its runs send with. */
+export async function sharedTenantRun(opening: SharedOpening, config: Config, runId: string, scopes: readonly Scope[]): Promise<SharedTenantRun> {
+  const { createEngineSetup } = await import('./engine-setup.ts');
+  return { runId, inFlight: opening.inFlight, engine: createEngineSetup(opening.effects, config, scopes, runId) };
 }
 
 /**
@@ -246,7 +261,7 @@ export async function sendRun(
   // Loaded here: the HTTP client and the OpenID client, only for runs that talk to the service.
   const [{ runApply }, { createEngineSetup }] = await Promise.all([import('../apply/run-apply.ts'), import('./engine-setup.ts')]);
   // Builds objects only: nothing is sent before the store is open.
-  const engine = createEngineSetup(effects, options.config, request.tokenScopes.tokens, request.shared?.runId);
+  const engine = request.shared?.engine ?? createEngineSetup(effects, options.config, request.tokenScopes.tokens);
   const opening = await store.get(engine.redactor);
   if (typeof opening === 'string') return { kind: 'refused', message: opening };
   const stateStore = opening;
@@ -408,6 +423,10 @@ export async function openSharedRun(
   const runs = opening.sharedRuns;
   if (runs === undefined) return { kind: 'bad-request', message: SHARED_NEEDS_POSTGRES };
   const { confirm: _asked, ...unasked } = effects;
+  const lanes = sharedLanes(opened.config);
+  // What the worker's first tenants need, opened while it reads the desired state (or waits for the worker that does).
+  void runs.prepare(lanes);
+  void Promise.all([import('../apply/run-apply.ts'), import('./engine-setup.ts')]).catch(() => undefined);
   const startedAt = new Date(effects.clock.now()).toISOString();
   const key = sharedRunKey({
     command,
@@ -428,7 +447,7 @@ export async function openSharedRun(
       key,
       worker: workerName(effects.env),
       clock: effects.clock,
-      lanes: sharedLanes(opened.config),
+      lanes,
       ...(effects.onEvent ? { onEvent: effects.onEvent } : {}),
     },
     startedAt,
@@ -476,15 +495,18 @@ async function joinSharedApply(
     return whole;
   }
   async function inputOf(tenant: string, files: readonly string[] | undefined): Promise<RunInput | RunInvalid> {
-    if (files !== undefined) return readTenantInput(opened, tenant, files, scopes);
+    // A worker that read the whole desired state has every tenant's files read and validated already.
+    if (files !== undefined && whole === undefined) return readTenantInput(opened, tenant, files, scopes);
     const input = await wholeInput();
     return desiredProblems(input) ?? inputOfTenant(input, tenant);
   }
-  if (await opening.runs.begun(opening.start.key)) return { joined: await opening.runs.join(opening.start), validated: 'by-first-worker', inputOf };
-  const input = await wholeInput();
-  const invalid = desiredProblems(input);
-  if (invalid) return invalid;
-  return { joined: await opening.runs.join({ ...opening.start, tenants: sharedTenantsOf(opened, input) }), validated: 'here', inputOf };
+  const first = await opening.runs.beginOnce(opening.start.key, async (): Promise<SharedReading | RunInvalid> => {
+    const input = await wholeInput();
+    const invalid = desiredProblems(input);
+    if (invalid) return invalid;
+    return { joined: await opening.runs.join({ ...opening.start, tenants: sharedTenantsOf(opened, input) }), validated: 'here', inputOf };
+  });
+  return first ?? { joined: await opening.runs.join(opening.start), validated: 'by-first-worker', inputOf };
 }
 
 /**
@@ -505,15 +527,25 @@ async function applyShared(
   const reading = await joinSharedApply(opening, opened, scopes);
   if ('kind' in reading) return reading;
   effects.onEvent?.({ type: 'input' });
-  const { startedAt, inFlight } = opening;
+  const { startedAt } = opening;
+  const canRead = opened.config.api.read !== undefined;
+  const shared = await sharedTenantRun(
+    opening,
+    opened.config,
+    reading.joined.runId,
+    applyScopes({ dryRun: false, refresh: readsLive(request, canRead), canRead }).tokens,
+  );
   const worked = await workShared<ApplyRunOutcome>({
     ...opening.work,
     joined: reading.joined,
     validated: reading.validated,
-    async runTenant(tenant, runId, files) {
+    async runTenant(tenant, files) {
+      // Asked for as the tenant is taken, the token arrives while its files are read, its lock taken
+      // and its plan made; the run checks it before the first PATCH as always (a refusal is asked again there).
+      shared.engine.tokens.get(tenant).catch(() => undefined);
       const input = await reading.inputOf(tenant, files);
       if ('kind' in input) return input;
-      return applyInput(opened, input, undefined, request, opening.effects, store, { runId, inFlight });
+      return applyInput(opened, input, undefined, request, opening.effects, store, shared);
     },
     resultOf(outcome, tenant) {
       if (outcome.kind === 'applied') return tenantResultOf(outcome.report, tenant);

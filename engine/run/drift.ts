@@ -12,7 +12,7 @@ import type { InterruptedCount } from '../apply/interrupted.ts';
 import type { RunReport } from '../apply/run-report.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import type { PlanDocument } from '../plan/types.ts';
-import { openSharedRun, removalLimits, sendRun, sharedTenantsOf, type SendRunRequest, type SharedTenantRun } from './apply.ts';
+import { openSharedRun, removalLimits, sendRun, sharedTenantRun, sharedTenantsOf, type SendRunRequest, type SharedTenantRun } from './apply.ts';
 import { desiredProblems, readWholeInput, withRunInput, type RunTargeting } from './input.ts';
 import { SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunUnread, SendingRequest } from './types.ts';
@@ -106,15 +106,16 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
       const opening = await openSharedRun('drift --fix', { removals: request.removals }, opened, effects, store);
       if ('kind' in opening) return opening;
       const joined = await opening.runs.join({ ...opening.start, tenants: sharedTenantsOf(opened, input) });
+      const sharedRun = await sharedTenantRun(opening, opened.config, joined.runId, fixRequest([]).tokenScopes.tokens);
       const worked = await workShared({
         ...opening.work,
         joined,
         validated: 'here',
-        runTenant: (tenant, runId) =>
+        runTenant: (tenant) =>
           sendRun(
             fixRequest(
               contractSets.filter((set) => set.tenant === tenant),
-              { runId, inFlight: opening.inFlight },
+              sharedRun,
             ),
             opening.effects,
             store,

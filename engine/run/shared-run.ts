@@ -81,8 +81,8 @@ export interface SharedWork<T> {
   readonly clock: Pick<Clock, 'sleep'>;
   /** How many tenants the worker runs at once. */
   readonly lanes: number;
-  /** One tenant, through the run's pipeline, under the run's id; `files`: its desired-state files, when the run recorded them. */
-  runTenant(tenant: string, runId: string, files: readonly string[] | undefined): Promise<T>;
+  /** One tenant, through the run's pipeline, under the run's id (joined.runId); `files`: its desired-state files, when the run recorded them. */
+  runTenant(tenant: string, files: readonly string[] | undefined): Promise<T>;
   /** What the history says of the tenant. */
   resultOf(outcome: T, tenant: string): SharedTenantResult;
   readonly onEvent?: (event: RunEvent) => void;
@@ -164,7 +164,7 @@ async function workLane<T>(
     const { claim } = next;
     let outcome: T;
     try {
-      outcome = await work.runTenant(claim.tenant, work.joined.runId, claim.files);
+      outcome = await work.runTenant(claim.tenant, claim.files);
     } catch (error) {
       await claim.abandon();
       throw error;

@@ -75,6 +75,20 @@ export interface SharedRuns {
    * worker joining after it reads only the tenants it takes.
    */
   begun(key: string): Promise<boolean>;
+  /**
+   * Calls `begin` (which validates the whole desired state and joins the run with its tenants)
+   * unless the run is begun, under a lock of the run's key: of the workers that start together,
+   * one validates and begins the run while the others wait for it, then find it begun. Answers
+   * undefined when the run was begun by another worker; a `begin` that does not join (the desired
+   * state is invalid) leaves the next worker to find the run not begun and try itself.
+   */
+  beginOnce<T>(key: string, begin: () => Promise<T>): Promise<T | undefined>;
+  /**
+   * Opens the sessions a worker of `lanes` lanes uses (a claim session per lane, and the store's
+   * lock session) ahead of its first claim, while the worker reads the desired state. Never
+   * rejects: a session that cannot be opened is reported by the claim or lock that needs it.
+   */
+  prepare(lanes: number): Promise<void>;
   /** Creates the run, or joins the run another worker created; adds the tenants it does not have yet. */
   join(start: SharedRunStart): Promise<SharedRunJoined>;
   /**

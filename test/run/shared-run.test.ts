@@ -164,6 +164,9 @@ describe('apply --shard auto', () => {
           expect(entries[0]!.tenants.find((entry) => entry.tenant === tenant)).toMatchObject({ worker: `w${index + 1}`, failed: 0 });
       }
       expect(entries[0]!.tenants.reduce((sum, tenant) => sum + tenant.applied, 0)).toBe(changedIds(s.fleet).length);
+      // A tenant's token, asked for as it is taken, serves its PATCHes: one token request per tenant.
+      const tokens = (await requestLog(emulator!)).filter((entry) => entry.kind === 'token' && entry.tenant !== null).map((entry) => entry.tenant);
+      expect(tokens.sort()).toEqual([...s.fleet.tenants].sort());
     },
   );
 

@@ -153,6 +153,67 @@ describe('PostgreSQL shared runs', () => {
   });
 });
 
+async function sessions(url: string): Promise<number> {
+  const { rows } = await server.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = '${new URL(url).pathname.slice(1)}'`);
+  return rows[0].n;
+}
+
+describe('PostgreSQL shared runs: beginning a run once', () => {
+  it('of two workers that start together, one validates and begins the run while the other waits, then finds it begun', { timeout: 30_000 }, async () => {
+    const url = await server.createDatabase();
+    const a = await open(url);
+    const b = await open(url);
+    const began: string[] = [];
+    let validated!: () => void;
+    const validating = new Promise<void>((resolve) => (validated = resolve));
+    const first = a.runs.beginOnce('run-key-1', async () => {
+      began.push('a');
+      await validating;
+      return a.runs.join(start('run-a', { only: 1 }));
+    });
+    while (began.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+
+    const second = b.runs.beginOnce('run-key-1', async () => {
+      began.push('b');
+      return b.runs.join(start('run-b', { only: 1 }));
+    });
+    await someoneWaits(url);
+    validated();
+
+    expect((await first)?.runId).toBe('run-a');
+    expect(await second).toBeUndefined();
+    expect(began).toEqual(['a']);
+  });
+
+  it('leaves the run to the next worker when the first did not begin it (an invalid desired state, a failure), its lock freed', async () => {
+    const url = await server.createDatabase();
+    const a = await open(url);
+    const b = await open(url);
+    expect(await a.runs.beginOnce('run-key-1', async () => 'invalid desired state')).toBe('invalid desired state');
+    const failure = new Error('cannot read contracts/acme.yaml');
+    await expect(a.runs.beginOnce('run-key-1', () => Promise.reject(failure))).rejects.toBe(failure);
+
+    expect((await b.runs.beginOnce('run-key-1', () => b.runs.join(start('run-b', { only: 1 }))))?.runId).toBe('run-b');
+    expect(await a.runs.beginOnce('run-key-1', async () => 'not called')).toBeUndefined();
+  });
+
+  it("opens a worker's claim sessions and lock session ahead of its first claim, which then uses them", async () => {
+    const url = await server.createDatabase();
+    const a = await open(url);
+    await a.runs.join(start('run-a', { big: 3, mid: 2, small: 1 }));
+    const before = await sessions(url);
+
+    await a.runs.prepare(3);
+    expect((await sessions(url)) - before).toBe(4);
+    const claims = await Promise.all([0, 1, 2].map((lane) => a.runs.next('run-key-1', 'A', lane)));
+    expect(claims.map((next) => next.kind === 'claimed' && next.claim.tenant).sort()).toEqual(['big', 'mid', 'small']);
+    const claimed = await sessions(url);
+    const lock = await a.store.lock('big', { timeoutMs: 1000, owner: 'run-a' });
+    expect(await sessions(url)).toBe(claimed);
+    await lock.release();
+  });
+});
+
 /** Until some session of the database waits for a lock (a worker waiting on another's claim or beginning). */
 async function someoneWaits(url: string): Promise<void> {
   const database = new URL(url).pathname.slice(1);

@@ -204,6 +204,23 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
   return {
     begun,
 
+    async prepare(count: number): Promise<void> {
+      await Promise.allSettled(Array.from({ length: count }, (_, index) => laneOf(index).session ?? claimSession(laneOf(index))));
+    },
+
+    async beginOnce<T>(key: string, begin: () => Promise<T>): Promise<T | undefined> {
+      if (await begun(key)) return undefined;
+      // On lane 0's claim session, which the worker's first claim uses next: a worker that dies
+      // while it begins the run frees the lock with its session.
+      const client = await (laneOf(0).session ?? claimSession(laneOf(0)));
+      await client.query("SELECT pg_advisory_lock(hashtextextended('contract-sync:begin-shared-run:' || $1, 0))", [key]);
+      try {
+        return (await begun(key)) ? undefined : await begin();
+      } finally {
+        await client.query("SELECT pg_advisory_unlock(hashtextextended('contract-sync:begin-shared-run:' || $1, 0))", [key]);
+      }
+    },
+
     async join(start: SharedRunStart): Promise<SharedRunJoined> {
       await deps.query(`DELETE FROM ${s}.shared_runs WHERE created_at < now() - ${KEEP_RUNS}`, []);
       // The run and its tenants in one statement: a run that is there has its tenants (workers

@@ -189,6 +189,24 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
   });
   const sharedRuns: SharedRuns = {
     begun: (key) => guard('read', () => shared.begun(key)),
+    async beginOnce(key, begin) {
+      // The worker's own failures (reading, validating) pass as they are; the store's are described.
+      let own: { readonly error: unknown } | undefined;
+      try {
+        return await shared.beginOnce(key, () =>
+          begin().catch((error: unknown) => {
+            own = { error };
+            throw error;
+          }),
+        );
+      } catch (error) {
+        if (own !== undefined) throw own.error;
+        throw describePostgresError(error, target, 'write to');
+      }
+    },
+    prepare: async (lanes) => {
+      await Promise.allSettled([shared.prepare(lanes), locks.open()]);
+    },
     join: (start) => guard('write to', () => shared.join(start)),
     async next(key, worker, lane) {
       const next = await guard('write to', () => shared.next(key, worker, lane));
