@@ -196,7 +196,9 @@ async function waitingForLock(run: Started, backend: 'file' | 'postgres'): Promi
   if (backend === 'file') return run.lookedAtLock;
   for (;;) {
     // Sessions whose last statement tried a tenant's lock: the holder's, which took it, and the run's.
-    const { rows } = await server!.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND query LIKE '%pg_try_advisory_lock(%'");
+    const { rows } = await server!.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND query LIKE '%pg_try_advisory_lock(%'",
+    );
     if ((rows[0] as { n: number }).n >= 2) return;
     await delay(50);
   }
