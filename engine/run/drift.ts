@@ -10,6 +10,7 @@ import { StateFormatError } from '../state/file-format.ts';
 import { PostgresStateError } from '../state/postgres/errors.ts';
 import type { InterruptedCount } from '../apply/interrupted.ts';
 import type { RunReport } from '../apply/run-report.ts';
+import type { Scope } from '../auth/index.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { openSharedRun, removalLimits, sendRun, sharedTenantRun, sharedTenantsOf, type SendRunRequest, type SharedTenantRun } from './apply.ts';
@@ -68,11 +69,12 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
     // judged against what was applied before it. (A concurrent apply between this read and the
     // fix's lock can only make a cause stale, never what is sent: the fix re-reads under the lock.)
     const lastApplied = new Map<string, KnownContracts>();
+    const tokens: Scope[] = fix ? ['core:read', 'core:write'] : ['core:read'];
     function fixRequest(sets: typeof contractSets, sharedRun?: SharedTenantRun): SendRunRequest {
       return {
         command: 'drift --fix',
         ...(sharedRun ? { shared: sharedRun } : {}),
-        tokenScopes: { tokens: fix ? ['core:read', 'core:write'] : ['core:read'] },
+        tokenScopes: { tokens },
         ...(input.targeting ? { targeting: input.targeting } : {}),
         options: {
           config,
@@ -106,7 +108,7 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
       const opening = await openSharedRun('drift --fix', { removals: request.removals }, opened, effects, store);
       if ('kind' in opening) return opening;
       const joined = await opening.runs.join({ ...opening.start, tenants: sharedTenantsOf(opened, input) });
-      const sharedRun = await sharedTenantRun(opening, opened.config, joined.runId, fixRequest([]).tokenScopes.tokens);
+      const sharedRun = await sharedTenantRun(opening, opened.config, joined.runId, tokens);
       const worked = await workShared({
         ...opening.work,
         joined,
