@@ -162,9 +162,14 @@ export function isCollectionField(field: FieldSpec): field is CollectionFieldSpe
 
 export const COLLECTION_FIELDS: readonly CollectionFieldSpec[] = (FIELDS as readonly FieldSpec[]).filter(isCollectionField);
 
+type OpPath = `/Contract/${FieldName}`;
+
+// Made once per field: every op of every planned contract carries one, and a whole string is written (JSON, text) without being joined first.
+const OP_PATHS: ReadonlyMap<string, OpPath> = new Map(FIELDS.map((field): [string, OpPath] => [field.name, `/Contract/${field.name}`]));
+
 /** The path of a field in a service op, e.g. `/Contract/Name`. */
-export function opPath(field: FieldName): `/Contract/${FieldName}` {
-  return `/Contract/${field}`;
+export function opPath(field: FieldName): OpPath {
+  return OP_PATHS.get(field) ?? `/Contract/${field}`;
 }
 
 /** Duration members, in the order the service lists them. Absent and null mean the same. */

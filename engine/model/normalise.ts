@@ -147,12 +147,33 @@ function valueAt(member: unknown, path: MemberPath): unknown {
 export function memberIdentity(field: CollectionFieldSpec, member: unknown): string {
   // JSON.stringify of the list of identity values, built without the list (every member of every contract comes here).
   let text = '[';
-  for (let index = 0; index < field.identity.length; index += 1) {
-    const value = valueAt(member, field.identity[index]!);
-    // Inside a list, what JSON cannot write (a function, a symbol) is written as null.
-    text += `${index === 0 ? '' : ','}${JSON.stringify(typeof value === 'number' ? normaliseNumber(value) : (value ?? null)) ?? 'null'}`;
-  }
+  for (let index = 0; index < field.identity.length; index += 1)
+    text += `${index === 0 ? '' : ','}${identityValueText(valueAt(member, field.identity[index]!))}`;
   return `${text}]`;
+}
+
+/** One identity value as memberIdentity writes it. */
+function identityValueText(value: unknown): string {
+  // Inside a list, what JSON cannot write (a function, a symbol) is written as null.
+  return JSON.stringify(typeof value === 'number' ? normaliseNumber(value) : (value ?? null)) ?? 'null';
+}
+
+/**
+ * memberIdentity(field, a) === memberIdentity(field, b), value by value, without the texts where the
+ * values tell: two strings (JSON writes distinct strings distinctly), two finite numbers (distinct
+ * ones too; 0 and -0 are one). The diff asks it of every known member of every planned contract.
+ */
+export function sameIdentity(field: CollectionFieldSpec, a: unknown, b: unknown): boolean {
+  for (const path of field.identity) {
+    const x = valueAt(a, path);
+    const y = valueAt(b, path);
+    if (typeof x === 'string' && typeof y === 'string') {
+      if (x !== y) return false;
+    } else if (typeof x === 'number' && typeof y === 'number' && Number.isFinite(x) && Number.isFinite(y)) {
+      if (x !== y) return false;
+    } else if (identityValueText(x) !== identityValueText(y)) return false;
+  }
+  return true;
 }
 
 /**
@@ -193,7 +214,9 @@ export function equalWhereWritten(a: unknown, b: unknown, written: unknown): boo
   if (!isJsonObject(written)) return leafEqual(a, b);
   const aMap = isJsonObject(a) ? a : {};
   const bMap = isJsonObject(b) ? b : {};
-  for (const [key, value] of Object.entries(written)) {
+  // Its keys without [key, value] pairs: every member of every known contract is compared.
+  for (const key of Object.keys(written)) {
+    const value = written[key];
     if (value !== undefined && !equalWhereWritten(aMap[key], bMap[key], value)) return false;
   }
   return true;

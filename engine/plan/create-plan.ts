@@ -2,11 +2,21 @@
 import { compareText } from '../compare-text.ts';
 import type { ContractSet, DesiredContract } from '../desired/types.ts';
 import { isUtcTimestamp } from '../model/normalise.ts';
-import type { KnownContracts, KnownState } from '../model/types.ts';
+import { opPath, type FieldName } from '../model/fields.ts';
+import type { KnownContracts, KnownState, Op } from '../model/types.ts';
 import { describeChanges } from './changes.ts';
-import { checkDiffOptions, diffCheckedContract, type DiffOptions } from './diff.ts';
+import { checkDiffOptions, diffCheckedContract, forEachUnknownOp, type DiffOptions } from './diff.ts';
 import { fingerprint } from '../model/fingerprint.ts';
-import { PLAN_VERSION, type PlanContract, type PlanDocument, type PlanSource, type PlanTenant, type PlanTouched, type PlanUnmanagedContract } from './types.ts';
+import {
+  PLAN_VERSION,
+  type PlanChange,
+  type PlanContract,
+  type PlanDocument,
+  type PlanSource,
+  type PlanTenant,
+  type PlanTouched,
+  type PlanUnmanagedContract,
+} from './types.ts';
 
 export interface PlanOptions extends DiffOptions {
   /** When the plan was made (ISO 8601 UTC); passed in so that the same input gives the same plan. */
@@ -58,10 +68,41 @@ export function planContract(
   touchedIds: ReadonlySet<string> | undefined,
   diffOptions: DiffOptions,
 ): PlanContract {
-  const { ops, changes, ...head } = planContractText(contract, knownContracts, touchedIds, diffOptions);
   const entry = knownContracts?.get(contract.id);
+  if (entry === undefined) return planUnknownContract(contract, touchedIds);
+  const { ops, changes, ...head } = planContractText(contract, knownContracts, touchedIds, diffOptions);
   // The fingerprint between knownFrom and ops: the plan document's keys keep their order.
-  return { ...head, knownFingerprint: entry === undefined ? unknownFingerprint() : fingerprint(entry.fields), ops, changes };
+  return { ...head, knownFingerprint: fingerprint(entry.fields), ops, changes };
+}
+
+/**
+ * planContract of a contract with nothing known (a first plan's every contract), in one pass: each
+ * op made with its change (the op's field, nothing before, the op's value after: what
+ * describeChanges makes of it), the document's keys in planContract's order, no copies of the head.
+ */
+export function planUnknownContract(contract: TenantContract, touchedIds: ReadonlySet<string> | undefined): PlanContract {
+  const ops: Op[] = [];
+  const changes: PlanChange[] = [];
+  forEachUnknownOp(contract.fields, 'copied', (field, value) => {
+    const name = field.name as FieldName;
+    ops.push(field.kind === 'collection' ? { op: 'Add', path: opPath(name), value } : { op: 'Replace', path: opPath(name), value });
+    changes.push({ field: name, before: null, after: value });
+  });
+  const action = ops.length > 0 ? 'update' : 'noop';
+  if (touchedIds === undefined) {
+    return { id: contract.id, file: contract.file, line: contract.line, action, knownFrom: 'unknown', knownFingerprint: unknownFingerprint(), ops, changes };
+  }
+  return {
+    id: contract.id,
+    file: contract.file,
+    line: contract.line,
+    action,
+    touched: touchedIds.has(contract.id),
+    knownFrom: 'unknown',
+    knownFingerprint: unknownFingerprint(),
+    ops,
+    changes,
+  };
 }
 
 /** What the text plan reads of a contract's plan: all of it but the known state's fingerprint (which only the plan document carries). */

@@ -13,6 +13,7 @@ import {
   normaliseDuration,
   normaliseNumber,
   normaliseTimestamp,
+  sameIdentity,
 } from '../model/normalise.ts';
 import { completedCopy } from '../model/members.ts';
 import type { ContractFields, Duration, Op } from '../model/types.ts';
@@ -71,27 +72,36 @@ function scalarsEqual(field: FieldSpec, known: unknown, desired: unknown): boole
  */
 function sameMembers(field: CollectionFieldSpec, known: readonly unknown[], desired: readonly unknown[]): boolean {
   if (known.length !== desired.length) return false;
-  let first: string | undefined;
-  let identities: Set<string> | undefined;
   for (let index = 0; index < desired.length; index++) {
-    const identity = memberIdentity(field, desired[index]);
-    if (memberIdentity(field, known[index]) !== identity || !equalWhereWritten(known[index], desired[index], desired[index])) return false;
-    if (index === 0) first = identity;
-    else if (index === 1) {
-      if (identity === first) return false;
-      if (desired.length > 2) identities = new Set([first!, identity]);
-    } else {
-      if (identities!.has(identity)) return false;
-      identities!.add(identity);
-    }
+    if (!sameIdentity(field, known[index], desired[index]) || !equalWhereWritten(known[index], desired[index], desired[index])) return false;
+  }
+  return distinctIdentities(field, desired);
+}
+
+// Up to this many members, distinct identities are told pair by pair, without their texts.
+const PAIRWISE_MEMBERS = 8;
+
+/** No two of `members` have the same identity. */
+function distinctIdentities(field: CollectionFieldSpec, members: readonly unknown[]): boolean {
+  if (members.length <= PAIRWISE_MEMBERS) {
+    for (let index = 1; index < members.length; index++)
+      for (let before = 0; before < index; before++) if (sameIdentity(field, members[before], members[index])) return false;
+    return true;
+  }
+  const identities = new Set<string>();
+  for (const member of members) {
+    const identity = memberIdentity(field, member);
+    if (identities.has(identity)) return false;
+    identities.add(identity);
   }
   return true;
 }
 
-function diffCollection(field: CollectionFieldSpec, known: unknown, desired: readonly unknown[], mode: CollectionMode): Op[] {
+/** Appends to `ops` what makes the known members of `field` the desired ones. */
+function diffCollection(field: CollectionFieldSpec, known: unknown, desired: readonly unknown[], mode: CollectionMode, ops: Op[]): void {
   const path = opPath(field.name as CollectionFieldName);
   const knownMembers: readonly unknown[] = Array.isArray(known) ? known : [];
-  if (sameMembers(field, knownMembers, desired)) return [];
+  if (sameMembers(field, knownMembers, desired)) return;
   // Identities are unique in a valid contract; with duplicates in known state the first one wins,
   // which is also the member the op interpreter removes.
   const knownById = new Map<string, unknown>();
@@ -120,11 +130,10 @@ function diffCollection(field: CollectionFieldSpec, known: unknown, desired: rea
     }
   }
   // Removes in known order, before every Add (section 3.5).
-  const ops: Op[] = [];
   for (const member of knownMembers) {
     if (removes.delete(member)) ops.push({ op: 'Remove', path, value: cloneJson(member) });
   }
-  return [...ops, ...adds];
+  for (const add of adds) ops.push(add);
 }
 
 /** The value a Replace sends: desired as written, except a duration is sent whole, absent units as null. */
@@ -157,7 +166,7 @@ export function diffCheckedContract(known: ContractFields | undefined, desired: 
     const have = knownFields[field.name];
     if (field.kind === 'collection') {
       const mode = options.collections?.[field.name as CollectionFieldName] ?? 'authoritative';
-      ops.push(...diffCollection(field, have, want as readonly unknown[], mode));
+      diffCollection(field, have, want as readonly unknown[], mode, ops);
       continue;
     }
     if (isPresent(knownFields, field.name) && scalarsEqual(field, have, want)) continue;

@@ -219,6 +219,10 @@ export function checkedStateRecord(record: Record<string, unknown>, file: string
   if (appliedAt !== undefined && typeof appliedAt !== 'string') throw new StateFormatError(file, '"appliedAt" must be a string');
   if (commit !== undefined && commit !== null && typeof commit !== 'string') throw new StateFormatError(file, '"commit" must be a string or null');
   if (fingerprint !== undefined && typeof fingerprint !== 'string') throw new StateFormatError(file, '"fingerprint" must be a string');
+  // What every writer writes (all three), built without the spreads below: every record a plan reads comes here.
+  if (appliedAt !== undefined && commit !== undefined && fingerprint !== undefined) {
+    return { version: STATE_FILE_VERSION, tenant, contractId, appliedAt, commit, fingerprint, fields: fields as ContractFields };
+  }
   return {
     version: STATE_FILE_VERSION,
     tenant,

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../engine/model/fingerprint.ts';
 import { COLLECTION_FIELDS } from '../../engine/model/fields.ts';
-import { describeIdentity, memberIdentity, normaliseNumber } from '../../engine/model/normalise.ts';
+import { describeIdentity, memberIdentity, normaliseNumber, sameIdentity } from '../../engine/model/normalise.ts';
 import { members } from '../plan/arbitraries.ts';
 
 // The plain statements of both, as they were written before they were built without intermediate lists: the oracles.
@@ -63,6 +63,39 @@ describe('memberIdentity', () => {
       { numRuns: 1000 },
     );
   });
+});
+
+describe('sameIdentity', () => {
+  it.each(COLLECTION_FIELDS.map((field) => [field.name, field] as const))(
+    "%s: is equality of the two members' memberIdentity, for any two members",
+    (_, field) => {
+      // Identity values from a small pool, so that two members often agree, or differ only in what JSON writes alike.
+      const value = fc.oneof(
+        fc.constantFrom<unknown>(0, -0, 1, 1.5, 12, NaN, Infinity, -Infinity, null, undefined, '', '1', '12', 'Supplier', 'a"b', '\ud800', true, false),
+        fc.constantFrom<unknown>({}, [], [1], { a: 1 }, [null]),
+        fc.anything(),
+      );
+      const loose = fc.record({
+        Id: value,
+        RelationType: value,
+        OwnerType: fc.oneof(fc.record({ Value: value }), value),
+        User: fc.oneof(fc.record({ Id: value }), value),
+        Lookup: value,
+      });
+      const member = fc.oneof(
+        members(field).map((list) => list[0]),
+        loose,
+        fc.anything(),
+      );
+      fc.assert(
+        fc.property(member, member, (a, b) => {
+          expect(sameIdentity(field, a, b)).toBe(memberIdentity(field, a) === memberIdentity(field, b));
+          expect(sameIdentity(field, a, a)).toBe(true);
+        }),
+        { numRuns: 3000 },
+      );
+    },
+  );
 });
 
 describe('describeIdentity', () => {

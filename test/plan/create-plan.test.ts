@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, checkPlan, createPlan, diffContract, fingerprint, parsePlan, renderPlanJson, type PlanDocument } from '../../engine/index.ts';
-import { planContract, planContractText } from '../../engine/plan/create-plan.ts';
+import { planContract, planContractText, planUnknownContract } from '../../engine/plan/create-plan.ts';
 import { diffCase } from './arbitraries.ts';
 import { BASE_SOURCE, CREATED_AT, desiredSets, KNOWN_4711, knownState, SOURCE, TOUCHED } from './fixtures.ts';
 
@@ -26,6 +26,24 @@ describe('planContractText', () => {
         expect(planContractText(contract, knownContracts, touchedIds, { collections })).toEqual(rest);
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it('planUnknownContract (the one pass for nothing known) is the general way, byte for byte in JSON, for any desired state, touched or not', () => {
+    fc.assert(
+      fc.property(diffCase, fc.constantFrom(undefined, true, false), ({ desired, collections }, touched) => {
+        const contract = { id: 'C-1', file: 'contracts/a.yaml', line: 4, column: 3, fields: desired };
+        const touchedIds = touched === undefined ? undefined : new Set(touched ? ['C-1'] : []);
+        // The general way, as planContract put it together before it had the one pass.
+        const { ops, changes, ...head } = planContractText(contract, undefined, touchedIds, { collections });
+        const general = { ...head, knownFingerprint: fingerprint(undefined), ops, changes };
+
+        const planned = planUnknownContract(contract, touchedIds);
+        expect(planned).toEqual(general);
+        expect(JSON.stringify(planned)).toBe(JSON.stringify(general));
+        expect(JSON.stringify(planContract(contract, new Map(), touchedIds, { collections }))).toBe(JSON.stringify(general));
+      }),
+      { numRuns: 1000 },
     );
   });
 
