@@ -108,7 +108,9 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
     return lane;
   }
 
+  /** The lane's claim session: the one it has, else a new one. */
   function claimSession(lane: Lane): Promise<pg.Client> {
+    if (lane.session !== undefined) return lane.session;
     const opening = (async () => {
       const client = await deps.connect();
       function gone(): void {
@@ -127,8 +129,8 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
       if (lane.session === opening) delete lane.session;
       throw error;
     });
-    lane.session ??= opening;
-    return lane.session;
+    lane.session = opening;
+    return opening;
   }
 
   async function historyOf(client: pg.Client, key: string): Promise<RunHistoryEntry | undefined> {
@@ -205,14 +207,14 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
     begun,
 
     async prepare(count: number): Promise<void> {
-      await Promise.allSettled(Array.from({ length: count }, (_, index) => laneOf(index).session ?? claimSession(laneOf(index))));
+      await Promise.allSettled(Array.from({ length: count }, (_, index) => claimSession(laneOf(index))));
     },
 
     async beginOnce<T>(key: string, begin: () => Promise<T>): Promise<T | undefined> {
       if (await begun(key)) return undefined;
       // On lane 0's claim session, which the worker's first claim uses next: a worker that dies
       // while it begins the run frees the lock with its session.
-      const client = await (laneOf(0).session ?? claimSession(laneOf(0)));
+      const client = await claimSession(laneOf(0));
       await client.query("SELECT pg_advisory_lock(hashtextextended('contract-sync:begin-shared-run:' || $1, 0))", [key]);
       try {
         return (await begun(key)) ? undefined : await begin();
@@ -257,7 +259,7 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
     async next(key: string, worker: string, index = 0): Promise<SharedRunNext> {
       const lane = laneOf(index);
       if (lane.claimed) throw new TypeError(`lane ${index} takes one tenant at a time: finish or abandon its claim first`);
-      const client = await (lane.session ?? claimSession(lane));
+      const client = await claimSession(lane);
       await client.query('BEGIN');
       let row: TenantRow | undefined;
       try {
