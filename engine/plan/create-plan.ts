@@ -88,16 +88,12 @@ export function planUnknownContract(contract: TenantContract, touchedIds: Readon
     ops.push(field.kind === 'collection' ? { op: 'Add', path: opPath(name), value } : { op: 'Replace', path: opPath(name), value });
     changes.push({ field: name, before: null, after: value });
   });
-  const action = ops.length > 0 ? 'update' : 'noop';
-  if (touchedIds === undefined) {
-    return { id: contract.id, file: contract.file, line: contract.line, action, knownFrom: 'unknown', knownFingerprint: unknownFingerprint(), ops, changes };
-  }
   return {
     id: contract.id,
     file: contract.file,
     line: contract.line,
-    action,
-    touched: touchedIds.has(contract.id),
+    action: ops.length > 0 ? 'update' : 'noop',
+    ...(touchedIds ? { touched: touchedIds.has(contract.id) } : {}),
     knownFrom: 'unknown',
     knownFingerprint: unknownFingerprint(),
     ops,
