@@ -348,55 +348,39 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
       }));
       const fence = fenceValues(tenant, writeGuard);
       const expected = writeGuard?.lastAppliedCommit;
-      const upsert = `INSERT INTO ${s}.tenant_runs (tenant, last_applied_commit, planning_fingerprint, pending, updated_at) VALUES ($1, $2, $3, $4, $5)
-           ON CONFLICT (tenant) DO UPDATE SET last_applied_commit = EXCLUDED.last_applied_commit, planning_fingerprint = EXCLUDED.planning_fingerprint,
+      const into = `INSERT INTO ${s}.tenant_runs (tenant, last_applied_commit, planning_fingerprint, pending, updated_at)`;
+      const onConflict = `ON CONFLICT (tenant) DO UPDATE SET last_applied_commit = EXCLUDED.last_applied_commit, planning_fingerprint = EXCLUDED.planning_fingerprint,
              pending = EXCLUDED.pending, updated_at = EXCLUDED.updated_at`;
-      const values = [tenant, record.lastAppliedCommit, record.planningFingerprint ?? null, JSON.stringify(pending), record.updatedAt];
+      const values: unknown[] = [tenant, record.lastAppliedCommit, record.planningFingerprint ?? null, JSON.stringify(pending), record.updatedAt];
       if (fence === undefined && expected === undefined) {
         return guard('write to', async () => {
-          await pool.query(upsert, values);
+          await pool.query(`${into} VALUES ($1, $2, $3, $4, $5) ${onConflict}`, values);
         });
       }
-      // One transaction: the fence row read FOR SHARE and the run record FOR UPDATE until the write commits.
+      // One statement, so one round trip: the record is written only while the fence holds (its row
+      // read FOR SHARE until the write commits) and only over the commit the run read (none: no
+      // record yet). When nothing was written, the run learns which of the two refused it.
+      const checks: string[] = [];
+      if (fence !== undefined) {
+        checks.push(fenceCondition(values.length + 1));
+        values.push(...fence);
+      }
+      let sameCommit = '';
+      if (expected !== undefined) {
+        const commit = `$${values.push(expected)}::text`;
+        checks.push(`(${commit} IS NULL OR EXISTS (SELECT 1 FROM ${s}.tenant_runs WHERE tenant = $1))`);
+        sameCommit = ` WHERE ${s}.tenant_runs.last_applied_commit IS NOT DISTINCT FROM ${commit}`;
+      }
       const refused = await guard('write to', async () => {
-        const client = await pool.connect();
-        let broken = false;
-        try {
-          await client.query('BEGIN');
-          if (fence !== undefined && (await client.query(`SELECT 1 WHERE ${fenceCondition(2)}`, [tenant, ...fence])).rowCount === 0) {
-            await client.query('ROLLBACK');
-            return 'fence' as const;
-          }
-          if (expected !== undefined) {
-            const current = (
-              await client.query<{ commit: string | null }>(`SELECT last_applied_commit AS commit FROM ${s}.tenant_runs WHERE tenant = $1 FOR UPDATE`, [tenant])
-            ).rows[0];
-            if ((current?.commit ?? null) !== expected) {
-              await client.query('ROLLBACK');
-              return new LastAppliedChangedError(tenant, expected, current?.commit ?? null);
-            }
-          }
-          // A record inserted by another writer since the read: its commit must be the one read too.
-          const result = await client.query(
-            expected === undefined ? upsert : `${upsert} WHERE ${s}.tenant_runs.last_applied_commit IS NOT DISTINCT FROM $6::text`,
-            expected === undefined ? values : [...values, expected],
-          );
-          if (result.rowCount === 0) {
-            await client.query('ROLLBACK');
-            const now = (await pool.query<{ commit: string | null }>(`SELECT last_applied_commit AS commit FROM ${s}.tenant_runs WHERE tenant = $1`, [tenant]))
-              .rows[0];
-            return new LastAppliedChangedError(tenant, expected ?? null, now?.commit ?? null);
-          }
-          await client.query('COMMIT');
-          return undefined;
-        } catch (error) {
-          await client.query('ROLLBACK').catch(() => undefined);
-          broken = true;
-          throw error;
-        } finally {
-          // A connection that failed is not handed out again.
-          client.release(broken);
-        }
+        const written = await pool.query(
+          `${into} SELECT $1::text, $2::text, $3::text, $4::json, $5::text WHERE ${checks.join(' AND ')} ${onConflict}${sameCommit}`,
+          values,
+        );
+        if ((written.rowCount ?? 0) > 0) return undefined;
+        if (fence !== undefined && (await pool.query(`SELECT 1 WHERE ${fenceCondition(2)}`, [tenant, ...fence])).rowCount === 0) return 'fence' as const;
+        const now = (await pool.query<{ commit: string | null }>(`SELECT last_applied_commit AS commit FROM ${s}.tenant_runs WHERE tenant = $1`, [tenant]))
+          .rows[0];
+        return new LastAppliedChangedError(tenant, expected ?? null, now?.commit ?? null);
       });
       if (refused === 'fence') throw await fenceRefused(tenant, writeGuard!.lock!);
       if (refused !== undefined) throw refused;
