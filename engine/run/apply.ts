@@ -40,7 +40,17 @@ import type { EngineSetup } from './engine-setup.ts';
 import { recordRunHistory } from './record-history.ts';
 import type { LazyStore } from './lazy-store.ts';
 import { readSavedPlan } from './saved-plan.ts';
-import { SHARED_NEEDS_POSTGRES, sharedLanes, sharedRunKey, tenantResultOf, workerName, workerReport, workShared, type SharedWork } from './shared-run.ts';
+import {
+  endingOf,
+  SHARED_NEEDS_POSTGRES,
+  sharedLanes,
+  sharedRunKey,
+  tenantResultOf,
+  workerName,
+  workerReport,
+  workShared,
+  type SharedWork,
+} from './shared-run.ts';
 import { packageVersion } from './version.ts';
 import type { ApplyPreview, RunEffects, RunInvalid, RunRefused, RunTargeting, RunUnread, RunWhere, SendingRequest, ShardSelection } from './types.ts';
 
@@ -539,13 +549,13 @@ async function applyShared(
     ...opening.work,
     joined: reading.joined,
     validated: reading.validated,
-    async runTenant(tenant, files) {
+    async runTenant(tenant, files, ending) {
       // Asked for as the tenant is taken, the token arrives while its files are read, its lock taken
       // and its plan made; the run checks it before the first PATCH as always (a refusal is asked again there).
       shared.engine.tokens.get(tenant).catch(() => undefined);
       const input = await reading.inputOf(tenant, files);
       if ('kind' in input) return input;
-      return applyInput(opened, input, undefined, request, opening.effects, store, shared);
+      return applyInput(opened, input, undefined, request, endingOf(opening.effects, opened.config, ending), store, shared);
     },
     resultOf(outcome, tenant) {
       if (outcome.kind === 'applied') return tenantResultOf(outcome.report, tenant);

@@ -15,7 +15,7 @@ import { createPlan } from '../plan/create-plan.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { openSharedRun, removalLimits, sendRun, sharedTenantRun, sharedTenantsOf, type SendRunRequest, type SharedTenantRun } from './apply.ts';
 import { desiredProblems, readWholeInput, withRunInput, type RunTargeting } from './input.ts';
-import { SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
+import { endingOf, SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunUnread, SendingRequest } from './types.ts';
 
 export interface DriftRequest extends SendingRequest {
@@ -113,13 +113,13 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
         ...opening.work,
         joined,
         validated: 'here',
-        runTenant: (tenant) =>
+        runTenant: (tenant, _files, ending) =>
           sendRun(
             fixRequest(
               contractSets.filter((set) => set.tenant === tenant),
               sharedRun,
             ),
-            opening.effects,
+            endingOf(opening.effects, opened.config, ending),
             store,
           ),
         resultOf(outcome, tenant) {

@@ -12,7 +12,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config/types.ts';
 import type { HistoryCommand } from '../state/history.ts';
 import type { SharedRunJoined, SharedRuns, SharedTenantResult } from '../state/shared-run.ts';
-import type { RunEvent, RunSelection } from './types.ts';
+import type { RunEffects, RunEvent, RunSelection } from './types.ts';
 
 /** Said when `--shard auto` meets a store that cannot share a run. */
 export const SHARED_NEEDS_POSTGRES =
@@ -81,8 +81,12 @@ export interface SharedWork<T> {
   readonly clock: Pick<Clock, 'sleep'>;
   /** How many tenants the worker runs at once. */
   readonly lanes: number;
-  /** One tenant, through the run's pipeline, under the run's id (joined.runId); `files`: its desired-state files, when the run recorded them. */
-  runTenant(tenant: string, files: readonly string[] | undefined): Promise<T>;
+  /**
+   * One tenant, through the run's pipeline, under the run's id (joined.runId); `files`: its
+   * desired-state files, when the run recorded them. `ending()`, called once the tenant has little
+   * left to send (its last requests in flight), lets the worker take its next tenant meanwhile.
+   */
+  runTenant(tenant: string, files: readonly string[] | undefined, ending: () => void): Promise<T>;
   /** What the history says of the tenant. */
   resultOf(outcome: T, tenant: string): SharedTenantResult;
   readonly onEvent?: (event: RunEvent) => void;
@@ -106,6 +110,26 @@ export function sharedLanes(config: Pick<Config, 'rate'>): number {
   return Math.max(1, Math.ceil(config.rate.maxInFlight / config.rate.concurrency)) + 1;
 }
 
+/**
+ * Whether a tenant's send is near its end: no more than two rounds of its requests (2 x
+ * rate.concurrency) left to answer. A lane that sees it takes the worker's next tenant then, so
+ * that its claim, lock, plan and token overlap the last answers instead of following them.
+ */
+export function sendEnding(progress: { readonly done: number; readonly total: number }, concurrency: number): boolean {
+  return progress.total - progress.done <= 2 * concurrency;
+}
+
+/** A tenant's run effects that call `ending` once its send is near its end (sendEnding), and pass every event on. */
+export function endingOf(effects: RunEffects, config: Pick<Config, 'rate'>, ending: () => void): RunEffects {
+  return {
+    ...effects,
+    onEvent(event) {
+      if (event.type === 'progress' && event.step === 'send' && sendEnding(event, config.rate.concurrency)) ending();
+      effects.onEvent?.(event);
+    },
+  };
+}
+
 export async function workShared<T>(work: SharedWork<T>): Promise<SharedWorked<T>> {
   const { joined, worker } = work;
   work.onEvent?.({
@@ -113,9 +137,9 @@ export async function workShared<T>(work: SharedWork<T>): Promise<SharedWorked<T
     shared: { kind: 'joined', runId: joined.runId, worker, tenants: joined.tenants, done: joined.done, validated: work.validated },
   });
   const outcomes: T[] = [];
-  // Each lane takes one tenant at a time; a lane's failure stops the others from taking more.
-  // The other lanes finish the tenants they hold (their claims end cleanly) before the error is thrown.
-  let failed = false;
+  // A failure stops every lane from taking more; the others finish the tenants they hold (their
+  // claims end cleanly) before the error is thrown.
+  let failure: { readonly reason: unknown } | undefined;
   // A worker's first claim goes alone, so that its first tenant is the largest it can take; the
   // others then claim at once, each on its own session, so that the lanes fill without waiting on
   // each other's connections.
@@ -132,29 +156,45 @@ export async function workShared<T>(work: SharedWork<T>): Promise<SharedWorked<T
     first ??= next.catch(() => undefined);
     return next;
   }
-  const lanes = await Promise.allSettled(
-    Array.from({ length: Math.max(1, work.lanes) }, async (_, lane) => {
-      try {
-        await workLane(work, lane, outcomes, () => failed, claimNext);
-      } catch (error) {
-        failed = true;
-        throw error;
-      }
-    }),
-  );
-  const failure = lanes.find((lane) => lane.status === 'rejected');
+  // `work.lanes` lanes take tenants at once. A lane whose tenant is ending hands its place to a
+  // new lane (on a free session: a lane's claim is its session's), which takes the next tenant
+  // while the ending one is answered; the lane stops once its tenant ends. With 2 x work.lanes
+  // lanes running (many small tenants end as soon as they start), a lane keeps its place.
+  const most = 2 * Math.max(1, work.lanes);
+  const free: number[] = [];
+  let opened = 0;
+  const running = new Set<Promise<void>>();
+  function startLane(): boolean {
+    if (running.size >= most) return false;
+    const lane = free.pop() ?? opened++;
+    const worked = workLane(work, lane, outcomes, () => failure !== undefined, claimNext, startLane)
+      .catch((reason: unknown) => {
+        failure ??= { reason };
+      })
+      .finally(() => {
+        running.delete(worked);
+        free.push(lane);
+      });
+    running.add(worked);
+    return true;
+  }
+  for (let lane = 0; lane < Math.max(1, work.lanes); lane++) startLane();
+  while (running.size > 0) await Promise.all(running);
   if (failure !== undefined) throw failure.reason;
   return { outcomes };
 }
 
+/** Takes tenants one at a time until none is left, or until its tenant ends after another lane took its place (`handOver`, false when none could). */
 async function workLane<T>(
   work: SharedWork<T>,
   lane: number,
   outcomes: T[],
   stop: () => boolean,
   claimNext: (lane: number) => ReturnType<SharedRuns['next']>,
+  handOver: () => boolean,
 ): Promise<void> {
-  while (!stop()) {
+  let handedOver = false;
+  while (!stop() && !handedOver) {
     const next = await claimNext(lane);
     if (next.kind === 'finished') break;
     if (next.kind === 'wait') {
@@ -164,7 +204,9 @@ async function workLane<T>(
     const { claim } = next;
     let outcome: T;
     try {
-      outcome = await work.runTenant(claim.tenant, claim.files);
+      outcome = await work.runTenant(claim.tenant, claim.files, () => {
+        if (!handedOver && !stop()) handedOver = handOver();
+      });
     } catch (error) {
       await claim.abandon();
       throw error;
