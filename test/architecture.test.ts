@@ -10,8 +10,12 @@ import { describe, expect, it } from 'vitest';
 
 const ENGINE = path.resolve(import.meta.dirname, '../engine');
 
-/** Lowest first: a folder may import only folders before it (files directly under engine/ are shared utilities). */
-const LAYERS = ['log', 'model', 'config', 'desired', 'plan', 'state', 'git', 'auth', 'api', 'apply', 'drift', 'init', 'run', 'cli'];
+/**
+ * Lowest first: a folder may import only folders before it (files directly under engine/ are shared utilities).
+ * `output` (spools, streams written at the reader's pace, the progress line) sits above `run`: a run
+ * returns values and never writes a command's output, so it cannot import the adapters that do.
+ */
+const LAYERS = ['log', 'model', 'config', 'desired', 'plan', 'state', 'git', 'auth', 'api', 'apply', 'drift', 'init', 'run', 'output', 'cli'];
 
 interface Import {
   readonly from: string;

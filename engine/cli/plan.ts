@@ -21,13 +21,14 @@ import {
 import type { PlanDocument } from '../plan/types.ts';
 import { runPlan, type PlanRunOutcome } from '../run/plan.ts';
 import { ciPlanArtifact, ciRepositoryLinks } from '../run/repository-links.ts';
-import { EXIT, holdsNothing, parseFormat, takesBytes, UsageError, wantsColor, writeBytesOut, writeOut, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { holdsNothing, takesBytes, writeBytesOut, writeOut } from '../output/stream.ts';
 import { renderPlanAnnotations } from '../plan/render-github.ts';
 import { refreshNote } from './refresh-note.ts';
 import { runEffects } from './run-effects.ts';
 import { runView } from './run-view.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
-import { spoolBeside, temporarySpool, type Spool, type SpoolOut } from './spool.ts';
+import { spoolBeside, temporarySpool, type Spool, type SpoolOut } from '../output/spool.ts';
 import { reportShard, RUN_OPTIONS, selectionOf, shardHelp, targetHelp, whereOf } from './run-args.ts';
 
 export const PLAN_HELP = `Usage: contract-sync plan [--config FILE] [--repo DIR] [--ref REF] [--base REF] [--tenant T]... [--shard I/N]

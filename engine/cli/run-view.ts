@@ -1,7 +1,7 @@
 /**
  * How a command shows a run while it runs: its events rendered (the shard it took, the preview
  * before sending, progress of the live reads and of sending: a line redrawn on a terminal, plain
- * lines in CI; engine/cli/progress.ts).
+ * lines in CI; engine/output/progress.ts).
  */
 import type { ApplyPreview, RunEffects, RunEvent, SharedRunEvent } from '../run/types.ts';
 import { describeShard } from '../desired/shard.ts';
@@ -9,7 +9,7 @@ import type { Logger } from '../log/logger.ts';
 import { askYes, shouldAsk, type Sending } from './confirm.ts';
 import { clockOf, type CliIo } from './io.ts';
 import { runEffects } from './run-effects.ts';
-import { createProgress, type Progress } from './progress.ts';
+import { createProgress, type Progress } from '../output/progress.ts';
 
 export interface RunView {
   readonly onEvent: (event: RunEvent) => void;

@@ -11,7 +11,8 @@ import { renderPlanMarkdown } from '../plan/render-markdown.ts';
 import { renderPlanText } from '../plan/render-text.ts';
 import type { RepositoryLinks } from '../plan/file-links.ts';
 import type { PlanDocument } from '../plan/types.ts';
-import { EXIT, parseFormat, UsageError, wantsColor, writeOut, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { writeOut } from '../output/stream.ts';
 import { ciRepositoryLinks } from '../run/repository-links.ts';
 
 export const SHOW_HELP = `Usage: contract-sync show PLAN.json [--format text|markdown|json]
