@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { renderPlanAs, type PlanFormat } from '../plan/render-format.ts';
 import { renderPlanJson } from '../plan/render-json.ts';
 import { runPlan, type PlanRunOutcome } from '../run/plan.ts';
+import { renderTargetedNote } from '../run/render-run.ts';
 import { ciPlanArtifact, ciRepositoryLinks } from '../run/repository-links.ts';
 import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { planSpools, type PlanSpools } from '../output/plan-spools.ts';
@@ -128,10 +129,7 @@ async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags
   const targeted = result.targeting?.description;
   if (targeted !== undefined) {
     if (format === 'json') io.stderr.write(`contract-sync plan: ${targeted}\n`);
-    else
-      io.stdout.write(
-        format === 'markdown' ? `> **${targeted}** Contracts not targeted were not planned.\n\n` : `${targeted} Contracts not targeted were not planned.\n\n`,
-      );
+    else io.stdout.write(renderTargetedNote(targeted, format === 'markdown' ? 'markdown' : 'text', 'planned'));
   }
   if (plan) {
     await writeOut(io.stdout, renderPlanAs(plan, format, { color: wantsColor(io), links, artifact: ciPlanArtifact(io) }));
