@@ -3,7 +3,7 @@
  * before sending, progress of the live reads and of sending: a line redrawn on a terminal, plain
  * lines in CI; engine/output/progress.ts).
  */
-import type { ApplyPreview, RunEffects, RunEvent, SharedRunEvent } from '../run/types.ts';
+import type { ApplyPreview, RunEffects, RunEvent } from '../run/types.ts';
 import { describeShard } from '../desired/shard.ts';
 import type { Logger } from '../log/logger.ts';
 import { describeSharedEvent, type Sending } from '../run/render-run.ts';

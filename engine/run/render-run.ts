@@ -29,7 +29,10 @@ function previewPlanText(plan: PlanDocument, notPlanned: SendPreview['unreadable
 }
 
 /** apply, before the first PATCH: what was selected (`head`), then the plan (with a saved plan, what was reviewed). */
-export function renderApplyPreview(preview: ApplyPreview, { dryRun, color }: { readonly dryRun: boolean; readonly color: boolean }): { head: string; plan: string } {
+export function renderApplyPreview(
+  preview: ApplyPreview,
+  { dryRun, color }: { readonly dryRun: boolean; readonly color: boolean },
+): { head: string; plan: string } {
   let head = '';
   const { targeting } = preview;
   if (targeting) {

@@ -52,7 +52,10 @@ export function renderStateOutcome(outcome: StateOutcome, json: boolean): StateR
       const { tenant, id, record, removed } = outcome;
       if (record === undefined) return fail(`no record of contract ${id} for tenant ${tenant}; nothing removed`);
       if (removed) return say(`removed the record of contract ${id} for tenant ${tenant}\n`);
-      return fail(`not removed; run again with --force to forget this record (the next plan reads contract ${id} as never applied)`, renderRecordText(tenant, record));
+      return fail(
+        `not removed; run again with --force to forget this record (the next plan reads contract ${id} as never applied)`,
+        renderRecordText(tenant, record),
+      );
     }
     case 'push':
     case 'pull': {

@@ -6,7 +6,9 @@ import type { RunUnread } from './types.ts';
 import type { ValidateRunOutcome } from './validate.ts';
 
 /** An invalid config (nothing else was checked), or the whole desired state checked. */
-export function renderValidateSummary(result: Extract<RunUnread, { readonly kind: 'invalid-config' }> | Extract<ValidateRunOutcome, { readonly kind: 'validated' }>): string {
+export function renderValidateSummary(
+  result: Extract<RunUnread, { readonly kind: 'invalid-config' }> | Extract<ValidateRunOutcome, { readonly kind: 'validated' }>,
+): string {
   if (result.kind === 'invalid-config') return `\n${summary(result.diagnostics.filter(isError).length, 0)} in ${result.configFile}\n`;
   const { configWarnings, errors, warnings, source } = result;
   const counts = summary(errors.length, warnings.length + configWarnings.length);
