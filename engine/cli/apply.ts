@@ -1,13 +1,10 @@
 /** `contract-sync apply [PLAN.json]`: plan (or check a saved plan), then send the ops, record each applied contract, report. */
 import { parseArgs } from 'node:util';
-import { describeScope } from '../apply/incremental.ts';
 import { renderRunSummary } from '../apply/run-report.ts';
 import { checkOutputFile, writeOutputFile } from '../output-file.ts';
-import { renderPlanText } from '../plan/render-text.ts';
 import { runApplyRequest, type ApplyRunOutcome } from '../run/apply.ts';
+import { applyQuestion, interruptedLine, renderApplyPreview } from '../run/render-run.ts';
 import type { ApplyPreview } from '../run/types.ts';
-import { applyQuestion } from './confirm.ts';
-import { interruptedLine } from './interrupt.ts';
 import { EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
@@ -128,24 +125,11 @@ const NOT_WITH_A_PLAN: readonly [readonly string[], string][] = [
   [['refresh', 'no-refresh'], '--refresh and --no-refresh cannot be used with a plan file: the known state is obtained the way the plan obtained it'],
 ];
 
-/** Before the first PATCH: what was selected, the plan (with a saved plan, what was reviewed). */
+/** Before the first PATCH: what was selected, the plan (with a saved plan, what was reviewed); its height and headline, for the question. */
 function showPreview(io: CliIo, preview: ApplyPreview, dryRun: boolean): { readonly lines: number; readonly summary: string } {
-  const { targeting } = preview;
-  if (targeting) {
-    const keeps =
-      !dryRun && targeting.narrowed.size > 0
-        ? ' Contracts not targeted were not planned; the run record keeps its last applied commit.'
-        : ' Contracts not targeted were not planned.';
-    io.stdout.write(`${targeting.description}${keeps}\n`);
-  }
-  for (const { scope, contracts } of preview.scopes) io.stdout.write(`${describeScope(scope, contracts)}\n`);
-  // Contracts whose read failed are not in the plan: its headline must not say "No changes" then.
-  const listed = new Set(preview.shown.tenants.flatMap((tenant) => tenant.contracts.map((contract) => `${tenant.tenant}/${contract.id}`)));
-  const notPlanned = preview.unreadable.filter(({ tenant, result }) => !listed.has(`${tenant}/${result.contractId}`));
-  const notOnService = notPlanned.filter(({ result }) => result.outcome === 'not-on-service').length;
-  const text = renderPlanText(preview.shown, { color: wantsColor(io), notPlanned: { count: notPlanned.length, notOnService } });
-  io.stdout.write(text);
-  return { lines: text.split('\n').length - 1, summary: text.slice(0, text.indexOf('\n') + 1) };
+  const { head, plan } = renderApplyPreview(preview, { dryRun, color: wantsColor(io) });
+  io.stdout.write(`${head}${plan}`);
+  return { lines: plan.split('\n').length - 1, summary: plan.slice(0, plan.indexOf('\n') + 1) };
 }
 
 export async function applyCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {

@@ -4,7 +4,6 @@
  * tests answer through a stream.
  */
 import { createInterface } from 'node:readline';
-import { plural } from '../plural.ts';
 import type { CliIo } from './io.ts';
 
 /** A person can answer: stdin and stdout are both terminals. In CI (no terminal) nothing is asked. */
@@ -15,22 +14,6 @@ export function isInteractive(io: CliIo): boolean {
 /** Ask only a person, only when something would be sent, and not after --auto-approve. */
 export function shouldAsk(io: CliIo, run: { readonly autoApprove: boolean; readonly ops: number }): boolean {
   return !run.autoApprove && run.ops > 0 && isInteractive(io);
-}
-
-export interface Sending {
-  readonly tenants: number;
-  readonly contracts: number;
-  readonly ops: number;
-}
-
-/** `Apply 3 ops to 2 contracts in 1 tenant? Only 'yes' is accepted: ` */
-export function applyQuestion(sending: Sending): string {
-  return `Apply ${plural(sending.ops, 'op')} to ${plural(sending.contracts, 'contract')} in ${plural(sending.tenants, 'tenant')}? Only 'yes' is accepted: `;
-}
-
-/** `Correct 3 ops on 2 contracts in 1 tenant? Only 'yes' is accepted: ` */
-export function fixQuestion(sending: Sending): string {
-  return `Correct ${plural(sending.ops, 'op')} on ${plural(sending.contracts, 'contract')} in ${plural(sending.tenants, 'tenant')}? Only 'yes' is accepted: `;
 }
 
 /**

@@ -6,14 +6,12 @@ import { renderDriftJson } from '../drift/render-json.ts';
 import { renderDriftMarkdown } from '../drift/render-markdown.ts';
 import { renderDriftText } from '../drift/render-text.ts';
 import { checkOutputFile, writeOutputFile } from '../output-file.ts';
-import { renderPlanText } from '../plan/render-text.ts';
 import { runDrift, type DriftRunOutcome } from '../run/drift.ts';
+import { fixQuestion, interruptedLine, renderFixPreview, renderTargetedNote } from '../run/render-run.ts';
 import { packageVersion } from '../run/version.ts';
-import { fixQuestion } from './confirm.ts';
 import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
-import { interruptedLine } from './interrupt.ts';
 import { runView, sendingEffects } from './run-view.ts';
 import { checkSharedRun, RUN_OPTIONS, shardHelp, targetHelp } from './run-args.ts';
 
@@ -111,8 +109,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
     // With --fix on a terminal: the plan of the corrections, then the question, before the first PATCH.
     await sendingEffects(io, view, values['auto-approve'], {
       before(preview) {
-        const notOnService = preview.unreadable.filter(({ result }) => result.outcome === 'not-on-service').length;
-        io.stdout.write(renderPlanText(preview.plan, { color: wantsColor(io), notPlanned: { count: preview.unreadable.length, notOnService } }));
+        io.stdout.write(renderFixPreview(preview, wantsColor(io)));
       },
       text: fixQuestion,
     }),
@@ -151,10 +148,7 @@ async function renderDrift(
   const targeted = result.targeting?.description;
   if (targeted !== undefined) {
     if (format === 'json') io.stderr.write(`contract-sync drift: ${targeted}\n`);
-    else
-      io.stdout.write(
-        format === 'markdown' ? `> **${targeted}** Contracts not targeted were not checked.\n\n` : `${targeted} Contracts not targeted were not checked.\n\n`,
-      );
+    else io.stdout.write(renderTargetedNote(targeted, format, 'checked'));
   }
   if (format === 'json') io.stdout.write(renderDriftJson(drift));
   else if (format === 'markdown') io.stdout.write(renderDriftMarkdown(drift, { version: packageVersion() }));

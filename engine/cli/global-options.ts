@@ -2,7 +2,8 @@
  * Options every command accepts (`--chdir DIR`, `--no-color`, `--log-format json|text`), taken out of a command's
  * arguments before the command parses its own. Pure.
  */
-import { LOG_FORMATS, UsageError, type LogFormat } from './io.ts';
+import { LOG_FORMATS, type LogFormat } from '../log/settings.ts';
+import { UsageError } from './io.ts';
 
 export interface GlobalOptions {
   /** `--chdir DIR`: run as if started in DIR (main resolves and checks it). */

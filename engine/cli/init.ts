@@ -1,6 +1,7 @@
 /** `contract-sync init`: scaffolds a repository of contracts (engine/init decides what it holds). */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { renderNextSteps } from '../init/render-next-steps.ts';
 import { CI_PROVIDERS, CONFIG_FILE, GITIGNORE_FILE, tenantNameProblem, type CiProvider } from '../init/scaffold.ts';
 import { installedFor } from '../init/schema-path.ts';
 import { packageRoot } from '../package-root.ts';
@@ -63,7 +64,7 @@ export async function initCommand(args: readonly string[], io: CliIo): Promise<E
   for (const file of result.files) io.stdout.write(`${result.existing.includes(file) ? 'overwrote' : 'created'}  ${shown(file)}\n`);
   if (result.gitignore !== undefined) io.stdout.write(`${result.gitignore}  ${shown(GITIGNORE_FILE)}\n`);
   io.stdout.write(
-    nextSteps({
+    renderNextSteps({
       config: values.dir === '.' ? CONFIG_FILE : shown(CONFIG_FILE),
       dir: values.dir === '.' ? undefined : shown(''),
       ci: result.ci,
@@ -86,34 +87,4 @@ function parseCi(value: string): CiProvider {
   const ci = CI_PROVIDERS.find((provider) => provider === value);
   if (ci === undefined) throw new UsageError(`--ci must be one of ${CI_PROVIDERS.join(', ')}; got "${value}"`);
   return ci;
-}
-
-interface NextSteps {
-  /** The config as the user names it from the working directory. */
-  readonly config: string;
-  /** `--dir`, as shown, when not `.`. */
-  readonly dir?: string;
-  readonly ci: CiProvider;
-  /** This contract-sync is installed for the repository (its node_modules or one above it). */
-  readonly installed: boolean;
-  /** The specs/ directory the $schema lines point into, as shown. */
-  readonly specs: string;
-}
-
-/** What to do next, for how init ran: from a copy installed for the repository, or from elsewhere (a global install, a checkout). */
-function nextSteps({ config, dir, ci, installed, specs }: NextSteps): string {
-  const ciNote =
-    ci === 'none'
-      ? '  (no CI file: contract-sync init --ci github|gitlab writes one)\n'
-      : '  add each tenant secret to the CI settings, named as in the config\n';
-  const chdir = dir === undefined ? '' : ` --chdir ${dir}`;
-  const install = installed
-    ? ''
-    : `  npm install --save-dev <contract-sync's packed tarball or git URL>   # in ${dir ?? 'the repository'}: CI and npx run that copy\n`;
-  const schemas = installed ? '' : `The $schema lines point into ${specs}, the specs/ of the contract-sync that ran init.\n`;
-  return `
-Next:
-${install}  edit ${config}: api.baseUrl, auth.url, auth.realm and each tenant's clientId
-  npx contract-sync validate${chdir}
-${ciNote}${schemas}`;
 }

@@ -7,8 +7,6 @@
  * a process that is gone, are recovered by the next run on this host).
  */
 import { setMaxListeners } from 'node:events';
-import type { InterruptedCount } from '../apply/interrupted.ts';
-import { plural } from '../plural.ts';
 
 /** How long requests in flight may take to finish after the first signal. */
 export const GRACE_MS = 10_000;
@@ -39,11 +37,6 @@ export interface Interrupt {
   exitCode(): number | undefined;
   /** Stops listening (the command is over). */
   dispose(): void;
-}
-
-/** `Interrupted: 500 contracts sent, 1500 not sent; run apply again to finish` */
-export function interruptedLine(count: InterruptedCount, command: 'apply' | 'drift --fix'): string {
-  return `Interrupted: ${plural(count.sent, 'contract')} sent, ${count.notSent} not sent; run ${command} again to finish`;
 }
 
 export function interruptOnSignals(options: InterruptOptions): Interrupt {

@@ -1,5 +1,6 @@
-import { Writable } from 'node:stream';
 import { systemClock, type Clock } from '../clock.ts';
+import type { LogFormat } from '../log/settings.ts';
+import type { Drainable } from '../output/stream.ts';
 
 /** What a command may touch of its process: passed in, so that commands run in tests unchanged. */
 export interface CliIo {
@@ -21,112 +22,6 @@ export interface CliIo {
   readonly logFormat?: LogFormat;
   /** Aborted on the first SIGINT/SIGTERM (engine/cli/interrupt.ts) for commands that send: the run stops starting requests. */
   readonly signal?: AbortSignal;
-}
-
-/** What a writable stream says about its buffer: write() returned false, 'drain' says when it has room again. */
-export interface Drainable {
-  once?(event: 'drain' | 'close' | 'error', listener: (error?: Error) => void): unknown;
-  off?(event: 'drain' | 'close' | 'error', listener: (error?: Error) => void): unknown;
-  readonly destroyed?: boolean;
-}
-
-/** The most written at once by writeOut, in UTF-16 code units. */
-const WRITE_CHUNK = 1024 * 1024;
-
-/**
- * Writes `text` to `stream` respecting backpressure: in chunks of at most 1 Mi characters, each
- * after the stream drained what it could not take at once. Output to a pipe read slowly then stays
- * in the reader's hands, not in this process's memory (a plan of 100,000 contracts is 350 MB).
- * A stream without `once` (a test's collector) takes every chunk as it comes. Rejects when the
- * stream fails while it waits (EPIPE).
- */
-export async function writeOut(stream: { write(text: string): unknown } & Drainable, text: string): Promise<void> {
-  for (let at = 0; at < text.length;) {
-    let end = Math.min(text.length, at + WRITE_CHUNK);
-    // Never between the two halves of a surrogate pair: each half alone would be written as U+FFFD.
-    const last = text.charCodeAt(end - 1);
-    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
-    const accepted = stream.write(at === 0 && end === text.length ? text : text.slice(at, end));
-    at = end;
-    if (accepted === false) await drained(stream);
-  }
-}
-
-/** A Node stream (process.stdout: a file, a pipe, a terminal) takes bytes as they are; anything else (a test's collector) takes text. */
-export function takesBytes(stream: object): stream is { write(chunk: Uint8Array): unknown } & Drainable {
-  return stream instanceof Writable;
-}
-
-/**
- * A stream of a file descriptor (process.stdout) that holds nothing it was given: what it took is
- * in the kernel, so a buffer it was given may be filled again. Any other stream may keep a chunk
- * after it called back (a test's reader does): never.
- */
-export function holdsNothing(stream: object): boolean {
-  const { fd, writableLength } = stream as { readonly fd?: unknown; readonly writableLength?: unknown };
-  return typeof fd === 'number' && writableLength === 0;
-}
-
-/** Writes `chunk` to a stream that takes bytes, then waits for 'drain' when it could not take it at once (backpressure, as writeOut). */
-export async function writeBytesOut(stream: { write(chunk: Uint8Array): unknown } & Drainable, chunk: Uint8Array): Promise<void> {
-  if (stream.write(chunk) === false) await drained(stream);
-}
-
-/** Resolves on the stream's next 'drain' (or 'close': nothing more will be taken); rejects on 'error'. */
-export function drained(stream: Drainable): Promise<void> {
-  if (stream.once === undefined || stream.off === undefined || stream.destroyed === true) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    function done(): void {
-      stop();
-      resolve();
-    }
-    function failed(error?: Error): void {
-      stop();
-      reject(error ?? new Error('the output stream failed'));
-    }
-    function stop(): void {
-      stream.off!('drain', done);
-      stream.off!('close', done);
-      stream.off!('error', failed);
-    }
-    stream.once!('drain', done);
-    stream.once!('close', done);
-    stream.once!('error', failed);
-  });
-}
-
-export const LOG_FORMATS = ['json', 'text'] as const;
-export type LogFormat = (typeof LOG_FORMATS)[number];
-
-export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
-export interface LogSettings {
-  readonly format: LogFormat;
-  readonly level: LogLevel;
-  /** Colour in text lines: stderr is a terminal, and neither --no-color nor NO_COLOR. */
-  readonly color: boolean;
-  /** stderr is a terminal: text lines clear the line first (the progress bar is drawn there). */
-  readonly terminal: boolean;
-}
-
-/**
- * How the run logs. A person at a terminal reads text and wants only warnings and errors (the
- * human output on stdout says the rest); CI (no terminal) keeps JSON lines at info, for search.
- * `--log-format` over CONTRACT_SYNC_LOG_FORMAT over that default; CONTRACT_SYNC_LOG_LEVEL over the
- * level's default. An unknown value in an env variable is ignored (the default applies).
- */
-export function logSettings(io: CliIo): LogSettings {
-  const terminal = io.stderr.isTTY === true;
-  const envFormat = io.env.CONTRACT_SYNC_LOG_FORMAT;
-  const format = io.logFormat ?? (isOneOf(envFormat, LOG_FORMATS) ? envFormat : terminal ? 'text' : 'json');
-  const envLevel = io.env.CONTRACT_SYNC_LOG_LEVEL;
-  const level = isOneOf(envLevel, LOG_LEVELS) ? envLevel : terminal ? 'warn' : 'info';
-  return { format, level, color: terminal && io.noColor !== true && !io.env.NO_COLOR, terminal };
-}
-
-function isOneOf<T extends string>(value: string | undefined, allowed: readonly T[]): value is T {
-  return value !== undefined && (allowed as readonly string[]).includes(value);
 }
 
 /** Exit codes of docs/architecture.md section 5. */

@@ -2,32 +2,22 @@
  * `contract-sync plan`: desired state (working tree or a git ref) against the state store -> a
  * plan, with no network; with --refresh, against live reads instead.
  */
-import { appendFile } from 'node:fs/promises';
 import { checkOutputFile, writeOutputFile } from '../output-file.ts';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { RepositoryLinks } from '../plan/file-links.ts';
-import type { PlanHeader, PlanSink } from '../plan/plan-by-tenant.ts';
-import { planJsonPieces, renderPlanJson } from '../plan/render-json.ts';
-import { renderPlanMarkdown } from '../plan/render-markdown.ts';
-import {
-  renderPlanText,
-  renderPlanTextContract,
-  renderPlanTextHead,
-  renderPlanTextTail,
-  renderPlanTextTenantHead,
-  renderUnknownContractText,
-} from '../plan/render-text.ts';
-import type { PlanDocument } from '../plan/types.ts';
+import { renderPlanAs, type PlanFormat } from '../plan/render-format.ts';
+import { renderPlanJson } from '../plan/render-json.ts';
 import { runPlan, type PlanRunOutcome } from '../run/plan.ts';
+import { renderTargetedNote } from '../run/render-run.ts';
 import { ciPlanArtifact, ciRepositoryLinks } from '../run/repository-links.ts';
-import { EXIT, holdsNothing, parseFormat, takesBytes, UsageError, wantsColor, writeBytesOut, writeOut, type CliIo, type ExitCode } from './io.ts';
-import { renderPlanAnnotations } from '../plan/render-github.ts';
-import { refreshNote } from './refresh-note.ts';
+import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { planSpools, type PlanSpools } from '../output/plan-spools.ts';
+import { writeStepSummary } from '../output/step-summary.ts';
+import { writeOut } from '../output/stream.ts';
+import { refreshNote } from '../plan/render-refresh-note.ts';
 import { runEffects } from './run-effects.ts';
 import { runView } from './run-view.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
-import { spoolBeside, temporarySpool, type Spool, type SpoolOut } from './spool.ts';
 import { reportShard, RUN_OPTIONS, selectionOf, shardHelp, targetHelp, whereOf } from './run-args.ts';
 
 export const PLAN_HELP = `Usage: contract-sync plan [--config FILE] [--repo DIR] [--ref REF] [--base REF] [--tenant T]... [--shard I/N]
@@ -102,119 +92,9 @@ Exit codes: 0 success, 1 error (an invalid config or desired state, or a ref or 
 does not have: nothing is written), 2 changes present (with --detailed-exitcode).
 `;
 
-type PlanFormat = 'text' | 'markdown' | 'json' | 'github';
 const PLAN_FORMATS: readonly PlanFormat[] = ['text', 'markdown', 'json', 'github'];
 
-function render(plan: PlanDocument, format: PlanFormat, io: CliIo, links: RepositoryLinks | undefined): string {
-  switch (format) {
-    case 'json':
-      return renderPlanJson(plan);
-    case 'markdown':
-      return renderPlanMarkdown(plan, { links, artifact: ciPlanArtifact(io) });
-    case 'github':
-      // Annotations and a job log are read without a terminal: never coloured.
-      return `${renderPlanAnnotations(plan)}${renderPlanText(plan)}`;
-    case 'text':
-      return renderPlanText(plan, { color: wantsColor(io) });
-  }
-}
-
-/** The job summary: GitHub gives each step a file to append markdown to (other steps' content may be in it). */
-async function writeStepSummary(plan: PlanDocument, io: CliIo, links: RepositoryLinks | undefined): Promise<string | undefined> {
-  const file = io.env.GITHUB_STEP_SUMMARY;
-  if (!file) return undefined;
-  try {
-    await appendFile(path.resolve(io.cwd, file), `${renderPlanMarkdown(plan, { links, artifact: ciPlanArtifact(io) })}\n`);
-    return undefined;
-  } catch (error) {
-    return `cannot append to GITHUB_STEP_SUMMARY (${(error as NodeJS.ErrnoException).code ?? 'error'})`;
-  }
-}
-
 const OUTCOME = 'no plan written';
-
-/** A tenant's part of the text plan: its head, kept as text (it counts the contracts, so it is known last), and the bytes of its contracts' lines in the text spool. */
-interface TextSection {
-  readonly head: string;
-  readonly from: number;
-  readonly to: number;
-}
-
-/** Where a text or JSON plan goes as it comes, one tenant at a time: spools, written out once the run is known to be good. */
-interface Spools {
-  readonly sink: PlanSink;
-  readonly pieces: ReturnType<typeof planJsonPieces>;
-  readonly outFile?: string;
-  json(): Spool | undefined;
-  text(): Spool | undefined;
-  /** The text plan's tenants in order; their heads go before their lines when the text spool is copied out. */
-  sections(): readonly TextSection[];
-  discard(): void;
-}
-
-/** The spools are made when the first tenant's plan comes: a run that stops before writes no file. */
-function spools(io: CliIo, format: 'text' | 'json', out: string | undefined): Spools {
-  const outFile = out === undefined ? undefined : path.resolve(io.cwd, out);
-  const pieces = planJsonPieces();
-  const color = format === 'text' && wantsColor(io);
-  let json: Spool | undefined;
-  let text: Spool | undefined;
-  let sections: TextSection[] = [];
-  const sink: PlanSink = {
-    start(header: PlanHeader) {
-      if (outFile !== undefined || format === 'json') json ??= outFile === undefined ? temporarySpool() : spoolBeside(outFile);
-      if (format === 'text') text ??= temporarySpool();
-      json?.reset();
-      text?.reset();
-      sections = [];
-      json?.write(pieces.header(header));
-    },
-    // Contract by contract, both as they come: the JSON, and the text's lines (its tenant's head, which counts them, is kept aside).
-    tenant(tenant) {
-      json?.write(pieces.tenantStart(tenant));
-      const from = text?.position() ?? 0;
-      const spooled = text;
-      return {
-        contract(contract) {
-          json?.write(pieces.contract(contract));
-          if (text === undefined) return;
-          const rendered = renderPlanTextContract(contract, { color });
-          if (rendered !== '') text.write(rendered);
-        },
-        // Text only: a contract with nothing known is written from its desired fields (its plan's ops not made), a known one's fingerprint not hashed.
-        ...(json === undefined && spooled !== undefined
-          ? {
-              unknown(contract, touched) {
-                const rendered = renderUnknownContractText(contract, touched, { color });
-                if (rendered !== '') spooled.write(rendered);
-              },
-              known(contract) {
-                const rendered = renderPlanTextContract(contract, { color });
-                if (rendered !== '') spooled.write(rendered);
-              },
-            }
-          : {}),
-        end(counts) {
-          json?.write(pieces.tenantEnd());
-          if (text === undefined) return;
-          sections.push({ head: renderPlanTextTenantHead(tenant, counts, { color }), from, to: text.position() });
-        },
-      };
-    },
-  };
-  return {
-    sink,
-    pieces,
-    ...(outFile ? { outFile } : {}),
-    json: () => json,
-    text: () => text,
-    sections: () => sections,
-    discard() {
-      json?.discard();
-      text?.discard();
-    },
-  };
-}
 
 interface PlanFlags {
   readonly format: PlanFormat;
@@ -225,7 +105,7 @@ interface PlanFlags {
 }
 
 /** What a plan run ended with, said and written: the exit code. */
-async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags, written: Spools | undefined): Promise<ExitCode> {
+async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags, written: PlanSpools | undefined): Promise<ExitCode> {
   const { format } = flags;
   if (result.kind === 'git-error' || result.kind === 'invalid-config' || result.kind === 'bad-request') return reportUnread(io, 'plan', OUTCOME, result);
   for (const note of result.notes) io.stderr.write(`contract-sync plan: ${note}\n`);
@@ -245,20 +125,14 @@ async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags
   const plan = result.kind === 'planned' ? result.plan : undefined;
   const links = plan && (format === 'markdown' || format === 'github') ? await ciRepositoryLinks(io, result.repoDir) : undefined;
   if (plan && flags.out !== undefined) await writeOutputFile({ flag: '--out', name: flags.out, cwd: io.cwd }, renderPlanJson(plan));
-  const json = written?.json();
-  const text = written?.text();
-  if (result.kind === 'streamed' && json) json.write(written!.pieces.trailer(result.trailer));
   // Said before the plan, like Terraform's targeting warning; json stays one document on stdout.
   const targeted = result.targeting?.description;
   if (targeted !== undefined) {
     if (format === 'json') io.stderr.write(`contract-sync plan: ${targeted}\n`);
-    else
-      io.stdout.write(
-        format === 'markdown' ? `> **${targeted}** Contracts not targeted were not planned.\n\n` : `${targeted} Contracts not targeted were not planned.\n\n`,
-      );
+    else io.stdout.write(renderTargetedNote(targeted, format === 'markdown' ? 'markdown' : 'text', 'planned'));
   }
   if (plan) {
-    await writeOut(io.stdout, render(plan, format, io, links));
+    await writeOut(io.stdout, renderPlanAs(plan, format, { color: wantsColor(io), links, artifact: ciPlanArtifact(io) }));
     // Read live: said under a text plan, on stderr beside a document.
     const readNote = flags.refresh ? refreshNote(plan) : undefined;
     if (readNote !== undefined) (format === 'text' ? io.stdout : io.stderr).write(format === 'text' ? `\n${readNote}\n` : `contract-sync plan: ${readNote}\n`);
@@ -269,24 +143,7 @@ async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags
     }
     return flags.detailedExitcode && plan.summary.changed > 0 ? EXIT.changes : EXIT.ok;
   }
-  // Copied out as stdout takes it: a pipe read slowly must not make this process hold the whole plan.
-  function write(chunk: string): Promise<void> {
-    return writeOut(io.stdout, chunk);
-  }
-  // A Node stream takes the spool's bytes as they are (not decoded to be encoded again).
-  const stdout = io.stdout;
-  const out: SpoolOut = takesBytes(stdout) ? { bytes: (chunk) => writeBytesOut(stdout, chunk), done: () => holdsNothing(stdout) } : { text: write };
-  if (format === 'json') await json?.copyTo(out);
-  if (json && written?.outFile !== undefined) json.commitTo(written.outFile);
-  if (text && result.kind === 'streamed') {
-    const color = wantsColor(io);
-    await write(renderPlanTextHead({ source: result.source, ...result.trailer }, { color }));
-    for (const section of written!.sections()) {
-      await write(section.head);
-      await text.copyTo(out, section.from, section.to);
-    }
-    await write(renderPlanTextTail(result.trailer.noLongerManaged ?? [], result.unknown, { color }));
-  }
+  if (result.kind === 'streamed') await written?.writeTo(io.stdout, result);
   return flags.detailedExitcode && result.kind === 'streamed' && result.trailer.summary.changed > 0 ? EXIT.changes : EXIT.ok;
 }
 
@@ -316,7 +173,10 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
   if (values.out !== undefined) await checkOutputFile({ flag: '--out', name: values.out, cwd: io.cwd });
   const known = values.refresh ? 'live' : 'store';
   // Text and JSON go out one tenant at a time when the run plans every contract against the state store.
-  const written = known === 'store' && (format === 'text' || format === 'json') ? spools(io, format, values.out) : undefined;
+  const written =
+    known === 'store' && (format === 'text' || format === 'json')
+      ? planSpools(format, { outFile: values.out === undefined ? undefined : path.resolve(io.cwd, values.out), color: format === 'text' && wantsColor(io) })
+      : undefined;
   const view = runView(io, { shardOn: 'stderr', command: 'plan' });
   try {
     const result = await runPlan(

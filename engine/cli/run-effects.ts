@@ -1,7 +1,8 @@
 /** A run's effects, as a command gives them: its process's place, the clock, and (for runs that send) a log on stderr. */
 import type { Logger } from '../log/logger.ts';
 import type { RunEffects } from '../run/types.ts';
-import { clockOf, logSettings, type CliIo } from './io.ts';
+import { logSettings } from '../log/settings.ts';
+import { clockOf, type CliIo } from './io.ts';
 
 export interface EffectOptions extends Pick<RunEffects, 'confirm' | 'onEvent'> {
   /** The run talks to the service: it logs (pino is loaded only then, to keep start-up fast). */

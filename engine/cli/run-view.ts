@@ -1,15 +1,16 @@
 /**
  * How a command shows a run while it runs: its events rendered (the shard it took, the preview
  * before sending, progress of the live reads and of sending: a line redrawn on a terminal, plain
- * lines in CI; engine/cli/progress.ts).
+ * lines in CI; engine/output/progress.ts).
  */
-import type { ApplyPreview, RunEffects, RunEvent, SharedRunEvent } from '../run/types.ts';
+import type { ApplyPreview, RunEffects, RunEvent } from '../run/types.ts';
 import { describeShard } from '../desired/shard.ts';
 import type { Logger } from '../log/logger.ts';
-import { askYes, shouldAsk, type Sending } from './confirm.ts';
+import { describeSharedEvent, type Sending } from '../run/render-run.ts';
+import { askYes, shouldAsk } from './confirm.ts';
 import { clockOf, type CliIo } from './io.ts';
 import { runEffects } from './run-effects.ts';
-import { createProgress, type Progress } from './progress.ts';
+import { createProgress, type Progress } from '../output/progress.ts';
 
 export interface RunView {
   readonly onEvent: (event: RunEvent) => void;
@@ -81,19 +82,4 @@ export function sendingEffects(io: CliIo, view: RunView, autoApprove: boolean, q
       return askYes(io, question.text(preview.sending));
     },
   });
-}
-
-/** E.g. "shared run 5f0c…: worker ci-2 joined (40 tenants, 3 done); …". */
-export function describeSharedEvent(event: SharedRunEvent): string {
-  if (event.kind === 'joined') {
-    const validated =
-      event.validated === 'here'
-        ? 'it validated the whole desired state'
-        : 'a worker that joined before validated the whole desired state; this one reads only the tenants it takes';
-    return `shared run ${event.runId}: worker ${event.worker} joined (${event.tenants} tenant${event.tenants === 1 ? '' : 's'}, ${event.done} done); ${validated}`;
-  }
-  if (event.kind === 'lost')
-    return `worker ${event.worker} lost its claim of tenant ${event.tenant} (its database session ended) after running it: what it applied is recorded; another worker of the run marks the tenant done`;
-  const over = event.takenOverFrom.length === 0 ? '' : `; taken over from worker ${event.takenOverFrom.join(', then ')}, which did not finish it`;
-  return `worker ${event.worker} took tenant ${event.tenant} (${event.size} contract${event.size === 1 ? '' : 's'} to plan${over})`;
 }

@@ -6,12 +6,10 @@ import { READ_LIMITS, readTextBounded } from '../bounded-read.ts';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parsePlan, PlanFormatError } from '../plan/read-plan.ts';
-import { renderPlanJson } from '../plan/render-json.ts';
-import { renderPlanMarkdown } from '../plan/render-markdown.ts';
-import { renderPlanText } from '../plan/render-text.ts';
-import type { RepositoryLinks } from '../plan/file-links.ts';
+import { renderPlanAs } from '../plan/render-format.ts';
 import type { PlanDocument } from '../plan/types.ts';
-import { EXIT, parseFormat, UsageError, wantsColor, writeOut, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { writeOut } from '../output/stream.ts';
 import { ciRepositoryLinks } from '../run/repository-links.ts';
 
 export const SHOW_HELP = `Usage: contract-sync show PLAN.json [--format text|markdown|json]
@@ -29,17 +27,6 @@ of an unknown version).
 
 type ShowFormat = 'text' | 'markdown' | 'json';
 const SHOW_FORMATS: readonly ShowFormat[] = ['text', 'markdown', 'json'];
-
-function render(plan: PlanDocument, format: ShowFormat, io: CliIo, links: RepositoryLinks | undefined): string {
-  switch (format) {
-    case 'json':
-      return renderPlanJson(plan);
-    case 'markdown':
-      return renderPlanMarkdown(plan, { links });
-    case 'text':
-      return renderPlanText(plan, { color: wantsColor(io) });
-  }
-}
 
 export async function showCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
   const { values, positionals } = parseArgs({
@@ -79,6 +66,6 @@ export async function showCommand(args: readonly string[], io: CliIo): Promise<E
   }
   // The plan's files are relative to its --repo, which was relative to where plan ran: here too, in a CI job.
   const links = format === 'markdown' ? await ciRepositoryLinks(io, path.resolve(io.cwd, plan.source.repo)) : undefined;
-  await writeOut(io.stdout, render(plan, format, io, links));
+  await writeOut(io.stdout, renderPlanAs(plan, format, { color: wantsColor(io), links }));
   return EXIT.ok;
 }

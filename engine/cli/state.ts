@@ -1,10 +1,9 @@
 /** `contract-sync state list|show|history|unlock|rm|push|pull`: inspect, repair and move the configured state store. */
 import { parseArgs } from 'node:util';
 import { plural } from '../plural.ts';
-import { runState, type OtherStore, type StateOutcome, type StateRequest } from '../run/state.ts';
-import { describeLockHolder, renderHistoryText, renderRecordText, renderSummaryText } from '../state/inspect.ts';
+import { renderStateOutcome, type StateReport } from '../run/render-state.ts';
+import { runState, type OtherStore, type StateRequest } from '../run/state.ts';
 import { checkContractId, checkTenant } from '../state/store-input.ts';
-import { formatDiagnostics } from '../diagnostic-format.ts';
 import { EXIT, parseFormat, UsageError, type CliIo, type ExitCode } from './io.ts';
 
 export const STATE_HELP = `Usage: contract-sync state <subcommand> [--config FILE] [--repo DIR] [options]
@@ -82,67 +81,12 @@ function parseLimit(value: string | undefined): number {
   return limit;
 }
 
-/** What a subcommand found or did, said; the exit code. */
-function renderState(outcome: StateOutcome, sub: Subcommand, json: boolean, io: CliIo): ExitCode {
-  function fail(message: string): ExitCode {
-    io.stderr.write(`contract-sync state ${sub}: ${message}\n`);
-    return EXIT.error;
-  }
-  function say(text: string): ExitCode {
-    io.stdout.write(text);
-    return EXIT.ok;
-  }
-  switch (outcome.kind) {
-    case 'invalid-config':
-      io.stderr.write(formatDiagnostics(outcome.diagnostics, 'text'));
-      return EXIT.error;
-    case 'failed':
-      return fail(outcome.message);
-    case 'list':
-      return say(json ? `${JSON.stringify({ tenants: outcome.tenants }, null, 2)}\n` : renderSummaryText(outcome.tenants));
-    case 'history':
-      return say(json ? `${JSON.stringify({ runs: outcome.runs }, null, 2)}\n` : renderHistoryText(outcome.runs));
-    case 'show': {
-      const { tenant, id, record } = outcome;
-      if (record === undefined) return fail(`no record of contract ${id} for tenant ${tenant}`);
-      return say(json ? `${JSON.stringify({ tenant, ...record }, null, 2)}\n` : renderRecordText(tenant, record));
-    }
-    case 'unlock': {
-      const { tenant, forced, holder } = outcome;
-      if (holder === undefined) return say(`tenant ${tenant} ${forced ? 'was' : 'is'} not locked; nothing to do\n`);
-      if (forced) return say(`unlocked tenant ${tenant}: the lock was held by ${describeLockHolder(holder)}\n`);
-      io.stdout.write(`tenant ${tenant} is locked by ${describeLockHolder(holder)}\n`);
-      return fail(
-        `not unlocked. If that run is gone (crashed, runner lost), run again with --force; removing the lock of a live run lets a second run apply to ${tenant} beside it`,
-      );
-    }
-    case 'rm': {
-      const { tenant, id, record, removed } = outcome;
-      if (record === undefined) return fail(`no record of contract ${id} for tenant ${tenant}; nothing removed`);
-      if (removed) return say(`removed the record of contract ${id} for tenant ${tenant}\n`);
-      io.stdout.write(renderRecordText(tenant, record));
-      return fail(`not removed; run again with --force to forget this record (the next plan reads contract ${id} as never applied)`);
-    }
-    case 'push':
-    case 'pull': {
-      if (outcome.copy.kind === 'held')
-        return fail(
-          `the ${sub === 'push' ? 'target' : 'configured'} store already holds state; nothing copied. Run again with --force to copy over it (records of the same contracts are replaced, others kept)`,
-        );
-      const { copied, mismatches } = outcome.copy;
-      io.stdout.write(
-        `copied ${plural(copied.tenants, 'tenant')}: ${plural(copied.records, 'record')}, ${plural(copied.runs, 'run record')}, ${plural(copied.history, 'history entry', 'history entries')}\n`,
-      );
-      if (mismatches.length > 0)
-        return fail(
-          `the copy differs from the source when read back:\n${mismatches
-            .map((line) => `  ${line}\n`)
-            .join('')
-            .trimEnd()}`,
-        );
-      return say('verified: the copy read back holds the same records (fingerprints), run records and history\n');
-    }
-  }
+/** What a subcommand found or did, said: the exit code. */
+function writeState(report: StateReport, sub: Subcommand, io: CliIo): ExitCode {
+  if (report.text !== '') io.stdout.write(report.text);
+  if (report.diagnostics !== undefined) io.stderr.write(report.diagnostics);
+  if (report.problem !== undefined) io.stderr.write(`contract-sync state ${sub}: ${report.problem}\n`);
+  return report.problem === undefined && report.diagnostics === undefined ? EXIT.ok : EXIT.error;
 }
 
 export async function stateCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
@@ -190,5 +134,5 @@ export async function stateCommand(args: readonly string[], io: CliIo): Promise<
           : sub === 'unlock'
             ? { where, kind: sub, tenant: checked(checkTenant, tenant!), force }
             : { where, kind: sub, tenant: checked(checkTenant, tenant!), id: checked(checkContractId, id!), force };
-  return renderState(await runState(request, io), sub, json, io);
+  return writeState(renderStateOutcome(await runState(request, io), json), sub, io);
 }

@@ -1,8 +1,6 @@
 /** `contract-sync validate`: every problem of the config and the desired state, at once. No network. */
 import { parseArgs } from 'node:util';
-import { isError } from '../diagnostic.ts';
-import { shortCommit } from '../plan/render-common.ts';
-import { plural } from '../plural.ts';
+import { renderValidateSummary } from '../run/render-validate.ts';
 import { runValidate } from '../run/validate.ts';
 import { DIAGNOSTIC_FORMATS, formatDiagnostics, type DiagnosticFormat } from '../diagnostic-format.ts';
 import { EXIT, parseFormat, type CliIo, type ExitCode } from './io.ts';
@@ -57,20 +55,11 @@ export async function validateCommand(args: readonly string[], io: CliIo): Promi
   }
   if (result.kind === 'invalid-config') {
     io.stdout.write(formatDiagnostics(result.diagnostics, format));
-    if (format === 'text') io.stdout.write(`\n${summary(result.diagnostics.filter(isError).length, 0)} in ${result.configFile}\n`);
+    if (format === 'text') io.stdout.write(renderValidateSummary(result));
     return EXIT.error;
   }
-  const { configWarnings, errors, warnings, source } = result;
-  const diagnostics = [...configWarnings, ...errors, ...warnings];
-  io.stdout.write(formatDiagnostics(diagnostics, format));
-  if (format === 'text') {
-    const counts = summary(errors.length, warnings.length + configWarnings.length);
-    const at = source.ref !== null && source.commit !== null ? ` at ${source.ref} (${shortCommit(source.commit)})` : '';
-    io.stdout.write(`${diagnostics.length > 0 ? '\n' : ''}${counts}; ${plural(result.contracts, 'valid contract')} in ${plural(result.files, 'file')}${at}\n`);
-  }
+  const { configWarnings, errors, warnings } = result;
+  io.stdout.write(formatDiagnostics([...configWarnings, ...errors, ...warnings], format));
+  if (format === 'text') io.stdout.write(renderValidateSummary(result));
   return errors.length > 0 ? EXIT.error : EXIT.ok;
-}
-
-function summary(errors: number, warnings: number): string {
-  return `${plural(errors, 'error')}, ${plural(warnings, 'warning')}`;
 }

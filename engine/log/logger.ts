@@ -7,6 +7,7 @@
  *   when they are resolved, access tokens when they are received) just before it is written.
  */
 import { pino, type DestinationStream } from 'pino';
+import type { LogFormat, LogLevel } from './settings.ts';
 import { textDestination } from './text-format.ts';
 
 /** The logging surface the engine uses; a pino logger satisfies it. */
@@ -52,12 +53,12 @@ export interface LoggerOptions {
   /** Where the lines go (stderr in the CLI). */
   readonly destination: DestinationStream | { write(text: string): unknown };
   /** JSON lines (default), or text lines for people (`warn  message  key=value ...`), redacted alike. */
-  readonly format?: 'json' | 'text';
+  readonly format?: LogFormat;
   /** Text lines only: colour the level. */
   readonly color?: boolean;
   /** Text lines only: clear the terminal line before each (a progress bar may be drawn on it). */
   readonly clearLine?: boolean;
-  readonly level?: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  readonly level?: LogLevel;
   /** Bound to every line, e.g. the run's correlation id. */
   readonly base?: Record<string, unknown>;
 }

@@ -5,7 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { takeGlobalOptions } from '../../engine/cli/global-options.ts';
-import { logSettings, wantsColor, type CliIo } from '../../engine/cli/io.ts';
+import { wantsColor, type CliIo } from '../../engine/cli/io.ts';
+import { logSettings } from '../../engine/log/settings.ts';
 import { main } from '../../engine/cli/main.ts';
 import { startEmulator, type Emulator } from '../../emulator/index.ts';
 import { runCli } from '../helpers/cli.ts';

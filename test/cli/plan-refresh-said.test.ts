@@ -5,7 +5,7 @@
  */
 import { stringify } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
-import { refreshNote } from '../../engine/cli/refresh-note.ts';
+import { refreshNote } from '../../engine/plan/render-refresh-note.ts';
 import { parsePlan } from '../../engine/plan/read-plan.ts';
 import { startEmulator, type Emulator } from '../../emulator/index.ts';
 import { runCli } from '../helpers/cli.ts';

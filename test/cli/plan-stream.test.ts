@@ -60,7 +60,7 @@ describe('plan one tenant at a time', () => {
 
 describe('plan through a stdout read slowly', () => {
   const HIGH_WATER_MARK = 16 * 1024;
-  /** The most writeOut (engine/cli/io.ts) writes at once. */
+  /** The most writeOut (engine/output/stream.ts) writes at once. */
   const CHUNK = 1024 * 1024;
 
   it.each([['json'], ['text']])(

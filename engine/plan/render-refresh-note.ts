@@ -2,7 +2,7 @@
  * What an incremental plan with --refresh read, said plainly: it read live only the contracts it
  * planned, not every contract, so "No changes" there is not "no drift". Pure.
  */
-import type { PlanDocument } from '../plan/types.ts';
+import type { PlanDocument } from './types.ts';
 import { plural } from '../plural.ts';
 
 /** The line, or undefined for a plan of every contract (all of them were read). */

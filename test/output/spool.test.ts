@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
-import { holdsNothing } from '../../engine/cli/io.ts';
-import { spoolBeside, temporarySpool, type Spool } from '../../engine/cli/spool.ts';
+import { holdsNothing } from '../../engine/output/stream.ts';
+import { spoolBeside, temporarySpool, type Spool } from '../../engine/output/spool.ts';
 
 let dir: string;
 beforeEach(async () => {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ApplyProgress } from '../../engine/apply/run-apply.ts';
-import { createProgress, formatDuration } from '../../engine/cli/progress.ts';
+import { createProgress, formatDuration } from '../../engine/output/progress.ts';
 
 function sink(isTTY: boolean): { stream: { write(text: string): void; isTTY: boolean }; text(): string } {
   const chunks: string[] = [];

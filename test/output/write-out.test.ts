@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { writeOut } from '../../engine/cli/io.ts';
+import { writeOut } from '../../engine/output/stream.ts';
 
 /** A stream whose write() always says "full": it takes the chunk, and the writer must wait for 'drain'. */
 class FullStream extends EventEmitter {
