@@ -101,19 +101,30 @@ function scalarEnd(event: ScalarEvent): number {
   return event.style === SINGLE_QUOTED || event.style === DOUBLE_QUOTED ? event.valueEnd + 1 : event.valueEnd;
 }
 
-/** Offsets -> 1-based line and column, counting lines once per file. */
+/**
+ * Offsets -> 1-based line and column. Counted on from the last offset asked for (nodes come in text
+ * order, so each newline is looked for once, however long its line), from the start again for an
+ * earlier offset.
+ */
 export function positionsIn(text: string): (offset: number) => Position {
-  const starts = [0];
-  for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) starts.push(index + 1);
+  let last = 0;
+  let line = 1;
+  let lineStart = 0;
+  // The first newline after lineStart: past every offset asked for so far, or -1.
+  let next = text.indexOf('\n');
   return function at(offset) {
-    let low = 0;
-    let high = starts.length - 1;
-    while (low < high) {
-      const middle = (low + high + 1) >> 1;
-      if (starts[middle]! <= offset) low = middle;
-      else high = middle - 1;
+    if (offset < last) {
+      line = 1;
+      lineStart = 0;
+      next = text.indexOf('\n');
     }
-    return { line: low + 1, column: offset - starts[low]! + 1 };
+    while (next !== -1 && next < offset) {
+      line += 1;
+      lineStart = next + 1;
+      next = text.indexOf('\n', lineStart);
+    }
+    last = offset;
+    return { line, column: offset - lineStart + 1 };
   };
 }
 

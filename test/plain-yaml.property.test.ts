@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readPlainYamlMap } from '../engine/plain-yaml.ts';
+import { positionsIn, readPlainYamlMap } from '../engine/plain-yaml.ts';
 import { DEFAULT_YAML_LIMITS, parseYamlSource, type YamlLimits } from '../engine/yaml-source.ts';
 import { readPlainYamlMapByConstructor } from './helpers/plain-yaml-by-constructor.ts';
 import { blockText, DOCUMENT_END, DOCUMENT_START, edited, odd, render, scalar, spaced, type Yaml } from './helpers/yaml-arbitraries.ts';
@@ -166,5 +166,26 @@ describe('readPlainYamlMap, values built in the same pass as its checks', () => 
       sameBothWays(`a: ${'['.repeat(depth)}1${']'.repeat(depth)}\n`, limits);
       sameBothWays(`${Array.from({ length: depth }, (_, level) => `${'  '.repeat(level)}k${level}:`).join('\n')} 1\n`, limits);
     }
+  });
+});
+
+/** The line and column of `offset` as counted from the start, the plain way. */
+function positionOracle(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset);
+  const lastNewline = before.lastIndexOf('\n');
+  return { line: before.split('\n').length, column: offset - (lastNewline + 1) + 1 };
+}
+
+describe('positionsIn', () => {
+  it('gives the line and column of any offsets, asked for in any order, as counted from the start', () => {
+    const text = fc.string({ unit: fc.constantFrom('a', ' ', '\n', '\r', ':', 'é'), maxLength: 60 });
+    fc.assert(
+      fc.property(text, fc.array(fc.nat(70), { maxLength: 12 }), fc.boolean(), (given, offsets, sorted) => {
+        const asked = sorted ? [...offsets].sort((a, b) => a - b) : offsets;
+        const at = positionsIn(given);
+        for (const offset of asked) expect(at(offset)).toStrictEqual(positionOracle(given, offset));
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
