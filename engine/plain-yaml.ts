@@ -1,5 +1,6 @@
 /**
- * The fast way to read a plain YAML file: js-yaml's event parser and constructor, in one pass.
+ * The fast way to read a plain YAML file: js-yaml's event parser, and its values built in the same
+ * pass as the checks over its events (js-yaml's own constructor would be a second pass over them).
  *
  * It only vouches for plain files, in which js-yaml and the `yaml` package provably read the same
  * value: one document whose top level is a map, no directives, tags, anchors or aliases, only
@@ -9,22 +10,7 @@
  * messages and positions of every problem. Plain scalars are resolved by the `yaml` package's
  * YAML 1.2 core-schema rules, not js-yaml's (which differ, e.g. for `1e400`).
  */
-import {
-  COLLECTION_STYLE,
-  constructFromEvents,
-  defineScalarTag,
-  EVENT_ID,
-  getScalarValue,
-  mapTag,
-  NOT_RESOLVED,
-  parseEvents,
-  SCALAR_STYLE,
-  Schema,
-  seqTag,
-  strTag,
-  type Event,
-  type ScalarEvent,
-} from 'js-yaml';
+import { COLLECTION_STYLE, EVENT_ID, getScalarValue, parseEvents, SCALAR_STYLE, type Event, type ScalarEvent } from 'js-yaml';
 import { inexactNumber } from './model/exact-number.ts';
 import type { Position, YamlLimits } from './yaml-source.ts';
 
@@ -34,10 +20,8 @@ import type { Position, YamlLimits } from './yaml-source.ts';
 const { DOCUMENT: DOCUMENT_EVENT, MAPPING: MAPPING_EVENT, SCALAR: SCALAR_EVENT, ALIAS: ALIAS_EVENT, POP: POP_EVENT } = EVENT_ID;
 const { PLAIN, SINGLE_QUOTED, DOUBLE_QUOTED, LITERAL_BLOCK, FOLDED_BLOCK } = SCALAR_STYLE;
 const { FLOW } = COLLECTION_STYLE;
-const UNRESOLVED = NOT_RESOLVED;
 const readEvents = parseEvents;
 const scalarValueOf = getScalarValue;
-const construct = constructFromEvents;
 
 // The `yaml` package's core schema (node_modules/yaml/dist/schema/core), rule for rule.
 const NULL = /^(?:~|[Nn]ull|NULL)?$/;
@@ -49,56 +33,64 @@ const FLOAT_NAN = /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
 const FLOAT_EXP = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/;
 const FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/;
 
-/**
- * `value`, read from `source`, when JSON carries it exactly; else the file is not plain: the throw
- * makes the reader return undefined, and the `yaml` package's path reports it (inexactNumber).
- */
-function exactly(source: string, value: number): number {
-  if (inexactNumber(source, value) !== undefined) throw new RangeError('inexact number');
-  return value;
+/** A number that JSON does not carry exactly: the file is not plain. */
+const INEXACT = Symbol('inexact');
+
+/** `value`, read from `source`, when JSON carries it exactly; else INEXACT (the `yaml` package's path reports it: inexactNumber). */
+function exactly(source: string, value: number): number | typeof INEXACT {
+  return inexactNumber(source, value) === undefined ? value : INEXACT;
 }
 
-const nullTag = defineScalarTag('tag:yaml.org,2002:null', {
-  implicit: true,
-  implicitFirstChars: ['', '~', 'n', 'N'],
-  resolve: (source) => (NULL.test(source) ? null : UNRESOLVED),
-  identify: (value) => value === null,
-});
-const boolTag = defineScalarTag('tag:yaml.org,2002:bool', {
-  implicit: true,
-  implicitFirstChars: ['t', 'T', 'f', 'F'],
-  resolve: (source) => (BOOL.test(source) ? source[0] === 't' || source[0] === 'T' : UNRESOLVED),
-  identify: (value) => typeof value === 'boolean',
-});
-const intTag = defineScalarTag('tag:yaml.org,2002:int', {
-  implicit: true,
-  implicitFirstChars: ['-', '+', ...'0123456789'],
-  resolve(source) {
-    if (INT_OCT.test(source)) return exactly(source, parseInt(source.substring(2), 8));
-    if (INT.test(source)) return exactly(source, parseInt(source, 10));
-    if (INT_HEX.test(source)) return exactly(source, parseInt(source.substring(2), 16));
-    return UNRESOLVED;
-  },
-  identify: (value) => Number.isInteger(value),
-});
-const floatTag = defineScalarTag('tag:yaml.org,2002:float', {
-  implicit: true,
-  implicitFirstChars: ['-', '+', '.', ...'0123456789'],
-  resolve(source) {
-    if (FLOAT_NAN.test(source)) {
-      if (source.slice(-3).toLowerCase() === 'nan') return NaN;
-      return source[0] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
-    }
-    if (FLOAT_EXP.test(source) || FLOAT.test(source)) return exactly(source, parseFloat(source));
-    return UNRESOLVED;
-  },
-  identify: (value) => typeof value === 'number',
-});
+function isDigit(code: number): boolean {
+  return code >= 48 && code <= 57;
+}
 
-const SCHEMA = new Schema([strTag, nullTag, boolTag, intTag, floatTag, seqTag, mapTag]);
+/**
+ * What INT (`int`) or FLOAT (`float`) match, found without a regular expression: a sign, then
+ * digits, or digits and a point and digits, or a point and digits. Such a text matches none of the
+ * other rules (no `0o`, `0x`, exponent or `.inf`), so the rule it matches is the one that reads it.
+ */
+function decimalForm(source: string): 'int' | 'float' | undefined {
+  const { length } = source;
+  let index = source.charCodeAt(0) === 45 || source.charCodeAt(0) === 43 ? 1 : 0;
+  const digitsFrom = index;
+  while (index < length && isDigit(source.charCodeAt(index))) index++;
+  const digits = index - digitsFrom;
+  if (index === length) return digits > 0 ? 'int' : undefined;
+  if (source.charCodeAt(index) !== 46) return undefined;
+  index++;
+  const fractionFrom = index;
+  while (index < length && isDigit(source.charCodeAt(index))) index++;
+  if (index !== length) return undefined;
+  return digits > 0 || index > fractionFrom ? 'float' : undefined;
+}
 
-/** What the `yaml` package reads as something other than a string, when written as a plain scalar: all of the above in one test. */
-const NON_STRING = new RegExp(`^(?:${[NULL, BOOL, INT, INT_OCT, INT_HEX, FLOAT_NAN, FLOAT_EXP, FLOAT].map((rule) => rule.source.slice(1, -1)).join('|')})$`);
+/**
+ * The value of a plain scalar by the rules above, tried in the core schema's order (null, bool,
+ * int, float, else a string); each rule can only match a text starting with one of a few
+ * characters, so the first character picks the rules worth trying.
+ */
+function plainValue(source: string): unknown {
+  const first = source.charCodeAt(0);
+  // '' (NaN), '~', 'N', 'n'
+  if (Number.isNaN(first) || first === 126 || first === 78 || first === 110) return NULL.test(source) ? null : source;
+  // 'T', 't', 'F', 'f'
+  if (first === 84 || first === 116 || first === 70 || first === 102) return BOOL.test(source) ? first === 116 || first === 84 : source;
+  // '-', '+', '.', '0'-'9'
+  if (first !== 45 && first !== 43 && first !== 46 && (first < 48 || first > 57)) return source;
+  const written = decimalForm(source);
+  if (written === 'int') return exactly(source, parseInt(source, 10));
+  if (written === 'float') return exactly(source, parseFloat(source));
+  if (INT_OCT.test(source)) return exactly(source, parseInt(source.substring(2), 8));
+  if (INT.test(source)) return exactly(source, parseInt(source, 10));
+  if (INT_HEX.test(source)) return exactly(source, parseInt(source.substring(2), 16));
+  if (FLOAT_NAN.test(source)) {
+    if (source.slice(-3).toLowerCase() === 'nan') return NaN;
+    return source[0] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+  }
+  if (FLOAT_EXP.test(source) || FLOAT.test(source)) return exactly(source, parseFloat(source));
+  return source;
+}
 
 /** Where a scalar starts as the `yaml` package counts it: at the opening quote of a quoted one. */
 function scalarStart(event: ScalarEvent): number {
@@ -109,19 +101,30 @@ function scalarEnd(event: ScalarEvent): number {
   return event.style === SINGLE_QUOTED || event.style === DOUBLE_QUOTED ? event.valueEnd + 1 : event.valueEnd;
 }
 
-/** Offsets -> 1-based line and column, counting lines once per file. */
+/**
+ * Offsets -> 1-based line and column. Counted on from the last offset asked for (nodes come in text
+ * order, so each newline is looked for once, however long its line), from the start again for an
+ * earlier offset.
+ */
 export function positionsIn(text: string): (offset: number) => Position {
-  const starts = [0];
-  for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) starts.push(index + 1);
+  let last = 0;
+  let line = 1;
+  let lineStart = 0;
+  // The first newline after lineStart: past every offset asked for so far, or -1.
+  let next = text.indexOf('\n');
   return function at(offset) {
-    let low = 0;
-    let high = starts.length - 1;
-    while (low < high) {
-      const middle = (low + high + 1) >> 1;
-      if (starts[middle]! <= offset) low = middle;
-      else high = middle - 1;
+    if (offset < last) {
+      line = 1;
+      lineStart = 0;
+      next = text.indexOf('\n');
     }
-    return { line: low + 1, column: offset - starts[low]! + 1 };
+    while (next !== -1 && next < offset) {
+      line += 1;
+      lineStart = next + 1;
+      next = text.indexOf('\n', lineStart);
+    }
+    last = offset;
+    return { line, column: offset - lineStart + 1 };
   };
 }
 
@@ -177,6 +180,8 @@ interface Frame extends PlainYamlAncestor {
   readonly flow: boolean;
   /** Of the outermost flow collection: where it starts; else -1. */
   readonly flowStart: number;
+  /** What is read of it so far: the map's object or the list's array. */
+  readonly value: Record<string, unknown> | unknown[];
 }
 
 /**
@@ -204,8 +209,28 @@ function formOf(event: Event): PlainYamlForm {
 }
 
 /**
+ * Puts `value` where `parent` wants its next node: under the map's key, or at the end of the list.
+ * False for a key the map already has (duplicate keys are the `yaml` package's to report). A key
+ * `__proto__` is an own property, not the object's prototype.
+ */
+function addTo(parent: Frame, value: unknown): boolean {
+  if (parent.kind === 'sequence') {
+    (parent.value as unknown[]).push(value);
+    return true;
+  }
+  const map = parent.value as Record<string, unknown>;
+  const { key } = parent;
+  if (Object.hasOwn(map, key)) return false;
+  if (key === '__proto__') Object.defineProperty(map, key, { value, enumerable: true, configurable: true, writable: true });
+  else map[key] = value;
+  return true;
+}
+
+/**
  * Reads `text` (already size-checked and decoded) the fast way: its top-level map, or undefined
- * when the `yaml` package must read it. Never throws.
+ * when the `yaml` package must read it. Never throws. Values are built as the events come, in the
+ * same pass as the checks: maps as plain objects, lists as arrays, plain scalars by the rules above,
+ * every other scalar as its string.
  */
 export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: PlainYamlVisit): Record<string, unknown> | undefined {
   if (text.includes('\t') || /\r(?!\n)/.test(text)) return undefined;
@@ -230,6 +255,7 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
   }
 
   const stack: Frame[] = [];
+  let root: Record<string, unknown> | undefined;
   let documents = 0;
   let end = 0;
   let flowDepth = 0;
@@ -244,6 +270,8 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
     if (event.type === POP_EVENT) {
       const frame = stack.pop();
       if (frame === undefined) continue;
+      // A key without its value.
+      if (frame.kind === 'mapping' && !frame.atKey) return undefined;
       if (frame.flow) {
         const closed = flowEnd(text, Math.max(end, frame.flowStart + 1));
         if (closed === -1 || text[closed] === '#') return undefined;
@@ -254,7 +282,7 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
         }
         flowDepth -= 1;
       }
-      const parent = stack.at(-1);
+      const parent = stack[stack.length - 1];
       if (parent?.kind === 'mapping') parent.atKey = true;
       continue;
     }
@@ -264,25 +292,32 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
     if (event.anchorStart !== -1 || event.tagStart !== -1) return undefined;
     // Nesting as engine/yaml-source.ts counts it, with a margin: near the limit, it decides.
     if (stack.length >= limits.maxDepth - 1) return undefined;
-    const parent = stack.at(-1);
-    if (parent === undefined && (event.type !== MAPPING_EVENT || !matchesAround(PROLOGUE, text.slice(0, event.start)))) return undefined;
+    const parent = stack.length === 0 ? undefined : stack[stack.length - 1];
+    if (parent === undefined && (event.type !== MAPPING_EVENT || root !== undefined || !matchesAround(PROLOGUE, text.slice(0, event.start)))) return undefined;
     const isKey = parent?.kind === 'mapping' && parent.atKey;
     const start = event.type === SCALAR_EVENT ? scalarStart(event) : event.start;
     const form = formOf(event);
 
-    if (parent?.kind === 'mapping') {
-      if (isKey) {
-        if (event.type !== SCALAR_EVENT || isBlockScalar(event)) return undefined;
-        const key = scalarValueOf(text, event);
-        // Non-string keys (`0815:`), merge keys and overlong implicit keys: the `yaml` package decides.
-        if ((event.style === PLAIN && NON_STRING.test(key)) || key === '<<' || event.valueEnd - start > 1000) return undefined;
-        parent.key = key;
-      }
-      parent.atKey = !isKey;
+    if (isKey) {
+      if (event.type !== SCALAR_EVENT || form === 'block') return undefined;
+      const key = scalarValueOf(text, event);
+      // Non-string keys (`0815:`, and the empty key), merge keys and overlong implicit keys: the `yaml` package decides.
+      if ((event.style === PLAIN && typeof plainValue(key) !== 'string') || key === '<<' || event.valueEnd - start > 1000) return undefined;
+      parent.key = key;
+      parent.atKey = false;
+    } else if (parent?.kind === 'mapping') {
+      parent.atKey = true;
     }
     if (visit !== undefined && !visit(stack, isKey ? parent.key : undefined, form, start)) return undefined;
 
     if (event.type === SCALAR_EVENT) {
+      if (isKey) {
+        // A key is a string (above); what follows it on its line is checked as for any scalar.
+      } else {
+        // An empty scalar (`a:`) is null, a plain one by the rules above, any other its string.
+        const value = form === 'empty' ? null : event.style === PLAIN ? plainValue(scalarValueOf(text, event)) : scalarValueOf(text, event);
+        if (value === INEXACT || !addTo(parent!, value)) return undefined;
+      }
       // An empty scalar (`a:`) has no place in the text.
       if (form === 'empty') {
         emptyLast = true;
@@ -301,18 +336,12 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
     const flow = event.style === FLOW;
     if (flow) flowDepth += 1;
     end = start + 1;
-    stack.push({ kind: event.type === MAPPING_EVENT ? 'mapping' : 'sequence', atKey: true, key: '', flow, flowStart: flow && flowDepth === 1 ? start : -1 });
+    const mapping = event.type === MAPPING_EVENT;
+    const value: Record<string, unknown> | unknown[] = mapping ? {} : [];
+    if (parent === undefined) root = value as Record<string, unknown>;
+    else if (!addTo(parent, value)) return undefined;
+    stack.push({ kind: mapping ? 'mapping' : 'sequence', atKey: true, key: '', flow, flowStart: flow && flowDepth === 1 ? start : -1, value });
   }
-  if (documents !== 1 || !matchesAround(emptyLast ? EPILOGUE_AFTER_KEY : EPILOGUE, text.slice(end))) return undefined;
-
-  let documentValues: unknown[];
-  try {
-    documentValues = construct(events, { source: text, schema: SCHEMA, maxAliases: 0, maxTotalMergeKeys: 0 });
-  } catch {
-    // Duplicate keys, and whatever else js-yaml refuses.
-    return undefined;
-  }
-  const [value] = documentValues;
-  if (documentValues.length !== 1 || value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  return value as Record<string, unknown>;
+  if (documents !== 1 || root === undefined || !matchesAround(emptyLast ? EPILOGUE_AFTER_KEY : EPILOGUE, text.slice(end))) return undefined;
+  return root;
 }

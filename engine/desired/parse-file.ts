@@ -170,7 +170,7 @@ function parseFast(file: DesiredFile, text: string, limits: YamlLimits): ParsedF
   for (const [id, fields] of Object.entries(contracts)) {
     const position = contractPositions.get(id);
     if (position === undefined) return undefined;
-    valid.push({ id, ...position, fields });
+    valid.push({ id, line: position.line, column: position.column, fields });
   }
   return { diagnostics: [], tenantPosition, contractSet: { tenant: document.tenant, file: file.path, contracts: valid } };
 }

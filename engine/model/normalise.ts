@@ -246,6 +246,9 @@ export interface DuplicateMember {
   readonly member: unknown;
 }
 
+/** Up to this many members, findDuplicateMembers compares them pair by pair. */
+const FEW_MEMBERS = 8;
+
 /** Members that repeat an earlier member's identity, in every collection of a contract. */
 export function findDuplicateMembers(contract: Readonly<Record<string, unknown>>): DuplicateMember[] {
   const duplicates: DuplicateMember[] = [];
@@ -253,6 +256,17 @@ export function findDuplicateMembers(contract: Readonly<Record<string, unknown>>
     const members = contract[field.name];
     // One member repeats none (most collections hold one).
     if (!Array.isArray(members) || members.length < 2) continue;
+    // A few members (most collections hold one or two) compared pair by pair, without identity texts.
+    if (members.length <= FEW_MEMBERS) {
+      for (let index = 1; index < members.length; index++) {
+        for (let firstIndex = 0; firstIndex < index; firstIndex++) {
+          if (!sameIdentity(field, members[firstIndex], members[index])) continue;
+          duplicates.push({ field, index, firstIndex, member: members[index] });
+          break;
+        }
+      }
+      continue;
+    }
     const seen = new Map<string, number>();
     for (const [index, member] of members.entries()) {
       const identity = memberIdentity(field, member);

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../engine/model/fingerprint.ts';
 import { COLLECTION_FIELDS } from '../../engine/model/fields.ts';
-import { describeIdentity, memberIdentity, normaliseNumber, sameIdentity } from '../../engine/model/normalise.ts';
+import { describeIdentity, findDuplicateMembers, memberIdentity, normaliseNumber, sameIdentity, type DuplicateMember } from '../../engine/model/normalise.ts';
 import { members } from '../plan/arbitraries.ts';
 
 // The plain statements of both, as they were written before they were built without intermediate lists: the oracles.
@@ -96,6 +96,51 @@ describe('sameIdentity', () => {
       );
     },
   );
+});
+
+/** findDuplicateMembers as it was written before a few members were compared pair by pair: one map of identity texts per collection. */
+function duplicatesOracle(contract: Readonly<Record<string, unknown>>): DuplicateMember[] {
+  const duplicates: DuplicateMember[] = [];
+  for (const field of COLLECTION_FIELDS) {
+    const list = contract[field.name];
+    if (!Array.isArray(list) || list.length < 2) continue;
+    const seen = new Map<string, number>();
+    for (const [index, member] of list.entries()) {
+      const identity = memberIdentity(field, member);
+      const firstIndex = seen.get(identity);
+      if (firstIndex === undefined) seen.set(identity, index);
+      else duplicates.push({ field, index, firstIndex, member });
+    }
+  }
+  return duplicates;
+}
+
+describe('findDuplicateMembers', () => {
+  it('finds what one map of identity texts per collection finds, in the same order, for collections of any length', () => {
+    // Identity values from a small pool, so that members often repeat, or differ only in what JSON writes alike.
+    const value = fc.oneof(fc.constantFrom<unknown>(0, -0, 1, 12, NaN, Infinity, null, undefined, '', '1', 'Supplier', true, {}, [1]), fc.anything());
+    const loose = fc.record({
+      Id: value,
+      RelationType: value,
+      Name: value,
+      OwnerType: fc.oneof(fc.record({ Value: value }), value),
+      User: fc.oneof(fc.record({ Id: value }), value),
+      Lookup: value,
+    });
+    const list = fc.oneof(fc.array(loose, { maxLength: 12 }), fc.array(fc.oneof(loose, fc.anything()), { maxLength: 4 }), fc.anything());
+    const contract = fc.record(Object.fromEntries(COLLECTION_FIELDS.map((field) => [field.name, list])), { requiredKeys: [] });
+    let found = 0;
+    fc.assert(
+      fc.property(contract, (given) => {
+        const duplicates = findDuplicateMembers(given);
+        found += duplicates.length;
+        expect(duplicates).toStrictEqual(duplicatesOracle(given));
+      }),
+      { numRuns: 2000 },
+    );
+    // Not vacuous: duplicates are found, among few members and many.
+    expect(found).toBeGreaterThan(100);
+  });
 });
 
 describe('describeIdentity', () => {
