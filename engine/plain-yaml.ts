@@ -311,10 +311,9 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
     if (visit !== undefined && !visit(stack, isKey ? parent.key : undefined, form, start)) return undefined;
 
     if (event.type === SCALAR_EVENT) {
-      if (isKey) {
-        // A key is a string (above); what follows it on its line is checked as for any scalar.
-      } else {
-        // An empty scalar (`a:`) is null, a plain one by the rules above, any other its string.
+      // A value (a key is a string, read above): an empty scalar (`a:`) is null, a plain one by the
+      // rules above, any other its string. What follows a key or a value on its line is checked alike.
+      if (!isKey) {
         const value = form === 'empty' ? null : event.style === PLAIN ? plainValue(scalarValueOf(text, event)) : scalarValueOf(text, event);
         if (value === INEXACT || !addTo(parent!, value)) return undefined;
       }
