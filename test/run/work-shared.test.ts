@@ -5,28 +5,23 @@
  * says so keeps its lane; a failure stops every lane from taking more.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { sendEnding, workShared, type SharedWork } from '../../engine/run/shared-run.ts';
 import { openPostgresStateStore, type PostgresStateStore } from '../../engine/state/postgres/index.ts';
 import type { SharedRuns } from '../../engine/state/shared-run.ts';
-import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
+import { postgresDatabaseForFile } from '../helpers/postgres-server.ts';
 
-let server: PostgresServer;
+const database = postgresDatabaseForFile();
 const opened: PostgresStateStore[] = [];
 
-beforeAll(async () => {
-  server = await startPostgres();
-}, 60_000);
-
-afterAll(async () => {
-  for (const store of opened) await store.close();
-  await server?.stop();
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close();
 });
 
 const KEY = 'work-shared-key';
 
 async function joinedRun(tenants: Record<string, number>): Promise<{ runs: SharedRuns; work: Omit<SharedWork<string>, 'runTenant' | 'lanes'> }> {
-  const store = await openPostgresStateStore({ url: await server.createDatabase() });
+  const store = await openPostgresStateStore({ url: database.url, schema: database.newSchema('work_shared') });
   opened.push(store);
   const runs = store.sharedRuns!;
   const joined = await runs.join({
