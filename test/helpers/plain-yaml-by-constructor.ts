@@ -2,7 +2,10 @@
  * The fast YAML path as it was before its values were built in the same pass as its checks:
  * engine/plain-yaml.ts's checks over js-yaml's events, then js-yaml's own constructor over the same
  * events with the `yaml` package's core-schema rules as js-yaml tags. Kept only as the oracle that
- * test/plain-yaml.property.test.ts holds the one-pass reader to.
+ * test/plain-yaml.property.test.ts holds the one-pass reader to. Its code is the replaced code,
+ * kept as it was (its checks too, so that the test compares with what the reader did, not with
+ * today's checks); only the types of what a visitor is shown come from the reader, whose visitors
+ * must be the same.
  */
 import {
   COLLECTION_STYLE,
@@ -21,6 +24,7 @@ import {
   type ScalarEvent,
 } from 'js-yaml';
 import { inexactNumber } from '../../engine/model/exact-number.ts';
+import type { PlainYamlAncestor, PlainYamlForm, PlainYamlVisit } from '../../engine/plain-yaml.ts';
 import type { YamlLimits } from '../../engine/yaml-source.ts';
 
 // Read once: in the CLI's bundle js-yaml is its CommonJS build, and esbuild's interop reads every
@@ -142,13 +146,6 @@ function matchesAround(pattern: RegExp, text: string): boolean {
   }
 }
 
-/** A map or a list that holds the node being read. */
-interface PlainYamlAncestor {
-  readonly kind: 'mapping' | 'sequence';
-  /** Of a map: the key whose value is being read, or of a key node, that key. */
-  readonly key: string;
-}
-
 interface Frame extends PlainYamlAncestor {
   /** Of a mapping: whether the next node is a key. */
   atKey: boolean;
@@ -157,20 +154,6 @@ interface Frame extends PlainYamlAncestor {
   /** Of the outermost flow collection: where it starts; else -1. */
   readonly flowStart: number;
 }
-
-/**
- * How a node is written: `inline` a plain or quoted scalar, `block` a literal or folded one,
- * `empty` no scalar at all (`a:`), `collection` a map or a list.
- */
-type PlainYamlForm = 'inline' | 'block' | 'empty' | 'collection';
-
-/**
- * Shown each node on the way, before the node's own checks, by a caller that wants positions:
- * `ancestors` outermost first (the top-level map is `ancestors[0]`; empty for the top-level map
- * itself), `key` the text of a map key (undefined for a value or a list item), `start` the offset
- * where the node starts as the `yaml` package counts it. Returning false refuses the file.
- */
-type PlainYamlVisit = (ancestors: readonly PlainYamlAncestor[], key: string | undefined, form: PlainYamlForm, start: number) => boolean;
 
 function isBlockScalar(event: Event): boolean {
   return event.type === SCALAR_EVENT && (event.style === LITERAL_BLOCK || event.style === FOLDED_BLOCK);
