@@ -138,6 +138,8 @@ function flowEnd(text: string, from: number): number {
   return -1;
 }
 
+const BYTE_ORDER_MARK = 0xfeff;
+
 // Around the document only blank lines, comments, and `---` / `...` markers at the start of a line.
 const PROLOGUE = /^\uFEFF?(?:(?:[ ]*(?:#[^\n]*)?|---(?:[ ]+#[^\n]*)?)\r?\n)*$/;
 const EPILOGUE = /^[ ]*(?:#[^\n]*)?\r?(?:\n(?:[ ]*(?:#[^\n]*)?|\.\.\.(?:[ ]+#[^\n]*)?)\r?)*\n?$/;
@@ -293,7 +295,16 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
     // Nesting as engine/yaml-source.ts counts it, with a margin: near the limit, it decides.
     if (stack.length >= limits.maxDepth - 1) return undefined;
     const parent = stack.length === 0 ? undefined : stack[stack.length - 1];
-    if (parent === undefined && (event.type !== MAPPING_EVENT || root !== undefined || !matchesAround(PROLOGUE, text.slice(0, event.start)))) return undefined;
+    // The yaml package drops a byte order mark at the start of any line before the document; the
+    // event parser keeps one that is not the text's first character, in the first key.
+    if (
+      parent === undefined &&
+      (event.type !== MAPPING_EVENT ||
+        root !== undefined ||
+        text.charCodeAt(event.start) === BYTE_ORDER_MARK ||
+        !matchesAround(PROLOGUE, text.slice(0, event.start)))
+    )
+      return undefined;
     const isKey = parent?.kind === 'mapping' && parent.atKey;
     const start = event.type === SCALAR_EVENT ? scalarStart(event) : event.start;
     const form = formOf(event);

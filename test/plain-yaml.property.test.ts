@@ -76,7 +76,7 @@ describe('readPlainYamlMap, values built in the same pass as its checks', () => 
       { numRuns: 3000 },
     );
     // Not vacuous: many files are read, many refused.
-    expect(read).toBeGreaterThan(runs / 10);
+    expect(read).toBeGreaterThan(runs / 20); // about 11 % in practice: a margin of ten standard deviations
     expect(read).toBeLessThan(runs);
   }, 120_000);
 

@@ -95,6 +95,6 @@ describe('the fast parse path against the yaml package', () => {
 
     // Not vacuous: many inputs take the fast path, and many of those are valid files.
     expect(vouched).toBeGreaterThan(runs / 10);
-    expect(valid).toBeGreaterThan(runs / 50);
+    expect(valid).toBeGreaterThan(runs / 100); // about 6 % in practice
   }, 120_000);
 });

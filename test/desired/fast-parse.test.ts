@@ -162,4 +162,19 @@ describe('the hostile-input guards on the fast path', () => {
     expect(fastParseDesired(content, DEFAULT_YAML_LIMITS)?.value).toBeDefined();
     expect(problems(content)).toEqual(['4:11  Name  expected valid Unicode text, got a lone surrogate \\ud800 at character 6']);
   });
+
+  it('reads a byte order mark as the yaml package does: dropped before the document, kept within it', () => {
+    const bom = '\uFEFF';
+
+    // At the text's start, and at the start of a line before the document (a CI failure's counterexample).
+    expect(parseDesiredFile({ path: 'contracts/acme/a.yaml', content: `${bom}${VALID}` }).contractSet?.tenant).toBe('acme');
+    expect(parseDesiredFile({ path: 'contracts/acme/a.yaml', content: `\n${bom}${VALID}` }).contractSet?.tenant).toBe('acme');
+    expect(parseDesiredFile({ path: 'contracts/acme/a.yaml', content: `# contracts of acme\n${bom}${VALID}` }).contractSet?.tenant).toBe('acme');
+    expect(fastParseDesired(`\n${bom}${VALID}`, DEFAULT_YAML_LIMITS)).toBeUndefined();
+    // Within the document it is text: a key that starts with one is no known field.
+    expect(problems(VALID.replace('tenant', `${bom}${bom}tenant`))).toEqual([
+      '1:2    missing required field "tenant"',
+      `1:2  ["${bom}tenant"]  unknown field "${bom}tenant" (did you mean "tenant"?)`,
+    ]);
+  });
 });

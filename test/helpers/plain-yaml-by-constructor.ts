@@ -4,8 +4,8 @@
  * events with the `yaml` package's core-schema rules as js-yaml tags. Kept only as the oracle that
  * test/plain-yaml.property.test.ts holds the one-pass reader to. Its code is the replaced code,
  * kept as it was (its checks too, so that the test compares with what the reader did, not with
- * today's checks); only the types of what a visitor is shown come from the reader, whose visitors
- * must be the same.
+ * today's checks, but for one added since, marked where it is); only the types of what a visitor
+ * is shown come from the reader, whose visitors must be the same.
  */
 import {
   COLLECTION_STYLE,
@@ -227,7 +227,12 @@ export function readPlainYamlMapByConstructor(text: string, limits: YamlLimits, 
     // Nesting as engine/yaml-source.ts counts it, with a margin: near the limit, it decides.
     if (stack.length >= limits.maxDepth - 1) return undefined;
     const parent = stack.at(-1);
-    if (parent === undefined && (event.type !== MAPPING_EVENT || !matchesAround(PROLOGUE, text.slice(0, event.start)))) return undefined;
+    // The one check added since: a byte order mark at the document's start that is not the text's first character.
+    if (
+      parent === undefined &&
+      (event.type !== MAPPING_EVENT || text.charCodeAt(event.start) === 0xfeff || !matchesAround(PROLOGUE, text.slice(0, event.start)))
+    )
+      return undefined;
     const isKey = parent?.kind === 'mapping' && parent.atKey;
     const start = event.type === SCALAR_EVENT ? scalarStart(event) : event.start;
     const form = formOf(event);
