@@ -1,7 +1,9 @@
 /**
  * The CMS client (docs/architecture.md section 1): PATCH, and GET when `api.read` is configured. Each call
- * is a request/response pair: a builder that makes the Fetch `Request` and a checker that turns
- * the `Response` into a result or an ApiError, so both are testable without a network.
+ * is a request/answer pair: a builder that makes the request as plain data and a checker that turns
+ * the answer (ApiAnswer: a Fetch `Response` is one) into a result or an ApiError, so both are
+ * testable without a network. Requests go over node:http (./http-transport.ts), or a Fetch
+ * implementation when one is given.
  */
 import { readContract } from '../model/read-schema.ts';
 import type { SchemaIssue } from '../model/schema-validator.ts';
@@ -12,6 +14,7 @@ import { REDACTED, type Redactor } from '../log/logger.ts';
 import { formatPath } from '../yaml-source.ts';
 import { DEFAULTS, type ApiConfig, type NaiveTimestamps } from '../config/types.ts';
 import { ApiError, classifyStatus, isAmbiguousPatchStatus } from './errors.ts';
+import { headerOf, NotConnectedError, sendOverHttp, type ApiAnswer, type ApiRequest } from './http-transport.ts';
 import { contractAt, ReadShapeError, withReadTimestamps } from './read-body.ts';
 import { parseQuotaPolicy, parseRateLimit, parseRetryAfter, type QuotaPolicy, type RateLimitState } from './rate-headers.ts';
 
@@ -33,6 +36,7 @@ export interface ApiClientOptions {
   readonly userAgent: string;
   /** One per run, sent as X-Correlation-Id so the service's audit events lead back to the run. */
   readonly correlationId: string;
+  /** Sends with this Fetch implementation instead of node:http (tests; a fetch that goes through a proxy). */
   readonly fetch?: typeof fetch;
   readonly now?: () => number;
   /** Censors secrets that a service might echo into an error body. */
@@ -45,7 +49,7 @@ export interface ApiOutcome {
   readonly quotaPolicy?: QuotaPolicy;
 }
 
-function rateOutcome(response: Response): ApiOutcome {
+function rateOutcome(response: ApiAnswer): ApiOutcome {
   const rateLimit = parseRateLimit(response.headers);
   const quotaPolicy = parseQuotaPolicy(response.headers);
   return { ...(rateLimit ? { rateLimit } : {}), ...(quotaPolicy ? { quotaPolicy } : {}) };
@@ -90,33 +94,32 @@ export function apiClientSettings(
   };
 }
 
-export function patchRequest(options: ApiClientOptions, contractId: string, ops: readonly Op[], token: string): Request {
-  return new Request(contractUrl(options.baseUrl, '/contract/{id}', contractId), {
+export function patchRequest(options: ApiClientOptions, contractId: string, ops: readonly Op[], token: string): ApiRequest {
+  return {
     method: 'PATCH',
+    url: contractUrl(options.baseUrl, '/contract/{id}', contractId),
     headers: { ...headers(options, token), 'Content-Type': options.patchContentType ?? DEFAULTS.patchContentType },
     body: JSON.stringify(ops),
-    // A followed redirect would turn the PATCH into a GET whose 200 looks like success (Fetch, 303).
-    redirect: 'manual',
-  });
+  };
 }
 
-export function readRequest(options: ApiClientOptions, contractId: string, token: string): Request {
+export function readRequest(options: ApiClientOptions, contractId: string, token: string): ApiRequest {
   if (options.readPath === undefined) throw new TypeError('reads are not configured (api.read)');
-  return new Request(contractUrl(options.baseUrl, options.readPath, contractId), { method: 'GET', headers: headers(options, token), redirect: 'manual' });
+  return { method: 'GET', url: contractUrl(options.baseUrl, options.readPath, contractId), headers: headers(options, token) };
 }
 
 /** `METHOD /path` of a request, for messages: never its query, headers or body. */
-function describe(request: Request): string {
+function describe(request: ApiRequest): string {
   return `${request.method} ${new URL(request.url).pathname}`;
 }
 
 /** The token a request carries, so that an error body echoing it can be censored without a Redactor. */
-function bearerOf(request: Request): string | undefined {
-  return /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
+function bearerOf(request: ApiRequest): string | undefined {
+  return /^Bearer (.+)$/.exec(headerOf(request, 'authorization') ?? '')?.[1];
 }
 
 /** Censored whole before it is cut, so that no part of a secret at the cut survives. */
-function excerptOfText(request: Request, text: string, redactor: Redactor | undefined): string {
+function excerptOfText(request: ApiRequest, text: string, redactor: Redactor | undefined): string {
   const token = bearerOf(request);
   let censored = token === undefined ? text : text.replaceAll(token, REDACTED);
   if (redactor) censored = redactor.redact(censored);
@@ -125,7 +128,7 @@ function excerptOfText(request: Request, text: string, redactor: Redactor | unde
 }
 
 /** The body, or undefined when it broke off. */
-async function bodyOf(response: Response): Promise<string | undefined> {
+async function bodyOf(response: ApiAnswer): Promise<string | undefined> {
   try {
     return await response.text();
   } catch {
@@ -134,12 +137,12 @@ async function bodyOf(response: Response): Promise<string | undefined> {
 }
 
 /** A proxy's or gateway's page rather than the service's answer: the service publishes no HTML. */
-function isHtml(response: Response, text: string): boolean {
+function isHtml(response: ApiAnswer, text: string): boolean {
   const type = response.headers.get('content-type')?.toLowerCase() ?? '';
   return type.startsWith('text/html') || type.startsWith('application/xhtml') || /^\s*<(!doctype html|html[\s>])/i.test(text);
 }
 
-function statusLine(response: Response): string {
+function statusLine(response: ApiAnswer): string {
   return `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
 }
 
@@ -147,9 +150,9 @@ function statusLine(response: Response): string {
  * The service publishes no content type: a 415 names the setting that changes it, and what the
  * service says it accepts when it says so (Accept-Patch, RFC 5789; or Accept).
  */
-function unsupportedMediaHint(request: Request, response: Response): string {
+function unsupportedMediaHint(request: ApiRequest, response: ApiAnswer): string {
   const accepted = response.headers.get('accept-patch') ?? response.headers.get('accept');
-  const sent = request.headers.get('content-type') ?? '(none)';
+  const sent = headerOf(request, 'content-type') ?? '(none)';
   return `; the service refuses Content-Type ${sent}: set api.patch.contentType${accepted ? ` (it accepts ${accepted})` : ', e.g. to application/json-patch+json'}`;
 }
 
@@ -157,7 +160,7 @@ function unsupportedMediaHint(request: Request, response: Response): string {
  * An error status. An HTML page is not the service's answer (docs/architecture.md section 7): a
  * proxy may have answered after the request went on, so it is ambiguous like `ambiguous` statuses.
  */
-async function failure(request: Request, response: Response, options: ApiClientOptions, ambiguous = false): Promise<ApiError> {
+async function failure(request: ApiRequest, response: ApiAnswer, options: ApiClientOptions, ambiguous = false): Promise<ApiError> {
   const now = (options.now ?? systemClock.now)();
   const rateLimit = parseRateLimit(response.headers);
   const quotaPolicy = parseQuotaPolicy(response.headers);
@@ -189,12 +192,11 @@ async function failure(request: Request, response: Response, options: ApiClientO
  * after the service applied the patch, so it is an ambiguous error; a PATCH answered 500 or 504
  * may have been applied too.
  */
-export async function checkPatchResponse(request: Request, response: Response, options: ApiClientOptions): Promise<ApiOutcome> {
+export async function checkPatchResponse(request: ApiRequest, response: ApiAnswer, options: ApiClientOptions): Promise<ApiOutcome> {
   if (!response.ok) throw await failure(request, response, options, isAmbiguousPatchStatus(response.status));
   // A 204 has no body to wait for; any other answer is read, to tell an empty 200 from the rest.
   const text = response.status === 204 ? '' : await bodyOf(response);
-  if (response.status === 204) await response.body?.cancel();
-  else if (!(response.status === 200 && text?.trim() === '')) {
+  if (response.status !== 204 && !(response.status === 200 && text?.trim() === '')) {
     const excerpt = excerptOfText(request, text ?? '', options.redactor);
     const what = text === undefined ? ' whose body broke off' : isHtml(response, text) ? ' (an HTML page)' : '';
     // Resendable only as any ambiguous failure is: a Replace-only patch; Add/Remove are settled by a read.
@@ -216,7 +218,7 @@ export async function checkPatchResponse(request: Request, response: Response, o
  * (specs/contract-read.schema.json): fields and member keys the model does not list are dropped,
  * a known field of the wrong type is a permanent error naming it.
  */
-export async function checkReadResponse(request: Request, response: Response, options: ApiClientOptions): Promise<ReadOutcome> {
+export async function checkReadResponse(request: ApiRequest, response: ApiAnswer, options: ApiClientOptions): Promise<ReadOutcome> {
   if (!response.ok) throw await failure(request, response, options);
   let text: string;
   try {
@@ -278,20 +280,29 @@ function describeReadIssues(issues: readonly SchemaIssue[]): string {
 // undici's codes for a connection that was never made: the request cannot have been applied.
 const NOT_SENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
+/** `request` through a Fetch implementation; redirects are not followed (a followed 303 turns a PATCH into a GET). */
+function sendOverFetch(fetchImpl: typeof fetch, request: ApiRequest, signal: AbortSignal): Promise<ApiAnswer> {
+  const { method, url, headers, body } = request;
+  return fetchImpl(new Request(url, { method, headers, ...(body === undefined ? {} : { body }), redirect: 'manual' }), { signal });
+}
+
 /**
  * Sends `request` with the timeout. A failure without a response is retryable; it is ambiguous
  * unless the connection was never made, because a reset or timeout after sending tells nothing
  * about whether the service applied the request.
  */
-async function send(request: Request, options: ApiClientOptions): Promise<Response> {
+async function send(request: ApiRequest, options: ApiClientOptions): Promise<ApiAnswer> {
   const signal = AbortSignal.timeout(options.timeoutMs);
   try {
-    return await (options.fetch ?? fetch)(request, { signal });
+    return await (options.fetch === undefined ? sendOverHttp(request, signal) : sendOverFetch(options.fetch, request, signal));
   } catch (error) {
     const timedOut = signal.aborted;
+    const notConnected = error instanceof NotConnectedError;
     const code = timedOut ? 'timeout' : (networkErrorCode(error) ?? 'network error');
-    const ambiguous = timedOut || !NOT_SENT_CODES.has(code);
-    const what = timedOut ? `no answer within ${options.timeoutMs} ms` : describeNetworkError(error);
+    const ambiguous = !notConnected && (timedOut || !NOT_SENT_CODES.has(code));
+    const what = timedOut
+      ? `${notConnected ? 'no connection' : 'no answer'} within ${options.timeoutMs} ms`
+      : describeNetworkError(notConnected ? error.cause : error);
     return Promise.reject(new ApiError(`${describe(request)}: ${what}`, { kind: 'retryable', status: null, excerpt: '', ambiguous, cause: error }));
   }
 }

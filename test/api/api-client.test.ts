@@ -201,7 +201,7 @@ function realOptions(baseUrl: string, extra: Partial<ApiClientOptions> = {}): Ap
   return { baseUrl, readPath: '/contract/{id}', timeoutMs: 5000, userAgent: 'contract-sync/test', correlationId: 'run-1', ...extra };
 }
 
-describe('createApiClient: real fetch over loopback HTTP', () => {
+describe('createApiClient: over loopback HTTP (node:http)', () => {
   it('classifies a refused connection as retryable and not ambiguous', async () => {
     const client = createApiClient(realOptions(`http://127.0.0.1:${await closedPort()}`));
 
@@ -288,6 +288,47 @@ describe('createApiClient: real fetch over loopback HTTP', () => {
       'user-agent': 'contract-sync/test',
       'x-correlation-id': 'run-1',
     });
+  });
+
+  it('reads the status line as the server sent it, and keeps one connection for consecutive requests', async () => {
+    let connections = 0;
+    const baseUrl = await serve((_request, response) => {
+      response.statusMessage = 'Other Members';
+      response.writeHead(409, { 'Content-Type': 'application/json' }).end('{"error":"conflict"}');
+    });
+    server!.on('connection', () => (connections += 1));
+    const client = createApiClient(realOptions(baseUrl));
+
+    const first = await rejection(client.patch('C-1', OPS, TOKEN));
+    const second = await rejection(client.patch('C-2', OPS, TOKEN));
+
+    expect(first.message).toBe('PATCH /contract/C-1: 409 Other Members: {"error":"conflict"}');
+    expect(second).toMatchObject({ status: 409, conflict: true });
+    expect(connections).toBe(1);
+  });
+
+  it('a read whose body breaks off after its first bytes is retryable: the answer broke off', async () => {
+    const baseUrl = await serve((request, response) => {
+      response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '100' });
+      response.write('{"Name":"Clea', () => request.socket.destroy());
+    });
+    const client = createApiClient(realOptions(baseUrl));
+
+    const error = await rejection(client.read('C-1', TOKEN));
+
+    expect(error).toMatchObject({ kind: 'retryable', status: null, ambiguous: true, message: 'GET /contract/C-1: the answer broke off' });
+  });
+
+  it('a read whose body stops coming ends at timeoutMs', async () => {
+    const baseUrl = await serve((_request, response) => {
+      response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '100' });
+      response.write('{"Name":"Clea');
+    });
+    const client = createApiClient(realOptions(baseUrl, { timeoutMs: 50 }));
+
+    const error = await rejection(client.read('C-1', TOKEN));
+
+    expect(error).toMatchObject({ kind: 'retryable', message: 'GET /contract/C-1: the answer broke off' });
   });
 
   // fetch follows redirects by default, and a 303 turns the PATCH into a GET: its 200 is then

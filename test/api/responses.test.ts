@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkPatchResponse, checkReadResponse, patchRequest, readRequest, type ApiClientOptions } from '../../engine/api/client.ts';
+import type { ApiRequest } from '../../engine/api/http-transport.ts';
 import { Redactor } from '../../engine/log/logger.ts';
 import { rejection } from './helpers.ts';
 
@@ -20,11 +21,11 @@ function options(extra: Partial<ApiClientOptions> = {}): ApiClientOptions {
   };
 }
 
-function patch(): Request {
+function patch(): ApiRequest {
   return patchRequest(options(), 'C-1', [{ op: 'Replace', path: '/Contract/Name', value: 'x' }], TOKEN);
 }
 
-function read(): Request {
+function read(): ApiRequest {
   return readRequest(options(), 'C-1', TOKEN);
 }
 
@@ -373,7 +374,7 @@ describe('PATCH content type and conflicts (api.patch.contentType, api.conflictS
       TOKEN,
     );
 
-    expect(request.headers.get('content-type')).toBe('application/json-patch+json');
+    expect(request.headers['Content-Type']).toBe('application/json-patch+json');
   });
 
   it('names the setting in a 415, and what the service accepts', async () => {
