@@ -3,8 +3,8 @@
  * connections. A run sends one request per contract, so what a request costs the engine counts:
  * through this client, a PATCH answered 204 costs about 0.78 ms of CPU over fetch (its Request,
  * Headers and web streams around undici) and 0.32 ms over node:http on Node 20; 0.43 ms against
- * 0.22 ms on Node 24 (bench/http-client.ts). Redirects are not followed, as the client wants (a followed 303 would
- * turn a PATCH into a GET whose 200 looks like success).
+ * 0.22 ms on Node 24 (bench/http-client.ts). Redirects are not followed, as the client wants (a
+ * followed 303 would turn a PATCH into a GET whose 200 looks like success).
  */
 import http from 'node:http';
 import https from 'node:https';
