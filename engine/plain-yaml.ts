@@ -23,15 +23,14 @@ const { FLOW } = COLLECTION_STYLE;
 const readEvents = parseEvents;
 const scalarValueOf = getScalarValue;
 
-// The `yaml` package's core schema (node_modules/yaml/dist/schema/core), rule for rule.
+// The `yaml` package's core schema (node_modules/yaml/dist/schema/core), rule for rule; its `int`
+// (`^[-+]?[0-9]+$`) and `float` (`^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$`) are decimalForm below.
 const NULL = /^(?:~|[Nn]ull|NULL)?$/;
 const BOOL = /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/;
-const INT = /^[-+]?[0-9]+$/;
 const INT_OCT = /^0o[0-7]+$/;
 const INT_HEX = /^0x[0-9a-fA-F]+$/;
 const FLOAT_NAN = /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
 const FLOAT_EXP = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/;
-const FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/;
 
 /** A number that JSON does not carry exactly: the file is not plain. */
 const INEXACT = Symbol('inexact');
@@ -46,9 +45,10 @@ function isDigit(code: number): boolean {
 }
 
 /**
- * What INT (`int`) or FLOAT (`float`) match, found without a regular expression: a sign, then
- * digits, or digits and a point and digits, or a point and digits. Such a text matches none of the
- * other rules (no `0o`, `0x`, exponent or `.inf`), so the rule it matches is the one that reads it.
+ * Which of the core schema's `int` and `float` rules a text matches, found without a regular
+ * expression: a sign, then digits, or digits and a point and digits, or a point and digits. Such a
+ * text matches none of the other rules (no `0o`, `0x`, exponent or `.inf`), so the rule it matches
+ * is the one that reads it; a text it does not take matches neither rule.
  */
 function decimalForm(source: string): 'int' | 'float' | undefined {
   const { length } = source;
@@ -82,13 +82,12 @@ function plainValue(source: string): unknown {
   if (written === 'int') return exactly(source, parseInt(source, 10));
   if (written === 'float') return exactly(source, parseFloat(source));
   if (INT_OCT.test(source)) return exactly(source, parseInt(source.substring(2), 8));
-  if (INT.test(source)) return exactly(source, parseInt(source, 10));
   if (INT_HEX.test(source)) return exactly(source, parseInt(source.substring(2), 16));
   if (FLOAT_NAN.test(source)) {
     if (source.slice(-3).toLowerCase() === 'nan') return NaN;
     return source[0] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
   }
-  if (FLOAT_EXP.test(source) || FLOAT.test(source)) return exactly(source, parseFloat(source));
+  if (FLOAT_EXP.test(source)) return exactly(source, parseFloat(source));
   return source;
 }
 
@@ -294,7 +293,7 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
     if (event.anchorStart !== -1 || event.tagStart !== -1) return undefined;
     // Nesting as engine/yaml-source.ts counts it, with a margin: near the limit, it decides.
     if (stack.length >= limits.maxDepth - 1) return undefined;
-    const parent = stack.length === 0 ? undefined : stack[stack.length - 1];
+    const parent = stack[stack.length - 1];
     // The yaml package drops a byte order mark at the start of any line before the document; the
     // event parser keeps one that is not the text's first character, in the first key.
     if (
