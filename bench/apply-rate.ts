@@ -21,6 +21,7 @@ import { fingerprint } from '../engine/model/fingerprint.ts';
 import { fileStateStore } from '../engine/state/file-store.ts';
 import { startEmulator } from '../emulator/index.ts';
 import { createFleet, fleetConfig, fleetSeed, requestLog } from '../test/helpers/fleet.ts';
+import { median } from './median.ts';
 
 const { values } = parseArgs({
   options: {
@@ -105,12 +106,6 @@ async function runOnce(configuredRps: number, concurrency: number): Promise<RunF
     await emulator.close();
     await rm(stateDir, { recursive: true, force: true });
   }
-}
-
-function median(numbers: readonly number[]): number {
-  const sorted = [...numbers].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 const cases = {

@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { createApiClient } from '../engine/api/client.ts';
 import type { Op } from '../engine/model/types.ts';
+import { median } from './median.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -58,12 +59,6 @@ async function client(transport: string, baseUrl: string): Promise<void> {
   );
   const used = process.cpuUsage(cpu);
   process.stdout.write(`${JSON.stringify({ cpuMsPerRequest: (used.user + used.system) / 1000 / REQUESTS, wallS: (performance.now() - started) / 1000 })}\n`);
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 async function main(): Promise<void> {

@@ -9,6 +9,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { median } from './median.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin/contract-sync.js');
@@ -34,12 +35,6 @@ function timeOnce(args: readonly string[]): number {
   const elapsed = Number(process.hrtime.bigint() - start) / 1e6;
   if (result.status !== 0) throw new Error(`node ${args.join(' ')} exited with ${result.status}: ${result.stderr.toString()}`);
   return elapsed;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 if (!existsSync(path.join(ROOT, 'dist/engine/cli/main.js'))) {
