@@ -1,13 +1,13 @@
 /**
  * Build step (after tsc and precompile-schemas, `npm run build`): bundles the compiled CLI
  * (dist/engine/cli/main.js) with esbuild into dist/cli/, which bin/contract-sync.js runs. Resolving
- * and loading some 90 files of dist/ and the CommonJS files of yaml, simple-git and the others is a
- * quarter of a plan's start-up; one ESM file and a few chunks are not.
+ * and loading some 90 files of dist/ and the CommonJS files of yaml and the others is a quarter of
+ * a plan's start-up; one ESM file and a few chunks are not.
  *
  * Code splitting keeps what main.ts and the commands import with `import()` in chunks of their own,
  * loaded only by the commands that need them: --version loads main.js and a few small chunks,
- * validate neither simple-git, openid-client nor the HTTP client (test/package/pack-install.test.ts). The library (`import ... from 'contract-sync'`)
- * stays the unbundled tsc output in dist/engine/.
+ * validate neither openid-client nor the HTTP client (test/package/pack-install.test.ts). The
+ * library (`import ... from 'contract-sync'`) stays the unbundled tsc output in dist/engine/.
  */
 import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';

@@ -1,7 +1,7 @@
 /**
  * One long-lived `git cat-file --batch` (or `--batch-check`) process for a repository: a run asks
  * it every object question (refs, trees, sizes, blobs) over stdin instead of starting a git process
- * for each. simple-git cannot write to a command's stdin, so it is spawned directly.
+ * for each.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Socket } from 'node:net';

@@ -12,8 +12,8 @@ import { isObjectId, resolveCommit } from './resolve-ref.ts';
 export type AncestorCheck = 'ancestor' | 'not-ancestor' | 'missing';
 
 /**
- * `git merge-base --is-ancestor commit head`. Its answer is its exit code, which runGit cannot see
- * (simple-git resolves a non-zero exit without stderr as success), so the same question is asked
+ * `git merge-base --is-ancestor commit head`. Its answer is its exit code, which runGit does not
+ * return (a non-zero exit without stderr is an empty answer), so the same question is asked
  * as `git merge-base commit head`: a commit's merge base with a descendant is the commit itself,
  * and with anything else it is some other commit or none.
  */

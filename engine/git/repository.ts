@@ -1,6 +1,9 @@
-/** Adapter: one git repository, run through simple-git. Commands run in `dir`, so paths are relative to it. */
+/**
+ * Adapter: one git repository, its commands run with node:child_process (git's own command line, as
+ * CatFileProcess runs its batch processes). Commands run in `dir`, so paths are relative to it.
+ */
+import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
-import type { SimpleGit } from 'simple-git';
 import { CatFileProcess } from './cat-file-process.ts';
 import { GitError, redactUrls } from './errors.ts';
 
@@ -17,8 +20,7 @@ export interface GitRepository {
   readonly dir: string;
   /** `dir` relative to the top of the work tree, ending in `/` (`''` at the top): where its files are in a commit's trees. */
   readonly prefix: string;
-  readonly git: SimpleGit;
-  /** The git executable, for the commands simple-git cannot drive (batch reads over stdin). */
+  /** The git executable. */
   readonly binary: string;
   /** `git cat-file --batch-check`, started on first use: what objects and revisions are, without content. */
   readonly objectInfo: CatFileProcess;
@@ -48,25 +50,22 @@ export async function openGitRepository(dir: string, options: OpenGitOptions = {
   );
   if (!isDirectory) return undefined;
   const binary = options.binary ?? 'git';
-  // Loaded on use: a command that reads only the working tree (validate) never pays for it.
-  const { simpleGit } = await import('simple-git');
-  const git = simpleGit({ baseDir: dir, binary, trimmed: false });
   try {
-    // `true\n<prefix>\n`, where the prefix may hold a line feed too.
-    const answer = await git.raw(['rev-parse', '--is-inside-work-tree', '--show-prefix']);
-    if (!answer.startsWith('true\n') || !answer.endsWith('\n')) return undefined;
+    // `true\n<prefix>\n`, where the prefix may hold a line feed too. "not a git repository" (exit
+    // 128) is the only failure expected here.
+    const { stdout: answer, code } = await execGit(binary, dir, ['rev-parse', '--is-inside-work-tree', '--show-prefix']);
+    if (code !== 0 || !answer.startsWith('true\n') || !answer.endsWith('\n')) return undefined;
     const prefix = answer.slice('true\n'.length, -1);
     return {
       dir,
       prefix,
-      git,
       binary,
       objectInfo: new CatFileProcess(binary, dir, false),
       objectContents: new CatFileProcess(binary, dir, true),
       commitDiffs: new Map(),
     };
   } catch {
-    // "not a git repository": the only failure expected here.
+    // No git to run.
     return undefined;
   }
 }
@@ -80,21 +79,45 @@ export function closeGitRepository(repo: GitRepository): void {
   repo.objectContents.close();
 }
 
+interface GitOutput {
+  readonly stdout: string;
+  readonly stderr: string;
+  /** The exit code; null when a signal ended git. */
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+/** Runs `binary ...args` in `dir` to its end. Rejects only when it cannot be started (no such binary). */
+function execGit(binary: string, dir: string, args: readonly string[]): Promise<GitOutput> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    // 'error' (not started) or 'close' (ended, its output read to the end): whichever comes first settles.
+    child.on('error', reject);
+    child.on('close', (code, signal) =>
+      resolve({ stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8'), code, signal }),
+    );
+  });
+}
+
 /**
  * Runs `git ...args` and returns its stdout. A failure becomes a GitError quoting git's first line
- * of complaint. simple-git resolves (empty output) when git exits non-zero without writing to
- * stderr, as `rev-parse --verify --quiet` and `merge-base` do for "not found".
+ * of complaint (never git's whole stderr, which may quote a remote URL). Git exiting non-zero
+ * without a word on stderr is an answer, not a failure: `rev-parse --verify --quiet` and
+ * `merge-base` say "not found" so, with empty output.
  */
 export async function runGit(repo: GitRepository, args: readonly string[]): Promise<string> {
-  try {
-    return await repo.git.raw([...args]);
-  } catch (error) {
-    const detail = redactUrls(
-      String((error as Error).message ?? error)
-        .trim()
-        .split('\n')[0] ?? '',
-    );
-    // No `cause`: simple-git's error carries git's whole stderr, which may quote a remote URL.
-    throw new GitError('git-failed', `git ${args[0] ?? ''} failed in ${repo.dir}: ${detail}`);
+  const command = `git ${args[0] ?? ''}`;
+  const output = await execGit(repo.binary, repo.dir, args).catch((error: NodeJS.ErrnoException) => {
+    throw new GitError('git-failed', `cannot run ${repo.binary} for ${command} in ${repo.dir} (${error.code ?? error.message})`);
+  });
+  if (output.signal !== null) throw new GitError('git-failed', `${command} was ended by ${output.signal} in ${repo.dir}`);
+  const complaint = output.stderr.trim();
+  if (output.code !== 0 && complaint !== '') {
+    throw new GitError('git-failed', `${command} failed in ${repo.dir}: ${redactUrls(complaint.split('\n')[0] ?? '')}`);
   }
+  return output.stdout;
 }
