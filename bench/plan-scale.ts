@@ -13,7 +13,8 @@
  *   process, file by file. A baseline child reads every file into memory, then parses each with
  *   js-yaml's ES module build (`import`) or its CommonJS build (`require`): both are measured, and
  *   the one with the lower median CPU on that Node is the yardstick (on Node 20 the ES build is
- *   about 3x slower). Start-up and reading are in it as they are in the CLI's figures; the parse
+ *   about 3x slower). Where the CLI sets V8 flags for itself on that Node (bin/v8-flags.js), the
+ *   CommonJS build is measured under them too, and counts if it is faster. Start-up and reading are in it as they are in the CLI's figures; the parse
  *   alone (timed inside the child) is in the JSON line as parseCpuS. `JSON.parse` of the same data
  *   (one .json file per .yaml file) for comparison;
  * - `validate`;
@@ -49,6 +50,7 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, r
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CORE_SCHEMA, load } from 'js-yaml';
 import { stringify } from 'yaml';
@@ -132,8 +134,11 @@ for (const text of texts) contracts += Object.keys((yaml === undefined ? JSON.pa
 const used = process.cpuUsage(before);
 process.stdout.write(JSON.stringify({ files: texts.length, contracts, parseCpuS: (used.user + used.system) / 1e6 }));`;
 
-const YARDSTICKS = { esm: 'js-yaml load (ESM build)', cjs: 'js-yaml load (CJS build)' } as const;
-/** A figure's ratio to this is to whichever of YARDSTICKS is faster. */
+const YARDSTICKS = { esm: 'js-yaml load (ESM build)', cjs: 'js-yaml load (CJS build)', cjsTuned: "js-yaml load (CJS build, the CLI's V8 flags)" } as const;
+type YardstickBuild = keyof typeof YARDSTICKS;
+const YARDSTICK_BUILDS = Object.keys(YARDSTICKS) as YardstickBuild[];
+const YARDSTICK_WORDS: Record<YardstickBuild, string> = { esm: 'ES module build', cjs: 'CommonJS build', cjsTuned: "CommonJS build under the CLI's V8 flags" };
+/** A figure's ratio to this is to whichever of YARDSTICKS is fastest. */
 const YARDSTICK = 'yardstick';
 
 interface Sample {
@@ -352,7 +357,7 @@ function expectJsonPlan(head: string): string | undefined {
   return head.startsWith('{\n') ? 'pretty-printed' : undefined;
 }
 
-function figuresFor(prepared: Prepared, contracts: number, scratch: string): Figure[] {
+function figuresFor(prepared: Prepared, contracts: number, scratch: string, cliFlags: readonly string[]): Figure[] {
   const { repo, jsonDir, emptyConfig, changed, prFiles } = prepared;
   const baseline = ['--input-type=module', '--eval', BASELINE];
   function expectParsed(head: string): string | undefined {
@@ -367,6 +372,9 @@ function figuresFor(prepared: Prepared, contracts: number, scratch: string): Fig
     { name: 'JSON.parse (same data)', args: [...baseline, jsonDir, 'json'], cwd: ROOT, check: expectParsed },
     { name: YARDSTICKS.esm, args: [...baseline, path.join(repo, 'contracts'), 'esm'], cwd: ROOT, check: expectParsed },
     { name: YARDSTICKS.cjs, args: [...baseline, path.join(repo, 'contracts'), 'cjs'], cwd: ROOT, check: expectParsed },
+    ...(cliFlags.length === 0
+      ? []
+      : [{ name: YARDSTICKS.cjsTuned, args: [...cliFlags, ...baseline, path.join(repo, 'contracts'), 'cjs'], cwd: ROOT, check: expectParsed }]),
     {
       name: 'validate',
       args: [BIN, 'validate', '--repo', repo],
@@ -462,13 +470,24 @@ function nodeVersion(node: string): string {
   return result.stdout.trim();
 }
 
+/** The V8 flags the CLI under test sets for itself under `node` (none for a build from before bin/v8-flags.js). */
+function cliV8FlagsUnder(node: string): string[] {
+  const module = path.join(path.dirname(BIN), 'v8-flags.js');
+  if (!existsSync(module)) return [];
+  const script = `import { cliV8Flags } from ${JSON.stringify(pathToFileURL(module).href)}; process.stdout.write(JSON.stringify(cliV8Flags(process.versions.v8)));`;
+  const result = spawnSync(node, ['--input-type=module', '--eval', script], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`cannot read the CLI's V8 flags under ${node}: ${result.stderr}`);
+  return JSON.parse(result.stdout) as string[];
+}
+
 function benchCase(node: string, version: string, style: RepoStyle, contracts: number, prepared: Prepared, scratch: string, setupS: number): void {
-  const every = figuresFor(prepared, contracts, scratch);
-  // A figure named by --only comes with the figure it is a ratio to (the yardstick: both builds).
+  const cliFlags = cliV8FlagsUnder(node);
+  const every = figuresFor(prepared, contracts, scratch, cliFlags);
+  // A figure named by --only comes with the figure it is a ratio to (the yardstick: every build).
   const wanted = new Set(
     every
       .filter(({ name }) => !ONLY || ONLY.some((prefix) => name.startsWith(prefix)))
-      .flatMap(({ name, ratioTo }) => (ratioTo ? (ratioTo.figure === YARDSTICK ? [name, YARDSTICKS.esm, YARDSTICKS.cjs] : [name, ratioTo.figure]) : [name])),
+      .flatMap(({ name, ratioTo }) => (ratioTo ? (ratioTo.figure === YARDSTICK ? [name, ...Object.values(YARDSTICKS)] : [name, ratioTo.figure]) : [name])),
   );
   const figures = every.filter(({ name }) => wanted.has(name));
   const samples = new Map<string, Sample[]>(figures.map(({ name }) => [name, []]));
@@ -518,8 +537,8 @@ function benchCase(node: string, version: string, style: RepoStyle, contracts: n
       ...(parseCpu.has(figure.name) ? { parseCpuS: median(parseCpu.get(figure.name)!) } : {}),
     });
   }
-  // The yardstick: the faster build on this Node (a failed one does not count).
-  const builds = (['esm', 'cjs'] as const).filter((build) => results.has(YARDSTICKS[build]) && results.get(YARDSTICKS[build])!.failures === 0);
+  // The yardstick: the fastest build on this Node (a failed one does not count).
+  const builds = YARDSTICK_BUILDS.filter((build) => results.has(YARDSTICKS[build]) && results.get(YARDSTICKS[build])!.failures === 0);
   const fastest = builds.sort((a, b) => results.get(YARDSTICKS[a])!.cpuS - results.get(YARDSTICKS[b])!.cpuS)[0];
   const yardstick = fastest === undefined ? undefined : results.get(YARDSTICKS[fastest])!;
 
@@ -594,8 +613,8 @@ function benchCase(node: string, version: string, style: RepoStyle, contracts: n
         .join(' ')}`,
   );
   console.log(
-    `yardstick: ${yardstick ? `js-yaml's ${fastest === 'cjs' ? 'CommonJS' : 'ES module'} build, ${yardstick.cpuS.toFixed(2)} s CPU` : 'none (both failed)'}; ` +
-      `the CLI bundles js-yaml's ${CLI_BUILD} build; cpu x / wall x: ratio to the yardstick (validate, plan) or to the PR floor (PR plan); targets are on cpu x`,
+    `yardstick: ${yardstick ? `js-yaml's ${YARDSTICK_WORDS[fastest!]}, ${yardstick.cpuS.toFixed(2)} s CPU` : 'none (every build failed)'}; ` +
+      `the CLI bundles js-yaml's ${CLI_BUILD} build${cliFlags.length > 0 ? ` and sets ${cliFlags.join(' ')}` : ''}; cpu x / wall x: ratio to the yardstick (validate, plan) or to the PR floor (PR plan); targets are on cpu x`,
   );
   printTable(['figure', 'cpu s', 'wall s', 'rss MiB', 'cpu x', 'wall x', 'target', 'met', 'notes'], rows, 6);
   console.log('');

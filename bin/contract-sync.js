@@ -1,6 +1,14 @@
 #!/usr/bin/env node
 // Runs the bundled CLI (dist/cli/, built by `npm run build`, which `npm install` and `npm pack` run).
 import module from 'node:module';
+import v8 from 'node:v8';
+import { cliV8Flags } from './v8-flags.js';
+
+// Before the CLI's code is loaded, so that all of it runs under them (bin/v8-flags.js says why).
+for (const flag of cliV8Flags(process.versions.v8)) {
+  const name = flag.split('=')[0];
+  if (!process.execArgv.some((arg) => arg.split('=')[0] === name)) v8.setFlagsFromString(flag);
+}
 
 // Node >= 22.1 keeps V8's compiled code of the CLI's modules between runs, as npm 11 does: in the
 // system's temporary directory, or NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it off.

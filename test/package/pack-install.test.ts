@@ -70,6 +70,7 @@ describe('the packed package', () => {
         'README.md',
         'package.json',
         'bin/contract-sync.js',
+        'bin/v8-flags.js',
         'contracts.example.yaml',
         'dist/engine/index.js',
         'dist/engine/index.d.ts',
