@@ -1,7 +1,8 @@
 /**
- * One long-lived `git cat-file --batch` (or `--batch-check`) process for a repository: a run asks
- * it every object question (refs, trees, sizes, blobs) over stdin instead of starting a git process
- * for each.
+ * One long-lived `git cat-file` process for a repository: a run asks it every object question
+ * (refs, trees, sizes, blobs) over stdin instead of starting a git process for each. With
+ * `--batch-command` (git 2.36 and later) one process answers both kinds of question, with content
+ * or without; `--batch` and `--batch-check` answer one kind each.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Socket } from 'node:net';
@@ -13,8 +14,25 @@ export type ObjectAnswer =
   /** git's word for it: `missing` (no such object or name) or `ambiguous` (a short id). */
   | { readonly found: false; readonly status: string };
 
+/** `contents`: `--batch`; `info`: `--batch-check`; `commands`: `--batch-command`, either kind per question. */
+export type CatFileMode = 'contents' | 'info' | 'commands';
+
+const MODE_OPTIONS: Readonly<Record<CatFileMode, string>> = { contents: '--batch', info: '--batch-check', commands: '--batch-command' };
+
+/** git's exit code for a usage error: what a git older than 2.36 answers `--batch-command` with. */
+const USAGE_ERROR = 129;
+
+/** The git in use has no `cat-file --batch-command`: ask with `--batch` and `--batch-check` instead. */
+export class BatchCommandUnsupportedError extends GitError {
+  constructor(binary: string) {
+    super('git-failed', `${binary} has no cat-file --batch-command (git 2.36 and later have it)`);
+    this.name = 'BatchCommandUnsupportedError';
+  }
+}
+
 interface Question {
   readonly names: readonly string[];
+  readonly withContent: boolean;
   readonly answers: ObjectAnswer[];
   readonly resolve: (answers: ObjectAnswer[]) => void;
   readonly reject: (error: GitError) => void;
@@ -60,8 +78,10 @@ class Running {
   readonly questions: Question[] = [];
   readonly received = new Received();
   readonly stderr: Buffer[] = [];
-  /** The header of the answer whose content is still arriving (`--batch`). */
+  /** The header of the answer whose content is still arriving. */
   header: { readonly oid: string; readonly type: string; readonly size: number } | undefined;
+  /** Whether any answer came: a process that answered knows its option. */
+  answered = false;
 
   constructor(child: ChildProcessWithoutNullStreams) {
     this.child = child;
@@ -71,32 +91,37 @@ class Running {
 export class CatFileProcess {
   readonly #binary: string;
   readonly #dir: string;
-  readonly #withContent: boolean;
+  readonly #mode: CatFileMode;
   #running: Running | undefined;
 
-  /** `withContent`: `--batch`, answers carry the object's content; else `--batch-check`. */
-  constructor(binary: string, dir: string, withContent: boolean) {
+  constructor(binary: string, dir: string, mode: CatFileMode) {
     this.#binary = binary;
     this.#dir = dir;
-    this.#withContent = withContent;
+    this.#mode = mode;
   }
 
   /**
-   * The answers for `names` (object ids or revisions), in order. Rejects with a GitError when the
-   * process fails (git dies on some names, e.g. `@{upstream}` without one); every question still
-   * open fails with it, and the next one starts a new process.
+   * The answers for `names` (object ids or revisions), in order, with their content or without
+   * (`withContent` must be the mode's own unless the mode is `commands`). Rejects with a GitError
+   * when the process fails (git dies on some names, e.g. `@{upstream}` without one); every
+   * question still open fails with it, and the next one starts a new process. A `commands`
+   * process that git refuses fails with BatchCommandUnsupportedError.
    */
-  ask(names: readonly string[]): Promise<ObjectAnswer[]> {
+  ask(names: readonly string[], withContent = this.#mode === 'contents'): Promise<ObjectAnswer[]> {
     for (const name of names) {
       // One name a line: git would read a line break as the end of the name.
       if (/[\n\r\0]/.test(name) || name === '') throw new TypeError(`CatFileProcess: cannot ask for ${JSON.stringify(name)}`);
     }
+    if (this.#mode !== 'commands' && withContent !== (this.#mode === 'contents')) {
+      throw new TypeError(`CatFileProcess: a ${MODE_OPTIONS[this.#mode]} process answers ${withContent ? 'without' : 'with'} content`);
+    }
     if (names.length === 0) return Promise.resolve([]);
     const running = this.#running ?? this.#start();
+    const command = this.#mode !== 'commands' ? '' : withContent ? 'contents ' : 'info ';
     return new Promise((resolve, reject) => {
-      running.questions.push({ names, answers: [], resolve, reject });
+      running.questions.push({ names, withContent, answers: [], resolve, reject });
       keepAlive(running, true);
-      running.child.stdin.write(names.map((name) => `${name}\n`).join(''));
+      running.child.stdin.write(names.map((name) => `${command}${name}\n`).join(''));
     });
   }
 
@@ -108,7 +133,7 @@ export class CatFileProcess {
   }
 
   #start(): Running {
-    const child = spawn(this.#binary, ['cat-file', this.#withContent ? '--batch' : '--batch-check'], { cwd: this.#dir, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(this.#binary, ['cat-file', MODE_OPTIONS[this.#mode]], { cwd: this.#dir, stdio: ['pipe', 'pipe', 'pipe'] });
     const running = new Running(child);
     this.#running = running;
     child.stdout.on('data', (chunk: Buffer) => {
@@ -120,6 +145,10 @@ export class CatFileProcess {
       this.#fail(running, new GitError('git-failed', `cannot run ${this.#binary} (${(error as NodeJS.ErrnoException).code ?? error.message})`)),
     );
     child.on('close', (code) => {
+      if (this.#mode === 'commands' && code === USAGE_ERROR && !running.answered) {
+        this.#fail(running, new BatchCommandUnsupportedError(this.#binary));
+        return;
+      }
       const detail = redactUrls(Buffer.concat(running.stderr).toString('utf8').trim().split('\n')[0] ?? '');
       this.#fail(running, new GitError('git-failed', `git cat-file failed in ${this.#dir} (exit ${String(code)}): ${detail}`));
     });
@@ -148,7 +177,7 @@ export class CatFileProcess {
           continue;
         }
         const header = { oid: found[1]!, type: found[2]!, size: Number(found[3]) };
-        if (!this.#withContent) {
+        if (!question.withContent) {
           this.#answer(running, question, { found: true, ...header });
           continue;
         }
@@ -164,6 +193,7 @@ export class CatFileProcess {
   }
 
   #answer(running: Running, question: Question, answer: ObjectAnswer): void {
+    running.answered = true;
     question.answers.push(answer);
     if (question.answers.length < question.names.length) return;
     running.questions.shift();

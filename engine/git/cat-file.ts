@@ -13,7 +13,7 @@ function noBlob(oid: string, answer: string): GitError {
 
 /** The answers of a `cat-file --batch` process of its own, which ends with them. */
 async function askAlone(repo: GitRepository, oids: readonly string[]): Promise<ObjectAnswer[]> {
-  const alone = new CatFileProcess(repo.binary, repo.dir, true);
+  const alone = new CatFileProcess(repo.binary, repo.dir, 'contents');
   try {
     return await alone.ask(oids);
   } finally {
@@ -29,7 +29,7 @@ export async function readBlobs(repo: GitRepository, oids: readonly string[]): P
   }
   let answers;
   try {
-    answers = await repo.objectContents.ask(oids);
+    answers = await repo.objects.ask(oids, true);
   } catch (error) {
     if (!(error instanceof GitError)) throw error;
     // The shared process may have died of another question: these blobs are asked again in a

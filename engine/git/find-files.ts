@@ -73,7 +73,7 @@ async function walk(repo: GitRepository, commit: string, paths: readonly string[
   const trees = new Map<string, Tree>();
 
   async function readTrees(names: readonly string[]): Promise<string[] | undefined> {
-    const answers = await repo.objectContents.ask(names);
+    const answers = await repo.objects.ask(names, true);
     const oids: string[] = [];
     for (const answer of answers) {
       if (!answer.found || answer.type !== 'tree' || answer.content === undefined) return undefined;
@@ -111,7 +111,10 @@ async function walk(repo: GitRepository, commit: string, paths: readonly string[
   }
 
   // Sizes without contents: a file over the size limit is never read.
-  const sizes = await repo.objectInfo.ask(found.map((file) => file.oid));
+  const sizes = await repo.objects.ask(
+    found.map((file) => file.oid),
+    false,
+  );
   const entries: TreeEntry[] = [];
   for (const [index, file] of found.entries()) {
     const answer = sizes[index]!;

@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
-import { CatFileProcess } from './cat-file-process.ts';
+import { GitObjects } from './objects.ts';
 import { GitError, redactUrls } from './errors.ts';
 
 export type ChangeStatus = 'added' | 'modified' | 'deleted';
@@ -22,10 +22,8 @@ export interface GitRepository {
   readonly prefix: string;
   /** The git executable. */
   readonly binary: string;
-  /** `git cat-file --batch-check`, started on first use: what objects and revisions are, without content. */
-  readonly objectInfo: CatFileProcess;
-  /** `git cat-file --batch`, started on first use: objects with their content. */
-  readonly objectContents: CatFileProcess;
+  /** Object questions (revisions, trees, sizes, blobs) to long-lived `git cat-file` processes, started on first use. */
+  readonly objects: GitObjects;
   /**
    * changedFiles between two commits, by `from to`: one run asks the same question more than once
    * (an incremental plan's last applied commit is often its pull request's merge base). Commits do
@@ -60,8 +58,7 @@ export async function openGitRepository(dir: string, options: OpenGitOptions = {
       dir,
       prefix,
       binary,
-      objectInfo: new CatFileProcess(binary, dir, false),
-      objectContents: new CatFileProcess(binary, dir, true),
+      objects: new GitObjects(binary, dir),
       commitDiffs: new Map(),
     };
   } catch {
@@ -75,8 +72,7 @@ export async function openGitRepository(dir: string, options: OpenGitOptions = {
  * but tidy; the repository stays usable: a later question starts them again.
  */
 export function closeGitRepository(repo: GitRepository): void {
-  repo.objectInfo.close();
-  repo.objectContents.close();
+  repo.objects.close();
 }
 
 interface GitOutput {

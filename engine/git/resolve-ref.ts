@@ -18,12 +18,12 @@ export function isObjectId(text: string): boolean {
 
 /**
  * The commit `ref` names, or undefined when this clone has no such commit. Asked first of the
- * repository's `cat-file --batch-check` process, which reads a revision as `rev-parse --verify`
+ * repository's `cat-file` process (engine/git/objects.ts), which reads a revision as `rev-parse --verify`
  * does: a run's refs cost no process of their own.
  */
 export async function resolveCommit(repo: GitRepository, ref: string): Promise<string | undefined> {
   checkRefSyntax(ref, 'ref');
-  const answer = await repo.objectInfo.ask([`${ref}^{commit}`]).then(
+  const answer = await repo.objects.ask([`${ref}^{commit}`], false).then(
     ([found]) => found,
     (error: unknown) => {
       if (error instanceof GitError) return undefined;

@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CatFileProcess } from '../../engine/git/cat-file-process.ts';
+import { BatchCommandUnsupportedError, CatFileProcess } from '../../engine/git/cat-file-process.ts';
 import { closeGitRepository, GitError, isObjectId, openGitRepository, readBlobs, resolveCommit, runGit, type GitRepository } from '../../engine/git/index.ts';
 import { writeTree } from '../helpers/files.ts';
 import { createRepo, loggingGit, type LoggingGit, type TestRepo } from './helpers.ts';
@@ -34,7 +35,7 @@ async function logged(repo: TestRepo): Promise<{ repository: GitRepository; git:
 }
 
 function catFile(repo: TestRepo, withContent: boolean): CatFileProcess {
-  const process = new CatFileProcess('git', repo.dir, withContent);
+  const process = new CatFileProcess('git', repo.dir, withContent ? 'contents' : 'info');
   processes.push(process);
   return process;
 }
@@ -106,13 +107,92 @@ describe('CatFileProcess', () => {
     await import('node:fs/promises').then((fs) =>
       fs.writeFile(
         script,
-        `import { CatFileProcess } from ${JSON.stringify(module)};\nconst answers = await new CatFileProcess('git', ${JSON.stringify(repo.dir)}, true).ask(['HEAD:a.txt']);\nprocess.stdout.write(String(answers[0].found));\n`,
+        `import { CatFileProcess } from ${JSON.stringify(module)};\nconst answers = await new CatFileProcess('git', ${JSON.stringify(repo.dir)}, 'contents').ask(['HEAD:a.txt']);\nprocess.stdout.write(String(answers[0].found));\n`,
       ),
     );
 
     const { stdout } = await exec(path.resolve('node_modules/.bin/tsx'), [script], { timeout: 15_000 });
 
     expect(stdout).toBe('true');
+  });
+});
+
+/** A git older than 2.36, which refuses `cat-file --batch-command` as git 2.35 did (usage, exit 129), and logs its calls. */
+async function oldGit(): Promise<{ binary: string; calls: () => Promise<string[]> }> {
+  const { dir, cleanup } = await writeTree({});
+  cleanups.push(cleanup);
+  const binary = path.join(dir, 'git-2.35');
+  const log = path.join(dir, 'calls.log');
+  await writeFile(
+    binary,
+    `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\n` +
+      `if [ "$1 $2" = "cat-file --batch-command" ]; then echo "error: unknown option \\\`batch-command'" >&2; echo "usage: git cat-file <type> <object>" >&2; exit 129; fi\n` +
+      `exec git "$@"\n`,
+  );
+  await chmod(binary, 0o755);
+  await writeFile(log, '');
+  return { binary, calls: async () => (await readFile(log, 'utf8')).split('\n').filter((line) => line !== '') };
+}
+
+describe('CatFileProcess --batch-command', () => {
+  it('answers questions with content and without in one process, in the order asked', async () => {
+    const repo = await repoWith({ 'a.txt': 'a\n' });
+    const [a, commit] = [await oidOf(repo, 'HEAD:a.txt'), await oidOf(repo, 'HEAD')];
+    const process = new CatFileProcess('git', repo.dir, 'commands');
+    processes.push(process);
+
+    const [contents, info, again] = await Promise.all([
+      process.ask([a, 'HEAD:nothing.txt'], true),
+      process.ask(['HEAD^{commit}', a], false),
+      process.ask([a], true),
+    ]);
+
+    expect(contents.map((answer) => (answer.found ? [answer.type, answer.content?.toString()] : answer.status))).toEqual([['blob', 'a\n'], 'missing']);
+    expect(info).toEqual([
+      { found: true, oid: commit, type: 'commit', size: expect.any(Number) },
+      { found: true, oid: a, type: 'blob', size: 2 },
+    ]);
+    expect(again[0]).toMatchObject({ found: true, oid: a });
+  });
+
+  it('fails with BatchCommandUnsupportedError on a git that refuses the option', async () => {
+    const repo = await repoWith({ 'a.txt': 'a\n' });
+    const git = await oldGit();
+    const process = new CatFileProcess(git.binary, repo.dir, 'commands');
+    processes.push(process);
+
+    const failure = await process.ask(['HEAD'], false).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(BatchCommandUnsupportedError);
+    expect(failure).toMatchObject({ code: 'git-failed', message: `${git.binary} has no cat-file --batch-command (git 2.36 and later have it)` });
+  });
+
+  it('refuses a question of the other kind in a one-kind process', async () => {
+    const repo = await repoWith({ 'a.txt': 'a\n' });
+
+    expect(() => catFile(repo, false).ask(['HEAD'], true)).toThrow('CatFileProcess: a --batch-check process answers without content');
+  });
+});
+
+describe('GitObjects', () => {
+  it('asks a git older than 2.36 with --batch-check and --batch instead, from then on', async () => {
+    const repo = await repoWith({ 'a.txt': 'a\n' });
+    const a = await oidOf(repo, 'HEAD:a.txt');
+    const git = await oldGit();
+    const repository = (await openGitRepository(repo.dir, { binary: git.binary }))!;
+    cleanups.push(async () => closeGitRepository(repository));
+
+    const first = await Promise.all([resolveCommit(repository, 'HEAD'), readBlobs(repository, [a])]);
+    const second = await Promise.all([resolveCommit(repository, 'main'), readBlobs(repository, [a])]);
+
+    expect(first[0]).toBe(await oidOf(repo, 'HEAD'));
+    expect([first[1], second[1]].flat().map((blob) => blob.toString())).toEqual(['a\n', 'a\n']);
+    expect(second[0]).toBe(first[0]);
+    expect((await git.calls()).filter((call) => call.startsWith('cat-file')).sort()).toEqual([
+      'cat-file --batch',
+      'cat-file --batch-check',
+      'cat-file --batch-command',
+    ]);
   });
 });
 
@@ -127,7 +207,7 @@ describe('readBlobs', () => {
     const read = [...(await readBlobs(repository, first)), ...(await readBlobs(repository, second))];
 
     expect(read.map((blob) => blob.toString())).toEqual(['a', 'a2', 'b']);
-    expect(await git.calls()).toEqual(['cat-file --batch']);
+    expect(await git.calls()).toEqual(['cat-file --batch-command']);
   });
 
   it('says which blob the repository lacks, and reads on after it', async () => {
@@ -151,11 +231,11 @@ describe('readBlobs', () => {
     const a = await oidOf(repo, 'HEAD:a.txt');
     const { repository, git } = await logged(repo);
 
-    const [dead, read] = await Promise.all([repository.objectContents.ask(['main@{upstream}']).catch((error: unknown) => error), readBlobs(repository, [a])]);
+    const [dead, read] = await Promise.all([repository.objects.ask(['main@{upstream}'], true).catch((error: unknown) => error), readBlobs(repository, [a])]);
 
     expect(dead).toBeInstanceOf(GitError);
     expect(read.map((blob) => blob.toString())).toEqual(['a']);
-    expect(await git.calls()).toEqual(['cat-file --batch', 'cat-file --batch']);
+    expect(await git.calls()).toEqual(['cat-file --batch-command', 'cat-file --batch']);
   });
 });
 
@@ -170,7 +250,7 @@ describe('closeGitRepository', () => {
     const after = await readBlobs(repository, [a]);
 
     expect([...before, ...after].map((blob) => blob.toString())).toEqual(['a', 'a']);
-    expect(await git.calls()).toEqual(['cat-file --batch', 'cat-file --batch']);
+    expect(await git.calls()).toEqual(['cat-file --batch-command', 'cat-file --batch-command']);
   });
 });
 
@@ -256,7 +336,7 @@ describe('resolveCommit', () => {
 
     expect(commits).toEqual([head, head, undefined, head]);
     // A ref cat-file does not find is asked of rev-parse, for its answer or its error.
-    expect(await git.calls()).toEqual(['cat-file --batch-check', 'rev-parse --verify --quiet --end-of-options nothing^{commit}']);
+    expect(await git.calls()).toEqual(['cat-file --batch-command', 'rev-parse --verify --quiet --end-of-options nothing^{commit}']);
   });
 
   it('fails as rev-parse did where git gives up on a ref', async () => {
@@ -267,6 +347,6 @@ describe('resolveCommit', () => {
 
     expect(failure).toBeInstanceOf(GitError);
     expect((failure as GitError).message).toBe(`git rev-parse failed in ${repo.dir}: fatal: no upstream configured for branch 'main'`);
-    expect(await git.calls()).toEqual(['cat-file --batch-check', 'rev-parse --verify --quiet --end-of-options main@{upstream}^{commit}']);
+    expect(await git.calls()).toEqual(['cat-file --batch-command', 'rev-parse --verify --quiet --end-of-options main@{upstream}^{commit}']);
   });
 });
