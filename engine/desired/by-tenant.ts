@@ -19,23 +19,80 @@ import { validateDesiredState } from './validate.ts';
 // One top-level `tenant:` line with a value YAML reads as that very string. Anything fancier (a
 // tag, an anchor, an escape, a value YAML reads as a boolean or null) is left to the parser.
 const TENANT_LINE = /^tenant:[ \t]+(?:"([A-Za-z0-9_.-]+)"|'([A-Za-z0-9_.-]+)'|([A-Za-z][A-Za-z0-9_.-]*))[ \t]*(?:#.*)?\r?$/;
-// Any line that could be a top-level key mentioning tenant: more than one and the sniff gives up.
-const TENANT_MENTION = /^[?"' \t]*tenant\b/gm;
 const NOT_STRINGS = new Set(['true', 'false', 'null', 'yes', 'no', 'on', 'off', 'y', 'n']);
 
-function textOf(content: DesiredFile['content']): string {
-  // latin1: each byte one character, so an ASCII line reads as itself and no byte is rejected.
-  return typeof content === 'string' ? content : Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString('latin1');
+const TENANT = 'tenant';
+const LINE_FEED = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
+
+/** What may come before `tenant` on a line that could be a top-level key mentioning it: `?`, a quote, white space. */
+function isKeyLead(code: number): boolean {
+  return code === 0x3f || code === 0x22 || code === 0x27 || code === 0x20 || code === 0x09;
+}
+
+/** A character of a word, as the ASCII `\b` of a regular expression counts it. */
+function isWordCharacter(code: number): boolean {
+  return (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || code === 0x5f;
+}
+
+/** A file's bytes, or its text as one character a byte; read without copying either. */
+interface Scanned {
+  readonly length: number;
+  indexOf(word: string, from: number): number;
+  codeAt(index: number): number;
+  /** The line from `start` up to the next line feed, as text (latin1: each byte one character). */
+  lineFrom(start: number): string;
+}
+
+function scannedOf(content: DesiredFile['content']): Scanned {
+  if (typeof content === 'string') {
+    return {
+      length: content.length,
+      indexOf: (word, from) => content.indexOf(word, from),
+      codeAt: (index) => content.charCodeAt(index),
+      lineFrom: (start) => {
+        const end = content.indexOf('\n', start);
+        return content.slice(start, end === -1 ? undefined : end);
+      },
+    };
+  }
+  const bytes = Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+  return {
+    length: bytes.length,
+    indexOf: (word, from) => bytes.indexOf(word, from, 'latin1'),
+    codeAt: (index) => bytes[index]!,
+    lineFrom: (start) => {
+      const end = bytes.indexOf(LINE_FEED, start);
+      return bytes.toString('latin1', start, end === -1 ? undefined : end);
+    },
+  };
+}
+
+/**
+ * Where the lines start that could be a top-level key mentioning tenant (what `/^[?"' \t]*tenant\b/gm`
+ * matches), the first two at most: one `indexOf` per occurrence of the word instead of a regular
+ * expression tried at every line of the file.
+ */
+function tenantMentions(scanned: Scanned): number[] {
+  const starts: number[] = [];
+  for (let at = scanned.indexOf(TENANT, 0); at !== -1 && starts.length < 2; at = scanned.indexOf(TENANT, at + 1)) {
+    const after = at + TENANT.length;
+    if (after < scanned.length && isWordCharacter(scanned.codeAt(after))) continue;
+    let start = at;
+    while (start > 0 && isKeyLead(scanned.codeAt(start - 1))) start -= 1;
+    const before = start === 0 ? LINE_FEED : scanned.codeAt(start - 1);
+    if (before === LINE_FEED || before === CARRIAGE_RETURN) starts.push(start);
+  }
+  return starts;
 }
 
 /** The tenant a file declares, when one plain `tenant:` line says it unambiguously; else undefined. */
 export function sniffTenant(file: DesiredFile): string | undefined {
-  const text = textOf(file.content);
-  const mentions = text.match(TENANT_MENTION);
-  if (mentions?.length !== 1) return undefined;
-  const start = text.search(TENANT_MENTION);
-  const end = text.indexOf('\n', start);
-  const match = TENANT_LINE.exec(text.slice(start, end === -1 ? undefined : end));
+  const scanned = scannedOf(file.content);
+  // More than one line that could be a top-level key mentioning tenant: the sniff gives up.
+  const mentions = tenantMentions(scanned);
+  if (mentions.length !== 1) return undefined;
+  const match = TENANT_LINE.exec(scanned.lineFrom(mentions[0]!));
   if (!match) return undefined;
   const tenant = match[1] ?? match[2] ?? match[3]!;
   return match[3] !== undefined && NOT_STRINGS.has(tenant.toLowerCase()) ? undefined : tenant;

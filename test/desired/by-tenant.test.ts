@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../../engine/config/index.ts';
 import { groupByTenant, sniffTenant, validateByTenant } from '../../engine/desired/by-tenant.ts';
@@ -60,6 +61,77 @@ describe('sniffTenant', () => {
     ['no tenant line', 'contracts: {}\n', undefined],
   ])('%s', (_, content, expected) => {
     expect(sniffTenant(file('a.yaml', content))).toBe(expected);
+  });
+});
+
+/** sniffTenant as it was written with regular expressions, before its scan: what the scan must answer alike. */
+function sniffByRegExp(content: string): string | undefined {
+  const mentionPattern = /^[?"' \t]*tenant\b/gm;
+  const line = /^tenant:[ \t]+(?:"([A-Za-z0-9_.-]+)"|'([A-Za-z0-9_.-]+)'|([A-Za-z][A-Za-z0-9_.-]*))[ \t]*(?:#.*)?\r?$/;
+  const mentions = content.match(mentionPattern);
+  if (mentions?.length !== 1) return undefined;
+  const start = content.search(mentionPattern);
+  const end = content.indexOf('\n', start);
+  const match = line.exec(content.slice(start, end === -1 ? undefined : end));
+  if (!match) return undefined;
+  const tenant = match[1] ?? match[2] ?? match[3]!;
+  return match[3] !== undefined && ['true', 'false', 'null', 'yes', 'no', 'on', 'off', 'y', 'n'].includes(tenant.toLowerCase()) ? undefined : tenant;
+}
+
+describe('sniffTenant, scanned', () => {
+  // Texts made of the pieces that decide: the word, what may lead it, word characters after it, line breaks.
+  const piece = fc.constantFrom(
+    'tenant',
+    'tenants',
+    'Tenant',
+    'xtenant',
+    'tenant_',
+    'tenant-',
+    ': ',
+    ':',
+    'acme',
+    '"acme"',
+    "'a.b'",
+    'yes',
+    '#c',
+    '"',
+    "'",
+    '?',
+    ' ',
+    '\t',
+    '\n',
+    '\r',
+    '\r\n',
+    'a',
+    '0',
+    '_',
+    '{',
+    'é',
+  );
+  // Lines: whole ones a file has, or pieces run together; joined by one kind of line break or another.
+  const line = fc.oneof(
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom('tenant: acme', "tenant: 'a.b'  # who", 'tenant: "x-1"', 'tenant: yes', 'contracts: {}', '  "1": { Name: tenant }'),
+    },
+    { weight: 3, arbitrary: fc.array(piece, { maxLength: 8 }).map((pieces) => pieces.join('')) },
+  );
+  const text = fc.tuple(fc.array(line, { maxLength: 6 }), fc.constantFrom('\n', '\r\n', '\r')).map(([lines, lineBreak]) => lines.join(lineBreak));
+
+  it('reads a file as the regular expressions did, as text and as bytes', () => {
+    let sniffed = 0;
+    fc.assert(
+      fc.property(text, (content) => {
+        const expected = sniffByRegExp(content);
+        if (expected !== undefined) sniffed += 1;
+        expect(sniffTenant({ path: 'a.yaml', content })).toBe(expected);
+        // Bytes are read as latin1, as the regular expressions read them.
+        expect(sniffTenant({ path: 'a.yaml', content: Buffer.from(content, 'latin1') })).toBe(expected);
+      }),
+      { numRuns: 3000 },
+    );
+    // Not vacuous: some texts name a tenant the sniff can tell.
+    expect(sniffed).toBeGreaterThan(200);
   });
 });
 
