@@ -14,9 +14,10 @@
  *   js-yaml's ES module build (`import`) or its CommonJS build (`require`): both are measured, and
  *   the one with the lower median CPU on that Node is the yardstick (on Node 20 the ES build is
  *   about 3x slower). Where the CLI sets V8 flags for itself on that Node (bin/v8-flags.js), the
- *   CommonJS build is measured under them too, and counts if it is faster. Start-up and reading are in it as they are in the CLI's figures; the parse
- *   alone (timed inside the child) is in the JSON line as parseCpuS. `JSON.parse` of the same data
- *   (one .json file per .yaml file) for comparison;
+ *   CommonJS build is measured under them too, and counts if it is faster. Start-up and reading
+ *   are in it as they are in the CLI's figures; the parse alone (timed inside the child) is in the
+ *   JSON line as parseCpuS. `JSON.parse` of the same data (one .json file per .yaml file) for
+ *   comparison;
  * - `validate`;
  * - `plan` with an empty file state store, and with a populated one in which one contract in ten
  *   differs from the desired state (records in the file store's format, run records through
