@@ -379,14 +379,19 @@ function figuresFor(prepared: Prepared, contracts: number, scratch: string, cliF
   function yardstick(target: number): Figure['ratioTo'] {
     return { figure: YARDSTICK, target };
   }
+  /** A baseline child per js-yaml build, loading the files under `dir`: the yardsticks, the floors. */
+  function loads(names: Readonly<Record<YardstickBuild, string>>, dir: string, check: Figure['check']): Figure[] {
+    return YARDSTICK_BUILDS.filter((build) => build !== 'cjsTuned' || cliFlags.length > 0).map((build) => ({
+      name: names[build],
+      args: [...(build === 'cjsTuned' ? cliFlags : []), ...baseline, dir, build === 'esm' ? 'esm' : 'cjs'],
+      cwd: ROOT,
+      check,
+    }));
+  }
   const emptyPlan = [BIN, 'plan', '--repo', repo, '--config', emptyConfig];
   return [
     { name: 'JSON.parse (same data)', args: [...baseline, jsonDir, 'json'], cwd: ROOT, check: expectParsed },
-    { name: YARDSTICKS.esm, args: [...baseline, path.join(repo, 'contracts'), 'esm'], cwd: ROOT, check: expectParsed },
-    { name: YARDSTICKS.cjs, args: [...baseline, path.join(repo, 'contracts'), 'cjs'], cwd: ROOT, check: expectParsed },
-    ...(cliFlags.length === 0
-      ? []
-      : [{ name: YARDSTICKS.cjsTuned, args: [...cliFlags, ...baseline, path.join(repo, 'contracts'), 'cjs'], cwd: ROOT, check: expectParsed }]),
+    ...loads(YARDSTICKS, path.join(repo, 'contracts'), expectParsed),
     {
       name: 'validate',
       args: [BIN, 'validate', '--repo', repo],
@@ -406,12 +411,7 @@ function figuresFor(prepared: Prepared, contracts: number, scratch: string, cliF
       check: expectHeadline(contracts, contracts),
     },
     // What no PR plan can do without: node, js-yaml, and a parse of the changed file at both commits.
-    ...YARDSTICK_BUILDS.filter((build) => build !== 'cjsTuned' || cliFlags.length > 0).map((build) => ({
-      name: FLOORS[build],
-      args: [...(build === 'cjsTuned' ? cliFlags : []), ...baseline, prFiles, build === 'esm' ? 'esm' : 'cjs'],
-      cwd: ROOT,
-      check: (head: string) => ((JSON.parse(head) as { files: number }).files === 2 ? undefined : 'expected the two versions of the file'),
-    })),
+    ...loads(FLOORS, prFiles, (head) => ((JSON.parse(head) as { files: number }).files === 2 ? undefined : 'expected the two versions of the file')),
     {
       name: 'PR plan --ref HEAD --base main',
       args: [BIN, 'plan', '--repo', repo, '--ref', 'HEAD', '--base', 'main'],
@@ -549,15 +549,15 @@ function benchCase(node: string, version: string, style: RepoStyle, contracts: n
       ...(parseCpu.has(figure.name) ? { parseCpuS: median(parseCpu.get(figure.name)!) } : {}),
     });
   }
-  // The yardstick: the fastest build on this Node (a failed one does not count).
-  const builds = YARDSTICK_BUILDS.filter((build) => results.has(YARDSTICKS[build]) && results.get(YARDSTICKS[build])!.failures === 0);
-  const fastest = builds.sort((a, b) => results.get(YARDSTICKS[a])!.cpuS - results.get(YARDSTICKS[b])!.cpuS)[0];
+  /** The build of the fastest of `names` on this Node (a failed one does not count). */
+  function fastestOf(names: Readonly<Record<YardstickBuild, string>>): YardstickBuild | undefined {
+    const builds = YARDSTICK_BUILDS.filter((build) => results.has(names[build]) && results.get(names[build])!.failures === 0);
+    return builds.sort((a, b) => results.get(names[a])!.cpuS - results.get(names[b])!.cpuS)[0];
+  }
+  const fastest = fastestOf(YARDSTICKS);
   const yardstick = fastest === undefined ? undefined : results.get(YARDSTICKS[fastest])!;
-  // The pull request's floor likewise.
-  const floor = Object.values(FLOORS)
-    .flatMap((name) => results.get(name) ?? [])
-    .filter((result) => result.failures === 0)
-    .sort((a, b) => a.cpuS - b.cpuS)[0];
+  const fastestFloor = fastestOf(FLOORS);
+  const floor = fastestFloor === undefined ? undefined : results.get(FLOORS[fastestFloor])!;
   function baseOf(figure: string): Result | undefined {
     return figure === YARDSTICK ? yardstick : figure === PR_FLOOR ? floor : results.get(figure);
   }
