@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Socket } from 'node:net';
-import { GitError, redactUrls } from './errors.ts';
+import { firstComplaint, GitError } from './errors.ts';
 
 export type ObjectAnswer =
   /** `content` with `--batch` only. */
@@ -149,7 +149,7 @@ export class CatFileProcess {
         this.#fail(running, new BatchCommandUnsupportedError(this.#binary));
         return;
       }
-      const detail = redactUrls(Buffer.concat(running.stderr).toString('utf8').trim().split('\n')[0] ?? '');
+      const detail = firstComplaint(Buffer.concat(running.stderr).toString('utf8'));
       this.#fail(running, new GitError('git-failed', `git cat-file failed in ${this.#dir} (exit ${String(code)}): ${detail}`));
     });
     // git exits early on a broken request; its exit code reports that, not the pipe.

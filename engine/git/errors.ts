@@ -14,3 +14,8 @@ export class GitError extends Error {
 export function redactUrls(text: string): string {
   return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1***@');
 }
+
+/** What a message quotes of git's stderr: its first line, URLs' credentials masked; never the rest. */
+export function firstComplaint(stderr: string): string {
+  return redactUrls(stderr.trim().split('\n')[0] ?? '');
+}

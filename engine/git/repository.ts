@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { GitObjects } from './objects.ts';
-import { GitError, redactUrls } from './errors.ts';
+import { firstComplaint, GitError } from './errors.ts';
 
 export type ChangeStatus = 'added' | 'modified' | 'deleted';
 
@@ -111,9 +111,8 @@ export async function runGit(repo: GitRepository, args: readonly string[]): Prom
     throw new GitError('git-failed', `cannot run ${repo.binary} for ${command} in ${repo.dir} (${error.code ?? error.message})`);
   });
   if (output.signal !== null) throw new GitError('git-failed', `${command} was ended by ${output.signal} in ${repo.dir}`);
-  const complaint = output.stderr.trim();
-  if (output.code !== 0 && complaint !== '') {
-    throw new GitError('git-failed', `${command} failed in ${repo.dir}: ${redactUrls(complaint.split('\n')[0] ?? '')}`);
+  if (output.code !== 0 && output.stderr.trim() !== '') {
+    throw new GitError('git-failed', `${command} failed in ${repo.dir}: ${firstComplaint(output.stderr)}`);
   }
   return output.stdout;
 }
