@@ -71,6 +71,7 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const nodes = flags.node ?? [process.execPath];
+  const versions = new Map(nodes.map((node) => [node, version(node)]));
   const figures = new Map<string, { cpu: number[]; wall: number[] }>();
   for (let round = 0; round < Number(flags.rounds); round++) {
     for (const node of nodes) {
@@ -92,7 +93,7 @@ async function main(): Promise<void> {
         });
         if (child.status !== 0) throw new Error(`${node} ${transport}: exited ${child.status}: ${child.stderr}`);
         const { cpuMsPerRequest, wallS } = JSON.parse(child.stdout) as { cpuMsPerRequest: number; wallS: number };
-        const key = `${version(node)}\t${transport}`;
+        const key = `${versions.get(node)!}\t${transport}`;
         const figure = figures.get(key) ?? { cpu: [], wall: [] };
         figure.cpu.push(cpuMsPerRequest);
         figure.wall.push(wallS);
