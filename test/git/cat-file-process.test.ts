@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -118,20 +117,12 @@ describe('CatFileProcess', () => {
 });
 
 /** A git older than 2.36, which refuses `cat-file --batch-command` as git 2.35 did (usage, exit 129), and logs its calls. */
-async function oldGit(): Promise<{ binary: string; calls: () => Promise<string[]> }> {
-  const { dir, cleanup } = await writeTree({});
-  cleanups.push(cleanup);
-  const binary = path.join(dir, 'git-2.35');
-  const log = path.join(dir, 'calls.log');
-  await writeFile(
-    binary,
-    `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\n` +
-      `if [ "$1 $2" = "cat-file --batch-command" ]; then echo "error: unknown option \\\`batch-command'" >&2; echo "usage: git cat-file <type> <object>" >&2; exit 129; fi\n` +
-      `exec git "$@"\n`,
+async function oldGit(): Promise<LoggingGit> {
+  const git = await loggingGit(
+    `if [ "$1 $2" = "cat-file --batch-command" ]; then echo "error: unknown option \\\`batch-command'" >&2; echo "usage: git cat-file <type> <object>" >&2; exit 129; fi\n`,
   );
-  await chmod(binary, 0o755);
-  await writeFile(log, '');
-  return { binary, calls: async () => (await readFile(log, 'utf8')).split('\n').filter((line) => line !== '') };
+  cleanups.push(git.cleanup);
+  return git;
 }
 
 describe('CatFileProcess --batch-command', () => {

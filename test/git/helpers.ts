@@ -103,12 +103,15 @@ export interface LoggingGit {
   cleanup(): Promise<void>;
 }
 
-/** A git that logs its calls: for tests that count the git processes a reading costs. */
-export async function loggingGit(): Promise<LoggingGit> {
+/**
+ * A git that logs its calls: for tests that count the git processes a reading costs. `before`:
+ * shell lines run after the logging and before git, e.g. to answer some calls as another git would.
+ */
+export async function loggingGit(before = ''): Promise<LoggingGit> {
   const { dir, cleanup } = await writeTree({});
   const log = path.join(dir, 'calls.log');
   const binary = path.join(dir, 'git-wrapper');
-  await writeFile(binary, `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec git "$@"\n`);
+  await writeFile(binary, `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\n${before}exec git "$@"\n`);
   await chmod(binary, 0o755);
   await writeFile(log, '');
   return {
