@@ -3,7 +3,6 @@
  * is shown and the run goes on only when the answer is exactly `yes`. Reads the CliIo's stdin, so
  * tests answer through a stream.
  */
-import { createInterface } from 'node:readline';
 import type { CliIo } from './io.ts';
 
 /** A person can answer: stdin and stdout are both terminals. In CI (no terminal) nothing is asked. */
@@ -20,10 +19,12 @@ export function shouldAsk(io: CliIo, run: { readonly autoApprove: boolean; reado
  * Writes `question` and reads one line: true only for `yes` (surrounding spaces aside). Any other
  * answer, the end of input (Ctrl-D) or no stdin at all is no.
  */
-export function askYes(io: CliIo, question: string): Promise<boolean> {
+export async function askYes(io: CliIo, question: string): Promise<boolean> {
   const { stdin } = io;
   io.stdout.write(question);
-  if (stdin === undefined) return Promise.resolve(false);
+  if (stdin === undefined) return false;
+  // Loaded here: only a question needs it, and every plan and apply loads this module.
+  const { createInterface } = await import('node:readline');
   return new Promise((resolve) => {
     // Not a readline terminal: the terminal's own line editing and echo serve, and Ctrl-C stays the process's.
     const lines = createInterface({ input: stdin, terminal: false });
