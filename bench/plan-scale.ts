@@ -453,7 +453,7 @@ function cliYamlBuild(): string {
   const dir = path.resolve(path.dirname(BIN), '../dist/cli');
   if (!existsSync(dir)) return 'unknown (no dist/cli)';
   const builds = new Set<string>();
-  for (const name of readdirSync(dir).filter((file) => file.endsWith('.js'))) {
+  for (const name of readdirSync(dir).filter((file) => /\.c?js$/.test(file))) {
     const text = readFileSync(path.join(dir, name), 'utf8');
     if (text.includes('// node_modules/js-yaml/dist/js-yaml.cjs.js')) builds.add('cjs');
     if (text.includes('// node_modules/js-yaml/dist/js-yaml.mjs')) builds.add('esm');
@@ -720,7 +720,7 @@ async function benchSize(style: RepoStyle, contracts: number, nodes: readonly { 
 }
 
 if (!existsSync(BIN)) throw new Error(`no CLI at ${BIN}`);
-if (!existsSync(path.resolve(path.dirname(BIN), '../dist/cli/main.js'))) {
+if (!existsSync(path.resolve(path.dirname(BIN), '../dist/cli/main.cjs'))) {
   throw new Error('no build in dist/: run `npm run build` first (`npm run bench:plan-scale` does)');
 }
 const nodes = NODES.map((node) => ({ node, version: nodeVersion(node) }));

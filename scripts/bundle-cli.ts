@@ -1,13 +1,16 @@
 /**
  * Build step (after tsc and precompile-schemas, `npm run build`): bundles the compiled CLI
- * (dist/engine/cli/main.js) with esbuild into dist/cli/, which bin/contract-sync.js runs. Resolving
- * and loading some 90 files of dist/ and the CommonJS files of yaml and the others is a quarter of
- * a plan's start-up; one ESM file and a few chunks are not.
+ * (dist/engine/cli/main.js) with esbuild into one CommonJS file, dist/cli/main.cjs, which
+ * bin/contract-sync.js runs. Resolving and loading some 90 files of dist/ and the CommonJS files of
+ * yaml and the others is a quarter of a plan's start-up; one file is not.
  *
- * Code splitting keeps what main.ts and the commands import with `import()` in chunks of their own,
- * loaded only by the commands that need them: --version loads main.js and a few small chunks,
- * validate neither openid-client nor the HTTP client (test/package/pack-install.test.ts). The
- * library (`import ... from 'contract-sync'`) stays the unbundled tsc output in dist/engine/.
+ * One file, so that the bin can keep V8's code of what a run compiled in a code cache of its own
+ * (bin/code-cache.js says why). What main.ts and the commands import with `import()` is still
+ * evaluated only by the commands that need it: esbuild wraps each such module in a function that
+ * runs at the first import, and packages left to Node's resolution are required there, not at the
+ * top: `--version` runs little of the file, validate neither openid-client nor the HTTP client
+ * (test/package/pack-install.test.ts). The library (`import ... from 'contract-sync'`) stays the
+ * unbundled tsc output in dist/engine/.
  */
 import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -27,7 +30,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
  */
 const EXTERNAL = ['pino', 'oidc-provider', 'pg', 'ajv'];
 
-const OUTDIR = 'dist/cli';
+const OUTFILE = 'dist/cli/main.cjs';
 
 /**
  * js-yaml's CommonJS build, not the ES module its `import` condition names: on Node 20 the ES
@@ -37,21 +40,23 @@ const OUTDIR = 'dist/cli';
  */
 const JS_YAML_CJS = createRequire(import.meta.url).resolve('js-yaml');
 
-await rm(new URL(`../${OUTDIR}`, import.meta.url), { recursive: true, force: true });
+await rm(new URL('../dist/cli', import.meta.url), { recursive: true, force: true });
 const result = await build({
   absWorkingDir: ROOT,
-  entryPoints: { main: 'dist/engine/cli/main.js' },
-  outdir: OUTDIR,
+  entryPoints: ['dist/engine/cli/main.js'],
+  outfile: OUTFILE,
   bundle: true,
-  splitting: true,
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20.19',
+  // import() of a module in the bundle becomes a call of its wrapper, of one outside it (node:readline)
+  // a require(): the bin runs the file as a vm.Script, which has no loader for import().
+  supported: { 'dynamic-import': false },
   external: EXTERNAL,
   alias: { 'js-yaml': JS_YAML_CJS },
-  // The bundled CommonJS packages call require(); an ES module has none. Aliased, so that it
-  // cannot clash with a createRequire import esbuild hoists into the same chunk.
-  banner: { js: "import { createRequire as __bundleCreateRequire } from 'node:module';\nconst require = __bundleCreateRequire(import.meta.url);" },
+  // The modules find files next to them (the precompiled schemas, package.json) from import.meta.url.
+  define: { 'import.meta.url': '__bundleUrl' },
+  banner: { js: "const __bundleUrl = require('node:url').pathToFileURL(__filename).href;" },
   // Not minified: a stack trace from the installed CLI stays readable, and each module's code
   // keeps esbuild's `// dist/engine/...` comment naming its source.
   minify: false,
@@ -62,4 +67,4 @@ const result = await build({
 
 const outputs = Object.entries(result.metafile.outputs);
 const bytes = outputs.reduce((sum, [, output]) => sum + output.bytes, 0);
-console.error(`bundled the CLI into ${OUTDIR}/: ${outputs.length} files, ${Math.round(bytes / 1024)} KiB`);
+console.error(`bundled the CLI into ${OUTFILE}: ${Math.round(bytes / 1024)} KiB`);

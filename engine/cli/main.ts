@@ -85,6 +85,9 @@ const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<L
   },
 };
 
+/** The commands' names; bin/code-cache.js keeps a code cache for each. */
+export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
+
 function help(): string {
   return `contract-sync ${packageVersion()}: keep Contract Management Service contracts equal to git
 

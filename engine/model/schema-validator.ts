@@ -49,7 +49,7 @@ export function schemaKey(schema: JsonSchema): string {
 
 /**
  * Where the build's precompiled validators are, relative to this module: next to it in the tsc
- * output (dist/engine/model/), or from the CLI bundle's chunks (dist/cli/, scripts/bundle-cli.ts).
+ * output (dist/engine/model/), or from the CLI bundle (dist/cli/main.cjs, scripts/bundle-cli.ts).
  */
 const PRECOMPILED_DIRS = ['./', '../engine/model/'];
 

@@ -5,7 +5,7 @@
  * library import.
  */
 import { execFile, spawn } from 'node:child_process';
-import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -71,11 +71,12 @@ describe('the packed package', () => {
         'package.json',
         'bin/contract-sync.js',
         'bin/v8-flags.js',
+        'bin/code-cache.js',
         'contracts.example.yaml',
         'dist/engine/index.js',
         'dist/engine/index.d.ts',
         'dist/engine/cli/main.js',
-        'dist/cli/main.js',
+        'dist/cli/main.cjs',
         'dist/engine/model/precompiled-schemas.cjs',
         'dist/engine/model/precompiled-schemas-run.cjs',
         'dist/emulator/index.js',
@@ -183,7 +184,7 @@ describe('the packed package', () => {
         ' const compiler = Object.keys(createRequire(import.meta.url).cache).filter((file) => /[\\/]ajv[\\/]dist[\\/](core|compile)/.test(file));' +
         ' process.stderr.write(`ajv compiler modules: ${compiler.length}`);';
       // The bundle (dist/cli/, what the bin runs) finds the precompiled schemas from another directory than tsc's modules do.
-      const mains = ['dist/cli/main.js', 'dist/engine/cli/main.js'].map((file) => pathToFileURL(path.join(consumer, 'node_modules/contract-sync', file)).href);
+      const mains = ['dist/cli/main.cjs', 'dist/engine/cli/main.js'].map((file) => pathToFileURL(path.join(consumer, 'node_modules/contract-sync', file)).href);
       const outputs: { main: string; built: string; sources: string; compilerLoaded: string }[] = [];
 
       for (const [name, content] of [
@@ -351,30 +352,67 @@ describe('the packed package', () => {
     await expect(access(path.join(consumer, 'node_modules/contract-sync', manifest.exports['.'].types))).resolves.toBeUndefined();
   });
 
-  it('loads neither the emulator, the OpenID provider, pg nor the HTTP client for --version and validate (the CLI bundle)', { timeout: 30_000 }, async () => {
-    const recorder = pathToFileURL(path.join(ROOT, 'test/package/record-module-loads.mjs')).href;
+  it('keeps a code cache per command, written by the first run and used by the next (bin/code-cache.js)', { timeout: 30_000 }, async () => {
+    const base = await mkdtemp(path.join(work, 'compile-cache-'));
+    const env = { NODE_COMPILE_CACHE: base };
+    const bin = path.join(consumer, 'node_modules/contract-sync/bin/contract-sync.js');
+    const dir = path.join(base, `contract-sync-code-cache${process.getuid ? `-${process.getuid()}` : ''}`);
+    const validate = ['validate', '--repo', path.join(ROOT, 'examples/demo-repo')];
+
+    expect((await run(process.execPath, [bin, '--version'], { cwd: consumer, env })).code).toBe(0);
+    expect(await readdir(dir).catch(() => [])).toEqual([]);
+
+    const first = await run(process.execPath, [bin, ...validate], { cwd: consumer, env });
+    const files = await readdir(dir);
+    const written = await stat(path.join(dir, files[0]!));
+    const second = await run(process.execPath, [bin, ...validate], { cwd: consumer, env });
+
+    expect(files).toEqual([expect.stringMatching(/^validate-v\d+\.\d+\.\d+-/)]);
+    expect([first.code, second.code]).toEqual([0, 0]);
+    expect(second.stdout).toBe(first.stdout);
+    // Used, not written again.
+    expect((await stat(path.join(dir, files[0]!))).mtimeMs).toBe(written.mtimeMs);
+  });
+
+  it('runs neither the emulator, the OpenID provider, pg nor the HTTP client for --version and validate (the CLI bundle)', { timeout: 60_000 }, async () => {
     const bin = path.join(consumer, 'node_modules/contract-sync/bin/contract-sync.js');
     const heavy = /(^|\/)node_modules\/(oidc-provider|openid-client|pg)\/|(^|\/)dist\/(emulator|engine\/api)\//;
-    const loaded: string[][] = [];
 
-    for (const args of [['--version'], ['validate', '--repo', path.join(ROOT, 'examples/demo-repo')]]) {
-      const out = path.join(work, `loads-${loaded.length}.txt`);
-      const result = await run(process.execPath, ['--import', recorder, bin, ...args], { cwd: consumer, env: { RECORD_MODULE_LOADS: out } });
+    /**
+     * What a run evaluated, from V8's coverage: the files it loaded, and the bundle's modules whose
+     * code ran. esbuild wraps each module that is loaded on demand in a function named after its
+     * file (`"dist/engine/api/client.js"() { ... }`), called at the module's first import.
+     */
+    async function evaluatedBy(args: readonly string[]): Promise<{ files: string[]; bundled: string[] }> {
+      const coverage = await mkdtemp(path.join(work, 'coverage-'));
+      const result = await run(process.execPath, [bin, ...args], { cwd: consumer, env: { NODE_V8_COVERAGE: coverage, NODE_DISABLE_COMPILE_CACHE: '1' } });
       expect(result.code, result.stderr).toBe(0);
-      loaded.push((await readFile(out, 'utf8')).split('\n').filter(Boolean));
+      const scripts = [];
+      for (const name of await readdir(coverage)) {
+        const report = JSON.parse(await readFile(path.join(coverage, name), 'utf8')) as {
+          result: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[];
+        };
+        scripts.push(...report.result);
+      }
+      const bundle = scripts.filter((script) => script.url.replaceAll('\\', '/').endsWith('/contract-sync/dist/cli/main.cjs'));
+      expect(bundle).toHaveLength(1);
+      const bundled = bundle[0]!.functions
+        .filter((fn) => /^(dist|node_modules)\/\S+\.[cm]?js$/.test(fn.functionName) && fn.ranges[0]!.count > 0)
+        .map((fn) => fn.functionName);
+      return { files: scripts.map((script) => script.url), bundled };
     }
 
-    // The bundle's files hold many modules each, under the comments esbuild writes: `// dist/engine/cli/main.js`.
-    const bundled = await Promise.all(
-      [...new Set(loaded.flat().filter((url) => url.includes('/contract-sync/dist/cli/')))].map(async (url) => {
-        const code = await readFile(new URL(url), 'utf8');
-        return [...code.matchAll(/^\/\/ (\S+\.c?js)$/gm)].map((match) => match[1]!);
-      }),
-    );
+    const version = await evaluatedBy(['--version']);
+    const validate = await evaluatedBy(['validate', '--repo', path.join(ROOT, 'examples/demo-repo')]);
+    // The control: a command that does need the HTTP client and the OpenID client.
+    const importing = await evaluatedBy(['import', '--help']);
 
-    expect(loaded[0]!.some((url) => url.includes('/contract-sync/dist/cli/main.js'))).toBe(true);
-    expect(bundled.flat()).toContain('dist/engine/cli/main.js');
-    expect(loaded.flat().filter((url) => heavy.test(url))).toEqual([]);
-    expect(bundled.flat().filter((module) => heavy.test(module))).toEqual([]);
+    expect(validate.bundled).toContain('dist/engine/cli/validate.js');
+    expect(version.bundled.filter((module) => /^dist\/engine\/cli\/(validate|plan|apply|drift|import|show|emulator|state|init)\.js$/.test(module))).toEqual([]);
+    for (const run of [version, validate]) {
+      expect(run.files.filter((file) => heavy.test(file))).toEqual([]);
+      expect(run.bundled.filter((module) => heavy.test(module))).toEqual([]);
+    }
+    expect(importing.bundled).toEqual(expect.arrayContaining(['dist/engine/api/client.js', expect.stringMatching(/^node_modules\/openid-client\//)]));
   });
 });
