@@ -11,12 +11,12 @@
 //
 // The cache is a file per command (what `plan` compiles is not what `apply` or the emulator do, and
 // a cache holds the functions of the run that wrote it), Node version, architecture and V8 flags,
-// in a directory of its own under
-// NODE_COMPILE_CACHE or the system's temporary directory; NODE_DISABLE_COMPILE_CACHE=1 turns it off,
-// as it does Node's. Its header holds the CRC-32 and length of the bundle it was made from: V8 itself
-// checks only the source's length, and a cache of another bundle must never run. A directory that
-// is not the user's own, or that others may write to, is not used: a cache is code.
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+// in a directory of its own under NODE_COMPILE_CACHE or the system's temporary directory;
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off, as it does Node's. Its header holds the CRC-32 and
+// length of the bundle it was made from: V8 itself checks only the source's length, and a cache of
+// another bundle must never run. A directory that is not the user's own, or that others may write
+// to, is not used: a cache is code.
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -120,9 +120,13 @@ function writeCache(dir, file, stamp, data) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     if (trustOf(dir) !== 'trusted') return;
     writeFileSync(temporary, Buffer.concat([header, data]), { mode: 0o600 });
+  } catch {
+    return; // No cache this time.
+  }
+  try {
     renameSync(temporary, file);
   } catch {
-    // No cache this time.
+    rmSync(temporary, { force: true });
   }
 }
 
@@ -138,9 +142,9 @@ function writeCache(dir, file, stamp, data) {
 export function runBundle(file, { cacheDir, name, v8Flags = [] }) {
   const bytes = readFileSync(file);
   const stamp = { crc: crc32(bytes), length: bytes.length };
-  const trust = cacheDir === undefined || name === undefined ? 'untrusted' : trustOf(cacheDir);
-  const cacheFile = cacheDir === undefined || name === undefined || trust === 'untrusted' ? undefined : path.join(cacheDir, cacheFileName(name, v8Flags));
-  const cachedData = cacheFile !== undefined && trust === 'trusted' ? readCache(cacheFile, stamp) : undefined;
+  const usable = cacheDir !== undefined && name !== undefined && trustOf(cacheDir) !== 'untrusted';
+  const cacheFile = usable ? path.join(cacheDir, cacheFileName(name, v8Flags)) : undefined;
+  const cachedData = cacheFile === undefined ? undefined : readCache(cacheFile, stamp);
   // CommonJS's own wrapper, on the source's first line: line numbers in stack traces stay the file's.
   const wrapped = `(function (exports, require, module, __filename, __dirname) {${bytes.toString('utf8')}\n})`;
   const script = new vm.Script(wrapped, { filename: file, cachedData });

@@ -3,13 +3,12 @@
  * `expected an integer, got "12a"` rather than `must be integer`.
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import type * as AjvModule from 'ajv/dist/2020.js';
 import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import type { JsonSchema } from './json-schema-type.ts';
 import { plural } from '../plural.ts';
+import { PRECOMPILED } from './precompiled.ts';
 import { timestampProblem } from './normalise.ts';
 import { SCHEMA_FORMATS } from './schema-formats.ts';
 
@@ -48,22 +47,13 @@ export function schemaKey(schema: JsonSchema): string {
 }
 
 /**
- * Where the build's precompiled validators are, relative to this module: next to it in the tsc
- * output (dist/engine/model/), or from the CLI bundle (dist/cli/main.cjs, scripts/bundle-cli.ts).
+ * Validators compiled at build time (engine/model/precompiled.ts), by schemaKey: the first file's
+ * at the first check, the other's when a schema is not among the first. The sources have none and
+ * compile on use; a schema missing there (or changed since the build) is compiled too.
  */
-const PRECOMPILED_DIRS = ['./', '../engine/model/'];
-
-/**
- * Validators compiled at build time (written by scripts/precompile-schemas.ts), by schemaKey, in
- * two files: the config's and the desired-state file's, loaded at the first check; the others
- * (op shapes, live reads, saved plans), loaded when a schema is not among the first. The sources
- * have none and compile on use; a schema missing there (or changed since the build) is compiled too.
- */
-function loadPrecompiled(name: string): ReadonlyMap<string, ValidateFunction> {
-  const file = PRECOMPILED_DIRS.map((dir) => fileURLToPath(new URL(`${dir}${name}`, import.meta.url))).find((candidate) => existsSync(candidate));
-  if (file === undefined) return new Map();
-  const factory = createRequire(import.meta.url)(file) as (formats: typeof SCHEMA_FORMATS) => Record<string, ValidateFunction>;
-  return new Map(Object.entries(factory(SCHEMA_FORMATS)));
+function loadPrecompiled(file: keyof typeof PRECOMPILED): ReadonlyMap<string, ValidateFunction> {
+  const factory = PRECOMPILED[file]();
+  return factory === undefined ? new Map() : new Map(Object.entries(factory(SCHEMA_FORMATS)));
 }
 
 let precompiled: ReadonlyMap<string, ValidateFunction> | undefined;
@@ -71,10 +61,10 @@ let precompiledForRuns: ReadonlyMap<string, ValidateFunction> | undefined;
 let shared: Ajv2020 | undefined;
 
 function precompiledValidator(key: string): ValidateFunction | undefined {
-  precompiled ??= loadPrecompiled('precompiled-schemas.cjs');
+  precompiled ??= loadPrecompiled('startup');
   const found = precompiled.get(key);
   if (found) return found;
-  precompiledForRuns ??= loadPrecompiled('precompiled-schemas-run.cjs');
+  precompiledForRuns ??= loadPrecompiled('run');
   return precompiledForRuns.get(key);
 }
 

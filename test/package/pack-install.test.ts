@@ -52,6 +52,31 @@ async function run(
   );
 }
 
+/**
+ * What a run evaluated, from V8's coverage: the files it loaded, and the bundle's modules whose
+ * code ran. esbuild wraps each module that is loaded on demand in a function named after its
+ * file (`"dist/engine/api/client.js"() { ... }`), called at the module's first import.
+ */
+async function evaluatedBy(args: readonly string[], cwd = consumer): Promise<{ files: string[]; bundled: string[] }> {
+  const bin = path.join(consumer, 'node_modules/contract-sync/bin/contract-sync.js');
+  const coverage = await mkdtemp(path.join(work, 'coverage-'));
+  const result = await run(process.execPath, [bin, ...args], { cwd, env: { NODE_V8_COVERAGE: coverage, NODE_DISABLE_COMPILE_CACHE: '1' } });
+  expect(result.code, result.stderr).toBe(0);
+  const scripts = [];
+  for (const name of await readdir(coverage)) {
+    const report = JSON.parse(await readFile(path.join(coverage, name), 'utf8')) as {
+      result: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[];
+    };
+    scripts.push(...report.result);
+  }
+  const bundle = scripts.filter((script) => script.url.replaceAll('\\', '/').endsWith('/contract-sync/dist/cli/main.cjs'));
+  expect(bundle).toHaveLength(1);
+  const bundled = bundle[0]!.functions
+    .filter((fn) => /^(dist|node_modules)\/\S+\.[cm]?js$/.test(fn.functionName) && fn.ranges[0]!.count > 0)
+    .map((fn) => fn.functionName);
+  return { files: scripts.map((script) => script.url), bundled };
+}
+
 describe('the packed package', () => {
   it('holds the compiled code, specs, README, LICENSE and the example config, and no sources, tests or project files', () => {
     const unwanted = tarballFiles.filter(
@@ -374,33 +399,30 @@ describe('the packed package', () => {
     expect((await stat(path.join(dir, files[0]!))).mtimeMs).toBe(written.mtimeMs);
   });
 
-  it('runs neither the emulator, the OpenID provider, pg nor the HTTP client for --version and validate (the CLI bundle)', { timeout: 60_000 }, async () => {
-    const bin = path.join(consumer, 'node_modules/contract-sync/bin/contract-sync.js');
-    const heavy = /(^|\/)node_modules\/(oidc-provider|openid-client|pg)\/|(^|\/)dist\/(emulator|engine\/api)\//;
+  it(
+    "shows a saved plan, checked by the build's precompiled plan schema from the CLI bundle, without loading Ajv's compiler",
+    { timeout: 30_000 },
+    async () => {
+      const plan = path.join(work, 'saved-plan.json');
+      const document = {
+        version: 1,
+        createdAt: '2026-01-01T00:00:00.000Z',
+        source: { repo: '.', ref: null, commit: null },
+        tenants: [],
+        summary: { tenants: 0, contracts: 0, changed: 0, ops: 0 },
+      };
+      await writeFile(plan, JSON.stringify(document));
 
-    /**
-     * What a run evaluated, from V8's coverage: the files it loaded, and the bundle's modules whose
-     * code ran. esbuild wraps each module that is loaded on demand in a function named after its
-     * file (`"dist/engine/api/client.js"() { ... }`), called at the module's first import.
-     */
-    async function evaluatedBy(args: readonly string[]): Promise<{ files: string[]; bundled: string[] }> {
-      const coverage = await mkdtemp(path.join(work, 'coverage-'));
-      const result = await run(process.execPath, [bin, ...args], { cwd: consumer, env: { NODE_V8_COVERAGE: coverage, NODE_DISABLE_COMPILE_CACHE: '1' } });
-      expect(result.code, result.stderr).toBe(0);
-      const scripts = [];
-      for (const name of await readdir(coverage)) {
-        const report = JSON.parse(await readFile(path.join(coverage, name), 'utf8')) as {
-          result: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[];
-        };
-        scripts.push(...report.result);
-      }
-      const bundle = scripts.filter((script) => script.url.replaceAll('\\', '/').endsWith('/contract-sync/dist/cli/main.cjs'));
-      expect(bundle).toHaveLength(1);
-      const bundled = bundle[0]!.functions
-        .filter((fn) => /^(dist|node_modules)\/\S+\.[cm]?js$/.test(fn.functionName) && fn.ranges[0]!.count > 0)
-        .map((fn) => fn.functionName);
-      return { files: scripts.map((script) => script.url), bundled };
-    }
+      const { files } = await evaluatedBy(['show', plan]);
+
+      // The bundle holds the first file of validators; the plan's schema is in the second, beside tsc's modules.
+      expect(files.filter((file) => file.endsWith('/dist/engine/model/precompiled-schemas-run.cjs'))).toHaveLength(1);
+      expect(files.filter((file) => /[\\/]ajv[\\/]dist[\\/](core|compile)/.test(file))).toEqual([]);
+    },
+  );
+
+  it('runs neither the emulator, the OpenID provider, pg nor the HTTP client for --version and validate (the CLI bundle)', { timeout: 60_000 }, async () => {
+    const heavy = /(^|\/)node_modules\/(oidc-provider|openid-client|pg)\/|(^|\/)dist\/(emulator|engine\/api)\//;
 
     const version = await evaluatedBy(['--version']);
     const validate = await evaluatedBy(['validate', '--repo', path.join(ROOT, 'examples/demo-repo')]);
