@@ -31,14 +31,14 @@ const HEADER_BYTES = 16;
 export const COMMANDS = new Set(['validate', 'plan', 'apply', 'drift', 'import', 'show', 'emulator', 'state', 'init']);
 
 /**
- * The name of the code cache a run with these arguments uses: its command's. `--version`, `--help`
- * or a mistyped command compile too little to keep, and get none.
+ * The name of the code cache a run with these arguments uses: its command's, or, for `--version`,
+ * `--help` or a mistyped command, which run little of the bundle, `cli`.
  * @param {readonly string[]} argv
- * @returns {string | undefined}
+ * @returns {string}
  */
 export function cacheNameOf(argv) {
   const [command] = argv;
-  return command !== undefined && COMMANDS.has(command) && !argv.includes('--help') && !argv.includes('-h') ? command : undefined;
+  return command !== undefined && COMMANDS.has(command) && !argv.includes('--help') && !argv.includes('-h') ? command : 'cli';
 }
 
 /**

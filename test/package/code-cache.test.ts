@@ -20,7 +20,7 @@ const CODE_CACHE = pathToFileURL(path.join(ROOT, 'bin/code-cache.js')).href;
 /** bin/ is plain JavaScript, without type declarations. */
 interface CodeCacheModule {
   readonly COMMANDS: ReadonlySet<string>;
-  cacheNameOf(argv: readonly string[]): string | undefined;
+  cacheNameOf(argv: readonly string[]): string;
   codeCacheDir(env: Readonly<Record<string, string | undefined>>, uid: number | undefined): string | undefined;
 }
 const { cacheNameOf, codeCacheDir, COMMANDS } = (await import(CODE_CACHE)) as CodeCacheModule;
