@@ -174,6 +174,11 @@ interface Figure {
   readonly slowPipe?: boolean;
   /** What is wrong with the output of a run that succeeded (its first 4 KiB), if anything. */
   readonly check?: (head: string) => string | undefined;
+  /**
+   * Each run with an empty NODE_COMPILE_CACHE: no code cache to use (bin/code-cache.js, Node's
+   * own), and one to write at exit, as the first run of a command on a fresh machine (a CI runner).
+   */
+  readonly firstRun?: boolean;
 }
 
 /** The line that names the error: node's `RangeError: ...`, the CLI's `internal error: ...`, V8's `FATAL ERROR`. */
@@ -201,7 +206,11 @@ function runChild(node: string, figure: Figure, cwd: string, scratch: string): S
   const out = openSync(outFile, 'w');
   const err = openSync(errFile, 'w');
   const command = [node, '--import', PRELOAD_URL, ...figure.args];
-  const env = { ...process.env, BENCH_USAGE_FILE: usageFile, CONTRACT_SYNC_LOG_LEVEL: 'warn', NO_COLOR: '1' };
+  const env: NodeJS.ProcessEnv = { ...process.env, BENCH_USAGE_FILE: usageFile, CONTRACT_SYNC_LOG_LEVEL: 'warn', NO_COLOR: '1' };
+  if (figure.firstRun) {
+    env.NODE_COMPILE_CACHE = path.join(scratch, 'compile-cache');
+    rmSync(env.NODE_COMPILE_CACHE, { recursive: true, force: true });
+  }
   const start = process.hrtime.bigint();
   let result;
   try {
@@ -416,6 +425,13 @@ function figuresFor(prepared: Prepared, contracts: number, scratch: string, cliF
       name: 'PR plan --ref HEAD --base main',
       args: [BIN, 'plan', '--repo', repo, '--ref', 'HEAD', '--base', 'main'],
       ratioTo: { figure: PR_FLOOR, target: 2 },
+    },
+    // Without a target: what a CI runner's first run pays, without the code caches of earlier runs.
+    {
+      name: 'PR plan, first run (empty compile caches)',
+      args: [BIN, 'plan', '--repo', repo, '--ref', 'HEAD', '--base', 'main'],
+      ratioTo: { figure: PR_FLOOR },
+      firstRun: true,
     },
     { name: '--version', args: [BIN, '--version'], repeat: VERSION_REPEAT },
   ];
