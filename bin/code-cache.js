@@ -13,9 +13,10 @@
 // a cache holds the functions of the run that wrote it), Node version, architecture and V8 flags,
 // in a directory of its own under NODE_COMPILE_CACHE or the system's temporary directory;
 // NODE_DISABLE_COMPILE_CACHE=1 turns it off, as it does Node's. Its header holds the CRC-32 and
-// length of the bundle it was made from: V8 itself checks only the source's length, and a cache of
-// another bundle must never run. A directory that is not the user's own, or that others may write
-// to, is not used: a cache is code.
+// length of the bundle it was made from (V8 itself checks only the source's length, and a cache of
+// another bundle must never run) and the CRC-32 of the cached data (V8 checks its own only in debug
+// builds, and a file damaged on disk must not reach it), as Node's compile cache does. A directory
+// that is not the user's own, or that others may write to, is not used: a cache is code.
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -25,7 +26,7 @@ import { crc32 } from 'node:zlib';
 
 const MAGIC = 0x63736363; // "cscc"
 const FORMAT = 1;
-const HEADER_BYTES = 16;
+const HEADER_BYTES = 20;
 
 /** The CLI's commands, as engine/cli/main.ts names them (test/package/code-cache.test.ts compares). */
 export const COMMANDS = new Set(['validate', 'plan', 'apply', 'drift', 'import', 'show', 'emulator', 'state', 'init']);
@@ -83,7 +84,7 @@ function trustOf(dir) {
 }
 
 /**
- * The cached data in `file` when it was made from a source with this stamp, else undefined.
+ * The cached data in `file` when it was made from a source with this stamp and is whole, else undefined.
  * @param {string} file
  * @param {{ crc: number, length: number }} stamp
  */
@@ -95,9 +96,14 @@ function readCache(file, stamp) {
     return undefined;
   }
   if (bytes.length <= HEADER_BYTES) return undefined;
+  const data = bytes.subarray(HEADER_BYTES);
   const matches =
-    bytes.readUInt32LE(0) === MAGIC && bytes.readUInt32LE(4) === FORMAT && bytes.readUInt32LE(8) === stamp.crc && bytes.readUInt32LE(12) === stamp.length;
-  return matches ? bytes.subarray(HEADER_BYTES) : undefined;
+    bytes.readUInt32LE(0) === MAGIC &&
+    bytes.readUInt32LE(4) === FORMAT &&
+    bytes.readUInt32LE(8) === stamp.crc &&
+    bytes.readUInt32LE(12) === stamp.length &&
+    bytes.readUInt32LE(16) === crc32(data);
+  return matches ? data : undefined;
 }
 
 /**
@@ -115,6 +121,7 @@ function writeCache(dir, file, stamp, data) {
   header.writeUInt32LE(FORMAT, 4);
   header.writeUInt32LE(stamp.crc, 8);
   header.writeUInt32LE(stamp.length, 12);
+  header.writeUInt32LE(crc32(data), 16);
   const temporary = `${file}.${process.pid}.tmp`;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });

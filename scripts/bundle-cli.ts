@@ -49,8 +49,8 @@ const result = await build({
   format: 'cjs',
   platform: 'node',
   target: 'node20.19',
-  // import() of a module in the bundle becomes a call of its wrapper, of one outside it (node:readline)
-  // a require(): the bin runs the file as a vm.Script, which has no loader for import().
+  // import() of a module in the bundle becomes a call of its wrapper, and of one outside it
+  // (node:readline) a require(): the bin runs the file as a vm.Script, which has no loader for import().
   supported: { 'dynamic-import': false },
   external: EXTERNAL,
   alias: { 'js-yaml': JS_YAML_CJS },

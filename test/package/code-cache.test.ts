@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { COMMAND_NAMES } from '../../engine/cli/main.ts';
 
@@ -26,9 +27,9 @@ interface CodeCacheModule {
 const { cacheNameOf, codeCacheDir, COMMANDS } = (await import(CODE_CACHE)) as CodeCacheModule;
 
 /** A bundle with enough functions that its cache holds more than the top level. */
-function bundleSource(answer: string): string {
+function bundleSource(letter: string): string {
   const functions = Array.from({ length: 40 }, (_, index) => `function f${index}(x) { return x + ${index}; }`).join('\n');
-  return `'use strict';\n${functions}\nexports.answer = function answer() { let sum = 0; ${Array.from({ length: 40 }, (_, index) => `sum = f${index}(sum);`).join(' ')} return ${JSON.stringify(answer)} + ':' + sum + ':' + require('node:path').basename(__filename); };\n`;
+  return `'use strict';\n${functions}\nexports.answer = function answer() { let sum = 0; ${Array.from({ length: 40 }, (_, index) => `sum = f${index}(sum);`).join(' ')} return ${JSON.stringify(letter)} + ':' + sum + ':' + require('node:path').basename(__filename); };\n`;
 }
 
 const DRIVER = `
@@ -66,18 +67,23 @@ async function runDriver(options: { dir?: string; name?: string } = {}): Promise
   return JSON.parse(stdout) as { cache: string; answer: string };
 }
 
+/** What the bundle of this test answers: its letter, the sum its 40 functions make, its file's name. */
+function answer(letter: string): string {
+  return `${letter}:780:${path.basename(bundle)}`;
+}
+
 async function cacheFiles(dir = cacheDir): Promise<string[]> {
   return (await readdir(dir).catch(() => [])).filter((name) => !name.endsWith('.tmp'));
 }
 
 describe('runBundle', () => {
   it('runs the bundle without a cache, writes one at exit, and the next run accepts it', async () => {
-    expect(await runDriver()).toEqual({ cache: 'none', answer: 'A:780:bundle-1.cjs' });
+    expect(await runDriver()).toEqual({ cache: 'none', answer: answer('A') });
     const files = await cacheFiles();
     expect(files).toEqual([expect.stringMatching(new RegExp(`^plan-${process.version.replaceAll('.', '\\.')}-${process.arch}-[0-9a-f]{8}\\.bin$`))]);
     const written = await stat(path.join(cacheDir, files[0]!));
 
-    expect(await runDriver()).toEqual({ cache: 'accepted', answer: 'A:780:bundle-1.cjs' });
+    expect(await runDriver()).toEqual({ cache: 'accepted', answer: answer('A') });
     // Accepted: not written again.
     expect((await stat(path.join(cacheDir, files[0]!))).mtimeMs).toBe(written.mtimeMs);
     if (process.platform !== 'win32') {
@@ -90,31 +96,45 @@ describe('runBundle', () => {
     await runDriver();
     await writeFile(bundle, bundleSource('B'));
 
-    expect(await runDriver()).toEqual({ cache: 'none', answer: 'B:780:bundle-2.cjs' });
-    expect(await runDriver()).toEqual({ cache: 'accepted', answer: 'B:780:bundle-2.cjs' });
+    expect(await runDriver()).toEqual({ cache: 'none', answer: answer('B') });
+    expect(await runDriver()).toEqual({ cache: 'accepted', answer: answer('B') });
   });
 
   it('writes a new cache when V8 rejects the one there (made by another V8)', async () => {
     await runDriver();
     const [file] = await cacheFiles();
     const bytes = await readFile(path.join(cacheDir, file!));
-    // After the 16-byte header, V8's own: a magic number, then the hash of the V8 version that made it.
-    bytes.writeUInt32LE((bytes.readUInt32LE(20) ^ 0xffffffff) >>> 0, 20);
+    // After the 20-byte header, V8's own: a magic number, then the hash of the V8 version that made
+    // it. The header's last word is the CRC-32 of V8's data, made to match.
+    bytes.writeUInt32LE((bytes.readUInt32LE(24) ^ 0xffffffff) >>> 0, 24);
+    bytes.writeUInt32LE(crc32(bytes.subarray(20)), 16);
     await writeFile(path.join(cacheDir, file!), bytes);
 
-    expect(await runDriver()).toEqual({ cache: 'rejected', answer: 'A:780:bundle-3.cjs' });
-    expect(await runDriver()).toEqual({ cache: 'accepted', answer: 'A:780:bundle-3.cjs' });
+    expect(await runDriver()).toEqual({ cache: 'rejected', answer: answer('A') });
+    expect(await runDriver()).toEqual({ cache: 'accepted', answer: answer('A') });
+  });
+
+  it('never hands V8 a cache damaged on disk', async () => {
+    await runDriver();
+    const [file] = await cacheFiles();
+    const bytes = await readFile(path.join(cacheDir, file!));
+    // A byte in the middle of V8's data: V8 itself checks its data's checksum only in debug builds.
+    bytes[20 + Math.floor((bytes.length - 20) / 2)]! ^= 0xff;
+    await writeFile(path.join(cacheDir, file!), bytes);
+
+    expect(await runDriver()).toEqual({ cache: 'none', answer: answer('A') });
+    expect(await runDriver()).toEqual({ cache: 'accepted', answer: answer('A') });
   });
 
   it('keeps a cache per name (command)', async () => {
     await runDriver({ name: 'plan' });
-    expect(await runDriver({ name: 'apply' })).toEqual({ cache: 'none', answer: 'A:780:bundle-4.cjs' });
+    expect(await runDriver({ name: 'apply' })).toEqual({ cache: 'none', answer: answer('A') });
     expect((await cacheFiles()).map((name) => name.split('-')[0])).toEqual(['apply', 'plan']);
   });
 
   it('uses and writes no cache without a name or a directory', async () => {
-    expect(await runDriver({ name: '' })).toEqual({ cache: 'off', answer: 'A:780:bundle-5.cjs' });
-    expect(await runDriver({ dir: '' })).toEqual({ cache: 'off', answer: 'A:780:bundle-5.cjs' });
+    expect(await runDriver({ name: '' })).toEqual({ cache: 'off', answer: answer('A') });
+    expect(await runDriver({ dir: '' })).toEqual({ cache: 'off', answer: answer('A') });
     expect(await cacheFiles()).toEqual([]);
   });
 
@@ -124,8 +144,8 @@ describe('runBundle', () => {
     const [file] = await cacheFiles();
     const before = await stat(path.join(cacheDir, file!));
 
-    expect(await runDriver()).toEqual({ cache: 'off', answer: 'A:780:bundle-6.cjs' });
-    expect(await runDriver({ name: 'apply' })).toEqual({ cache: 'off', answer: 'A:780:bundle-6.cjs' });
+    expect(await runDriver()).toEqual({ cache: 'off', answer: answer('A') });
+    expect(await runDriver({ name: 'apply' })).toEqual({ cache: 'off', answer: answer('A') });
     expect(await cacheFiles()).toEqual([file]);
     expect((await stat(path.join(cacheDir, file!))).mtimeMs).toBe(before.mtimeMs);
   });
@@ -134,8 +154,8 @@ describe('runBundle', () => {
     const notADirectory = path.join(work, 'a-file');
     await writeFile(notADirectory, '');
 
-    expect(await runDriver({ dir: path.join(notADirectory, 'cache') })).toEqual({ cache: 'none', answer: 'A:780:bundle-7.cjs' });
-    expect(await runDriver({ dir: notADirectory })).toEqual({ cache: 'off', answer: 'A:780:bundle-7.cjs' });
+    expect(await runDriver({ dir: path.join(notADirectory, 'cache') })).toEqual({ cache: 'none', answer: answer('A') });
+    expect(await runDriver({ dir: notADirectory })).toEqual({ cache: 'off', answer: answer('A') });
   });
 
   it("keeps the bundle's lines and columns in stack traces, as require() would", async () => {
@@ -149,11 +169,10 @@ describe('runBundle', () => {
 });
 
 describe('the cache names and directory', () => {
-  it('names the cache by the command, and gives none to --version, --help or a mistyped command', () => {
+  it("names the cache by the command; --version, --help and a mistyped command share one, never a command's", () => {
     expect(cacheNameOf(['plan', '--ref', 'HEAD'])).toBe('plan');
     expect(cacheNameOf(['state', 'list'])).toBe('state');
-    for (const argv of [[], ['--version'], ['--help'], ['help', 'plan'], ['plan', '--help'], ['apply', '-h'], ['plna']])
-      expect(cacheNameOf(argv)).toBeUndefined();
+    for (const argv of [[], ['--version'], ['--help'], ['help', 'plan'], ['plan', '--help'], ['apply', '-h'], ['plna']]) expect(cacheNameOf(argv)).toBe('cli');
   });
 
   it("knows the CLI's commands", () => {
