@@ -9,6 +9,7 @@ import { refreshNote } from '../../engine/plan/render-refresh-note.ts';
 import { parsePlan } from '../../engine/plan/read-plan.ts';
 import { startEmulator, type Emulator } from '../../emulator/index.ts';
 import { runCli } from '../helpers/cli.ts';
+import { EMPTY_SAVED_PLAN } from '../helpers/files.ts';
 import { createFleet, fleetRepoFiles, fleetSeed, requestLog, type Fleet } from '../helpers/fleet.ts';
 import { createRepo, type TestRepo } from '../git/helpers.ts';
 
@@ -97,15 +98,7 @@ describe('plan --refresh, incremental', () => {
   });
 
   it('a plan of every contract says nothing: every contract was read', () => {
-    const plan = parsePlan(
-      JSON.stringify({
-        version: 1,
-        createdAt: '2026-01-01T00:00:00.000Z',
-        source: { repo: '.', ref: null, commit: null },
-        tenants: [],
-        summary: { tenants: 0, contracts: 0, changed: 0, ops: 0 },
-      }),
-    );
+    const plan = parsePlan(JSON.stringify(EMPTY_SAVED_PLAN));
     expect(refreshNote(plan)).toBeUndefined();
   });
 });

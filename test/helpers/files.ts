@@ -21,3 +21,12 @@ export function configYaml(tenants: readonly string[] = ['acme'], extra = ''): s
   }
   return `${lines.join('\n')}\n${extra}`;
 }
+
+/** A saved plan (`plan --out`) of nothing, valid against the plan schema: no tenant, no contract. */
+export const EMPTY_SAVED_PLAN = {
+  version: 1,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  source: { repo: '.', ref: null, commit: null },
+  tenants: [],
+  summary: { tenants: 0, contracts: 0, changed: 0, ops: 0 },
+} as const;

@@ -72,6 +72,14 @@ function answer(letter: string): string {
   return `${letter}:780:${path.basename(bundle)}`;
 }
 
+/** Changes the bytes of the one cache file there is. */
+async function alterCache(change: (bytes: Buffer) => void): Promise<void> {
+  const [file] = await cacheFiles();
+  const bytes = await readFile(path.join(cacheDir, file!));
+  change(bytes);
+  await writeFile(path.join(cacheDir, file!), bytes);
+}
+
 async function cacheFiles(dir = cacheDir): Promise<string[]> {
   return (await readdir(dir).catch(() => [])).filter((name) => !name.endsWith('.tmp'));
 }
@@ -102,13 +110,12 @@ describe('runBundle', () => {
 
   it('writes a new cache when V8 rejects the one there (made by another V8)', async () => {
     await runDriver();
-    const [file] = await cacheFiles();
-    const bytes = await readFile(path.join(cacheDir, file!));
-    // After the 20-byte header, V8's own: a magic number, then the hash of the V8 version that made
-    // it. The header's last word is the CRC-32 of V8's data, made to match.
-    bytes.writeUInt32LE((bytes.readUInt32LE(24) ^ 0xffffffff) >>> 0, 24);
-    bytes.writeUInt32LE(crc32(bytes.subarray(20)), 16);
-    await writeFile(path.join(cacheDir, file!), bytes);
+    await alterCache((bytes) => {
+      // After the 20-byte header, V8's own: a magic number, then the hash of the V8 version that
+      // made it. The header's last word is the CRC-32 of V8's data, made to match.
+      bytes.writeUInt32LE((bytes.readUInt32LE(24) ^ 0xffffffff) >>> 0, 24);
+      bytes.writeUInt32LE(crc32(bytes.subarray(20)), 16);
+    });
 
     expect(await runDriver()).toEqual({ cache: 'rejected', answer: answer('A') });
     expect(await runDriver()).toEqual({ cache: 'accepted', answer: answer('A') });
@@ -116,11 +123,10 @@ describe('runBundle', () => {
 
   it('never hands V8 a cache damaged on disk', async () => {
     await runDriver();
-    const [file] = await cacheFiles();
-    const bytes = await readFile(path.join(cacheDir, file!));
-    // A byte in the middle of V8's data: V8 itself checks its data's checksum only in debug builds.
-    bytes[20 + Math.floor((bytes.length - 20) / 2)]! ^= 0xff;
-    await writeFile(path.join(cacheDir, file!), bytes);
+    await alterCache((bytes) => {
+      // A byte in the middle of V8's data: V8 itself checks its data's checksum only in debug builds.
+      bytes[20 + Math.floor((bytes.length - 20) / 2)]! ^= 0xff;
+    });
 
     expect(await runDriver()).toEqual({ cache: 'none', answer: answer('A') });
     expect(await runDriver()).toEqual({ cache: 'accepted', answer: answer('A') });

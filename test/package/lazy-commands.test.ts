@@ -10,6 +10,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EMPTY_SAVED_PLAN } from '../helpers/files.ts';
 
 const exec = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -78,14 +79,7 @@ describe('commands are loaded lazily', () => {
 
   it('`contract-sync show PLAN.json` loads neither the HTTP client, the OpenID client, pg, the emulator nor the git adapter', { timeout: 30_000 }, async () => {
     const plan = path.join(dir, 'plan.json');
-    const document = {
-      version: 1,
-      createdAt: '2026-01-01T00:00:00.000Z',
-      source: { repo: '.', ref: null, commit: null },
-      tenants: [],
-      summary: { tenants: 0, contracts: 0, changed: 0, ops: 0 },
-    };
-    await writeFile(plan, JSON.stringify(document));
+    await writeFile(plan, JSON.stringify(EMPTY_SAVED_PLAN));
 
     const { code, modules } = await loadedBy(['show', plan]);
 

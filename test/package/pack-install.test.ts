@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
+import { EMPTY_SAVED_PLAN } from '../helpers/files.ts';
 
 const exec = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -404,14 +405,7 @@ describe('the packed package', () => {
     { timeout: 30_000 },
     async () => {
       const plan = path.join(work, 'saved-plan.json');
-      const document = {
-        version: 1,
-        createdAt: '2026-01-01T00:00:00.000Z',
-        source: { repo: '.', ref: null, commit: null },
-        tenants: [],
-        summary: { tenants: 0, contracts: 0, changed: 0, ops: 0 },
-      };
-      await writeFile(plan, JSON.stringify(document));
+      await writeFile(plan, JSON.stringify(EMPTY_SAVED_PLAN));
 
       const { files } = await evaluatedBy(['show', plan]);
 
