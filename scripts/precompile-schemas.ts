@@ -4,7 +4,8 @@
  * live, a saved plan) to standalone validator code in
  * dist/engine/model/precompiled-schemas.cjs and precompiled-schemas-run.cjs, so that the installed
  * CLI neither loads Ajv's compiler nor compiles at start-up, and dist/engine/model/precompiled.js,
- * which loads them (engine/model/precompiled.ts). engine/model/schema-validator.ts uses them by schemaKey.
+ * which loads them (engine/model/precompiled.ts). engine/model/schema-validator.ts uses them by
+ * schemaKey.
  */
 import { writeFile } from 'node:fs/promises';
 import standalone from 'ajv/dist/standalone/index.js';
