@@ -27,7 +27,8 @@
  *   respects backpressure (its wall includes the sleep);
  * - a pull request's plan: the repository is a git repository (the files committed on main, then a
  *   branch editing one file), every tenant's run record names main's commit as the last applied;
- *   `plan --ref HEAD --base main`;
+ *   `plan --ref HEAD --base main`; and the same as a first run, each with an empty
+ *   NODE_COMPILE_CACHE (no code cache of an earlier run, as on a fresh CI runner; no target);
  * - the pull request's floor: a baseline child parsing the edited file at the merge base and at the
  *   head, cold, as any plan of that change must; with each build as above (and under the CLI's V8
  *   flags where it sets any), the fastest is the floor; `--version`: start-up.
@@ -37,7 +38,7 @@
  * A child that fails is reported with the first line of its error; the bench goes on.
  * Prints, per Node, style and size, one JSON line per figure {"bench":"plan-scale", node, style,
  * contracts, figure, cpuS, wallS, peakRssMiB, ...} and a table for people; at the end a summary of
- * the ratios, and which js-yaml build the yardstick and the CLI (its bundle in dist/cli/) used.
+ * the ratios, and which js-yaml build the yardstick and the CLI (its bundle, dist/cli/main.cjs) used.
  *   npm run bench:plan-scale                     BENCH_SIZES=10000,100000 BENCH_RUNS=3
  *   npx tsx bench/plan-scale.ts --sizes 10000 --runs 5 (after npm run build)
  *   ... --styles block,flow                      only these styles (default block,flow,import)
