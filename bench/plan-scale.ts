@@ -399,6 +399,7 @@ function figuresFor(prepared: Prepared, contracts: number, scratch: string, cliF
     }));
   }
   const emptyPlan = [BIN, 'plan', '--repo', repo, '--config', emptyConfig];
+  const prPlan = [BIN, 'plan', '--repo', repo, '--ref', 'HEAD', '--base', 'main'];
   return [
     { name: 'JSON.parse (same data)', args: [...baseline, jsonDir, 'json'], cwd: ROOT, check: expectParsed },
     ...loads(YARDSTICKS, path.join(repo, 'contracts'), expectParsed),
@@ -422,18 +423,9 @@ function figuresFor(prepared: Prepared, contracts: number, scratch: string, cliF
     },
     // What no PR plan can do without: node, js-yaml, and a parse of the changed file at both commits.
     ...loads(FLOORS, prFiles, (head) => ((JSON.parse(head) as { files: number }).files === 2 ? undefined : 'expected the two versions of the file')),
-    {
-      name: 'PR plan --ref HEAD --base main',
-      args: [BIN, 'plan', '--repo', repo, '--ref', 'HEAD', '--base', 'main'],
-      ratioTo: { figure: PR_FLOOR, target: 2 },
-    },
+    { name: 'PR plan --ref HEAD --base main', args: prPlan, ratioTo: { figure: PR_FLOOR, target: 2 } },
     // Without a target: what a CI runner's first run pays, without the code caches of earlier runs.
-    {
-      name: 'PR plan, first run (empty compile caches)',
-      args: [BIN, 'plan', '--repo', repo, '--ref', 'HEAD', '--base', 'main'],
-      ratioTo: { figure: PR_FLOOR },
-      firstRun: true,
-    },
+    { name: 'PR plan, first run (empty compile caches)', args: prPlan, ratioTo: { figure: PR_FLOOR }, firstRun: true },
     { name: '--version', args: [BIN, '--version'], repeat: VERSION_REPEAT },
   ];
 }

@@ -18,8 +18,8 @@ export function isObjectId(text: string): boolean {
 
 /**
  * The commit `ref` names, or undefined when this clone has no such commit. Asked first of the
- * repository's `cat-file` process (engine/git/objects.ts), which reads a revision as `rev-parse --verify`
- * does: a run's refs cost no process of their own.
+ * repository's `cat-file` process (engine/git/objects.ts), which reads a revision as
+ * `rev-parse --verify` does: a run's refs cost no process of their own.
  */
 export async function resolveCommit(repo: GitRepository, ref: string): Promise<string | undefined> {
   checkRefSyntax(ref, 'ref');
