@@ -17,12 +17,16 @@
 // another bundle must never run) and the CRC-32 of the cached data (V8 checks its own only in debug
 // builds, and a file damaged on disk must not reach it), as Node's compile cache does. A directory
 // that is not the user's own, or that others may write to, is not used: a cache is code.
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import vm from 'node:vm';
-import { crc32 } from 'node:zlib';
+//
+// Node's modules are taken with process.getBuiltinModule, not imported: importing one into an ES
+// module makes its ES module facade, which reads every export, and node:fs's getters then load
+// its streams (7 ms of a pull request's plan of 100 tenants, Node 24).
+const { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } = process.getBuiltinModule('node:fs');
+const { createRequire } = process.getBuiltinModule('node:module');
+const { tmpdir } = process.getBuiltinModule('node:os');
+const path = process.getBuiltinModule('node:path');
+const vm = process.getBuiltinModule('node:vm');
+const { crc32 } = process.getBuiltinModule('node:zlib');
 
 const MAGIC = 0x63736363; // "cscc"
 const FORMAT = 1;
@@ -33,13 +37,17 @@ export const COMMANDS = new Set(['validate', 'plan', 'apply', 'drift', 'import',
 
 /**
  * The name of the code cache a run with these arguments uses: its command's, or, for `--version`,
- * `--help` or a mistyped command, which run little of the bundle, `cli`.
+ * `--help` or a mistyped command, which run little of the bundle, `cli`. A pull request's plan
+ * (`plan --base`) has one of its own: it runs git and the comparison with the base where other
+ * plans parse and diff every contract, and with a cache written by a plan of the whole repository
+ * it used as much CPU as with none (16 % and 20 % more than with its own; 100 tenants, Node 24).
  * @param {readonly string[]} argv
  * @returns {string}
  */
 export function cacheNameOf(argv) {
   const [command] = argv;
-  return command !== undefined && COMMANDS.has(command) && !argv.includes('--help') && !argv.includes('-h') ? command : 'cli';
+  if (command === undefined || !COMMANDS.has(command) || argv.includes('--help') || argv.includes('-h')) return 'cli';
+  return command === 'plan' && argv.some((arg) => arg === '--base' || arg.startsWith('--base=')) ? 'plan-base' : command;
 }
 
 /**

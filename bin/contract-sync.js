@@ -1,16 +1,18 @@
 #!/usr/bin/env node
 // Runs the bundled CLI (dist/cli/main.cjs, built by `npm run build`, which `npm install` and `npm pack` run).
-import { existsSync } from 'node:fs';
-import module from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { cacheNameOf, codeCacheDir, runBundle } from './code-cache.js';
 import { cliV8Flags } from './v8-flags.js';
+
+// Node's modules through process.getBuiltinModule, as in bin/code-cache.js (which says why).
+const { existsSync } = process.getBuiltinModule('node:fs');
+const module = process.getBuiltinModule('node:module');
+const { fileURLToPath } = process.getBuiltinModule('node:url');
 
 // Before the CLI's code is loaded, so that all of it runs under them (bin/v8-flags.js says why).
 // node:v8 is loaded only where there are flags to set (Node 20): loading it costs a millisecond.
 const flags = cliV8Flags(process.versions.v8);
 if (flags.length > 0) {
-  const { default: v8 } = await import('node:v8');
+  const v8 = process.getBuiltinModule('node:v8');
   for (const flag of flags) {
     const name = flag.split('=')[0];
     if (!process.execArgv.some((arg) => arg.split('=')[0] === name)) v8.setFlagsFromString(flag);

@@ -28,6 +28,23 @@ export function planningFingerprint(config: Pick<Config, 'desired' | 'tenants' |
 }
 
 /**
+ * planningFingerprint of each tenant of one config. Tenants with the same `paths` (most have none)
+ * share one hash: a plan of 100 tenants hashed the same settings 100 times.
+ */
+export function planningFingerprints(config: Pick<Config, 'desired' | 'tenants' | 'collections'>): (tenant: string) => string {
+  const byPaths = new Map<readonly string[] | undefined, string>();
+  return (tenant) => {
+    const paths = config.tenants[tenant]?.paths;
+    let value = byPaths.get(paths);
+    if (value === undefined) {
+      value = planningFingerprint(config, tenant);
+      byPaths.set(paths, value);
+    }
+    return value;
+  };
+}
+
+/**
  * What one tenant's run plans: everything, the contracts of some files, or nothing: `behind`, when
  * the tenant was last applied at a commit that descends from this one. Applying an older commit
  * over a newer one is what an old pipeline run re-run by hand does; going back is a revert commit

@@ -1,5 +1,5 @@
 /** Incremental apply and plan, the adapter: each selected tenant's run record against the repository's history. */
-import { planningFingerprint, startingPoint, tenantScope, type SinceCommit, type TenantScope } from '../apply/incremental.ts';
+import { planningFingerprints, startingPoint, tenantScope, type SinceCommit, type TenantScope } from '../apply/incremental.ts';
 import type { Config } from '../config/types.ts';
 import { desiredPathMatcher } from '../desired/read-files.ts';
 import { changedFiles } from '../git/changed-files.ts';
@@ -33,6 +33,7 @@ export async function readTenantScopes(
 ): Promise<Map<string, TenantScope>> {
   const selected = desiredPathMatcher(config.desired.paths);
   const sinceByCommit = new Map<string, Promise<SinceCommit>>();
+  const planning = planningFingerprints(config);
 
   async function since(commit: string): Promise<SinceCommit> {
     if (head.anyHistory) {
@@ -60,7 +61,7 @@ export async function readTenantScopes(
         if (error instanceof StateFormatError) return { tenant, kind: 'full' as const, reason: 'its run record cannot be read' };
         throw error;
       }
-      const start = startingPoint(tenant, record, planningFingerprint(config, tenant));
+      const start = startingPoint(tenant, record, planning(tenant));
       if (start.kind !== 'since') return start;
       let answer = sinceByCommit.get(start.commit);
       if (!answer) {

@@ -4,6 +4,7 @@ import {
   narrowToChangedContracts,
   narrowToScopes,
   planningFingerprint,
+  planningFingerprints,
   startingPoint,
   tenantScope,
   type TenantScope,
@@ -48,6 +49,15 @@ describe('planningFingerprint', () => {
     const rate = config('rate: { requestsPerSecond: 1 }\nretry: { maxAttempts: 9 }\n');
 
     expect(planningFingerprint(rate, 'acme')).toBe(planningFingerprint(config(), 'acme'));
+  });
+
+  it('is the same through planningFingerprints, for tenants with paths of their own and without', () => {
+    const plain = config();
+    const mixed: Config = { ...plain, tenants: { ...plain.tenants, globex: { ...plain.tenants.globex!, paths: ['contracts/globex/**/*.yaml'] } } };
+    const planning = planningFingerprints(mixed);
+
+    for (const tenant of ['acme', 'globex', 'acme', 'globex']) expect(planning(tenant)).toBe(planningFingerprint(mixed, tenant));
+    expect(planning('globex')).not.toBe(planning('acme'));
   });
 });
 

@@ -175,8 +175,10 @@ describe('runBundle', () => {
 });
 
 describe('the cache names and directory', () => {
-  it("names the cache by the command; --version, --help and a mistyped command share one, never a command's", () => {
+  it("names the cache by the command (a pull request's plan has its own); --version, --help and a mistyped command share one, never a command's", () => {
     expect(cacheNameOf(['plan', '--ref', 'HEAD'])).toBe('plan');
+    expect(cacheNameOf(['plan', '--ref', 'HEAD', '--base', 'main'])).toBe('plan-base');
+    expect(cacheNameOf(['plan', '--base=origin/main', '--format', 'markdown'])).toBe('plan-base');
     expect(cacheNameOf(['state', 'list'])).toBe('state');
     for (const argv of [[], ['--version'], ['--help'], ['help', 'plan'], ['plan', '--help'], ['apply', '-h'], ['plna']]) expect(cacheNameOf(argv)).toBe('cli');
   });
