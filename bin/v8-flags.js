@@ -9,9 +9,8 @@
 // on Node 20 a plan of 10,000 contracts uses 8-14 % less CPU (validate 4 %), a pull request's plan
 // 20-30 % less. Long runs pay a little: a plan of 100,000 contracts with --out about 4 % more (a
 // bare js-yaml parse of its files 25 % more), so the flag suits the runs most people make, not
-// every run. Node 24's V8 (13.6) tiers through Maglev by
-// invocation counts; raising those saved nothing there (measured), so other versions are left as
-// they are.
+// every run. Node 24's V8 (13.6) tiers through Maglev by invocation counts; raising those saved
+// nothing there (measured), so other versions are left as they are.
 export function cliV8Flags(v8Version) {
   return v8Version.startsWith('11.') ? ['--interrupt-budget=600000'] : [];
 }
