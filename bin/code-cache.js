@@ -9,8 +9,9 @@
 // (scripts/bundle-cli.ts), compiled here as a vm.Script, and the first run of a command that finds
 // no cache it can use writes one at its exit, with the functions that run compiled.
 //
-// The cache is a file per command (what `plan` compiles is not what `apply` or the emulator do, and
-// a cache holds the functions of the run that wrote it), Node version, architecture and V8 flags,
+// The cache is a file per command, and one for a pull request's plan (what `plan` compiles is not
+// what `apply` or the emulator do, nor what `plan --base` does: see cacheNameOf; a cache holds
+// the functions of the run that wrote it), Node version, architecture and V8 flags,
 // in a directory of its own under NODE_COMPILE_CACHE or the system's temporary directory;
 // NODE_DISABLE_COMPILE_CACHE=1 turns it off, as it does Node's. Its header holds the CRC-32 and
 // length of the bundle it was made from (V8 itself checks only the source's length, and a cache of
