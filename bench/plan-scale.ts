@@ -39,6 +39,8 @@
  * Prints, per Node, style and size, one JSON line per figure {"bench":"plan-scale", node, style,
  * contracts, figure, cpuS, wallS, peakRssMiB, ...} and a table for people; at the end a summary of
  * the ratios, and which js-yaml build the yardstick and the CLI (its bundle, dist/cli/main.cjs) used.
+ * Beside each ratio of medians, the table shows the range of each round's own ratio (roundCpuRatios
+ * in the JSON): on a shared machine it says how far a ratio moves from one run to the next.
  *   npm run bench:plan-scale                     BENCH_SIZES=10000,100000 BENCH_RUNS=3
  *   npx tsx bench/plan-scale.ts --sizes 10000 --runs 5 (after npm run build)
  *   ... --styles block,flow                      only these styles (default block,flow,import)
@@ -571,6 +573,18 @@ function benchCase(node: string, version: string, style: RepoStyle, contracts: n
     return figure === YARDSTICK ? yardstick : figure === PR_FLOOR ? floor : results.get(figure);
   }
 
+  /**
+   * Each round's own CPU ratio, the figure's run over its base's run in the same round: how far a
+   * ratio moves from round to round on this machine. Not what the targets are judged on (the ratio
+   * of the medians, above); shown beside it.
+   */
+  function roundRatios(figure: Figure, base: Result | undefined): number[] {
+    const mine = samples.get(figure.name)!;
+    const theirs = base === undefined ? undefined : samples.get(base.name);
+    if (theirs === undefined || (figure.repeat ?? 1) !== 1 || theirs.length !== mine.length) return [];
+    return mine.flatMap((sample, round) => (sample.error === undefined && theirs[round]!.error === undefined ? [sample.cpuS / theirs[round]!.cpuS] : []));
+  }
+
   const rows: string[][] = [];
   const ratios = new Map<string, number>();
   const caseMissed: string[] = [];
@@ -579,6 +593,7 @@ function benchCase(node: string, version: string, style: RepoStyle, contracts: n
     const base = figure.ratioTo ? baseOf(figure.ratioTo.figure) : undefined;
     const cpuRatio = base ? result.cpuS / base.cpuS : Number.NaN;
     const wallRatio = base ? result.wallS / base.wallS : Number.NaN;
+    const byRound = roundRatios(figure, base);
     if (figure.ratioTo) ratios.set(figure.name, cpuRatio);
     const isCli = figure.args[0] === BIN;
     const targets: string[] = [];
@@ -613,7 +628,9 @@ function benchCase(node: string, version: string, style: RepoStyle, contracts: n
         wallS: round(result.wallS, 3),
         peakRssMiB: round(result.peakRssMiB, 0),
         ...(result.parseCpuS === undefined ? {} : { parseCpuS: round(result.parseCpuS, 3) }),
-        ...(ratioName ? { ratioTo: ratioName, cpuRatio: round(cpuRatio, 2), wallRatio: round(wallRatio, 2) } : {}),
+        ...(ratioName
+          ? { ratioTo: ratioName, cpuRatio: round(cpuRatio, 2), wallRatio: round(wallRatio, 2), roundCpuRatios: byRound.map((ratio) => round(ratio, 2)) }
+          : {}),
         ...(targets.length > 0 ? { targets, met: missed.length === 0 } : {}),
         ...(isCli ? { cliYamlBuild: CLI_BUILD } : {}),
         ok: result.failures === 0 && result.note === undefined,
@@ -628,6 +645,7 @@ function benchCase(node: string, version: string, style: RepoStyle, contracts: n
       Number.isNaN(result.peakRssMiB) ? '-' : String(Math.round(result.peakRssMiB)),
       Number.isNaN(cpuRatio) ? '' : `${cpuRatio.toFixed(2)}x`,
       Number.isNaN(wallRatio) ? '' : `${wallRatio.toFixed(2)}x`,
+      byRound.length < 2 ? '' : `${Math.min(...byRound).toFixed(2)}-${Math.max(...byRound).toFixed(2)}x`,
       targets.join(' '),
       targets.length === 0 ? '' : missed.length === 0 ? 'met' : `MISSED ${missed.join(',')}`,
       status,
@@ -643,9 +661,10 @@ function benchCase(node: string, version: string, style: RepoStyle, contracts: n
   );
   console.log(
     `yardstick: ${yardstick ? `js-yaml's ${YARDSTICK_WORDS[fastest!]}, ${yardstick.cpuS.toFixed(2)} s CPU` : figures.some(({ name }) => FASTEST_OF[YARDSTICK]!.includes(name)) ? 'none (every build failed)' : 'not measured (--only)'}; ` +
-      `the CLI bundles js-yaml's ${CLI_BUILD} build${cliFlags.length > 0 ? ` and sets ${cliFlags.join(' ')}` : ''}; cpu x / wall x: ratio to the yardstick (validate, plan) or to the PR floor (PR plan); targets are on cpu x`,
+      `the CLI bundles js-yaml's ${CLI_BUILD} build${cliFlags.length > 0 ? ` and sets ${cliFlags.join(' ')}` : ''}; cpu x / wall x: ratio to the yardstick (validate, plan) or to the PR floor (PR plan), of the medians; ` +
+      `rounds x: the lowest and highest of each round's own cpu ratio (its run over the yardstick's run in that round); targets are on cpu x`,
   );
-  printTable(['figure', 'cpu s', 'wall s', 'rss MiB', 'cpu x', 'wall x', 'target', 'met', 'notes'], rows, 6);
+  printTable(['figure', 'cpu s', 'wall s', 'rss MiB', 'cpu x', 'wall x', 'rounds x', 'target', 'met', 'notes'], rows, 7);
   console.log('');
   summaries.push({
     node: version,
