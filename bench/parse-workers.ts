@@ -18,8 +18,8 @@
  *   npx tsx bench/parse-workers.ts [--contracts 100000] [--styles block,flow,import] [--runs 3]
  *                                  [--threads N] [--node PATH ...]
  *
- * Prints a table per Node and style (stdout): CPU and wall, and each as a ratio
- * to the main thread's; and one JSON line per way (stderr).
+ * Prints a table per Node and style (stdout): each way's CPU, wall and peak RSS, its CPU and wall
+ * also as ratios to the main thread's; and one JSON line per way (stderr).
  */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
