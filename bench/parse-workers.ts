@@ -11,9 +11,9 @@
  * Each way runs in a fresh child process that reads the files into memory first; the child reports
  * the CPU of the whole process (every thread, start-up and reading included), its wall time from
  * start to end, and its peak RSS. The ways take turns, round by round; medians of --runs. The code
- * is the CLI's own, bundled the way scripts/bundle-cli.ts bundles it (js-yaml's CommonJS build,
- * which is about 3x faster on Node 20), under the V8 flags the CLI sets for itself on that Node
- * (bin/v8-flags.js). Needs the build (`npm run build`, which `npm install` runs).
+ * is the CLI's own, bundled with the CLI's options (scripts/bundle-options.ts: js-yaml's CommonJS
+ * build, which is about 3x faster on Node 20), under the V8 flags the CLI sets for itself on that
+ * Node (bin/v8-flags.js). Needs the build (`npm run build`, which `npm install` runs).
  *
  *   npx tsx bench/parse-workers.ts [--contracts 100000] [--styles block,flow,import] [--runs 3]
  *                                  [--threads N] [--node PATH ...]
@@ -22,13 +22,13 @@
  * also as ratios to the main thread's; and one JSON line per way (stderr).
  */
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
+import { CLI_BUNDLE_OPTIONS } from '../scripts/bundle-options.ts';
 import { REPO_STYLES, writeContractsRepo } from './generate-contracts.ts';
 import { median } from './median.ts';
 
@@ -137,17 +137,10 @@ interface Sample {
 async function bundleChild(): Promise<string> {
   const outfile = path.join(ROOT, 'node_modules/.cache/contract-sync-bench/parse-workers-child.cjs');
   await build({
+    ...CLI_BUNDLE_OPTIONS,
     stdin: { contents: CHILD, resolveDir: ROOT, sourcefile: 'parse-workers-child.js', loader: 'js' },
     outfile,
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20.19',
-    external: ['pino', 'oidc-provider', 'pg', 'ajv'],
-    alias: { 'js-yaml': createRequire(import.meta.url).resolve('js-yaml') },
-    define: { 'import.meta.url': '__bundleUrl' },
     banner: { js: `const __bundleUrl = ${JSON.stringify(pathToFileURL(path.join(ROOT, 'dist/cli/main.cjs')).href)};` },
-    logLevel: 'warning',
   });
   return outfile;
 }
