@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { createApiClient } from '../engine/api/client.ts';
 import { runApply } from '../engine/apply/run-apply.ts';
 import { createTenantTokens } from '../engine/auth/index.ts';
-import { systemClock } from '../engine/clock.ts';
+import { systemClock } from '../engine/io/clock.ts';
 import { silentLogger } from '../engine/log/logger.ts';
 import { fingerprint } from '../engine/model/fingerprint.ts';
 import { fileStateStore } from '../engine/state/file-store.ts';

@@ -11,11 +11,38 @@ import { describe, expect, it } from 'vitest';
 const ENGINE = path.resolve(import.meta.dirname, '../engine');
 
 /**
- * Lowest first: a folder may import only folders before it (files directly under engine/ are shared utilities).
- * `output` (spools, streams written at the reader's pace, the progress line) sits above `run`: a run
- * returns values and never writes a command's output, so it cannot import the adapters that do.
+ * Lowest first: a folder may import only folders before it. The top level holds only index.ts, the
+ * library's public surface, which re-exports from every folder.
+ * `io` (the clock, timers, bounded reads, network errors), `text` (escaping, plurals, suggestions)
+ * and `diagnostic` import nothing of the engine above them; `yaml` (the readers with source
+ * positions) sits on `model`; `package` (the package's own files and generated specs) on `plan`.
+ * `output` (spools, streams written at the reader's pace, the progress line, output files) sits
+ * above `run`: a run returns values and never writes a command's output, so it cannot import the
+ * adapters that do.
  */
-const LAYERS = ['log', 'model', 'config', 'desired', 'plan', 'state', 'git', 'auth', 'api', 'apply', 'drift', 'init', 'run', 'output', 'cli'];
+const LAYERS = [
+  'io',
+  'text',
+  'diagnostic',
+  'log',
+  'model',
+  'yaml',
+  'config',
+  'desired',
+  'plan',
+  'package',
+  'state',
+  'git',
+  'auth',
+  'api',
+  'apply',
+  'drift',
+  'init',
+  'pipeline',
+  'run',
+  'output',
+  'cli',
+];
 
 interface Import {
   readonly from: string;
@@ -51,10 +78,19 @@ function folderOf(file: string): string {
 const imports = engineImports();
 
 describe('engine layers', () => {
+  it('hold every file in a folder of a layer: the top level has only the public surface', () => {
+    const loose = readdirSync(ENGINE, { withFileTypes: true }).filter((entry) => entry.isFile() && entry.name !== 'index.ts');
+    const unplaced = readdirSync(ENGINE, { withFileTypes: true }).filter((entry) => entry.isDirectory() && !LAYERS.includes(entry.name));
+
+    expect(loose.map((entry) => entry.name)).toEqual([]);
+    expect(unplaced.map((entry) => entry.name)).toEqual([]);
+  });
+
   it('import one way: each folder only folders below it', () => {
     const upward = imports.filter(({ from, to }) => {
       const [source, target] = [folderOf(from), folderOf(to)];
-      if (source === '' || target === '' || source === target || to.startsWith('..')) return false;
+      // index.ts, the only file at the top, re-exports every folder.
+      if (from === 'index.ts' || source === target || to.startsWith('..')) return false;
       return LAYERS.indexOf(target) > LAYERS.indexOf(source);
     });
 

@@ -8,10 +8,10 @@
 import { readContract } from '../model/read-schema.ts';
 import type { SchemaIssue } from '../model/schema-validator.ts';
 import type { ContractFields, Op } from '../model/types.ts';
-import { systemClock } from '../clock.ts';
-import { describeNetworkError, networkErrorCode } from '../network-error.ts';
+import { systemClock } from '../io/clock.ts';
+import { describeNetworkError, networkErrorCode } from '../io/network-error.ts';
 import { REDACTED, type Redactor } from '../log/logger.ts';
-import { formatPath } from '../yaml-source.ts';
+import { formatPath } from '../yaml/yaml-source.ts';
 import { DEFAULTS, type ApiConfig, type NaiveTimestamps } from '../config/types.ts';
 import { ApiError, classifyStatus, isAmbiguousPatchStatus } from './errors.ts';
 import { headerOf, NotConnectedError, sendOverHttp, type ApiAnswer, type ApiRequest } from './http-transport.ts';

@@ -11,7 +11,7 @@ import type { ContractSet } from '../desired/types.ts';
 import type { ContractFields } from '../model/types.ts';
 import { contractKey, sameDesiredFields } from '../plan/touched-contracts.ts';
 import { fingerprint } from '../model/fingerprint.ts';
-import { plural } from '../plural.ts';
+import { plural } from '../text/plural.ts';
 import type { TenantRunRecord } from '../state/types.ts';
 
 /**

@@ -3,8 +3,8 @@
  * could not start is one line saying why and how many of its contracts were not read, not one
  * line for it and another for each of its contracts. Pure.
  */
-import { plural } from '../plural.ts';
-import { tenantMessage } from '../tenant-message.ts';
+import { plural } from '../text/plural.ts';
+import { tenantMessage } from '../text/tenant-message.ts';
 import type { RunReport } from './run-report.ts';
 
 export function readProblems(report: RunReport): string[] {

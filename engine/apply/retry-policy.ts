@@ -3,7 +3,7 @@
  * waiting, this decides.
  */
 import type { ApiError } from '../api/errors.ts';
-import { backoffDelayMs } from '../backoff.ts';
+import { backoffDelayMs } from '../io/backoff.ts';
 
 export interface RetryBudget {
   /** `retry.maxAttempts`: sends of one request that failed with a 5xx, reset or timeout. */

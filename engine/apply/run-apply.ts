@@ -23,8 +23,8 @@
 import PQueue from 'p-queue';
 import type { ApiClient } from '../api/client.ts';
 import type { TenantTokens } from '../auth/index.ts';
-import type { Clock } from '../clock.ts';
-import { compareText } from '../compare-text.ts';
+import type { Clock } from '../io/clock.ts';
+import { compareText } from '../text/compare-text.ts';
 import type { Config } from '../config/types.ts';
 import type { ContractSet } from '../desired/types.ts';
 import type { Logger } from '../log/logger.ts';

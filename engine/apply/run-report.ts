@@ -1,8 +1,8 @@
 /** The JSON run report (`apply --report FILE`) and the summary printed after a run. */
 import type { RunWarning } from '../auth/rotation-overlap.ts';
 import type { PlanSource } from '../plan/types.ts';
-import { plural } from '../plural.ts';
-import { escapeForTerminal } from '../text-escape.ts';
+import { plural } from '../text/plural.ts';
+import { escapeForTerminal } from '../text/text-escape.ts';
 
 export const RUN_REPORT_VERSION = 1;
 

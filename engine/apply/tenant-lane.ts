@@ -8,7 +8,7 @@ import PQueue from 'p-queue';
 import { ApiError } from '../api/errors.ts';
 import type { QuotaPolicy, RateLimitState } from '../api/rate-headers.ts';
 import type { TenantTokens } from '../auth/index.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../io/clock.ts';
 import type { Logger } from '../log/logger.ts';
 import { RunInterrupted } from './interrupted.ts';
 import { QuotaPacer } from './quota-pacer.ts';

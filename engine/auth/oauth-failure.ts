@@ -3,7 +3,7 @@
  * the network failed, and whether the cause may be kept (it never holds a token or a secret).
  */
 import * as client from 'openid-client';
-import { describeNetworkError } from '../network-error.ts';
+import { describeNetworkError } from '../io/network-error.ts';
 
 /** A request that got no HTTP answer (connection refused or reset, DNS, timeout). */
 export class TransportError extends Error {

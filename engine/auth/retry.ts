@@ -1,5 +1,5 @@
 /** Bounded exponential backoff with full jitter, for transient failures of the identity provider. */
-import { backoffDelayMs, type BackoffShape } from '../backoff.ts';
+import { backoffDelayMs, type BackoffShape } from '../io/backoff.ts';
 
 export interface RetryPolicy extends BackoffShape {
   /** Attempts in all, the first included. */

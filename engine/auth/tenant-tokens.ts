@@ -3,7 +3,7 @@
  * every tenant) and one token cache per tenant. Wires secrets, discovery, the grant, the claim
  * checks and the cache; owns no module state.
  */
-import { READ_LIMITS, readTextBounded } from '../bounded-read.ts';
+import { READ_LIMITS, readTextBounded } from '../io/bounded-read.ts';
 import { DEFAULTS, type AuthConfig, type Config, type SecretRef } from '../config/types.ts';
 import { MAX_SECRET_AGE_MONTHS, secretOverdueAt } from '../config/secret-age.ts';
 import { describeSecretRef, resolveSecret, SecretError } from '../config/secrets.ts';

@@ -1,7 +1,7 @@
 /** `contract-sync apply [PLAN.json]`: plan (or check a saved plan), then send the ops, record each applied contract, report. */
 import { parseArgs } from 'node:util';
 import { renderRunSummary } from '../apply/run-report.ts';
-import { checkOutputFile, writeOutputFile } from '../output-file.ts';
+import { checkOutputFile, writeOutputFile } from '../output/output-file.ts';
 import { runApplyRequest, type ApplyRunOutcome } from '../run/apply.ts';
 import { applyQuestion, interruptedLine, renderApplyPreview } from '../run/render-run.ts';
 import type { ApplyPreview } from '../run/types.ts';

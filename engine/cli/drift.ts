@@ -5,7 +5,7 @@ import { driftFailed, driftRemains } from '../drift/create-report.ts';
 import { renderDriftJson } from '../drift/render-json.ts';
 import { renderDriftMarkdown } from '../drift/render-markdown.ts';
 import { renderDriftText } from '../drift/render-text.ts';
-import { checkOutputFile, writeOutputFile } from '../output-file.ts';
+import { checkOutputFile, writeOutputFile } from '../output/output-file.ts';
 import { runDrift, type DriftRunOutcome } from '../run/drift.ts';
 import { fixQuestion, interruptedLine, renderFixPreview, renderTargetedNote } from '../run/render-run.ts';
 import { packageVersion } from '../run/version.ts';

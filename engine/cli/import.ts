@@ -1,9 +1,9 @@
 /** `contract-sync import`: reads contracts live and writes the desired-state file that declares them as they are. */
 import { parseArgs } from 'node:util';
 import { CONTRACT_ID_RULE, isContractId } from '../model/json-schemas.ts';
-import { plural } from '../plural.ts';
+import { plural } from '../text/plural.ts';
 import { runImport } from '../run/import.ts';
-import { formatDiagnostics } from '../diagnostic-format.ts';
+import { formatDiagnostics } from '../diagnostic/diagnostic-format.ts';
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 import { runEffects } from './run-effects.ts';
 import { runView } from './run-view.ts';

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { renderNextSteps } from '../init/render-next-steps.ts';
 import { CI_PROVIDERS, CONFIG_FILE, GITIGNORE_FILE, tenantNameProblem, type CiProvider } from '../init/scaffold.ts';
 import { installedFor } from '../init/schema-path.ts';
-import { packageRoot } from '../package-root.ts';
+import { packageRoot } from '../package/package-root.ts';
 import { runInit } from '../run/init.ts';
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 

@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '../clock.ts';
+import { systemClock, type Clock } from '../io/clock.ts';
 import type { LogFormat } from '../log/settings.ts';
 import type { Drainable } from '../output/stream.ts';
 

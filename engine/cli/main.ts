@@ -1,8 +1,8 @@
 /** The CLI entry point: the only place that reads process.* and sets the exit code. */
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
-import { closest } from '../suggest.ts';
+import { closest } from '../text/suggest.ts';
 import { argsWithEnvironment, argsWithRepository, environmentHelp, workingDirectory } from './environment-args.ts';
-import { fileSystemErrorLine } from '../output-file.ts';
+import { fileSystemErrorLine } from '../output/output-file.ts';
 import { GLOBAL_OPTIONS_HELP, takeGlobalOptions } from './global-options.ts';
 import { interruptOnSignals } from './interrupt.ts';
 import { packageVersion } from '../run/version.ts';

@@ -2,7 +2,7 @@
  * `contract-sync plan`: desired state (working tree or a git ref) against the state store -> a
  * plan, with no network; with --refresh, against live reads instead.
  */
-import { checkOutputFile, writeOutputFile } from '../output-file.ts';
+import { checkOutputFile, writeOutputFile } from '../output/output-file.ts';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { renderPlanAs, type PlanFormat } from '../plan/render-format.ts';

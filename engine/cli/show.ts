@@ -2,7 +2,7 @@
  * `contract-sync show PLAN.json`: a saved plan rendered for review, exactly as `plan` printed it.
  * Reads one file: no config, no credentials, no network (so it loads none of their modules).
  */
-import { READ_LIMITS, readTextBounded } from '../bounded-read.ts';
+import { READ_LIMITS, readTextBounded } from '../io/bounded-read.ts';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parsePlan, PlanFormatError } from '../plan/read-plan.ts';

@@ -1,6 +1,6 @@
 /** `contract-sync state list|show|history|unlock|rm|push|pull`: inspect, repair and move the configured state store. */
 import { parseArgs } from 'node:util';
-import { plural } from '../plural.ts';
+import { plural } from '../text/plural.ts';
 import { renderStateOutcome, type StateReport } from '../run/render-state.ts';
 import { runState, type OtherStore, type StateRequest } from '../run/state.ts';
 import { checkContractId, checkTenant } from '../state/store-input.ts';

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { renderValidateSummary } from '../run/render-validate.ts';
 import { runValidate } from '../run/validate.ts';
-import { DIAGNOSTIC_FORMATS, formatDiagnostics, type DiagnosticFormat } from '../diagnostic-format.ts';
+import { DIAGNOSTIC_FORMATS, formatDiagnostics, type DiagnosticFormat } from '../diagnostic/diagnostic-format.ts';
 import { EXIT, parseFormat, type CliIo, type ExitCode } from './io.ts';
 import { runEffects } from './run-effects.ts';
 

@@ -3,9 +3,9 @@
  * how the config's secrets are kept, never errors. Pure: the config, where its keys are written,
  * the time and what git tracks come in; diagnostics come out.
  */
-import { compareDiagnostics, type Diagnostic } from '../diagnostic.ts';
+import { compareDiagnostics, type Diagnostic } from '../diagnostic/diagnostic.ts';
 import type { PathSegment } from '../model/schema-validator.ts';
-import { formatPath, type Position } from '../yaml-source.ts';
+import { formatPath, type Position } from '../yaml/yaml-source.ts';
 import { MAX_SECRET_AGE_MONTHS, overlapEndsAt, ROTATION_OVERLAP_DAYS, secretOverdueAt } from './secret-age.ts';
 import type { Config, SecretRef } from './types.ts';
 

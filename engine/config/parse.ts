@@ -1,9 +1,9 @@
 /** Parse and validate contract-sync.yaml. Pure: text in, config and diagnostics out. */
-import { compareDiagnostics, isError, type Diagnostic } from '../diagnostic.ts';
+import { compareDiagnostics, isError, type Diagnostic } from '../diagnostic/diagnostic.ts';
 import { COLLECTION_FIELDS, type CollectionFieldName } from '../model/fields.ts';
 import { compileSchema, type PathSegment, type SchemaCheck } from '../model/schema-validator.ts';
-import { readPlainYamlMap } from '../plain-yaml.ts';
-import { decodeYamlText, DEFAULT_YAML_LIMITS, diagnosticAt, parseYamlSource, withinStack, type SchemaProblem } from '../yaml-source.ts';
+import { readPlainYamlMap } from '../yaml/plain-yaml.ts';
+import { decodeYamlText, DEFAULT_YAML_LIMITS, diagnosticAt, parseYamlSource, withinStack, type SchemaProblem } from '../yaml/yaml-source.ts';
 import { configPathProblems } from './paths.ts';
 import { configSchema } from './schema.ts';
 import { withKeySuggestion } from './suggest-key.ts';

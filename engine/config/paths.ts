@@ -11,7 +11,7 @@
  *   a `..` step that would climb out of it is an error.
  */
 import type { PathSegment } from '../model/schema-validator.ts';
-import type { SchemaProblem } from '../yaml-source.ts';
+import type { SchemaProblem } from '../yaml/yaml-source.ts';
 
 /** `..` as a whole step of a path or of a glob alternative (`{..,a}`, `@(..)`, `!..`). */
 const PARENT_STEP = /(?:^|[/\\{,(|!])\.\.(?:$|[/\\},)|])/;

@@ -1,7 +1,7 @@
 /** Adapter: the config file from disk. */
-import { readBounded } from '../bounded-read.ts';
-import type { Diagnostic } from '../diagnostic.ts';
-import { DEFAULT_YAML_LIMITS } from '../yaml-source.ts';
+import { readBounded } from '../io/bounded-read.ts';
+import type { Diagnostic } from '../diagnostic/diagnostic.ts';
+import { DEFAULT_YAML_LIMITS } from '../yaml/yaml-source.ts';
 import { parseConfig, type ConfigResult } from './parse.ts';
 
 export async function readConfig(file: string): Promise<ConfigResult> {

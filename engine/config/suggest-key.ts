@@ -3,7 +3,7 @@
  * files have for contract fields: the candidates are the keys the config's JSON Schema allows at
  * that place. Pure.
  */
-import { closest } from '../suggest.ts';
+import { closest } from '../text/suggest.ts';
 import type { JsonSchema } from '../model/json-schema-type.ts';
 import type { PathSegment } from '../model/schema-validator.ts';
 

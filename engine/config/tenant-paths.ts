@@ -5,9 +5,9 @@
  * it is said at the config's line. Warnings: a tenant may have no file yet. Pure.
  */
 import picomatch from 'picomatch';
-import { compareDiagnostics, type Diagnostic } from '../diagnostic.ts';
+import { compareDiagnostics, type Diagnostic } from '../diagnostic/diagnostic.ts';
 import type { PathSegment } from '../model/schema-validator.ts';
-import { formatPath, type Position } from '../yaml-source.ts';
+import { formatPath, type Position } from '../yaml/yaml-source.ts';
 import type { Config } from './types.ts';
 
 export interface TenantPathsInput {

@@ -9,9 +9,9 @@
  * every file against its group, and a sniff that was wrong starts the run over with every file
  * grouped by its parsed tenant (the caller's visitor is told to discard what it did).
  */
-import { compareText } from '../compare-text.ts';
+import { compareText } from '../text/compare-text.ts';
 import type { Config } from '../config/types.ts';
-import { compareDiagnostics, type Diagnostic } from '../diagnostic.ts';
+import { compareDiagnostics, type Diagnostic } from '../diagnostic/diagnostic.ts';
 import { parseDesiredFile } from './parse-file.ts';
 import type { ContractSet, DesiredFile } from './types.ts';
 import { validateDesiredState } from './validate.ts';

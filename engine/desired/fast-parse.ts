@@ -1,11 +1,11 @@
 /**
- * The fast path of reading a desired-state file: engine/plain-yaml.ts, with the positions of the
+ * The fast path of reading a desired-state file: engine/yaml/plain-yaml.ts, with the positions of the
  * `tenant` value and of every ContractId key taken from the same pass. For anything it cannot
  * vouch for it returns undefined and the caller reads the file with the `yaml` package
- * (engine/yaml-source.ts), which gives the exact messages and positions of every problem.
+ * (engine/yaml/yaml-source.ts), which gives the exact messages and positions of every problem.
  */
-import { positionsIn, readPlainYamlMap, type PlainYamlAncestor, type PlainYamlForm } from '../plain-yaml.ts';
-import type { Position, YamlLimits } from '../yaml-source.ts';
+import { positionsIn, readPlainYamlMap, type PlainYamlAncestor, type PlainYamlForm } from '../yaml/plain-yaml.ts';
+import type { Position, YamlLimits } from '../yaml/yaml-source.ts';
 
 export interface FastParse {
   /** The file's top-level map. */

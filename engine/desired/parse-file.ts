@@ -1,5 +1,5 @@
 /** One desired-state file: YAML -> ContractSet, with every problem positioned. Pure. */
-import type { Diagnostic } from '../diagnostic.ts';
+import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import { FIELD_NAMES, getField, isCollectionField } from '../model/fields.ts';
 import { contractsFileSchema } from '../model/json-schemas.ts';
 import { requiredMemberFields } from '../model/members.ts';
@@ -21,9 +21,9 @@ import {
   type YamlSource,
   withinStack,
   yamlPackage,
-} from '../yaml-source.ts';
+} from '../yaml/yaml-source.ts';
 import { fastParseDesired } from './fast-parse.ts';
-import { closest } from '../suggest.ts';
+import { closest } from '../text/suggest.ts';
 import type { ContractSet, DesiredContract, DesiredFile } from './types.ts';
 
 let check: SchemaCheck | undefined;

@@ -2,8 +2,8 @@
 import { lstat, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
-import { readBounded } from '../bounded-read.ts';
-import { DEFAULT_YAML_LIMITS } from '../yaml-source.ts';
+import { readBounded } from '../io/bounded-read.ts';
+import { DEFAULT_YAML_LIMITS } from '../yaml/yaml-source.ts';
 import type { DesiredFile } from './types.ts';
 
 const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules']);

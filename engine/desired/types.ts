@@ -1,4 +1,4 @@
-import type { Diagnostic } from '../diagnostic.ts';
+import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import type { ContractFields } from '../model/types.ts';
 
 /** One contract as declared in a desired-state file. */

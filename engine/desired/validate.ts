@@ -1,9 +1,9 @@
 /** Desired state across files: per-file parsing plus the cross-file checks of docs/architecture.md section 5. Pure. */
 import picomatch from 'picomatch';
-import { compareText } from '../compare-text.ts';
+import { compareText } from '../text/compare-text.ts';
 import type { Config } from '../config/types.ts';
-import { compareDiagnostics, type Diagnostic } from '../diagnostic.ts';
-import type { Position, YamlLimits } from '../yaml-source.ts';
+import { compareDiagnostics, type Diagnostic } from '../diagnostic/diagnostic.ts';
+import type { Position, YamlLimits } from '../yaml/yaml-source.ts';
 import { parseDesiredFile } from './parse-file.ts';
 import type { ContractSet, DesiredFile, DesiredStateResult } from './types.ts';
 

@@ -6,11 +6,11 @@
  * characters: what does not fit is counted in a closing note (GitHub refuses bodies over 65,536
  * characters). Pure.
  */
-import { escapeHtml, escapeInline } from '../markdown-escape.ts';
+import { escapeHtml, escapeInline } from '../text/markdown-escape.ts';
 import { formatUtc, plural, shortCommit } from '../plan/render-common.ts';
 import { ABSENT, driftSummaryLine, errorStatusText, fixText, nextStep, viewDriftItem } from './render-common.ts';
 import type { DriftContract, DriftReport } from './types.ts';
-import { withoutTenantPrefix } from '../tenant-message.ts';
+import { withoutTenantPrefix } from '../text/tenant-message.ts';
 
 export const DRIFT_MARKDOWN_MAX_LENGTH = 60_000;
 

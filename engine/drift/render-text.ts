@@ -1,9 +1,9 @@
 /** The drift report for a terminal or a job log: per tenant and contract, each drifted field with its cause. Pure. */
 import { plural } from '../plan/render-common.ts';
-import { escapeForTerminal } from '../text-escape.ts';
+import { escapeForTerminal } from '../text/text-escape.ts';
 import { driftSummaryLine, errorStatusText, fixText, nextStep, viewDriftItem } from './render-common.ts';
 import type { DriftReport } from './types.ts';
-import { withoutTenantPrefix } from '../tenant-message.ts';
+import { withoutTenantPrefix } from '../text/tenant-message.ts';
 
 export interface DriftTextOptions {
   readonly color?: boolean;

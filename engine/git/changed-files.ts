@@ -1,5 +1,5 @@
 /** The files that differ between a commit and another commit or the working tree (`git diff --name-status`). */
-import { compareText } from '../compare-text.ts';
+import { compareText } from '../text/compare-text.ts';
 import { GitError } from './errors.ts';
 import { runGit, type ChangedFile, type ChangeStatus, type GitRepository } from './repository.ts';
 import { isObjectId } from './resolve-ref.ts';

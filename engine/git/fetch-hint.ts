@@ -1,5 +1,5 @@
 /** What to run when a CI clone lacks the history a comparison needs. Pure. */
-import { shellQuote } from '../shell-quote.ts';
+import { shellQuote } from '../text/shell-quote.ts';
 
 const CI_HINT = 'in GitHub Actions, check out with `fetch-depth: 0` (actions/checkout); in GitLab CI, set `GIT_DEPTH: 0`';
 

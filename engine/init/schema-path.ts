@@ -5,7 +5,7 @@
  * address for its schemas.
  */
 import path from 'node:path';
-import { PACKAGE_NAME, packageRoot } from '../package-root.ts';
+import { PACKAGE_NAME, packageRoot } from '../package/package-root.ts';
 
 /** `../node_modules/contract-sync/specs/config.schema.json`: from the directory `fileDir` to `specsDir/name`, `/`-separated. Pure. */
 export function relativeSchemaPath(fileDir: string, specsDir: string, name: string): string {

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import type * as AjvModule from 'ajv/dist/2020.js';
 import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import type { JsonSchema } from './json-schema-type.ts';
-import { plural } from '../plural.ts';
+import { plural } from '../text/plural.ts';
 import { timestampProblem } from './normalise.ts';
 import { PRECOMPILED } from './precompiled.ts';
 import { SCHEMA_FORMATS } from './schema-formats.ts';

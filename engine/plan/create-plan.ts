@@ -1,5 +1,5 @@
 /** createPlan: desired state + known state -> the versioned plan document (docs/architecture.md section 5). Pure. */
-import { compareText } from '../compare-text.ts';
+import { compareText } from '../text/compare-text.ts';
 import type { ContractSet, DesiredContract } from '../desired/types.ts';
 import { isUtcTimestamp } from '../model/normalise.ts';
 import { opPath, type FieldName } from '../model/fields.ts';

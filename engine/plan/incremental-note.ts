@@ -1,5 +1,5 @@
 /** The words a plan's readers get about an incremental plan: what it covers, since when, what it assumes of the rest, and how to plan everything. Pure. */
-import { plural } from '../plural.ts';
+import { plural } from '../text/plural.ts';
 import type { PlanSource } from './types.ts';
 
 /** At most this many tenant names in a list; the rest are counted (a fleet has hundreds). */

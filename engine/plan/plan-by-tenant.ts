@@ -9,7 +9,7 @@ import type { Config } from '../config/types.ts';
 import { validateByTenant } from '../desired/by-tenant.ts';
 import { describeTargeting, selectTargets, type TargetOptions } from '../desired/target.ts';
 import type { ContractSet, DesiredFile } from '../desired/types.ts';
-import type { Diagnostic } from '../diagnostic.ts';
+import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import { findTouchedContracts } from './touched-contracts.ts';
 import type { KnownContracts } from '../model/types.ts';
 import { createPlan, planContract, planContractText, sortNoLongerManaged, tenantContracts, type PlanContractText, type TenantContract } from './create-plan.ts';

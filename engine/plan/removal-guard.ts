@@ -5,7 +5,7 @@
  * stops at one refused tenant instead of emptying contracts on the service. Pure.
  */
 import { getField, isCollectionField, type CollectionFieldName } from '../model/fields.ts';
-import { plural } from '../plural.ts';
+import { plural } from '../text/plural.ts';
 import type { PlanContract } from './types.ts';
 
 export const DEFAULT_MAX_REMOVALS = 25;

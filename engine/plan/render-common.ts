@@ -3,16 +3,16 @@ import { COLLECTION_FIELDS, getField, isCollectionField, type CollectionFieldNam
 import { describeIdentity, isJsonObject } from '../model/normalise.ts';
 import { completeMember, fillPlanOf } from '../model/members.ts';
 import type { JsonSchema } from '../model/json-schema-type.ts';
-import { plural } from '../plural.ts';
-import { escapeForTerminal } from '../text-escape.ts';
+import { plural } from '../text/plural.ts';
+import { escapeForTerminal } from '../text/text-escape.ts';
 import type { KnownFrom, PlanChange, PlanContract, PlanDocument, PlanTenant } from './types.ts';
 
-export { plural } from '../plural.ts';
+export { plural } from '../text/plural.ts';
 
 /**
  * A value on one line, YAML-flow-like: `{ Id: 12, RelationType: "Supplier" }`. Strings are JSON
  * quoted, so a newline or a terminal escape inside one can never break the layout, and bidi and
- * zero-width characters are shown as escapes (engine/text-escape.ts).
+ * zero-width characters are shown as escapes (engine/text/text-escape.ts).
  */
 export function formatValue(value: unknown): string {
   if (value === null || value === undefined) return 'null';

@@ -1,7 +1,7 @@
 /** `plan --format github`: one workflow annotation per contract a reviewer should look at. Pure. */
 import { KNOWN_FROM_TEXT, plural, touchedContracts, ALREADY_MATCHES_TEXT, type TenantContract } from './render-common.ts';
 import type { PlanDocument } from './types.ts';
-import { escapeData, escapeProperty } from '../github-commands.ts';
+import { escapeData, escapeProperty } from '../text/github-commands.ts';
 
 function contractNotice({ tenant, contract }: TenantContract, touched: boolean): string {
   const properties = [`file=${escapeProperty(contract.file)}`, `line=${contract.line}`, `title=${escapeProperty(`contract ${contract.id} (${tenant})`)}`];

@@ -10,7 +10,7 @@
  * than `maxLength` characters: what does not fit is summarised, and every contract left out is
  * still named by id (GitHub refuses comments over 65,536 characters). Pure.
  */
-import { escapeHtml, escapeInline } from '../markdown-escape.ts';
+import { escapeHtml, escapeInline } from '../text/markdown-escape.ts';
 import { fitBlocks, type FitChoice } from './fit-blocks.ts';
 import { commitUrl, fileUrl, type FullPlanArtifact, type RepositoryLinks } from './file-links.ts';
 import {

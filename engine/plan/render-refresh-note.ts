@@ -3,7 +3,7 @@
  * planned, not every contract, so "No changes" there is not "no drift". Pure.
  */
 import type { PlanDocument } from './types.ts';
-import { plural } from '../plural.ts';
+import { plural } from '../text/plural.ts';
 
 /** The line, or undefined for a plan of every contract (all of them were read). */
 export function refreshNote(plan: PlanDocument): string | undefined {

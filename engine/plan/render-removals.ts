@@ -5,8 +5,8 @@
  * judged here; the run also refuses a collection of 3 or more members emptied. Bounded in length
  * (at most MAX_LISTED tenants named per line). Pure.
  */
-import { escapeInline } from '../markdown-escape.ts';
-import { plural } from '../plural.ts';
+import { escapeInline } from '../text/markdown-escape.ts';
+import { plural } from '../text/plural.ts';
 import { countRemovals, DEFAULT_MAX_REMOVALS, exceedsLimits, type TenantRemovals } from './removal-guard.ts';
 import type { PlanDocument } from './types.ts';
 

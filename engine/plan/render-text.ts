@@ -16,7 +16,7 @@ import {
   type NotPlanned,
   type TenantCounts,
 } from './render-common.ts';
-import { escapeForTerminal } from '../text-escape.ts';
+import { escapeForTerminal } from '../text/text-escape.ts';
 import { incrementalNote } from './incremental-note.ts';
 import { forEachUnknownOp } from './diff.ts';
 import { isCollectionField } from '../model/fields.ts';

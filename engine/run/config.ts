@@ -4,7 +4,7 @@ import { CONFIG_FILE_NAME, configNotFoundMessage, findConfig } from '../config/f
 import { parseConfig } from '../config/parse.ts';
 import { readConfig } from '../config/read.ts';
 import type { Config } from '../config/types.ts';
-import type { Diagnostic } from '../diagnostic.ts';
+import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import type { GitRepository } from '../git/repository.ts';
 import { readFileAtCommit } from './git-source.ts';
 import type { RunPlace } from './types.ts';

@@ -1,8 +1,8 @@
 /** Desired-state files from git objects at a commit, without checking it out. */
-import { compareText } from '../compare-text.ts';
+import { compareText } from '../text/compare-text.ts';
 import { desiredPathMatcher, patternRoots, type DesiredSource, type ReadDesiredOptions } from '../desired/read-files.ts';
 import type { DesiredFile } from '../desired/types.ts';
-import { DEFAULT_YAML_LIMITS } from '../yaml-source.ts';
+import { DEFAULT_YAML_LIMITS } from '../yaml/yaml-source.ts';
 import { readBlobs } from '../git/cat-file.ts';
 import { findFiles } from '../git/find-files.ts';
 import { listTree, type TreeEntry } from '../git/list-tree.ts';

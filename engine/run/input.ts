@@ -13,7 +13,7 @@ import { desiredPathMatcher, workingTreeSource, type DesiredSource } from '../de
 import { selectShard, type ShardSelection } from '../desired/shard.ts';
 import { isTargeted, selectTargets, type TargetOptions } from '../desired/target.ts';
 import type { ContractSet, DesiredFile, DesiredStateResult } from '../desired/types.ts';
-import type { Diagnostic } from '../diagnostic.ts';
+import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import { changedFiles } from '../git/changed-files.ts';
 import { GitError } from '../git/errors.ts';
 import { missingRefMessage } from '../git/fetch-hint.ts';

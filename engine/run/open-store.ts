@@ -1,5 +1,5 @@
 /** The state store a config names, opened for a command. */
-import { READ_LIMITS, readTextBounded } from '../bounded-read.ts';
+import { READ_LIMITS, readTextBounded } from '../io/bounded-read.ts';
 import path from 'node:path';
 import { describeSecretRef, resolveSecret, SecretError } from '../config/secrets.ts';
 import type { Config } from '../config/types.ts';

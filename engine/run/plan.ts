@@ -10,7 +10,7 @@ import type { Config } from '../config/types.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import { planByTenant, type PlanSink, type PlanTrailer } from '../plan/plan-by-tenant.ts';
 import type { PlanDocument, PlanMadeWith, PlanSource } from '../plan/types.ts';
-import { plural } from '../plural.ts';
+import { plural } from '../text/plural.ts';
 import {
   desiredProblems,
   hasIncremental,

@@ -3,8 +3,8 @@
  * stderr, where it cannot end up in a pull-request comment (engine/cli/run-problems.ts writes it).
  * Pure.
  */
-import { formatDiagnostics } from '../diagnostic-format.ts';
-import { plural } from '../plural.ts';
+import { formatDiagnostics } from '../diagnostic/diagnostic-format.ts';
+import { plural } from '../text/plural.ts';
 import type { DesiredProblems, RunUnread } from './types.ts';
 
 /** A run that could not be read (git, the config). `outcome` says what did not happen, e.g. "no plan written". */

@@ -9,7 +9,7 @@ import { describeScope } from '../apply/incremental.ts';
 import type { SendPreview } from '../apply/run-apply.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { renderPlanText } from '../plan/render-text.ts';
-import { plural } from '../plural.ts';
+import { plural } from '../text/plural.ts';
 import type { ApplyPreview, SharedRunEvent } from './types.ts';
 
 /**

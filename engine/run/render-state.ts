@@ -2,8 +2,8 @@
  * What the state command's subcommands found or did, as text: for stdout, and what went wrong
  * (engine/cli/state.ts writes it, and fails when something did). Pure.
  */
-import { formatDiagnostics } from '../diagnostic-format.ts';
-import { plural } from '../plural.ts';
+import { formatDiagnostics } from '../diagnostic/diagnostic-format.ts';
+import { plural } from '../text/plural.ts';
 import { describeLockHolder, renderHistoryText, renderRecordText, renderSummaryText } from '../state/inspect.ts';
 import type { StateOutcome } from './state.ts';
 

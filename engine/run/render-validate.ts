@@ -1,7 +1,7 @@
 /** The last line of a text validate: errors and warnings counted, and what was valid where. Pure. */
-import { isError } from '../diagnostic.ts';
+import { isError } from '../diagnostic/diagnostic.ts';
 import { shortCommit } from '../plan/render-common.ts';
-import { plural } from '../plural.ts';
+import { plural } from '../text/plural.ts';
 import type { RunUnread } from './types.ts';
 import type { ValidateRunOutcome } from './validate.ts';
 

@@ -1,6 +1,6 @@
 /** A saved plan (`apply PLAN.json`), read and checked: readable, of a known version, made from a commit HEAD descends from. */
 import path from 'node:path';
-import { READ_LIMITS, readTextBounded } from '../bounded-read.ts';
+import { READ_LIMITS, readTextBounded } from '../io/bounded-read.ts';
 import { GitError } from '../git/errors.ts';
 import { fetchCommand } from '../git/fetch-hint.ts';
 import { checkAncestor } from '../git/is-ancestor.ts';

@@ -5,13 +5,13 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { secretFileRefs, secretHygiene } from '../config/hygiene.ts';
-import type { Diagnostic } from '../diagnostic.ts';
+import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import { readFileAtCommit } from './git-source.ts';
 import { closeGitRepository, openGitRepository } from '../git/repository.ts';
 import { trackedFiles } from '../git/tracked-files.ts';
 import { tenantPathWarnings } from '../config/tenant-paths.ts';
 import type { PathSegment } from '../model/schema-validator.ts';
-import { parseYamlSource, positionOf, type Position, type YamlSource } from '../yaml-source.ts';
+import { parseYamlSource, positionOf, type Position, type YamlSource } from '../yaml/yaml-source.ts';
 import { CONFIG_FILE_NAME } from './config.ts';
 import type { Config } from '../config/types.ts';
 import type { DesiredFile } from '../desired/types.ts';

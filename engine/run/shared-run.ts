@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { RUN_REPORT_VERSION, summarise, type RunReport } from '../apply/run-report.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../io/clock.ts';
 import type { Config } from '../config/types.ts';
 import type { HistoryCommand } from '../state/history.ts';
 import type { SharedRunJoined, SharedRuns, SharedTenantResult } from '../state/shared-run.ts';

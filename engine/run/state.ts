@@ -4,7 +4,7 @@
  * and the store closed. The command parses the arguments and renders what `runState` returns.
  */
 import path from 'node:path';
-import type { Diagnostic } from '../diagnostic.ts';
+import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import { copyState, type CopyResult } from '../state/copy.ts';
 import { openFileStateStore } from '../state/file-store.ts';
 import type { RunHistoryEntry } from '../state/history.ts';

@@ -6,10 +6,10 @@
  */
 import type { ApplyProgress, SendPreview } from '../apply/run-apply.ts';
 import type { PlanDocument } from '../plan/types.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../io/clock.ts';
 import type { Shard, ShardSelection } from '../desired/shard.ts';
 import type { TargetPattern } from '../desired/target.ts';
-import type { Diagnostic } from '../diagnostic.ts';
+import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import type { GitError, GitErrorCode } from '../git/errors.ts';
 import type { Logger, Redactor } from '../log/logger.ts';
 import type { TenantScope } from '../apply/incremental.ts';

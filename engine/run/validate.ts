@@ -1,6 +1,6 @@
 /** The validate run: every problem of the config and the desired state, at once, one tenant at a time. No network. */
 import { validateByTenant } from '../desired/by-tenant.ts';
-import { compareDiagnostics, type Diagnostic } from '../diagnostic.ts';
+import { compareDiagnostics, type Diagnostic } from '../diagnostic/diagnostic.ts';
 import { GitError } from '../git/errors.ts';
 import type { PlanSource } from '../plan/types.ts';
 import { openRunInput, readRunFiles } from './input.ts';

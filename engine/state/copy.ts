@@ -4,7 +4,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { StateStore, StoredContract } from './types.ts';
-import { plural } from '../plural.ts';
+import { plural } from '../text/plural.ts';
 
 export interface CopyCounts {
   readonly tenants: number;

@@ -1,7 +1,7 @@
 /** The file backend's options: defaults and checks (a bad option is a programming error: TypeError). */
 import { randomBytes } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
-import { systemClock } from '../clock.ts';
+import { systemClock } from '../io/clock.ts';
 
 /** The interval timers the lock's heartbeat uses; the global ones by default. */
 export interface IntervalTimers {

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { compareText } from '../compare-text.ts';
+import { compareText } from '../text/compare-text.ts';
 import { ensureDirectory, writeFileDurably } from './atomic-write.ts';
 import { contractIdOfFile, parseRunRecord, RUN_FILE_NAME, serialiseRunRecord, stateRecordOf, StateFormatError, type StateRecord } from './file-format.ts';
 import { acquireFileLock, fileLockLostReason, forceRemoveFileLock, readFileLockHolder, type HeldFileLock } from './file-lock.ts';

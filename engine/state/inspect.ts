@@ -3,7 +3,7 @@ import type { RunHistoryEntry } from './history.ts';
 import type { LockHolder } from './lock-timeout-message.ts';
 import type { StateStore, StoredContract } from './types.ts';
 import { hostname as osHostname } from 'node:os';
-import { plural } from '../plural.ts';
+import { plural } from '../text/plural.ts';
 import { isProcessAlive } from './file-store-options.ts';
 
 export interface TenantSummary {

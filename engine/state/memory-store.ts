@@ -4,8 +4,8 @@
  * next read, records are copies, and one lock per tenant with the same timeout semantics, held
  * within this process only.
  */
-import { systemClock } from '../clock.ts';
-import { compareText } from '../compare-text.ts';
+import { systemClock } from '../io/clock.ts';
+import { compareText } from '../text/compare-text.ts';
 import { fingerprint } from '../model/fingerprint.ts';
 import { checkHistoryEntry, checkHistoryQuery, selectHistory, type RunHistoryEntry } from './history.ts';
 import { checkLockOptions } from './lock-options.ts';

@@ -19,7 +19,7 @@
  */
 import { open, readdir, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { compareText } from '../compare-text.ts';
+import { compareText } from '../text/compare-text.ts';
 import { ensureDirectory, syncDirectory, writeFileDurably } from './atomic-write.ts';
 import { contractIdOfFile, parseStateRecord, stateFileName, type StateRecord } from './file-format.ts';
 import { JOURNAL_FILE_NAME, journalRecordLine, journalRemovalLine, replayJournal, wholeLines } from './journal-format.ts';

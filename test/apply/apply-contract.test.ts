@@ -10,7 +10,7 @@ import { applyContract, type ContractContext, type ContractWork } from '../../en
 import { retryBudget } from '../../engine/apply/retry-policy.ts';
 import { TenantLane } from '../../engine/apply/tenant-lane.ts';
 import type { TenantTokens } from '../../engine/auth/index.ts';
-import type { Clock } from '../../engine/clock.ts';
+import type { Clock } from '../../engine/io/clock.ts';
 import type { CollectionMode } from '../../engine/config/types.ts';
 import { silentLogger } from '../../engine/log/logger.ts';
 import { applyOps } from '../../engine/model/apply-ops.ts';

@@ -11,7 +11,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createApiClient } from '../../engine/api/client.ts';
 import { runApply } from '../../engine/apply/run-apply.ts';
 import { createTenantTokens } from '../../engine/auth/index.ts';
-import { systemClock } from '../../engine/clock.ts';
+import { systemClock } from '../../engine/io/clock.ts';
 import { createLogger, Redactor } from '../../engine/log/logger.ts';
 import { fileStateStore } from '../../engine/state/file-store.ts';
 import { startEmulator, type Emulator } from '../../emulator/index.ts';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createApiClient } from '../../engine/api/client.ts';
 import { runApply, type ApplyRunResult } from '../../engine/apply/run-apply.ts';
 import { createTenantTokens } from '../../engine/auth/index.ts';
-import { systemClock } from '../../engine/clock.ts';
+import { systemClock } from '../../engine/io/clock.ts';
 import type { Config } from '../../engine/config/types.ts';
 import { createLogger, Redactor } from '../../engine/log/logger.ts';
 import { fingerprint } from '../../engine/model/fingerprint.ts';

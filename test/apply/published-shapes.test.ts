@@ -14,7 +14,7 @@ import { createRandom } from '../../bench/generate-contracts.ts';
 import { createApiClient } from '../../engine/api/client.ts';
 import { runApply, type ApplyRunDeps } from '../../engine/apply/run-apply.ts';
 import { createTenantTokens } from '../../engine/auth/index.ts';
-import { systemClock } from '../../engine/clock.ts';
+import { systemClock } from '../../engine/io/clock.ts';
 import type { Config } from '../../engine/config/types.ts';
 import type { ContractSet } from '../../engine/desired/types.ts';
 import { silentLogger } from '../../engine/log/logger.ts';

@@ -13,7 +13,7 @@ import { createApiClient } from '../../engine/api/client.ts';
 import { retryBudget } from '../../engine/apply/retry-policy.ts';
 import { TenantLane } from '../../engine/apply/tenant-lane.ts';
 import type { TenantTokens } from '../../engine/auth/index.ts';
-import { systemClock } from '../../engine/clock.ts';
+import { systemClock } from '../../engine/io/clock.ts';
 import { silentLogger } from '../../engine/log/logger.ts';
 import type { Op } from '../../engine/model/types.ts';
 

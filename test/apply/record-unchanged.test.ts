@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../engine/api/client.ts';
 import { runApply, type ApplyRunDeps, type ApplyRunOptions } from '../../engine/apply/run-apply.ts';
 import { createTenantTokens, type Scope } from '../../engine/auth/index.ts';
-import { systemClock } from '../../engine/clock.ts';
+import { systemClock } from '../../engine/io/clock.ts';
 import type { Config } from '../../engine/config/types.ts';
 import { createLogger, Redactor } from '../../engine/log/logger.ts';
 import type { ContractFields } from '../../engine/model/types.ts';

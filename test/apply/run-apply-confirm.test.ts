@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../engine/api/client.ts';
 import { runApply, type ApplyRunDeps, type ApplyRunOptions, type SendPreview } from '../../engine/apply/run-apply.ts';
 import { createTenantTokens } from '../../engine/auth/index.ts';
-import { systemClock } from '../../engine/clock.ts';
+import { systemClock } from '../../engine/io/clock.ts';
 import type { Config } from '../../engine/config/types.ts';
 import type { ContractSet } from '../../engine/desired/types.ts';
 import { createLogger, Redactor } from '../../engine/log/logger.ts';

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createApiClient } from '../../engine/api/client.ts';
 import { runApply, type ApplyRunDeps } from '../../engine/apply/run-apply.ts';
 import { createTenantTokens, type Scope } from '../../engine/auth/index.ts';
-import { systemClock, type Clock } from '../../engine/clock.ts';
+import { systemClock, type Clock } from '../../engine/io/clock.ts';
 import type { Config } from '../../engine/config/types.ts';
 import { createLogger, Redactor } from '../../engine/log/logger.ts';
 import { diffContract } from '../../engine/plan/diff.ts';

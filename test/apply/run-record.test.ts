@@ -10,7 +10,7 @@ import { createApiClient } from '../../engine/api/client.ts';
 import { planningFingerprint } from '../../engine/apply/incremental.ts';
 import { runApply, type ApplyRunDeps } from '../../engine/apply/run-apply.ts';
 import { createTenantTokens } from '../../engine/auth/index.ts';
-import { systemClock } from '../../engine/clock.ts';
+import { systemClock } from '../../engine/io/clock.ts';
 import type { Config } from '../../engine/config/types.ts';
 import { silentLogger } from '../../engine/log/logger.ts';
 import type { ContractFields } from '../../engine/model/types.ts';

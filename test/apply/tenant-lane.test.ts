@@ -11,7 +11,7 @@ import type { QuotaPolicy, RateLimitState } from '../../engine/api/rate-headers.
 import { MAX_THROTTLE_WAIT_MS, retryBudget } from '../../engine/apply/retry-policy.ts';
 import { TenantLane, type LaneOptions, type LaneRequest } from '../../engine/apply/tenant-lane.ts';
 import type { TenantTokens } from '../../engine/auth/index.ts';
-import type { Clock } from '../../engine/clock.ts';
+import type { Clock } from '../../engine/io/clock.ts';
 import { silentLogger } from '../../engine/log/logger.ts';
 import { captureLog } from '../auth/log-capture.ts';
 

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseConfig, parseConfigExactly } from '../../engine/config/parse.ts';
-import { readPlainYamlMap } from '../../engine/plain-yaml.ts';
-import { DEFAULT_YAML_LIMITS, parseYamlSource } from '../../engine/yaml-source.ts';
+import { readPlainYamlMap } from '../../engine/yaml/plain-yaml.ts';
+import { DEFAULT_YAML_LIMITS, parseYamlSource } from '../../engine/yaml/yaml-source.ts';
 import { blockText, DOCUMENT_END, DOCUMENT_START, edited, odd, render, scalar, type Yaml } from '../helpers/yaml-arbitraries.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../engine/config/index.ts';
 import { secretFileRefs, secretHygiene } from '../../engine/config/hygiene.ts';
-import { parseYamlSource, positionOf } from '../../engine/yaml-source.ts';
+import { parseYamlSource, positionOf } from '../../engine/yaml/yaml-source.ts';
 
 const HEAD = 'api: { baseUrl: https://cms.example.com }\nauth: { url: https://login.example.com, realm: cms }\ntenants:\n  acme:\n    clientId: cs-acme\n';
 

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fastParseDesired } from '../../engine/desired/fast-parse.ts';
 import { parseDesiredFile, parseDesiredFileExactly } from '../../engine/desired/parse-file.ts';
-import { DEFAULT_YAML_LIMITS, parseYamlSource, positionOf } from '../../engine/yaml-source.ts';
+import { DEFAULT_YAML_LIMITS, parseYamlSource, positionOf } from '../../engine/yaml/yaml-source.ts';
 import { blockText, DOCUMENT_END, DOCUMENT_START, edited, map, odd, render, scalar, seq, spaced, type Yaml } from '../helpers/yaml-arbitraries.ts';
 
 const WORDS = ['cleaning', 'security', 'Supplier', 'Client', 'ICT', 'lease', 'Unit 4', 'x', 'Contract 12: lease'];

@@ -3,7 +3,7 @@ import { Parser } from 'yaml';
 import type { Config } from '../../engine/config/index.ts';
 import { parseDesiredFile, validateDesiredState, type DesiredFile } from '../../engine/desired/index.ts';
 import { fastParseDesired } from '../../engine/desired/fast-parse.ts';
-import { DEFAULT_YAML_LIMITS, type YamlLimits } from '../../engine/yaml-source.ts';
+import { DEFAULT_YAML_LIMITS, type YamlLimits } from '../../engine/yaml/yaml-source.ts';
 
 const CONFIG: Pick<Config, 'tenants'> = { tenants: { acme: { clientId: 'cs-acme', clientSecret: { env: 'ACME_SECRET' } } } };
 

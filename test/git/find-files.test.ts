@@ -1,7 +1,7 @@
 import { chmod, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { compareText } from '../../engine/compare-text.ts';
+import { compareText } from '../../engine/text/compare-text.ts';
 import type { DesiredFile } from '../../engine/desired/types.ts';
 import { findFiles } from '../../engine/git/find-files.ts';
 import { closeGitRepository, listTree, openGitRepository, readBlobs, type GitRepository } from '../../engine/git/index.ts';

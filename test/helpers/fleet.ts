@@ -5,7 +5,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { stringify } from 'yaml';
 import { createRandom, generateContract } from '../../bench/generate-contracts.ts';
-import type { Clock } from '../../engine/clock.ts';
+import type { Clock } from '../../engine/io/clock.ts';
 import { parseConfig } from '../../engine/config/parse.ts';
 import type { Config } from '../../engine/config/types.ts';
 import type { ContractSet } from '../../engine/desired/types.ts';

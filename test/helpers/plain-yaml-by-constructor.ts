@@ -1,8 +1,8 @@
 /**
  * The fast YAML path as it was before its values were built in the same pass as its checks:
- * engine/plain-yaml.ts's checks over js-yaml's events, then js-yaml's own constructor over the same
+ * engine/yaml/plain-yaml.ts's checks over js-yaml's events, then js-yaml's own constructor over the same
  * events with the `yaml` package's core-schema rules as js-yaml tags. Kept only as the oracle that
- * test/plain-yaml.property.test.ts holds the one-pass reader to. Its code is the replaced code,
+ * test/yaml/plain-yaml.property.test.ts holds the one-pass reader to. Its code is the replaced code,
  * kept as it was (its checks too, so that the test compares with what the reader did, not with
  * today's checks, but for one added since, marked where it is); only the types of what a visitor
  * is shown come from the reader, whose visitors must be the same.
@@ -24,8 +24,8 @@ import {
   type ScalarEvent,
 } from 'js-yaml';
 import { inexactNumber } from '../../engine/model/exact-number.ts';
-import type { PlainYamlAncestor, PlainYamlForm, PlainYamlVisit } from '../../engine/plain-yaml.ts';
-import type { YamlLimits } from '../../engine/yaml-source.ts';
+import type { PlainYamlAncestor, PlainYamlForm, PlainYamlVisit } from '../../engine/yaml/plain-yaml.ts';
+import type { YamlLimits } from '../../engine/yaml/yaml-source.ts';
 
 // Read once: in the CLI's bundle js-yaml is its CommonJS build, and esbuild's interop reads every
 // use of an import (`EVENT_ID.SCALAR`, `getScalarValue(...)`) through a getter it puts on each
@@ -224,7 +224,7 @@ export function readPlainYamlMapByConstructor(text: string, limits: YamlLimits, 
     // A node: a scalar, a sequence or a mapping.
     emptyLast = false;
     if (event.anchorStart !== -1 || event.tagStart !== -1) return undefined;
-    // Nesting as engine/yaml-source.ts counts it, with a margin: near the limit, it decides.
+    // Nesting as engine/yaml/yaml-source.ts counts it, with a margin: near the limit, it decides.
     if (stack.length >= limits.maxDepth - 1) return undefined;
     const parent = stack.at(-1);
     // The one check added since: a byte order mark at the document's start that is not the text's first character.

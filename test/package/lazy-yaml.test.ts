@@ -1,6 +1,6 @@
 /**
  * Start-up cost of a pull-request plan: with a valid config and valid changed files, everything is
- * read on the fast path (engine/plain-yaml.ts) and the `yaml` package is never loaded; a file with
+ * read on the fast path (engine/yaml/plain-yaml.ts) and the `yaml` package is never loaded; a file with
  * a problem loads it, for the exact position. The CLI runs in a child process (its sources,
  * through tsx) that reports the modules of `yaml` it loaded.
  */

@@ -9,12 +9,12 @@ import { Lexer, type Token, type Tokens } from 'marked';
 import type { RunReport } from '../../engine/apply/run-report.ts';
 import { renderRunSummary } from '../../engine/apply/run-report.ts';
 import { createDriftReport, renderDriftMarkdown, renderDriftText } from '../../engine/drift/index.ts';
-import { escapeInline } from '../../engine/markdown-escape.ts';
+import { escapeInline } from '../../engine/text/markdown-escape.ts';
 import { createPlan } from '../../engine/plan/create-plan.ts';
 import { renderPlanMarkdown } from '../../engine/plan/render-markdown.ts';
 import { renderPlanText } from '../../engine/plan/render-text.ts';
 import type { KnownState } from '../../engine/state/types.ts';
-import { escapeForTerminal } from '../../engine/text-escape.ts';
+import { escapeForTerminal } from '../../engine/text/text-escape.ts';
 import { createRepo } from '../git/helpers.ts';
 import { runCli } from '../helpers/cli.ts';
 import { configYaml } from '../helpers/files.ts';
@@ -54,7 +54,7 @@ describe('escapeForTerminal', () => {
   });
 
   it('is the plain replacement of every active character, for any text (tested first, replaced only when there is one)', () => {
-    // eslint-disable-next-line no-control-regex -- the characters under test, as engine/text-escape.ts lists them
+    // eslint-disable-next-line no-control-regex -- the characters under test, as engine/text/text-escape.ts lists them
     const every = /[\u0000-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]/g;
     const named: Record<string, string> = { '\u001B': '\\e', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
     function oracle(text: string): string {

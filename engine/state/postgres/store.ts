@@ -12,7 +12,7 @@
  *   writeRun's compare-and-set reads the run record FOR UPDATE in the write's transaction.
  */
 import pg from 'pg';
-import { systemClock } from '../../clock.ts';
+import { systemClock } from '../../io/clock.ts';
 import { checkLockOptions } from '../lock-options.ts';
 import { checkApplied, checkContractId, checkRunRecord, checkTenant } from '../store-input.ts';
 import {

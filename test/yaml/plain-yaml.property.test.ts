@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { positionsIn, readPlainYamlMap } from '../engine/plain-yaml.ts';
-import { DEFAULT_YAML_LIMITS, parseYamlSource, type YamlLimits } from '../engine/yaml-source.ts';
-import { readPlainYamlMapByConstructor } from './helpers/plain-yaml-by-constructor.ts';
-import { blockText, DOCUMENT_END, DOCUMENT_START, edited, odd, render, scalar, spaced, type Yaml } from './helpers/yaml-arbitraries.ts';
+import { positionsIn, readPlainYamlMap } from '../../engine/yaml/plain-yaml.ts';
+import { DEFAULT_YAML_LIMITS, parseYamlSource, type YamlLimits } from '../../engine/yaml/yaml-source.ts';
+import { readPlainYamlMapByConstructor } from '../helpers/plain-yaml-by-constructor.ts';
+import { blockText, DOCUMENT_END, DOCUMENT_START, edited, odd, render, scalar, spaced, type Yaml } from '../helpers/yaml-arbitraries.ts';
 
 /**
  * A value as a tree that tells apart what toEqual does not: the order of a map's keys, a map's

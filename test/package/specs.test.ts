@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { validateDesiredState } from '../engine/desired/index.ts';
-import { generatedSpecs, serialiseSpec } from '../engine/specs.ts';
+import { validateDesiredState } from '../../engine/desired/index.ts';
+import { generatedSpecs, serialiseSpec } from '../../engine/package/specs.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 

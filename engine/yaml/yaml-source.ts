@@ -6,10 +6,10 @@
 import { createRequire } from 'node:module';
 import type * as YamlModule from 'yaml';
 import type { CST, Document, LineCounter, Node, Pair, YAMLMap } from 'yaml';
-import type { Diagnostic } from './diagnostic.ts';
-import type { PathSegment } from './model/schema-validator.ts';
-import { inexactNumber } from './model/exact-number.ts';
-import { plural } from './plural.ts';
+import type { Diagnostic } from '../diagnostic/diagnostic.ts';
+import type { PathSegment } from '../model/schema-validator.ts';
+import { inexactNumber } from '../model/exact-number.ts';
+import { plural } from '../text/plural.ts';
 
 export interface YamlLimits {
   /** Larger files are refused unread. */
@@ -24,7 +24,7 @@ let yamlModule: typeof YamlModule | undefined;
 
 /**
  * The `yaml` package, loaded on first use: some 70 modules, which a run whose files all take the
- * fast path (engine/plain-yaml.ts) never needs.
+ * fast path (engine/yaml/plain-yaml.ts) never needs.
  */
 export function yamlPackage(): typeof YamlModule {
   yamlModule ??= createRequire(import.meta.url)('yaml') as typeof YamlModule;

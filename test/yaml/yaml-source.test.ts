@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../engine/config/index.ts';
-import { parseYamlSource } from '../engine/yaml-source.ts';
+import { parseConfig } from '../../engine/config/index.ts';
+import { parseYamlSource } from '../../engine/yaml/yaml-source.ts';
 
 describe('parseYamlSource', () => {
   it.each([

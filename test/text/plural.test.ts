@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { plural } from '../engine/plural.ts';
+import { plural } from '../../engine/text/plural.ts';
 
 describe('plural', () => {
   it.each<[number, string, string | undefined, string]>([

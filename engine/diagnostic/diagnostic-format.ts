@@ -1,7 +1,7 @@
 /** Diagnostics as text (`file:line:col  field  message`), JSON, or GitHub workflow annotations. */
 import type { Diagnostic } from './diagnostic.ts';
-import { escapeForTerminal } from './text-escape.ts';
-import { escapeData, escapeProperty } from './github-commands.ts';
+import { escapeForTerminal } from '../text/text-escape.ts';
+import { escapeData, escapeProperty } from '../text/github-commands.ts';
 
 export type DiagnosticFormat = 'text' | 'json' | 'github';
 export const DIAGNOSTIC_FORMATS: readonly DiagnosticFormat[] = ['text', 'json', 'github'];

@@ -6,12 +6,12 @@
  * value: one document whose top level is a map, no directives, tags, anchors or aliases, only
  * string keys, no duplicate keys, no tabs or lone carriage returns, no scalar or flow collection
  * over several lines, nesting well inside the limit. For anything else it returns undefined and
- * the caller reads the file with the `yaml` package (engine/yaml-source.ts), which gives the exact
+ * the caller reads the file with the `yaml` package (engine/yaml/yaml-source.ts), which gives the exact
  * messages and positions of every problem. Plain scalars are resolved by the `yaml` package's
  * YAML 1.2 core-schema rules, not js-yaml's (which differ, e.g. for `1e400`).
  */
 import { COLLECTION_STYLE, EVENT_ID, getScalarValue, parseEvents, SCALAR_STYLE, type Event, type ScalarEvent } from 'js-yaml';
-import { inexactNumber } from './model/exact-number.ts';
+import { inexactNumber } from '../model/exact-number.ts';
 import type { Position, YamlLimits } from './yaml-source.ts';
 
 // Read once: in the CLI's bundle js-yaml is its CommonJS build, and esbuild's interop reads every
@@ -298,7 +298,7 @@ export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: Plain
     // A node: a scalar, a sequence or a mapping.
     emptyLast = false;
     if (event.anchorStart !== -1 || event.tagStart !== -1) return undefined;
-    // Nesting as engine/yaml-source.ts counts it, with a margin: near the limit, it decides.
+    // Nesting as engine/yaml/yaml-source.ts counts it, with a margin: near the limit, it decides.
     if (stack.length >= limits.maxDepth - 1) return undefined;
     const parent = stack[stack.length - 1];
     // The yaml package drops a byte order mark at the start of any line before the document; the
