@@ -1,0 +1,23 @@
+/**
+ * What a check says of a tenant's run (engine/pipeline/checks.ts): the commit check under the
+ * lock, the saved-plan review, the removal guard and the policy rules all speak in findings, so
+ * that every output renders them with one renderer per format.
+ *
+ * - `deny`: the tenant's run is refused (nothing is sent for it); validate and plan fail.
+ * - `warn`: shown everywhere, changes no outcome and no exit code.
+ * - `override`: a deny that an apply may lift by naming the check (`--override-policy`), recorded.
+ */
+export type FindingAction = 'deny' | 'warn' | 'override';
+
+export interface Finding {
+  /** The check that found it: a built-in check's name (`commit`, `reviewed-plan`, `removal-guard`) or a policy rule's. */
+  readonly check: string;
+  readonly action: FindingAction;
+  readonly tenant: string;
+  /** The contract it is about; absent for a finding of the whole tenant. */
+  readonly contractId?: string;
+  /** Where the contract is declared, when it is declared. */
+  readonly file?: string;
+  readonly line?: number;
+  readonly message: string;
+}
