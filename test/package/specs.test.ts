@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { validateDesiredState } from '../../engine/desired/index.ts';
 import { generatedSpecs, serialiseSpec } from '../../engine/package/specs.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '../..');
 
 describe('specs/', () => {
   it.each(Object.entries(generatedSpecs()))('%s equals what the model generates (run `npm run specs`)', async (name, schema) => {

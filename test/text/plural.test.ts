@@ -18,7 +18,7 @@ describe('human output says no "(s)"', () => {
   it('no engine source builds a count with "(s)"', async () => {
     const { readdir, readFile } = await import('node:fs/promises');
     const path = await import('node:path');
-    const root = path.resolve(import.meta.dirname, '../engine');
+    const root = path.resolve(import.meta.dirname, '../../engine');
     const files = (await readdir(root, { recursive: true })).filter((file) => file.endsWith('.ts'));
     const offenders: string[] = [];
     for (const file of files) {
