@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createApiClient } from '../engine/api/client.ts';
-import { runApply } from '../engine/apply/run-apply.ts';
+import { runApply } from '../engine/pipeline/index.ts';
 import { createTenantTokens } from '../engine/auth/index.ts';
 import { systemClock } from '../engine/io/clock.ts';
 import { silentLogger } from '../engine/log/logger.ts';

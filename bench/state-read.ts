@@ -22,7 +22,7 @@ const SIZES = (process.env.BENCH_SIZES ?? '10000x10,100000x100').split(',').map(
   return { contracts: contracts!, tenants: tenants! };
 });
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
-// As apply records the unchanged contracts it read (engine/apply/run-apply.ts).
+// As apply records the unchanged contracts it read (engine/pipeline/compose.ts).
 const RECORD_CONCURRENCY = 16;
 
 function median(values: readonly number[]): number {

@@ -10,6 +10,7 @@ export * from './drift/index.ts';
 export * from './git/index.ts';
 export { createLogger, Redactor, silentLogger, type Logger } from './log/logger.ts';
 export * from './model/index.ts';
+export * from './pipeline/index.ts';
 export * from './plan/index.ts';
 export * from './run/index.ts';
 export { generatedSpecs } from './package/specs.ts';

@@ -1,7 +1,6 @@
 export { applyContract, type ContractContext, type ContractOutcome, type ContractWork } from './apply-contract.ts';
 export { backoffDelay, decideRetry, retryBudget, type AttemptHistory, type RetryBudget, type RetryDecision } from './retry-policy.ts';
 export { renderRunSummary, RUN_REPORT_VERSION, summarise, type ContractResult, type RunReport, type TenantReport } from './run-report.ts';
-export { runApply, type ApplyProgress, type ApplyRunDeps, type ApplyRunOptions, type ApplyRunResult } from './run-apply.ts';
 export { TenantLane, type LaneCounters, type LaneOptions, type LaneRequest } from './tenant-lane.ts';
 export {
   describeScope,

@@ -1,6 +1,8 @@
 /** The JSON run report (`apply --report FILE`) and the summary printed after a run. */
 import type { RunWarning } from '../auth/rotation-overlap.ts';
+import type { Finding } from '../diagnostic/finding.ts';
 import type { PlanSource } from '../plan/types.ts';
+import { renderFindingsText } from '../plan/render-findings.ts';
 import { plural } from '../text/plural.ts';
 import { escapeForTerminal } from '../text/text-escape.ts';
 
@@ -68,6 +70,8 @@ export interface RunReport {
   readonly tenants: readonly TenantReport[];
   /** What the run says beyond its outcomes (a previousClientSecret used past the overlap); absent when nothing. */
   readonly warnings?: readonly RunWarning[];
+  /** What the run's checks found that no outcome shows (policy rules, a library caller's checks); absent when nothing. */
+  readonly findings?: readonly Finding[];
   readonly summary: {
     readonly tenants: number;
     readonly changed: number;
@@ -108,7 +112,7 @@ function traffic(counts: { readonly ops: number; readonly requests: number; read
   return `${plural(counts.ops, 'op')}, ${plural(counts.requests, 'request')}, ${plural(counts.retries, 'retry', 'retries')}`;
 }
 
-/** A contract skipped because its tenant could not start (engine/apply/run-apply.ts says so in its reason). */
+/** A contract skipped because its tenant could not start (engine/pipeline/compose.ts says so in its reason). */
 function isUnstarted(failure: ContractResult): boolean {
   return failure.outcome === 'skipped' && failure.reason?.endsWith('could not start') === true;
 }
@@ -156,6 +160,8 @@ export function renderRunSummary(report: RunReport): string {
   if (report.warnings !== undefined && report.warnings.length > 0) {
     lines.push('', 'Warnings:', ...report.warnings.map((warning) => `  ${warning.message}`));
   }
+  const findings = renderFindingsText(report.findings);
+  if (findings !== '') lines.push(findings.trimEnd());
   const { summary } = report;
   const run = report.dryRun ? 'Dry run' : 'Apply';
   const tenantFailed = report.tenants.some((tenant) => tenant.error !== undefined);

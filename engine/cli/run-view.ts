@@ -45,7 +45,7 @@ export function runView(io: CliIo, { shardOn, showPreview, command = 'run' }: Ru
         progress?.interrupt();
         showPreview?.(event.preview);
       }
-      if (event.type === 'phase' && event.phase === 'read-known') progressLine().start('read');
+      if (event.type === 'phase' && event.phase === 'read-known' && event.known !== 'store') progressLine().start('read');
       if (event.type === 'phase' && event.phase === 'send') progressLine().start('send');
       if (event.type === 'progress') progressLine().update(event);
     },

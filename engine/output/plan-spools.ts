@@ -5,6 +5,7 @@
  * known to be good (an error in the last tenant writes nothing).
  */
 import type { PlanHeader, PlanSink } from '../plan/plan-by-tenant.ts';
+import { renderFindingsText } from '../plan/render-findings.ts';
 import { planJsonPieces } from '../plan/render-json.ts';
 import { renderPlanTextContract, renderPlanTextHead, renderPlanTextTail, renderPlanTextTenantHead, renderUnknownContractText } from '../plan/render-text.ts';
 import type { PlanRunOutcome } from '../run/plan.ts';
@@ -102,7 +103,9 @@ export function planSpools(format: 'text' | 'json', { outFile, color }: { readon
           await write(section.head);
           await text.copyTo(out, section.from, section.to);
         }
-        await write(renderPlanTextTail(streamed.trailer.noLongerManaged ?? [], streamed.unknown, { color }));
+        await write(
+          renderPlanTextTail(streamed.trailer.noLongerManaged ?? [], streamed.unknown, { color }) + renderFindingsText(streamed.trailer.findings, { color }),
+        );
       }
     },
     discard() {

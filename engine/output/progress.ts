@@ -4,7 +4,7 @@
  * a plain line at most every 10 s and at each quarter, so that the log shows the run is alive.
  * The clock is injected: tests drive it.
  */
-import type { ApplyProgress } from '../apply/run-apply.ts';
+import type { ApplyProgress } from '../pipeline/index.ts';
 
 /** Without a terminal: at most one line per this long, besides the quarters. */
 export const LOG_EVERY_MS = 10_000;

@@ -19,7 +19,7 @@ import type { PlanContract, PlanDocument, PlanSource, PlanSummary, PlanTenant, P
 /** What a plan document says before its tenants. */
 export type PlanHeader = Pick<PlanDocument, 'version' | 'createdAt' | 'source'>;
 /** What a plan document says after its tenants. */
-export type PlanTrailer = Pick<PlanDocument, 'noLongerManaged' | 'summary' | 'madeWith'>;
+export type PlanTrailer = Pick<PlanDocument, 'noLongerManaged' | 'summary' | 'madeWith' | 'findings'>;
 
 /**
  * Where the plan goes, piece by piece: `start`, then each tenant in the plan's order, contract by

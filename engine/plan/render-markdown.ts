@@ -35,6 +35,7 @@ import {
   type TenantContract,
 } from './render-common.ts';
 import { incrementalNote } from './incremental-note.ts';
+import { renderFindingsMarkdown } from './render-findings.ts';
 import { renderRemovalsMarkdown } from './render-removals.ts';
 import type { PlanContract, PlanDocument } from './types.ts';
 
@@ -322,7 +323,7 @@ function shortenedNote(context: RenderContext, omitted: string): string {
 /** What both layouts open with: the heading, the summary table, then sections about the whole plan. */
 function opening(context: RenderContext, plan: PlanDocument): string {
   // Sections about the whole plan: after the summary, before the contracts.
-  return summaryTable(plan, heading(context, plan), context.maxLength) + renderRemovalsMarkdown(plan);
+  return summaryTable(plan, heading(context, plan), context.maxLength) + renderFindingsMarkdown(plan.findings) + renderRemovalsMarkdown(plan);
 }
 
 /** A group as the fitting sees it: whole, as its line, or by id in the closing list. */

@@ -20,6 +20,7 @@ import { escapeForTerminal } from '../text/text-escape.ts';
 import { incrementalNote } from './incremental-note.ts';
 import { forEachUnknownOp } from './diff.ts';
 import { isCollectionField } from '../model/fields.ts';
+import { renderFindingsText } from './render-findings.ts';
 import type { PlanContractText } from './create-plan.ts';
 import type { ContractFields } from '../model/types.ts';
 import { PLAN_VERSION, type PlanContract, type PlanDocument, type PlanTenant, type PlanUnmanagedContract } from './types.ts';
@@ -53,6 +54,7 @@ export function renderPlanText(plan: PlanDocument, options: TextRenderOptions = 
     renderPlanTextHead(plan, options),
     ...plan.tenants.map((tenant) => renderPlanTextTenant(tenant, options)),
     renderPlanTextTail(plan.noLongerManaged ?? [], unknownCount(plan), options),
+    renderFindingsText(plan.findings, options),
   ].join('');
 }
 

@@ -93,10 +93,29 @@ export function planSchema(): JsonSchema {
         required: ['version', 'reads', 'collections'],
         additionalProperties: false,
       },
+      findings: {
+        type: 'array',
+        description: "What the plan's checks found (policy rules, a library caller's checks), in tenant order; absent when nothing.",
+        items: { $ref: '#/$defs/Finding' },
+      },
     },
     required: ['version', 'createdAt', 'source', 'tenants', 'summary'],
     additionalProperties: false,
     $defs: {
+      Finding: {
+        type: 'object',
+        properties: {
+          check: { type: 'string', minLength: 1, description: 'The check that found it: a built-in check or a policy rule.' },
+          action: { enum: ['deny', 'warn', 'override'], description: 'deny refuses; warn is shown only; override is a deny an apply may lift.' },
+          tenant: { type: 'string', pattern: TENANT_PATTERN },
+          contractId: { type: 'string', minLength: 1 },
+          file: { type: 'string', minLength: 1 },
+          line: { type: 'integer', minimum: 1 },
+          message: { type: 'string' },
+        },
+        required: ['check', 'action', 'tenant', 'message'],
+        additionalProperties: false,
+      },
       Tenant: {
         type: 'object',
         properties: {

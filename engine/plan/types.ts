@@ -1,4 +1,5 @@
 import type { CollectionMode } from '../config/types.ts';
+import type { Finding } from '../diagnostic/finding.ts';
 import type { CollectionFieldName, FieldName } from '../model/fields.ts';
 import type { Op } from '../model/types.ts';
 
@@ -139,4 +140,6 @@ export interface PlanDocument {
   readonly summary: PlanSummary;
   /** Absent from plans made by a library call, or before contract-sync recorded it. */
   readonly madeWith?: PlanMadeWith;
+  /** What the plan's checks found that no outcome shows (engine/pipeline/checks.ts), in tenant order; absent when nothing. */
+  readonly findings?: readonly Finding[];
 }

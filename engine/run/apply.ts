@@ -1,58 +1,25 @@
 /**
  * The apply run: the desired state (git objects at a ref, the working tree, or a saved plan's
- * commit), planned per tenant under its lock against the known state, confirmed, sent through the
- * rate-controlled lanes, recorded contract by contract, and written to the run history. The
- * per-tenant work (lock, learn, plan, guard, send, record) is engine/apply/run-apply.ts; this file
- * reads the run's input, checks what must hold for the whole run, and wires the effects.
+ * commit) read and validated, then the tenant pipeline's `apply` composition (lock, learn, plan,
+ * check, confirm, send, record: engine/pipeline/compose.ts) through engine/run/pipeline-run.ts;
+ * `--dry-run` composes `preview` instead (nothing locked, sent or written). With `--shard auto`
+ * each tenant a worker takes is such a run (the machinery: shared-workers.ts and shared-run.ts).
  */
-import { createHash, randomUUID } from 'node:crypto';
-import PQueue from 'p-queue';
 import { filesReadByTenant, type TenantScope } from '../apply/incremental.ts';
 import { planReadLive } from '../apply/reviewed-plan.ts';
 import type { RunReport } from '../apply/run-report.ts';
 import type { InterruptedCount } from '../apply/interrupted.ts';
-import type { ApplyRunOptions, SendPreview } from '../apply/run-apply.ts';
 import type { Scope } from '../auth/index.ts';
-import type { Config } from '../config/types.ts';
 import { restrictToContracts } from '../desired/target.ts';
-import { changedFiles } from '../git/changed-files.ts';
-import { checkAncestor } from '../git/is-ancestor.ts';
-import type { GitRepository } from '../git/repository.ts';
-import { desiredPathMatcher } from '../desired/read-files.ts';
-import type { RemovalLimits } from '../plan/removal-guard.ts';
 import type { PlanDocument } from '../plan/types.ts';
-import { startedByFromEnv, type HistoryCommand } from '../state/history.ts';
-import type { SharedRunJoined, SharedRuns, SharedRunStart, SharedRunTenant } from '../state/shared-run.ts';
-import type { StateStore, TenantRunRecord } from '../state/types.ts';
-import {
-  desiredProblems,
-  readScopes,
-  readsCommit,
-  readsEveryFile,
-  readTenantInput,
-  readWholeInput,
-  selectedTenants,
-  withRunInput,
-  type OpenedInput,
-  type RunInput,
-} from './input.ts';
-import type { EngineSetup } from './engine-setup.ts';
-import { recordRunHistory } from './record-history.ts';
+import { commitCheck } from './commit-check.ts';
+import { desiredProblems, readScopes, readWholeInput, withRunInput, type OpenedInput, type RunInput } from './input.ts';
 import type { LazyStore } from './lazy-store.ts';
+import { removalLimits, runPipeline, type SharedTenantRun } from './pipeline-run.ts';
 import { readSavedPlan } from './saved-plan.ts';
-import {
-  endingOf,
-  SHARED_NEEDS_POSTGRES,
-  sharedLanes,
-  sharedRunKey,
-  tenantResultOf,
-  workerName,
-  workerReport,
-  workShared,
-  type SharedWork,
-} from './shared-run.ts';
-import { packageVersion } from './version.ts';
-import type { ApplyPreview, RunEffects, RunInvalid, RunRefused, RunTargeting, RunUnread, RunWhere, SendingRequest, ShardSelection } from './types.ts';
+import { endingOf, SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
+import { joinSharedApply, openSharedRun, sharedTenantRun } from './shared-workers.ts';
+import type { RunEffects, RunInvalid, RunRefused, RunUnread, RunWhere, SendingRequest, ShardSelection } from './types.ts';
 
 export interface ApplyRequest extends SendingRequest {
   readonly kind: 'apply';
@@ -94,8 +61,11 @@ export type ApplyRunOutcome =
  * refresh writes; when reads are configured it may still read, to settle a contract an earlier run
  * left uncertain or a 409, and asks for a core:read token only then (`reads`).
  */
-export function applyScopes(run: { readonly dryRun: boolean; readonly refresh: boolean; readonly canRead: boolean }): { tokens: Scope[]; reads?: Scope[] } {
-  if (run.dryRun) return { tokens: ['core:read'] };
+export function applyScopes(run: { readonly mode: ApplyRequest['mode']; readonly refresh: boolean; readonly canRead: boolean }): {
+  tokens: Scope[];
+  reads?: Scope[];
+} {
+  if (run.mode === 'dry-run') return { tokens: ['core:read'] };
   if (run.refresh) return { tokens: ['core:read', 'core:write'] };
   return run.canRead ? { tokens: ['core:write'], reads: ['core:read'] } : { tokens: ['core:write'] };
 }
@@ -146,7 +116,6 @@ async function applyInput(
   shared?: SharedTenantRun,
 ): Promise<ApplyRunOutcome> {
   const { config } = input;
-  const dryRun = request.mode === 'dry-run';
   let { contractSets, source } = input;
   let narrowed = input.targeting?.narrowed;
   const canRead = config.api.read !== undefined;
@@ -180,11 +149,12 @@ async function applyInput(
 
   const tenantScopes = input.scopes;
   const scopeList = [...(tenantScopes?.values() ?? [])];
-  const sent = await sendRun(
+  const sent = await runPipeline(
     {
       command: 'apply',
+      composition: request.mode === 'dry-run' ? 'preview' : 'apply',
       ...(shared ? { shared } : {}),
-      tokenScopes: applyScopes({ dryRun, refresh, canRead }),
+      tokenScopes: applyScopes({ mode: request.mode, refresh, canRead }),
       previewScopes: scopeList.map((scope) => ({
         scope,
         contracts: contractSets.filter((set) => set.tenant === scope.tenant).reduce((sum, set) => sum + set.contracts.length, 0),
@@ -196,13 +166,13 @@ async function applyInput(
         contractSets,
         source,
         refresh,
-        dryRun,
         lockTimeoutMs: request.lockTimeoutMs,
         ...(saved ? { reviewed: saved } : {}),
         uncommitted: input.committed === false,
         ...(tenantScopes ? { filesRead: filesReadByTenant(tenantScopes) } : {}),
         ...(narrowed ? { narrowed } : {}),
         removals: removalLimits(request.removals, config.safety),
+        ...(effects.checks ? { checks: effects.checks } : {}),
         ...(tenantScopes && opened.repository && source.commit
           ? { checkUnderLock: commitCheck(opened.repository, source.commit, tenantScopes, config.desired.paths) }
           : {}),
@@ -219,304 +189,6 @@ async function applyInput(
     incremental: scopeList.some((scope) => scope.kind === 'incremental'),
     behind: scopeList.filter((scope) => scope.kind === 'behind'),
   };
-}
-
-/** What a run that may send (apply, drift) asks of the lanes: runApply's options but the run id, which the engine setup makes. */
-export interface SendRunRequest {
-  readonly command: HistoryCommand;
-  readonly tokenScopes: { readonly tokens: readonly Scope[]; readonly reads?: readonly Scope[] };
-  readonly options: Omit<ApplyRunOptions, 'runId'>;
-  readonly previewScopes?: ApplyPreview['scopes'];
-  readonly saved?: PlanDocument;
-  readonly targeting?: RunTargeting;
-  /** Called with the open store before anything is sent (drift reads the last applied records). */
-  readonly before?: (store: StateStore) => Promise<RunRefused | undefined>;
-  /** A tenant of a shared run (`--shard auto`): the run's id and the worker's in-flight queue; its history is written by the shared run. */
-  readonly shared?: SharedTenantRun;
-}
-
-export interface SharedTenantRun {
-  readonly runId: string;
-  /** Shared by the tenants a worker runs at once: rate.maxInFlight holds for the worker. */
-  readonly inFlight: PQueue;
-  /** The worker's engine, for all its tenants: one discovery, a token cache per tenant, one API client's connections. */
-  readonly engine: EngineSetup;
-}
-
-/** What every tenant a worker of a shared run takes runs with; `scopes`: the tokens its runs send with. */
-export async function sharedTenantRun(opening: SharedOpening, config: Config, runId: string, scopes: readonly Scope[]): Promise<SharedTenantRun> {
-  const { createEngineSetup } = await import('./engine-setup.ts');
-  return { runId, inFlight: opening.inFlight, engine: createEngineSetup(opening.effects, config, scopes, runId) };
-}
-
-/**
- * Sets up the engine (tokens, API client, log), takes the state store and runs the tenants'
- * lanes; the run history is written after a run that sent (not a dry run, not a cancelled one).
- */
-export async function sendRun(
-  request: SendRunRequest,
-  effects: RunEffects,
-  store: LazyStore,
-): Promise<
-  | RunRefused
-  | {
-      readonly plan: PlanDocument;
-      readonly report: RunReport;
-      readonly cancelled: boolean;
-      readonly warnings: readonly string[];
-      readonly interrupted?: InterruptedCount;
-    }
-> {
-  const { options } = request;
-  // Loaded here: the HTTP client and the OpenID client, only for runs that talk to the service.
-  const [{ runApply }, { createEngineSetup }] = await Promise.all([import('../apply/run-apply.ts'), import('./engine-setup.ts')]);
-  // Builds objects only: nothing is sent before the store is open.
-  const engine = request.shared?.engine ?? createEngineSetup(effects, options.config, request.tokenScopes.tokens);
-  const opening = await store.get(engine.redactor);
-  if (typeof opening === 'string') return { kind: 'refused', message: opening };
-  const stateStore = opening;
-  const refused = await request.before?.(stateStore);
-  if (refused) return refused;
-  const readTokens = request.tokenScopes.reads === undefined ? undefined : engine.tokensFor(request.tokenScopes.reads);
-
-  /** Before the first PATCH: the preview for the caller to show, then its answer when something would be sent. */
-  async function confirm(preview: SendPreview): Promise<boolean> {
-    const { saved, targeting } = request;
-    const full: ApplyPreview = {
-      ...preview,
-      shown: saved ?? preview.plan,
-      saved: saved !== undefined,
-      ...(targeting ? { targeting } : {}),
-      scopes: request.previewScopes ?? [],
-    };
-    effects.onEvent?.({ type: 'preview', preview: full });
-    // A saved plan was reviewed when it was made: applied without asking, as Terraform does.
-    const ask = !(options.dryRun || saved || preview.sending.ops === 0 || effects.confirm === undefined);
-    if (ask) effects.onEvent?.({ type: 'phase', phase: 'confirm' });
-    const yes = ask ? await answerUnlessStopped(effects.confirm!(full), effects.signal) : true;
-    if (yes && !options.dryRun && preview.sending.contracts > 0) effects.onEvent?.({ type: 'phase', phase: 'send' });
-    return yes;
-  }
-
-  if (options.refresh) effects.onEvent?.({ type: 'phase', phase: 'read-known' });
-
-  const { plan, report, cancelled, interrupted } = await runApply(
-    { ...options, runId: engine.runId },
-    {
-      store: stateStore,
-      tokens: engine.tokens,
-      ...(readTokens ? { readTokens } : {}),
-      api: engine.api,
-      clock: effects.clock,
-      random: effects.random ?? Math.random,
-      logger: engine.logger,
-      onProgress: (progress) => effects.onEvent?.({ type: 'progress', ...progress }),
-      confirm,
-      ...(effects.signal ? { signal: effects.signal } : {}),
-      ...(request.shared ? { inFlight: request.shared.inFlight } : {}),
-    },
-  );
-  const warnings: string[] = [];
-  if (!options.dryRun && !cancelled && request.shared === undefined)
-    await recordRunHistory(stateStore, report, { command: request.command, env: effects.env, logger: engine.logger, warn: (line) => warnings.push(line) });
-  return { plan, report, cancelled: cancelled === true, warnings, ...(interrupted ? { interrupted } : {}) };
-}
-
-/** The confirmation's answer, or no as soon as the run is stopped (Ctrl-C at the question). */
-function answerUnlessStopped(answer: Promise<boolean>, signal: AbortSignal | undefined): Promise<boolean> {
-  if (signal === undefined) return answer;
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve, reject) => {
-    function onAbort(): void {
-      resolve(false);
-    }
-    signal.addEventListener('abort', onAbort, { once: true });
-    answer.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
-/** The removal guard's limits of a run: `--max-removals` over the config's, and `--allow-removals`. */
-export function removalLimits(removals: ApplyRequest['removals'], safety: { readonly maxRemovals: number }): RemovalLimits {
-  return { maxRemovals: removals.max ?? safety.maxRemovals, allow: removals.allow };
-}
-
-/**
- * What must hold for a tenant under its lock, with its run record read there: the record this run
- * planned from is still the tenant's. Another run may have applied while this one waited for the
- * lock. A newer commit (this one is in its history) is never sent over: the tenant is refused.
- * An older or equal commit leaves this run's plan right only when every file changed since that
- * commit is in this run's scope; otherwise the tenant is refused, to be planned again.
- */
-function commitCheck(
-  repository: GitRepository,
-  head: string,
-  scopes: ReadonlyMap<string, TenantScope>,
-  desiredPaths: readonly string[],
-): (tenant: string, record: TenantRunRecord | undefined) => Promise<string | undefined> {
-  const selected = desiredPathMatcher(desiredPaths);
-  return async (tenant, record) => {
-    const scope = scopes.get(tenant);
-    const recorded = record?.lastAppliedCommit ?? null;
-    if (scope === undefined || recorded === null || recorded === head) return undefined;
-    if (scope.kind === 'incremental' && recorded === scope.since) return undefined;
-    const waited = `while this run waited for the lock, another run recorded ${recorded.slice(0, 12)} as tenant ${tenant}'s last applied commit`;
-    if ((await checkAncestor(repository, head, recorded)) === 'ancestor') {
-      return `not applied: ${waited}, which is newer than this commit ${head.slice(0, 12)}; nothing sent (to go back, commit a revert, or pass --full to apply this commit anyway)`;
-    }
-    // A full plan reads every contract's record under the lock: whatever was applied, it plans from it.
-    if (scope.kind === 'full') return undefined;
-    if (scope.kind === 'incremental' && (await checkAncestor(repository, recorded, head)) === 'ancestor') {
-      const changed = (await changedFiles(repository, recorded, head)).map((file) => file.path).filter(selected);
-      if (changed.every((file) => scope.files.has(file))) return undefined;
-    }
-    return `not applied: ${waited}, which this run did not plan from; nothing sent; run apply again`;
-  };
-}
-
-/** The run's input narrowed to one tenant: what a shared run's worker runs for each tenant it takes. */
-export function inputOfTenant(input: RunInput, tenant: string): RunInput {
-  const scope = input.scopes?.get(tenant);
-  return {
-    ...input,
-    contractSets: input.contractSets.filter((set) => set.tenant === tenant),
-    ...(input.scopes === undefined ? {} : { scopes: new Map(scope === undefined ? [] : [[tenant, scope]]) }),
-  };
-}
-
-/** What must hold before a worker joins a shared run: a commit every worker reads alike. */
-export async function sharedRunCommit(opened: OpenedInput): Promise<string | RunRefused> {
-  const commit = opened.at?.commit ?? opened.head;
-  if (commit === null)
-    return {
-      kind: 'refused',
-      message: '--shard auto shares the run of one git commit between workers: the desired state must be read from a git repository; nothing applied',
-    };
-  if (!(await readsCommit(opened))) {
-    return {
-      kind: 'refused',
-      message:
-        '--shard auto shares the run of one git commit between workers: the working tree has uncommitted desired-state edits, which the other workers do not see (commit them, or pass --ref); nothing applied',
-    };
-  }
-  return commit;
-}
-
-/** A worker's part of a shared run before it reads the desired state: what the workers agree on, and what its tenants' runs share. */
-export interface SharedOpening {
-  readonly runs: SharedRuns;
-  /** The run as this worker starts it; its tenants are filled in from the whole desired state. */
-  readonly start: SharedRunStart;
-  readonly work: Pick<SharedWork<never>, 'runs' | 'key' | 'worker' | 'clock' | 'lanes' | 'onEvent'>;
-  readonly startedAt: string;
-  /** Shared by the tenants the worker runs at once: rate.maxInFlight holds for the worker. */
-  readonly inFlight: PQueue;
-  /** The run's effects without `confirm`: a shared run never asks (the command refuses a terminal without --auto-approve). */
-  readonly effects: RunEffects;
-}
-
-/**
- * What every worker of a shared run (`--shard auto`) agrees on without talking: the run's key
- * (its command, commit, selection and `options`, and what the desired state is validated with) and
- * the PostgreSQL store's shared runs; or why the run cannot be shared.
- */
-export async function openSharedRun(
-  command: HistoryCommand,
-  options: Record<string, unknown>,
-  opened: OpenedInput,
-  effects: RunEffects,
-  store: LazyStore,
-): Promise<SharedOpening | RunRefused | Extract<RunUnread, { readonly kind: 'bad-request' }>> {
-  const commit = await sharedRunCommit(opened);
-  if (typeof commit !== 'string') return commit;
-  const opening = await store.get();
-  if (typeof opening === 'string') return { kind: 'refused', message: opening };
-  const runs = opening.sharedRuns;
-  if (runs === undefined) return { kind: 'bad-request', message: SHARED_NEEDS_POSTGRES };
-  const { confirm: _asked, ...unasked } = effects;
-  const lanes = sharedLanes(opened.config);
-  // What the worker's first tenants need, opened while it reads the desired state (or waits for the worker that does).
-  void runs.prepare(lanes);
-  void Promise.all([import('../apply/run-apply.ts'), import('./engine-setup.ts')]).catch(() => undefined);
-  const startedAt = new Date(effects.clock.now()).toISOString();
-  const key = sharedRunKey({
-    command,
-    commit,
-    tenants: selectedTenants(opened),
-    selection: opened.selection,
-    options: { ...options, config: opened.configFile },
-    env: effects.env,
-    validatedWith: createHash('sha256')
-      .update(JSON.stringify([packageVersion(), opened.config]), 'utf8')
-      .digest('hex'),
-  });
-  return {
-    runs,
-    start: { key, command, commit, runId: randomUUID(), startedAt, startedBy: startedByFromEnv(effects.env), tenants: [] },
-    work: {
-      runs,
-      key,
-      worker: workerName(effects.env),
-      clock: effects.clock,
-      lanes,
-      ...(effects.onEvent ? { onEvent: effects.onEvent } : {}),
-    },
-    startedAt,
-    inFlight: new PQueue({ concurrency: opened.config.rate.maxInFlight }),
-    effects: unasked,
-  };
-}
-
-/**
- * The run's tenants as the worker that read the whole desired state joins with them: each sized by
- * the contracts it plans (the largest is taken first), and with the files that declare it when
- * every file was read (an incremental run reads only the files changed: the others then read the
- * whole desired state themselves).
- */
-export function sharedTenantsOf(opened: OpenedInput, input: RunInput): SharedRunTenant[] {
-  const sizes = new Map<string, number>();
-  for (const set of input.contractSets) sizes.set(set.tenant, (sizes.get(set.tenant) ?? 0) + set.contracts.length);
-  const everyFile = readsEveryFile(input.scopes);
-  const files = new Map<string, string[]>();
-  for (const set of everyFile ? input.desired.contractSets : []) files.set(set.tenant, [...(files.get(set.tenant) ?? []), set.file]);
-  return selectedTenants(opened).map((tenant) => ({ tenant, size: sizes.get(tenant) ?? 0, ...(everyFile ? { files: files.get(tenant) ?? [] } : {}) }));
-}
-
-/** How a worker of a shared apply reads its tenants: the whole desired state, or each tenant's files as it is taken. */
-interface SharedReading {
-  readonly joined: SharedRunJoined;
-  readonly validated: 'here' | 'by-first-worker';
-  inputOf(tenant: string, files: readonly string[] | undefined): Promise<RunInput | RunInvalid>;
-}
-
-/**
- * Joins a shared apply. A worker that finds the run begun reads only the files of each tenant it
- * takes: the worker that began it read and validated the whole desired state first (a run with an
- * error anywhere is never begun, so sends nothing). Otherwise it reads and validates the whole
- * desired state itself, then joins with the tenants' sizes and files.
- */
-async function joinSharedApply(
-  opening: SharedOpening,
-  opened: OpenedInput,
-  scopes: ReadonlyMap<string, TenantScope> | undefined,
-): Promise<SharedReading | RunInvalid> {
-  let whole: Promise<RunInput> | undefined;
-  async function wholeInput(): Promise<RunInput> {
-    whole ??= readWholeInput(opened, { ...(scopes ? { scopes } : {}), describeIncremental: false, records: true });
-    return whole;
-  }
-  async function inputOf(tenant: string, files: readonly string[] | undefined): Promise<RunInput | RunInvalid> {
-    // A worker that read the whole desired state has every tenant's files read and validated already.
-    if (files !== undefined && whole === undefined) return readTenantInput(opened, tenant, files, scopes);
-    const input = await wholeInput();
-    return desiredProblems(input) ?? inputOfTenant(input, tenant);
-  }
-  const first = await opening.runs.beginOnce(opening.start.key, async (): Promise<SharedReading | RunInvalid> => {
-    const input = await wholeInput();
-    const invalid = desiredProblems(input);
-    if (invalid) return invalid;
-    return { joined: await opening.runs.join({ ...opening.start, tenants: sharedTenantsOf(opened, input) }), validated: 'here', inputOf };
-  });
-  return first ?? { joined: await opening.runs.join(opening.start), validated: 'by-first-worker', inputOf };
 }
 
 /**
@@ -543,7 +215,7 @@ async function applyShared(
     opening,
     opened.config,
     reading.joined.runId,
-    applyScopes({ dryRun: false, refresh: readsLive(request, canRead), canRead }).tokens,
+    applyScopes({ mode: 'send', refresh: readsLive(request, canRead), canRead }).tokens,
   );
   const worked = await workShared<ApplyRunOutcome>({
     ...opening.work,

@@ -13,7 +13,8 @@ import type { RunReport } from '../apply/run-report.ts';
 import type { Scope } from '../auth/index.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import type { PlanDocument } from '../plan/types.ts';
-import { openSharedRun, removalLimits, sendRun, sharedTenantRun, sharedTenantsOf, type SendRunRequest, type SharedTenantRun } from './apply.ts';
+import { removalLimits, runPipeline, type PipelineRunRequest, type PipelineRunResult, type SharedTenantRun } from './pipeline-run.ts';
+import { openSharedRun, sharedTenantRun, sharedTenantsOf } from './shared-workers.ts';
 import { desiredProblems, readWholeInput, withRunInput, type RunTargeting } from './input.ts';
 import { endingOf, SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunUnread, SendingRequest } from './types.ts';
@@ -70,9 +71,11 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
     // fix's lock can only make a cause stale, never what is sent: the fix re-reads under the lock.)
     const lastApplied = new Map<string, KnownContracts>();
     const tokens: Scope[] = fix ? ['core:read', 'core:write'] : ['core:read'];
-    function fixRequest(sets: typeof contractSets, sharedRun?: SharedTenantRun): SendRunRequest {
+    function fixRequest(sets: typeof contractSets, sharedRun?: SharedTenantRun): PipelineRunRequest {
       return {
         command: 'drift --fix',
+        // Without --fix: learn (live), plan and check only; nothing locked or written.
+        composition: fix ? 'apply' : 'preview',
         ...(sharedRun ? { shared: sharedRun } : {}),
         tokenScopes: { tokens },
         ...(input.targeting ? { targeting: input.targeting } : {}),
@@ -81,12 +84,11 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
           contractSets: sets,
           source,
           refresh: true,
-          // Without --fix a dry run: reads only, no lock, nothing written.
-          dryRun: !fix,
           lockTimeoutMs: request.lockTimeoutMs,
           uncommitted: input.committed === false,
           ...(input.targeting ? { narrowed: input.targeting.narrowed } : {}),
           ...(fix ? { removals: removalLimits(request.removals, config.safety) } : {}),
+          ...(effects.checks ? { checks: effects.checks } : {}),
         },
         async before(stateStore) {
           for (const tenant of new Set(sets.map((set) => set.tenant))) {
@@ -114,7 +116,7 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
         joined,
         validated: 'here',
         runTenant: (tenant, _files, ending) =>
-          sendRun(
+          runPipeline(
             fixRequest(
               contractSets.filter((set) => set.tenant === tenant),
               sharedRun,
@@ -128,7 +130,7 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
       });
       sent = combineSent(worked.outcomes, joined.runId, opening.startedAt, new Date(effects.clock.now()).toISOString(), source);
     } else {
-      sent = await sendRun(fixRequest(contractSets), effects, store);
+      sent = await runPipeline(fixRequest(contractSets), effects, store);
     }
     if ('kind' in sent) return sent;
     const drift = createDriftReport({ plan: sent.plan, run: sent.report, lastApplied, fix });
@@ -143,7 +145,7 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
     };
   });
 }
-type Sent = Awaited<ReturnType<typeof sendRun>>;
+type Sent = PipelineRunResult;
 
 /** A shared drift --fix worker's tenants, each sent as a run of its own: one plan and one report of them all. */
 function combineSent(outcomes: readonly Sent[], runId: string, startedAt: string, finishedAt: string, source: PlanDocument['source']): Sent {

@@ -9,7 +9,10 @@ import { readProblems } from '../apply/read-problems.ts';
 import type { Config } from '../config/types.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import { planByTenant, type PlanSink, type PlanTrailer } from '../plan/plan-by-tenant.ts';
-import type { PlanDocument, PlanMadeWith, PlanSource } from '../plan/types.ts';
+import type { Finding } from '../diagnostic/finding.ts';
+import type { KnownContracts, KnownState } from '../model/types.ts';
+import type { Check } from '../pipeline/index.ts';
+import type { PlanContract, PlanDocument, PlanMadeWith, PlanSource } from '../plan/types.ts';
 import { plural } from '../text/plural.ts';
 import {
   desiredProblems,
@@ -116,24 +119,41 @@ async function documentPlan(input: RunInput, request: PlanRequest, store: LazySt
   if (request.known === 'live') {
     if (config.api.read === undefined)
       return { kind: 'refused', message: '--refresh needs reads; configure api.read (e.g. read: { path: "/contract/{id}" }); no plan written', ...common };
-    effects.onEvent?.({ type: 'phase', phase: 'read-known' });
     const live = await livePlan(input, effects);
     if ('problems' in live) return { kind: 'unreadable', ...live, ...common };
     return { kind: 'planned', plan: { ...live.plan, madeWith: planMadeWith(config) }, repoDir: input.repoDir, ...common };
   }
   const reader = knownStateReader(store);
+  effects.onEvent?.({ type: 'phase', phase: 'read-known', known: 'store' });
   const known = await readPlannedKnownState(reader, contractSets);
   const problem = await reader.problem();
   if (problem !== undefined) return { kind: 'refused', message: problem, ...common };
   effects.onEvent?.({ type: 'phase', phase: 'plan' });
   const plan = createPlan(contractSets, known, { createdAt, source, collections: config.collections, ...(touched ? { touched } : {}) });
-  return { kind: 'planned', plan: { ...plan, madeWith: planMadeWith(config) }, repoDir: input.repoDir, ...common };
+  effects.onEvent?.({ type: 'phase', phase: 'check' });
+  const findings = await planFindings(effects.checks, plan, known);
+  return {
+    kind: 'planned',
+    plan: { ...plan, madeWith: planMadeWith(config), ...(findings.length > 0 ? { findings } : {}) },
+    repoDir: input.repoDir,
+    ...common,
+  };
+}
+
+/** The check stage of a plan made from the state store: every tenant judged as the pipeline judges it (engine/pipeline/check.ts). */
+async function planFindings(checks: readonly Check[] | undefined, plan: PlanDocument, known: KnownState): Promise<Finding[]> {
+  if (checks === undefined || checks.length === 0) return [];
+  const { judgePlanned, tenantToJudge } = await import('../pipeline/check.ts');
+  const verdicts = await Promise.all(
+    plan.tenants.map((tenant) => judgePlanned(checks, tenantToJudge(tenant.tenant, known.get(tenant.tenant) ?? new Map(), tenant.contracts))),
+  );
+  return verdicts.flatMap((verdict) => verdict.shownFindings);
 }
 
 /**
- * Against live reads: the apply engine's dry run (no lock, no PATCH, nothing written), so that the
- * known state is read exactly as apply reads it. A plan missing a contract or a tenant would look
- * complete to its reviewer: any read problem is an error instead.
+ * Against live reads: the tenant pipeline's preview (learn live, plan, check; no lock, no PATCH,
+ * nothing written), so that the known state is read exactly as apply reads it. A plan missing a
+ * contract or a tenant would look complete to its reviewer: any read problem is an error instead.
  */
 async function livePlan(
   input: RunInput,
@@ -141,16 +161,25 @@ async function livePlan(
 ): Promise<{ readonly plan: PlanDocument } | { readonly problems: string[]; readonly summary: string }> {
   const { config, contractSets, source, touched } = input;
   // Loaded here: a plan against the state store needs neither the HTTP client nor the OpenID client.
-  const [{ runApply }, { createEngineSetup }, { emptyStateStore }, { countNotOnService, notOnServiceText }] = await Promise.all([
-    import('../apply/run-apply.ts'),
+  const [{ previewTenants }, { createEngineSetup }, { emptyStateStore }, { countNotOnService, notOnServiceText }] = await Promise.all([
+    import('../pipeline/compose.ts'),
     import('./engine-setup.ts'),
     import('../state/memory-store.ts'),
     import('../apply/run-report.ts'),
   ]);
   const engine = createEngineSetup(effects, config, ['core:read']);
-  const { plan, report } = await runApply(
-    { config, contractSets, source, refresh: true, dryRun: true, lockTimeoutMs: 0, runId: engine.runId, ...(touched ? { touched } : {}) },
-    // A dry run never touches the state store.
+  const { plan, report } = await previewTenants(
+    {
+      config,
+      contractSets,
+      source,
+      refresh: true,
+      lockTimeoutMs: 0,
+      runId: engine.runId,
+      ...(touched ? { touched } : {}),
+      ...(effects.checks ? { checks: effects.checks } : {}),
+    },
+    // A preview never touches the state store: it learns live.
     {
       store: emptyStateStore(),
       tokens: engine.tokens,
@@ -159,6 +188,7 @@ async function livePlan(
       random: effects.random ?? Math.random,
       logger: engine.logger,
       onProgress: (progress) => effects.onEvent?.({ type: 'progress', ...progress }),
+      onPhase: (phase, detail) => effects.onEvent?.({ type: 'phase', phase, ...detail }),
     },
   );
   const problems = readProblems(report);
@@ -180,7 +210,13 @@ async function streamedPlan(
 ): Promise<PlanRunOutcome> {
   const files = await readRunFiles(opened, request.base);
   const known = knownStateReader(store);
+  // Tenant by tenant, each read from the store, planned and checked before the next.
+  effects.onEvent?.({ type: 'phase', phase: 'read-known', known: 'store' });
   effects.onEvent?.({ type: 'phase', phase: 'plan' });
+  const checks = effects.checks ?? [];
+  effects.onEvent?.({ type: 'phase', phase: 'check' });
+  const findings: Finding[] = [];
+  const knownOf = new Map<string, KnownContracts>();
   const result = await planByTenant(
     {
       files: files.files,
@@ -191,7 +227,14 @@ async function streamedPlan(
       createdAt: new Date(effects.clock.now()).toISOString(),
       source: files.source,
     },
-    { readKnown: (tenant) => known.read(tenant), sink },
+    {
+      async readKnown(tenant) {
+        const read = await known.read(tenant);
+        if (checks.length > 0) knownOf.set(tenant, read);
+        return read;
+      },
+      sink: checks.length === 0 ? sink : await checkingSink(sink, checks, knownOf, findings),
+    },
   );
   const { targeting, errors, warnings } = result;
   const { configDiagnostics, shard } = opened;
@@ -208,9 +251,41 @@ async function streamedPlan(
   return {
     kind: 'streamed',
     source: files.source,
-    trailer: { ...result.trailer, madeWith: planMadeWith(opened.config) },
+    trailer: { ...result.trailer, madeWith: planMadeWith(opened.config), ...(findings.length > 0 ? { findings } : {}) },
     unknown: result.unknown,
     repoDir: opened.repoDir,
     ...common,
+  };
+}
+
+/**
+ * The caller's sink with the check stage in it: each tenant's plan, as it passes, judged at the
+ * tenant's end as the pipeline judges it (engine/pipeline/check.ts), then dropped. `found` gathers
+ * what no outcome shows; `knownOf` holds each tenant's known state until its end.
+ */
+async function checkingSink(sink: PlanSink, checks: readonly Check[], knownOf: Map<string, KnownContracts>, found: Finding[]): Promise<PlanSink> {
+  const { judgePlanned, tenantToJudge } = await import('../pipeline/check.ts');
+  return {
+    start(header) {
+      // Started over (the run restarts): what was found goes with what was written.
+      found.length = 0;
+      return sink.start(header);
+    },
+    tenant(tenant) {
+      const out = sink.tenant(tenant);
+      const contracts: PlanContract[] = [];
+      return {
+        contract(contract) {
+          contracts.push(contract);
+          out.contract(contract);
+        },
+        async end(counts) {
+          const verdict = await judgePlanned(checks, tenantToJudge(tenant, knownOf.get(tenant) ?? new Map(), contracts));
+          knownOf.delete(tenant);
+          found.push(...verdict.shownFindings);
+          await out.end(counts);
+        },
+      };
+    },
   };
 }

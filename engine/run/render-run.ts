@@ -6,7 +6,7 @@
  */
 import type { InterruptedCount } from '../apply/interrupted.ts';
 import { describeScope } from '../apply/incremental.ts';
-import type { SendPreview } from '../apply/run-apply.ts';
+import type { SendPreview } from '../pipeline/index.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { renderPlanText } from '../plan/render-text.ts';
 import { plural } from '../text/plural.ts';

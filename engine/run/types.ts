@@ -4,7 +4,7 @@
  * of the world, injected; problems come back as values, and the caller decides what to print and
  * how the process ends.
  */
-import type { ApplyProgress, SendPreview } from '../apply/run-apply.ts';
+import type { ApplyProgress, Check, PhaseDetail, SendPreview, StagePhase } from '../pipeline/index.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import type { Clock } from '../io/clock.ts';
 import type { Shard, ShardSelection } from '../desired/shard.ts';
@@ -53,7 +53,8 @@ export interface RunPlace {
 
 /** What a run reports while it runs; the command layer renders it (progress line, CI log, JSON log). */
 export type RunEvent =
-  | { readonly type: 'phase'; readonly phase: RunPhase }
+  /** A stage begins (once per run); `known` with `read-known`: where the known state comes from. */
+  | { readonly type: 'phase'; readonly phase: RunPhase; readonly known?: PhaseDetail['known'] }
   /** Incremental runs: what each tenant plans, once known (before anything is read live). */
   | { readonly type: 'scope'; readonly scope: TenantScope; readonly contracts: number }
   | ({ readonly type: 'progress' } & ApplyProgress)
@@ -98,7 +99,8 @@ export interface RunTargeting {
   readonly unmatchedExcludes: readonly string[];
 }
 
-export type RunPhase = 'read-input' | 'lock' | 'read-known' | 'plan' | 'confirm' | 'send' | 'record';
+/** `read-input`: the config, the desired state read and validated (the scope and read stages); then the pipeline's stages. */
+export type RunPhase = 'read-input' | StagePhase;
 
 /** Everything a run may touch beyond its request, injected so that tests and library callers choose. */
 export interface RunEffects extends RunPlace {
@@ -110,6 +112,12 @@ export interface RunEffects extends RunPlace {
   /** Called once, before the first PATCH, with what would be sent; false cancels the run (nothing sent or written). */
   readonly confirm?: (preview: ApplyPreview) => Promise<boolean>;
   readonly onEvent?: (event: RunEvent) => void;
+  /**
+   * Checks beyond the built-in ones (engine/pipeline/checks.ts), judged on every tenant's plan by
+   * plan, apply and drift; their findings are in every output (the plan's and the report's
+   * `findings`), and a deny refuses what the check says it refuses.
+   */
+  readonly checks?: readonly Check[];
   /**
    * Stops the run (the CLI aborts it on SIGINT/SIGTERM): no new lock is waited for and no new
    * request starts; requests in flight are answered and recorded, every lock is released, and the

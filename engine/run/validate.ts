@@ -26,6 +26,8 @@ export type ValidateRunOutcome =
     };
 
 export async function runValidate(request: ValidateRequest, effects: RunEffects): Promise<ValidateRunOutcome> {
+  // Validate is the scope and read stages alone: it stops after reading.
+  effects.onEvent?.({ type: 'phase', phase: 'read-input' });
   const opened = await openRunInput(effects, 'validate', request.where);
   if ('kind' in opened) return opened;
   try {

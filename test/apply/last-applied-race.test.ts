@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createApiClient } from '../../engine/api/client.ts';
-import { runApply } from '../../engine/apply/run-apply.ts';
+import { runApply } from '../../engine/pipeline/index.ts';
 import { createTenantTokens } from '../../engine/auth/index.ts';
 import { systemClock } from '../../engine/io/clock.ts';
 import { createLogger, Redactor } from '../../engine/log/logger.ts';

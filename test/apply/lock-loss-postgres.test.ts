@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createApiClient } from '../../engine/api/client.ts';
-import { runApply, type ApplyRunResult } from '../../engine/apply/run-apply.ts';
+import { runApply, type ApplyRunResult } from '../../engine/pipeline/index.ts';
 import { createTenantTokens } from '../../engine/auth/index.ts';
 import { systemClock } from '../../engine/io/clock.ts';
 import type { Config } from '../../engine/config/types.ts';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../engine/api/client.ts';
-import { runApply, type ApplyRunDeps, type ApplyRunOptions } from '../../engine/apply/run-apply.ts';
+import { runApply, type ApplyRunDeps, type ApplyRunOptions } from '../../engine/pipeline/index.ts';
 import { createTenantTokens, type Scope } from '../../engine/auth/index.ts';
 import { systemClock } from '../../engine/io/clock.ts';
 import type { Config } from '../../engine/config/types.ts';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createApiClient } from '../../engine/api/client.ts';
-import { runApply, type ApplyRunDeps } from '../../engine/apply/run-apply.ts';
+import { runApply, type ApplyRunDeps } from '../../engine/pipeline/index.ts';
 import { createTenantTokens, type Scope } from '../../engine/auth/index.ts';
 import { systemClock, type Clock } from '../../engine/io/clock.ts';
 import type { Config } from '../../engine/config/types.ts';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../engine/api/client.ts';
 import { planningFingerprint } from '../../engine/apply/incremental.ts';
-import { runApply, type ApplyRunDeps } from '../../engine/apply/run-apply.ts';
+import { runApply, type ApplyRunDeps } from '../../engine/pipeline/index.ts';
 import { createTenantTokens } from '../../engine/auth/index.ts';
 import { systemClock } from '../../engine/io/clock.ts';
 import type { Config } from '../../engine/config/types.ts';

@@ -3,7 +3,7 @@
  * rate, time left, failures), and plain lines without one at most every 10 s and at each quarter.
  */
 import { describe, expect, it } from 'vitest';
-import type { ApplyProgress } from '../../engine/apply/run-apply.ts';
+import type { ApplyProgress } from '../../engine/pipeline/index.ts';
 import { createProgress, formatDuration } from '../../engine/output/progress.ts';
 
 function sink(isTTY: boolean): { stream: { write(text: string): void; isTTY: boolean }; text(): string } {

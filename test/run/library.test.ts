@@ -65,7 +65,16 @@ describe('the library', () => {
     const reads = firstEvents.flatMap((event) => (event.type === 'progress' && event.step === 'read' ? [event] : []));
     expect(reads.map((event) => event.done)).toEqual(reads.map((_, index) => index + 1));
     expect(new Set(reads.map((event) => event.total))).toEqual(new Set([reads.length]));
-    expect(firstEvents.flatMap((event) => (event.type === 'phase' ? [event.phase] : []))).toEqual(['read-input', 'read-known', 'confirm', 'send']);
+    expect(firstEvents.flatMap((event) => (event.type === 'phase' ? [event.phase] : []))).toEqual([
+      'read-input',
+      'lock',
+      'read-known',
+      'plan',
+      'check',
+      'confirm',
+      'send',
+      'record',
+    ]);
     expect(firstEvents.some((event) => event.type === 'preview')).toBe(true);
 
     // A pull request renames one contract of tenant-a.

@@ -1,0 +1,97 @@
+/**
+ * The check stage: the run's checks (checks.ts), judged in order on each tenant. A check judged
+ * `locked` runs under the tenant's lock before its known state is read (judgeLocked); the others
+ * once it is planned (judgePlanned), each seeing what the checks before it left to send. Every
+ * road to a plan judges through judgePlanned: the runs that learn through the pipeline
+ * (checkTenant), the plan against the state store and the plan written tenant by tenant.
+ */
+import type { Finding } from '../diagnostic/finding.ts';
+import type { Logger } from '../log/logger.ts';
+import type { PlanContract } from '../plan/types.ts';
+import type { Check } from './checks.ts';
+import type { CheckedTenant, LearntTenant, PlannedTenant, RefusedContract, RunContext } from './tenant.ts';
+
+/** Why nothing is sent for a tenant whose lock-time check denies it: the first deny's message (the tenant could not start). */
+export async function judgeLocked(context: RunContext, tenant: LearntTenant): Promise<string | undefined> {
+  for (const check of context.checks) {
+    if (check.at !== 'locked') continue;
+    const findings = await check.judge({
+      tenant: tenant.tenant,
+      ...(tenant.previousRun ? { record: tenant.previousRun } : {}),
+      known: new Map(),
+      planned: [],
+      sending: [],
+      uncertain: tenant.uncertain,
+    });
+    const deny = findings.find((finding) => finding.action !== 'warn');
+    if (deny !== undefined) return deny.message;
+  }
+  return undefined;
+}
+
+/** What a tenant's planned checks decided. */
+export type CheckVerdict = Pick<CheckedTenant, 'findings' | 'shownFindings' | 'runDenials' | 'refused' | 'refusedContracts' | 'send'>;
+
+/** What judgePlanned is shown of a tenant. */
+export type TenantToJudge = Pick<PlannedTenant, 'tenant' | 'error' | 'previousRun' | 'known' | 'planned' | 'work' | 'uncertain'>;
+
+/**
+ * Judges a planned tenant with every check judged `planned`, in order. A tenant that could not
+ * start is judged too (its saved-plan contracts are reported as the review finds them), though
+ * nothing is sent for it whatever the checks say.
+ */
+export async function judgePlanned(checks: readonly Check[], tenant: TenantToJudge, logger?: Logger): Promise<CheckVerdict> {
+  const fresh = new Map(tenant.planned.map((contract) => [contract.id, contract]));
+  const refusedContracts = new Map<string, RefusedContract>();
+  const findings: Finding[] = [];
+  const shownFindings: Finding[] = [];
+  const runDenials: Finding[] = [];
+  let refused: CheckedTenant['refused'];
+  // A contract sent goes as planned now (a saved plan's contract, judged as reviewed, is planned again).
+  let sending: PlanContract[] = tenant.work.items.map((item) => item.contract);
+  for (const check of checks) {
+    if (check.at !== 'planned') continue;
+    const found = await check.judge({
+      tenant: tenant.tenant,
+      ...(tenant.previousRun ? { record: tenant.previousRun } : {}),
+      known: tenant.known,
+      planned: tenant.planned,
+      sending,
+      uncertain: tenant.uncertain,
+    });
+    findings.push(...found);
+    if (check.shownIn === 'findings') shownFindings.push(...found);
+    for (const finding of found) {
+      if (finding.action === 'warn') continue;
+      if (check.denies === 'run') {
+        runDenials.push(finding);
+      } else if (check.denies === 'tenant' || finding.contractId === undefined) {
+        if (refused === undefined && tenant.error === undefined) {
+          refused = { check: check.name, reason: finding.message, notSent: `not sent: refused by ${check.refusedBy ?? `the check ${check.name}`}` };
+          logger?.info({ tenant: tenant.tenant, check: check.name }, 'tenant refused by a check');
+        }
+      } else if (!refusedContracts.has(finding.contractId)) {
+        refusedContracts.set(finding.contractId, { outcome: check.refusedAs ?? 'skipped', reason: finding.message });
+      }
+    }
+    sending = sending.filter((contract) => !refusedContracts.has(contract.id)).map((contract) => fresh.get(contract.id) ?? contract);
+  }
+  return { findings, shownFindings, runDenials, refusedContracts, send: sending, ...(refused ? { refused } : {}) };
+}
+
+/** The check stage of a run that learnt through the pipeline. */
+export async function checkTenant(context: RunContext, tenant: PlannedTenant): Promise<CheckedTenant> {
+  context.progress.phase('check');
+  return { ...tenant, ...(await judgePlanned(context.checks, tenant, context.logger)) };
+}
+
+/** A tenant of a plan made outside the pipeline's learn stage (the state store read by the plan run): its updates are what would be sent. */
+export function tenantToJudge(tenant: string, known: TenantToJudge['known'], planned: readonly PlanContract[]): TenantToJudge {
+  return {
+    tenant,
+    known,
+    planned,
+    work: { items: planned.filter((contract) => contract.action === 'update').map((contract) => ({ contract })), settle: [] },
+    uncertain: new Map(),
+  };
+}

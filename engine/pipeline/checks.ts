@@ -1,0 +1,115 @@
+/**
+ * The check stage's list: every check has one signature (a tenant's value in, findings out) and
+ * says as data when it is judged, what its deny stops and where its findings are shown, so that a
+ * new check (a policy rule, an approval, a change window) is a new entry, not an edit of a stage.
+ *
+ * Built in, in the order they are judged:
+ * - `commit`: under the tenant's lock, with the run record read there (before the known state).
+ * - `reviewed-plan`: a saved plan's contracts, each sent only as reviewed.
+ * - `removal-guard`: a tenant whose plan removes too many members.
+ */
+import { judgeReviewed } from '../apply/reviewed-plan.ts';
+import type { Finding } from '../diagnostic/finding.ts';
+import type { KnownContracts } from '../model/types.ts';
+import { countRemovals, judgeRemovals, type RemovalLimits } from '../plan/removal-guard.ts';
+import type { PlanContract } from '../plan/types.ts';
+import type { TenantRunRecord } from '../state/types.ts';
+
+/** What a check is shown of a tenant. A check judged `locked` sees no known state and no plan yet. */
+export interface TenantUnderCheck {
+  readonly tenant: string;
+  /** The tenant's run record as read under its lock; only in a run that sends. */
+  readonly record?: TenantRunRecord;
+  readonly known: KnownContracts;
+  /** Every contract of the tenant as planned now (those with ops and those without). */
+  readonly planned: readonly PlanContract[];
+  /** What would be sent, as the checks judged before this one left it (a saved plan's contracts as reviewed). */
+  readonly sending: readonly PlanContract[];
+  /** Contracts an earlier run left uncertain, and why. */
+  readonly uncertain: ReadonlyMap<string, string>;
+}
+
+export interface Check {
+  /** The name its findings carry (and `--override-policy` would take). */
+  readonly name: string;
+  /** `locked`: under the tenant's lock, before its known state is read (runs that send only); `planned`: once it is planned. */
+  readonly at: 'locked' | 'planned';
+  /**
+   * What a `deny` (or an `override` not lifted) stops: the contract it names, the tenant's whole
+   * run, or the whole run (every tenant: nothing is sent, as a policy rule's deny stops an apply).
+   */
+  readonly denies: 'contract' | 'tenant' | 'run';
+  /**
+   * Where its findings are shown: `outcome` where the refusal they cause already shows them (the
+   * tenant's error, a contract's failure); `findings` in every output's findings section.
+   */
+  readonly shownIn: 'outcome' | 'findings';
+  /** How a contract it refuses is reported: `stale` (the saved-plan review) or `skipped`. */
+  readonly refusedAs?: 'stale' | 'skipped';
+  /** What a contract of a tenant it refuses says: `not sent: refused by the removal guard`. */
+  readonly refusedBy?: string;
+  judge(tenant: TenantUnderCheck): Promise<readonly Finding[]> | readonly Finding[];
+}
+
+/** The commit check: a newer commit recorded while this run waited for the lock refuses the tenant (engine/run/commit-check.ts). */
+export function commitCheck(judge: (tenant: string, record: TenantRunRecord | undefined) => Promise<string | undefined>): Check {
+  return {
+    name: 'commit',
+    at: 'locked',
+    denies: 'tenant',
+    shownIn: 'outcome',
+    async judge({ tenant, record }) {
+      const reason = await judge(tenant, record);
+      return reason === undefined ? [] : [{ check: 'commit', action: 'deny', tenant, message: reason }];
+    },
+  };
+}
+
+/**
+ * The saved-plan review (`apply PLAN.json`): a reviewed contract is sent only when planning it now
+ * gives its known fingerprint and exactly its ops (engine/apply/reviewed-plan.ts), and never when
+ * an earlier run left it uncertain while the plan trusted the state store (a read would re-plan it
+ * from a state the reviewer never saw).
+ */
+export function reviewedPlanCheck(reviewed: ReadonlyMap<string, ReadonlyMap<string, PlanContract>>, canRead: boolean): Check {
+  return {
+    name: 'reviewed-plan',
+    at: 'planned',
+    denies: 'contract',
+    shownIn: 'outcome',
+    refusedAs: 'stale',
+    judge({ tenant, planned, sending, uncertain }) {
+      const fresh = new Map(planned.map((contract) => [contract.id, contract]));
+      const findings: Finding[] = [];
+      for (const contract of sending) {
+        const verdict = judgeReviewed(reviewed.get(tenant)?.get(contract.id) ?? contract, fresh.get(contract.id));
+        const why = uncertain.get(contract.id);
+        const reason =
+          verdict.kind === 'stale'
+            ? verdict.reason
+            : why !== undefined && canRead && contract.knownFrom !== 'live'
+              ? `stale plan: ${why}, so the state store the plan was made from may be behind the service; run contract-sync plan --refresh again`
+              : undefined;
+        if (reason !== undefined)
+          findings.push({ check: 'reviewed-plan', action: 'deny', tenant, contractId: contract.id, file: contract.file, line: contract.line, message: reason });
+      }
+      return findings;
+    },
+  };
+}
+
+/** The removal guard (engine/plan/removal-guard.ts): a tenant whose ops to send remove too many members is refused. */
+export function removalGuardCheck(limits: RemovalLimits): Check {
+  return {
+    name: 'removal-guard',
+    at: 'planned',
+    denies: 'tenant',
+    shownIn: 'outcome',
+    refusedBy: 'the removal guard',
+    judge({ tenant, sending, known }) {
+      const removals = countRemovals(tenant, sending, (contractId, field) => known.get(contractId)?.fields[field]?.length);
+      const verdict = judgeRemovals(removals, limits);
+      return verdict.kind === 'allowed' ? [] : [{ check: 'removal-guard', action: 'deny', tenant, message: verdict.reason }];
+    },
+  };
+}
