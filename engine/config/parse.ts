@@ -7,7 +7,7 @@ import { decodeYamlText, DEFAULT_YAML_LIMITS, diagnosticAt, parseYamlSource, wit
 import { configPathProblems } from './paths.ts';
 import { configSchema } from './schema.ts';
 import { withKeySuggestion } from './suggest-key.ts';
-import { DEFAULTS, type CollectionMode, type Config, type SecretRef, type StateConfig, type TenantConfig } from './types.ts';
+import { DEFAULTS, type AuditFieldPointers, type CollectionMode, type Config, type SecretRef, type StateConfig, type TenantConfig } from './types.ts';
 
 export interface ConfigResult {
   /** Present when there is no error. */
@@ -98,6 +98,7 @@ interface RawConfig {
   api: {
     baseUrl: string;
     read?: { path: string; pointer?: string; timestamps?: 'utc' | 'error' };
+    audit?: { path: string; pointer?: string; fields: AuditFieldPointers };
     patch?: { contentType?: string };
     conflictStatuses?: number[];
     timeoutMs?: number;
@@ -136,6 +137,7 @@ function withDefaults(raw: RawConfig): Config {
             },
           }
         : {}),
+      ...(raw.api.audit ? { audit: { path: raw.api.audit.path, pointer: raw.api.audit.pointer ?? DEFAULTS.auditPointer, fields: raw.api.audit.fields } } : {}),
       patch: { contentType: raw.api.patch?.contentType ?? DEFAULTS.patchContentType },
       conflictStatuses: raw.api.conflictStatuses ?? [...DEFAULTS.conflictStatuses],
       timeoutMs: raw.api.timeoutMs ?? DEFAULTS.timeoutMs,

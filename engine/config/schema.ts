@@ -22,6 +22,10 @@ const secretRef: JsonSchema = {
 };
 
 const url: JsonSchema = { type: 'string', format: 'uri' };
+const POINTER_PATTERN = '^(/([^~]|~[01])*)*$';
+function pointerIn(what: string): JsonSchema {
+  return { type: 'string', pattern: POINTER_PATTERN, description: `RFC 6901 JSON Pointer to ${what}.` };
+}
 const positiveInteger: JsonSchema = { type: 'integer', minimum: 1, maximum: 1_000_000 };
 const globs: JsonSchema = { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 };
 const collectionMode: JsonSchema = { enum: ['authoritative', 'additive'] };
@@ -54,6 +58,34 @@ export function configSchema(): JsonSchema {
               },
             },
             required: ['path'],
+            additionalProperties: false,
+          },
+          audit: {
+            type: 'object',
+            description:
+              "Optional: the service's audit events, read with the scope audit:read. drift then names who changed each drifted field and when, or says unattributed. Their shape is unpublished: the path and the pointers are configured.",
+            properties: {
+              path: {
+                type: 'string',
+                pattern: '^/.*\\{id\\}',
+                description: 'GET {baseUrl}{path}, e.g. "/audit/events?contractId={id}"; the id is percent-encoded.',
+              },
+              pointer: pointerIn('the list of events in the answer, e.g. /events (default "": the whole body)'),
+              fields: {
+                type: 'object',
+                description: 'RFC 6901 JSON Pointers inside one event.',
+                properties: {
+                  actor: pointerIn('who made the change, e.g. /actor'),
+                  time: pointerIn('when, an RFC 3339 timestamp with an offset, e.g. /time'),
+                  contractFields: pointerIn('the list of changed fields (names, or op paths /Contract/<Field>), e.g. /fields'),
+                  id: pointerIn("the event's id, shown with an attribution (optional), e.g. /id"),
+                  contractId: pointerIn('the contract the event is about (optional): events of other contracts in the answer are ignored'),
+                },
+                required: ['actor', 'time', 'contractFields'],
+                additionalProperties: false,
+              },
+            },
+            required: ['path', 'fields'],
             additionalProperties: false,
           },
           patch: {

@@ -47,9 +47,34 @@ export interface ReadConfig {
   readonly timestamps: NaiveTimestamps;
 }
 
+/** RFC 6901 pointers inside one audit event: where its actor, time, changed fields (and id, contract id) are. */
+export interface AuditFieldPointers {
+  readonly actor: string;
+  readonly time: string;
+  /** The changed fields: a list of field names (or op paths, `/Contract/<Field>`). */
+  readonly contractFields: string;
+  /** Optional: the event's id, shown with an attribution. */
+  readonly id?: string;
+  /** Optional: the contract an event is about; events of another contract in the answer are ignored. */
+  readonly contractId?: string;
+}
+
+/**
+ * `api.audit`: the service's audit events, read with `audit:read` (docs/architecture.md section 5).
+ * Their shape is unpublished, so the path and every pointer are configured, as `api.read` is.
+ */
+export interface AuditConfig {
+  /** e.g. `/audit/events?contractId={id}`; the id is percent-encoded. */
+  readonly path: string;
+  /** RFC 6901 pointer to the list of events in the answer; '' is the whole body. */
+  readonly pointer: string;
+  readonly fields: AuditFieldPointers;
+}
+
 export interface ApiConfig {
   readonly baseUrl: string;
   readonly read?: ReadConfig;
+  readonly audit?: AuditConfig;
   readonly patch: { readonly contentType: string };
   /** Answers to an Add/Remove patch settled by a read and one re-plan, as 409 is by default. */
   readonly conflictStatuses: readonly number[];
@@ -85,6 +110,7 @@ export const DEFAULTS = {
   authTimeoutMs: 10_000,
   safety: { maxRemovals: 25 },
   readPointer: '',
+  auditPointer: '',
   readTimestamps: 'error',
   patchContentType: 'application/json',
   conflictStatuses: [409],
