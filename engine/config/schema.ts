@@ -2,6 +2,7 @@
 import { COLLECTION_FIELDS } from '../model/fields.ts';
 import type { JsonSchema } from '../model/json-schema-type.ts';
 import { SPEC_ID_BASE, TENANT_PATTERN } from '../model/json-schemas.ts';
+import { NOTIFY_EVENTS, NOTIFY_KINDS } from './types.ts';
 
 const secretRef: JsonSchema = {
   description: 'Where a secret comes from. Secrets are never written in this file.',
@@ -196,6 +197,11 @@ export function configSchema(): JsonSchema {
         },
         additionalProperties: false,
       },
+      notify: {
+        type: 'array',
+        description: 'Where contract-sync says what happened: Slack, Microsoft Teams (a Workflows webhook), or a signed JSON webhook.',
+        items: { $ref: '#/$defs/NotifyChannel' },
+      },
       state: {
         oneOf: [
           {
@@ -222,6 +228,36 @@ export function configSchema(): JsonSchema {
       },
     },
     required: ['api', 'auth', 'tenants'],
+    additionalProperties: false,
+    $defs: { NotifyChannel: notifyChannel() },
+  };
+}
+
+function notifyChannel(): JsonSchema {
+  // Which kind takes which url and secret is checked in ./notify.ts: the schema subset has no if/then.
+  return {
+    type: 'object',
+    properties: {
+      name: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'Unique; names the channel in warnings and in `notify test --channel NAME`.' },
+      kind: {
+        enum: [...NOTIFY_KINDS],
+        description: 'slack: an incoming webhook; teams: a Workflows webhook taking an Adaptive Card; webhook: a signed JSON body.',
+      },
+      url: {
+        description:
+          'Where messages are posted. A Slack or Teams webhook URL is a secret: { env } or { file } only. A webhook URL may also be written: https://, or http:// to a loopback host.',
+        oneOf: [{ ...url }, secretRef],
+      },
+      secret: { ...secretRef, description: 'webhook only, and required there: the key of X-Contract-Sync-Signature: sha256=<hex HMAC-SHA256 of the body>.' },
+      on: {
+        type: 'array',
+        items: { enum: [...NOTIFY_EVENTS] },
+        minItems: 1,
+        description: 'The events sent to this channel: drift (once per new drift), drift-resolved, apply, apply-failed, policy-denied.',
+      },
+      tenants: { type: 'array', items: { type: 'string', pattern: TENANT_PATTERN }, minItems: 1, description: 'Only these tenants (default: every tenant).' },
+    },
+    required: ['name', 'kind', 'url', 'on'],
     additionalProperties: false,
   };
 }

@@ -81,6 +81,30 @@ export interface ApiConfig {
   readonly timeoutMs: number;
 }
 
+/** The events a notification channel may subscribe to (docs/architecture.md section 5). */
+export const NOTIFY_EVENTS = ['drift', 'drift-resolved', 'apply', 'apply-failed', 'policy-denied'] as const;
+export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
+
+export const NOTIFY_KINDS = ['slack', 'teams', 'webhook'] as const;
+export type NotifyKind = (typeof NOTIFY_KINDS)[number];
+
+/** One entry of `notify:`: where messages go, for which events and tenants. */
+export interface NotifyChannel {
+  /** Unique among the channels; how messages, warnings and `notify test --channel` name it. */
+  readonly name: string;
+  readonly kind: NotifyKind;
+  /**
+   * A Slack or Teams webhook URL is a secret (whoever holds it can post): always a reference. A
+   * generic webhook's URL may be written (https://, or http:// to a loopback host).
+   */
+  readonly url: string | SecretRef;
+  /** `webhook` only, and required there: the HMAC-SHA256 key of X-Contract-Sync-Signature. */
+  readonly secret?: SecretRef;
+  readonly on: readonly NotifyEvent[];
+  /** Only these tenants' events; absent: every tenant. */
+  readonly tenants?: readonly string[];
+}
+
 /** The engine config with every default applied. */
 export interface Config {
   readonly api: ApiConfig;
@@ -92,6 +116,8 @@ export interface Config {
   readonly retry: { readonly maxAttempts: number };
   readonly state: StateConfig;
   readonly safety: SafetyConfig;
+  /** Present only when configured. */
+  readonly notify?: readonly NotifyChannel[];
 }
 
 /** Guards of apply and drift --fix (engine/plan/removal-guard.ts). */
