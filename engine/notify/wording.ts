@@ -1,0 +1,56 @@
+/**
+ * The words every channel's message shares: the headline, an attribution, what to run next. Pure.
+ * Each channel escapes them for its own markup.
+ */
+import type { NotifyEvent } from '../config/types.ts';
+import type { FieldAttribution, UnattributedReason } from '../drift/attribution.ts';
+import { plural } from '../text/plural.ts';
+import type { Notification } from './types.ts';
+
+/** At most this many contracts, and fields per contract, are listed; the rest are counted. */
+export const LISTED_CONTRACTS = 20;
+export const LISTED_FIELDS = 20;
+
+const HEADLINES: Readonly<Record<NotifyEvent, (tenant: string, contracts: string) => string>> = {
+  drift: (tenant, contracts) => `Drift in tenant ${tenant}: ${contracts} changed outside git`,
+  'drift-resolved': (tenant, contracts) => `Drift resolved in tenant ${tenant}: ${contracts} match git again`,
+  apply: (tenant, contracts) => `Applied to tenant ${tenant}: ${contracts} changed`,
+  'apply-failed': (tenant, contracts) => `Apply failed in tenant ${tenant}: ${contracts} not applied`,
+  'policy-denied': (tenant, contracts) => `Policy denied in tenant ${tenant}: ${contracts}`,
+};
+
+export function headline(notification: Notification): string {
+  const text = HEADLINES[notification.event](notification.tenant, plural(notification.contracts.length, 'contract'));
+  return notification.sample === true ? `[test message] ${text}` : text;
+}
+
+const NEXT: Readonly<Record<NotifyEvent, string>> = {
+  drift: 'Run `contract-sync drift --fix` to put the service back as git says, or change the desired state in git to keep the edit.',
+  'drift-resolved': 'Nothing to do.',
+  apply: 'Nothing to do.',
+  'apply-failed': "Read the run's log, fix the cause, then run `contract-sync apply` again.",
+  'policy-denied':
+    'Change the contract in git so that the policy holds, or apply with `--override-policy NAME --reason TEXT` where the policy allows an override.',
+};
+
+export function nextStep(notification: Notification): string {
+  return notification.sample === true ? 'Nothing to do: `contract-sync notify test` sent this.' : NEXT[notification.event];
+}
+
+const UNATTRIBUTED: Readonly<Record<UnattributedReason, string>> = {
+  'not-read': 'audit events not read',
+  'no-event': 'no audit event changed it',
+  'own-change': "the last audit event is contract-sync's own",
+  ambiguous: 'several actors changed it at once',
+};
+
+/** `changed by jane@example.com at 2027-03-01T09:15:00.000Z (event evt-000002)`, or `unattributed (why)`. */
+export function attributionText(attribution: FieldAttribution): string {
+  if (!attribution.attributed) return `unattributed (${UNATTRIBUTED[attribution.reason]})`;
+  return `changed by ${attribution.actor} at ${attribution.time}${attribution.eventId === undefined ? '' : ` (event ${attribution.eventId})`}`;
+}
+
+/** `and 3 more contracts`, or undefined when nothing was left out. */
+export function moreText(total: number, listed: number, word: string): string | undefined {
+  return total > listed ? `and ${plural(total - listed, `more ${word}`)}` : undefined;
+}
