@@ -11,16 +11,17 @@ import type { Notification } from './types.ts';
 export const LISTED_CONTRACTS = 20;
 export const LISTED_FIELDS = 20;
 
-const HEADLINES: Readonly<Record<NotifyEvent, (tenant: string, contracts: string) => string>> = {
+const HEADLINES: Readonly<Record<NotifyEvent, (tenant: string, contracts: string, one: boolean) => string>> = {
   drift: (tenant, contracts) => `Drift in tenant ${tenant}: ${contracts} changed outside git`,
-  'drift-resolved': (tenant, contracts) => `Drift resolved in tenant ${tenant}: ${contracts} match git again`,
+  'drift-resolved': (tenant, contracts, one) => `Drift resolved in tenant ${tenant}: ${contracts} ${one ? 'matches' : 'match'} git again`,
   apply: (tenant, contracts) => `Applied to tenant ${tenant}: ${contracts} changed`,
   'apply-failed': (tenant, contracts) => `Apply failed in tenant ${tenant}: ${contracts} not applied`,
   'policy-denied': (tenant, contracts) => `Policy denied in tenant ${tenant}: ${contracts}`,
 };
 
 export function headline(notification: Notification): string {
-  const text = HEADLINES[notification.event](notification.tenant, plural(notification.contracts.length, 'contract'));
+  const count = notification.contracts.length;
+  const text = HEADLINES[notification.event](notification.tenant, plural(count, 'contract'), count === 1);
   return notification.sample === true ? `[test message] ${text}` : text;
 }
 

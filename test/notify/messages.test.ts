@@ -113,7 +113,7 @@ describe('the webhook', () => {
 
 describe('wording', () => {
   it.each([
-    ['drift-resolved', 'Drift resolved in tenant acme: 1 contract match git again', 'Nothing to do.'],
+    ['drift-resolved', 'Drift resolved in tenant acme: 1 contract matches git again', 'Nothing to do.'],
     ['apply', 'Applied to tenant acme: 1 contract changed', 'Nothing to do.'],
     ['apply-failed', 'Apply failed in tenant acme: 1 contract not applied', "Read the run's log, fix the cause, then run `contract-sync apply` again."],
     [
