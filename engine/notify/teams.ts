@@ -2,8 +2,8 @@
  * A Microsoft Teams message for a Workflows webhook ("When a Teams webhook request is received"):
  * Office 365 connectors were retired at the end of 2025, and Workflows take an Adaptive Card as an
  * attachment of a `message`. Pure. Teams reads a TextBlock's text as a subset of markdown, so text
- * from files and the service has its markdown characters escaped and its control characters shown
- * as escapes.
+ * from files and the service has the characters that open markup escaped and its control characters
+ * shown as escapes.
  */
 import { escapeForTerminal } from '../text/text-escape.ts';
 import type { Notification, OutgoingMessage } from './types.ts';
@@ -11,8 +11,13 @@ import { attributionText, headline, LISTED_CONTRACTS, LISTED_FIELDS, moreText, n
 
 export const ADAPTIVE_CARD_VERSION = '1.4';
 
+/**
+ * Adaptive Cards read a TextBlock as markdown with bold, italic, lists and links only: the
+ * characters that open those are escaped (a list needs a line start, and data has no newline left
+ * once control characters are shown as escapes).
+ */
 export function escapeTeams(text: string): string {
-  return escapeForTerminal(text).replace(/([\\`*_[\]()#~>|<-])/g, '\\$1');
+  return escapeForTerminal(text).replace(/([\\*_[\]~])/g, '\\$1');
 }
 
 function textBlock(text: string, extra: Record<string, unknown> = {}): Record<string, unknown> {

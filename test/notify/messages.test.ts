@@ -55,8 +55,8 @@ describe('teamsMessage', () => {
       type: 'FactSet',
       spacing: 'None',
       facts: [
-        { title: 'Name', value: 'changed by jane@example.com at 2027\\-03\\-01T09:15:00.000Z \\(event evt\\-000002\\)' },
-        { title: 'Comment', value: 'unattributed \\(no audit event changed it\\)' },
+        { title: 'Name', value: 'changed by jane@example.com at 2027-03-01T09:15:00.000Z (event evt-000002)' },
+        { title: 'Comment', value: 'unattributed (no audit event changed it)' },
       ],
     });
     expect(content.actions).toEqual([
@@ -66,7 +66,10 @@ describe('teamsMessage', () => {
   });
 
   it('escapes markdown in data, so a contract id is no link', () => {
-    expect(teamsMessage(HOSTILE).body).toContain('\\\\[x\\\\]\\\\(https://evil.example\\\\)');
+    const body = teamsMessage(HOSTILE).body;
+
+    expect(body).toContain('\\\\[x\\\\](https://evil.example)');
+    expect(body).toContain('\\\\*bold\\\\*');
   });
 });
 
