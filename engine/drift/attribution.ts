@@ -47,3 +47,16 @@ export function attributeDrift(fields: readonly string[], events: readonly Audit
     return { field, attributed: true, actor: event.actor, time: event.time, ...(event.id === undefined ? {} : { eventId: event.id }) };
   });
 }
+
+const UNATTRIBUTED: Readonly<Record<UnattributedReason, string>> = {
+  'not-read': 'audit events not read',
+  'no-event': 'no audit event changed it',
+  'own-change': "the last audit event is contract-sync's own",
+  ambiguous: 'several actors changed it at once',
+};
+
+/** `changed by jane@example.com at 2027-03-01T09:15:00.000Z (event evt-000002)`, or `unattributed (why)`: the words of every report and message. */
+export function attributionText(attribution: FieldAttribution): string {
+  if (!attribution.attributed) return `unattributed (${UNATTRIBUTED[attribution.reason]})`;
+  return `changed by ${attribution.actor} at ${attribution.time}${attribution.eventId === undefined ? '' : ` (event ${attribution.eventId})`}`;
+}

@@ -3,7 +3,7 @@
  * Each channel escapes them for its own markup.
  */
 import type { NotifyEvent } from '../config/types.ts';
-import type { FieldAttribution, UnattributedReason } from '../drift/attribution.ts';
+export { attributionText } from '../drift/attribution.ts';
 import { plural } from '../text/plural.ts';
 import type { Notification } from './types.ts';
 
@@ -36,19 +36,6 @@ const NEXT: Readonly<Record<NotifyEvent, string>> = {
 
 export function nextStep(notification: Notification): string {
   return notification.sample === true ? 'Nothing to do: `contract-sync notify test` sent this.' : NEXT[notification.event];
-}
-
-const UNATTRIBUTED: Readonly<Record<UnattributedReason, string>> = {
-  'not-read': 'audit events not read',
-  'no-event': 'no audit event changed it',
-  'own-change': "the last audit event is contract-sync's own",
-  ambiguous: 'several actors changed it at once',
-};
-
-/** `changed by jane@example.com at 2027-03-01T09:15:00.000Z (event evt-000002)`, or `unattributed (why)`. */
-export function attributionText(attribution: FieldAttribution): string {
-  if (!attribution.attributed) return `unattributed (${UNATTRIBUTED[attribution.reason]})`;
-  return `changed by ${attribution.actor} at ${attribution.time}${attribution.eventId === undefined ? '' : ` (event ${attribution.eventId})`}`;
 }
 
 /** `and 3 more contracts`, or undefined when nothing was left out. */
