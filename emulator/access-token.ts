@@ -3,6 +3,8 @@ import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTP
 
 export interface VerifiedToken {
   readonly tenant: string;
+  /** The client the token was issued to (`client_id`): the actor of the audit events its changes record. */
+  readonly clientId: string;
   readonly scopes: ReadonlySet<string>;
   readonly jti: string | undefined;
 }
@@ -51,7 +53,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     if (typeof payload.jti === 'string' && options.isRevoked(payload.jti)) throw new TokenRejected('the access token has been revoked');
     const tenant = payload.tenant_id;
     if (typeof tenant !== 'string' || tenant === '') throw new TokenRejected('the access token carries no tenant_id');
+    const clientId = payload.client_id;
+    if (typeof clientId !== 'string' || clientId === '') throw new TokenRejected('the access token carries no client_id');
     const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
-    return { tenant, scopes: new Set(scopes), jti: payload.jti };
+    return { tenant, clientId, scopes: new Set(scopes), jti: payload.jti };
   };
 }

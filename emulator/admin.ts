@@ -1,15 +1,21 @@
 /** `/__admin`: inspect and steer the emulator (docs/architecture.md section 6). Loopback callers only, no auth. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isContractId, readContract, TENANT_PATTERN, type ContractFields } from '../engine/model/index.ts';
+import { changedFields, type AuditLog } from './audit-log.ts';
 import type { ContractStore } from './contract-store.ts';
 import { validateFaults, type FaultConfig } from './faults.ts';
 import { isLoopbackAddress, readBody, sendEmpty, sendJson } from './http.ts';
 import type { RequestLog } from './request-log.ts';
 
 export const ADMIN_PREFIX = '/__admin';
+/** The actor of an out-of-band edit without an X-Actor header: someone in the service's UI. */
+export const DEFAULT_ACTOR = 'admin';
+const ACTOR_PATTERN = /^[^\p{Cc}]{1,256}$/u;
 
 export interface AdminDependencies {
   readonly store: ContractStore;
+  /** Every out-of-band PUT that changes a field records an event (actor: its X-Actor header). */
+  readonly audit: AuditLog;
   readonly log: RequestLog;
   readonly getFaults: () => FaultConfig;
   readonly setFaults: (config: FaultConfig) => void;
@@ -68,9 +74,16 @@ export function createAdminHandler(deps: AdminDependencies) {
       sendJson(res, 400, { error: 'invalid_contract', problems: issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })) });
       return;
     }
-    const existed = deps.store.has(tenant, id);
+    const header = req.headers['x-actor'];
+    const actor = typeof header === 'string' ? header.trim() : DEFAULT_ACTOR;
+    if (!ACTOR_PATTERN.test(actor)) {
+      sendJson(res, 400, { error: 'invalid_actor', message: 'X-Actor must be 1 to 256 characters without control characters' });
+      return;
+    }
+    const before = deps.store.get(tenant, id);
     deps.store.put(tenant, id, body.value as ContractFields);
-    sendEmpty(res, existed ? 204 : 201);
+    deps.audit.record(tenant, id, actor, changedFields(before, body.value as ContractFields));
+    sendEmpty(res, before === undefined ? 201 : 204);
   }
 
   async function faults(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -1,22 +1,25 @@
 /**
- * The CMS API: `PATCH /contract/:ContractId` (published) and `GET /contract/:ContractId` (the
- * emulator's assumption of a read). Status codes and bodies are documented in specs/openapi.yaml.
+ * The CMS API: `PATCH /contract/:ContractId` (published), `GET /contract/:ContractId` (the
+ * emulator's assumption of a read) and `GET /audit/events?contractId=ID` (its assumption of the
+ * audit events the seed says exist). Status codes and bodies are documented in specs/openapi.yaml.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { getField, InvalidOpsError, OpConflictError, validateOps, type ContractFields, type Op } from '../engine/model/index.ts';
-import { TokenRejected, type TokenVerifier } from './access-token.ts';
+import { getField, InvalidOpsError, isContractId, OpConflictError, validateOps, type ContractFields, type Op } from '../engine/model/index.ts';
+import { TokenRejected, type TokenVerifier, type VerifiedToken } from './access-token.ts';
+import { orderFields, type AuditLog } from './audit-log.ts';
 import type { ContractStore } from './contract-store.ts';
 import { mediaTypeOf, MAX_BODY_BYTES, readBody, sendEmpty, sendJson } from './http.ts';
 import type { RateLimiter } from './rate-limit.ts';
+import { AUDIT_SCOPE, READ_SCOPE, WRITE_SCOPE } from './scopes.ts';
 import type { SeedBehaviours } from './seed.ts';
 
-export const READ_SCOPE = 'core:read';
-export const WRITE_SCOPE = 'core:write';
-
 const CONTRACT_PATH = /^\/contract\/([^/]+)$/;
+export const AUDIT_PATH = '/audit/events';
 
 export interface ApiDependencies {
   readonly store: ContractStore;
+  /** Where every successful PATCH records its event (actor: the token's client id). */
+  readonly audit: AuditLog;
   /** The seed's optional behaviours (read envelope, naive timestamps, content type, conflict status). */
   readonly behaviours?: SeedBehaviours;
   readonly verify: TokenVerifier;
@@ -29,7 +32,7 @@ export interface ApiOutcome {
 }
 
 export function isApiPath(path: string): boolean {
-  return path === '/contract' || path.startsWith('/contract/');
+  return path === '/contract' || path.startsWith('/contract/') || path === AUDIT_PATH;
 }
 
 interface OpProblemBody {
@@ -75,25 +78,22 @@ function isTimestampField(name: string): boolean {
 }
 
 export function createApiHandler(deps: ApiDependencies) {
-  const { store, verify, rateLimiter, behaviours = {} } = deps;
+  const { store, audit, verify, rateLimiter, behaviours = {} } = deps;
   const contentType = behaviours.patchContentType ?? 'application/json';
   const conflictStatus = behaviours.conflictStatus ?? 409;
 
-  return async function handleApi(req: IncomingMessage, res: ServerResponse, path: string): Promise<ApiOutcome> {
-    const id = contractIdOf(path);
-    if (id === undefined) {
-      sendJson(res, 404, { error: 'not_found', message: 'no such resource; the API serves /contract/{ContractId}' });
-      return { tenant: null };
-    }
-    if (req.method !== 'PATCH' && req.method !== 'GET') {
-      sendJson(res, 405, { error: 'method_not_allowed', message: `${req.method ?? ''} is not supported here` }, { Allow: 'GET, PATCH' });
-      return { tenant: null };
-    }
-
-    let tenant: string;
-    let scopes: ReadonlySet<string>;
+  /**
+   * The checks every API request passes, in order: bearer token (401), the tenant's rate limit
+   * (429), the scope `needed` (403). When one fails, answers and returns the tenant known so far.
+   */
+  async function authorize(
+    req: IncomingMessage,
+    res: ServerResponse,
+    needed: string,
+  ): Promise<{ token: VerifiedToken; rateHeaders: Record<string, string> } | { tenant: string | null }> {
+    let token: VerifiedToken;
     try {
-      ({ tenant, scopes } = await verify(req.headers.authorization));
+      token = await verify(req.headers.authorization);
     } catch (error) {
       if (!(error instanceof TokenRejected)) throw error;
       sendJson(
@@ -106,6 +106,7 @@ export function createApiHandler(deps: ApiDependencies) {
       );
       return { tenant: null };
     }
+    const { tenant, scopes } = token;
 
     const decision = rateLimiter.take(tenant);
     const rateHeaders = rateLimiter.headers(decision);
@@ -122,7 +123,6 @@ export function createApiHandler(deps: ApiDependencies) {
       return { tenant };
     }
 
-    const needed = req.method === 'GET' ? READ_SCOPE : WRITE_SCOPE;
     if (!scopes.has(needed)) {
       sendJson(
         res,
@@ -135,6 +135,44 @@ export function createApiHandler(deps: ApiDependencies) {
       );
       return { tenant };
     }
+    return { token, rateHeaders };
+  }
+
+  /** `GET /audit/events?contractId=ID`: the token's tenant's events of one contract, oldest first. */
+  async function handleAudit(req: IncomingMessage, res: ServerResponse): Promise<ApiOutcome> {
+    if (req.method !== 'GET') {
+      sendJson(res, 405, { error: 'method_not_allowed', message: `${req.method ?? ''} is not supported here` }, { Allow: 'GET' });
+      return { tenant: null };
+    }
+    const authorized = await authorize(req, res, AUDIT_SCOPE);
+    if (!('token' in authorized)) return authorized;
+    const { token, rateHeaders } = authorized;
+    const contractId = new URL(req.url ?? '/', 'http://emulator.invalid').searchParams.get('contractId');
+    if (contractId === null || !isContractId(contractId)) {
+      sendJson(res, 400, { error: 'invalid_query', message: 'give the contract as ?contractId=ID (a valid contract id)' }, rateHeaders);
+      return { tenant: token.tenant };
+    }
+    // The token's tenant only: another tenant's contract has no events for this caller.
+    sendJson(res, 200, { events: audit.forContract(token.tenant, contractId) }, rateHeaders);
+    return { tenant: token.tenant };
+  }
+
+  return async function handleApi(req: IncomingMessage, res: ServerResponse, path: string): Promise<ApiOutcome> {
+    if (path === AUDIT_PATH) return handleAudit(req, res);
+    const id = contractIdOf(path);
+    if (id === undefined) {
+      sendJson(res, 404, { error: 'not_found', message: 'no such resource; the API serves /contract/{ContractId}' });
+      return { tenant: null };
+    }
+    if (req.method !== 'PATCH' && req.method !== 'GET') {
+      sendJson(res, 405, { error: 'method_not_allowed', message: `${req.method ?? ''} is not supported here` }, { Allow: 'GET, PATCH' });
+      return { tenant: null };
+    }
+
+    const authorized = await authorize(req, res, req.method === 'GET' ? READ_SCOPE : WRITE_SCOPE);
+    if (!('token' in authorized)) return authorized;
+    const { token, rateHeaders } = authorized;
+    const { tenant } = token;
 
     // Tenant only from tenant_id: another tenant's contract does not exist for this caller.
     if (!store.has(tenant, id)) {
@@ -207,6 +245,7 @@ export function createApiHandler(deps: ApiDependencies) {
       }
       throw error;
     }
+    audit.record(tenant, id, token.clientId, orderFields((ops as Op[]).map((op) => op.path.slice('/Contract/'.length))));
     sendEmpty(res, 204, rateHeaders);
     return { tenant };
   };

@@ -8,6 +8,7 @@ import { errors, Provider, type KoaContextLike } from 'oidc-provider';
 import type { JWK } from 'jose';
 import type { Logger } from 'pino';
 import { memoryAdapterFactory } from './memory-adapter.ts';
+import { SERVICE_SCOPES } from './scopes.ts';
 import type { ResolvedSeed } from './seed.ts';
 
 /** Keycloak's endpoint paths, relative to /realms/{realm}. */
@@ -67,7 +68,8 @@ function clientTable(seed: ResolvedSeed): Map<string, ClientEntry> {
 export function createIdentityProvider(options: IdentityProviderOptions): IdentityProvider {
   const { seed, issuer, audience, signingKey, logger } = options;
   const clients = clientTable(seed);
-  const allScopes = [...new Set([...clients.values()].flatMap((client) => [...client.scopes]))];
+  // The service's own scopes (audit:read included) are known even when no seed client holds them.
+  const allScopes = [...new Set([...SERVICE_SCOPES, ...[...clients.values()].flatMap((client) => [...client.scopes])])];
   const mountPath = new URL(issuer).pathname;
   const tenants = new WeakMap<IncomingMessage, string>();
   const issued = new Set<string>();

@@ -9,6 +9,7 @@ import { pino, type Logger } from 'pino';
 import { createTokenVerifier } from './access-token.ts';
 import { ADMIN_PREFIX, createAdminHandler } from './admin.ts';
 import { createApiHandler, isApiPath } from './api.ts';
+import { AuditLog } from './audit-log.ts';
 import { ContractStore } from './contract-store.ts';
 import { FaultInjector, type FaultConfig, type FaultEndpoint, type InjectedFault } from './faults.ts';
 import { delay, dropConnection, pathOf, sendJson } from './http.ts';
@@ -31,7 +32,7 @@ export interface EmulatorOptions {
   readonly host?: string;
   /** Default 0: any free port. */
   readonly port?: number;
-  /** The API's clock (token expiry, rate limit, request log), in ms since the epoch. Default Date.now. */
+  /** The API's clock (token expiry, rate limit, request log, audit events), in ms since the epoch. Default Date.now. */
   readonly now?: () => number;
   /** Request logs; default: silent. */
   readonly logger?: Logger;
@@ -112,17 +113,20 @@ export async function startEmulator(seedInput: unknown, options: EmulatorOptions
   const idp = createIdentityProvider({ seed, issuer, audience: urls.baseUrl, signingKey: privateJwk, logger });
   const store = new ContractStore(seed);
   const log = new RequestLog();
+  const audit = new AuditLog(now);
   const rateLimiter = new RateLimiter(seed.rateLimit, now);
   let faults = new FaultInjector({});
 
   const handleApi = createApiHandler({
     store,
+    audit,
     ...(seed.behaviours === undefined ? {} : { behaviours: seed.behaviours }),
     rateLimiter,
     verify: createTokenVerifier({ publicKey: publicJwk, issuer, audience: urls.baseUrl, now, isRevoked: idp.isRevoked }),
   });
   const handleAdmin = createAdminHandler({
     store,
+    audit,
     log,
     getFaults: () => faults.config,
     setFaults(config: FaultConfig) {
@@ -131,6 +135,7 @@ export async function startEmulator(seedInput: unknown, options: EmulatorOptions
     revokeTokens: idp.revokeIssued,
     reset() {
       store.reset();
+      audit.clear();
       log.clear();
       rateLimiter.reset();
       faults = new FaultInjector({});

@@ -16,6 +16,8 @@ const ENGINE = path.resolve(import.meta.dirname, '../engine');
  * `io` (the clock, timers, bounded reads, network errors), `text` (escaping, plurals, suggestions)
  * and `diagnostic` import nothing of the engine above them; `yaml` (the readers with source
  * positions) sits on `model`; `package` (the package's own files and generated specs) on `plan`.
+ * `notify` (message builders, the signature, drift dedupe, delivery) sits on `drift` (attributions)
+ * and below `pipeline`, whose runs' outcomes it is sent from.
  * `output` (spools, streams written at the reader's pace, the progress line, output files) sits
  * above `run`: a run returns values and never writes a command's output, so it cannot import the
  * adapters that do.
@@ -37,6 +39,7 @@ const LAYERS = [
   'api',
   'apply',
   'drift',
+  'notify',
   'init',
   'pipeline',
   'run',

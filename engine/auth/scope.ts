@@ -1,6 +1,6 @@
 /** The OAuth scopes the engine asks for (docs/architecture.md section 1). */
 
-export const SCOPES = ['core:read', 'core:write'] as const;
+export const SCOPES = ['core:read', 'core:write', 'audit:read'] as const;
 
 export type Scope = (typeof SCOPES)[number];
 

@@ -76,6 +76,13 @@ const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<L
       return { run: module.stateCommand, help: module.STATE_HELP };
     },
   },
+  notify: {
+    summary: 'notify test: send a sample message to each notification channel and say what it answered',
+    load: async () => {
+      const module = await import('./notify.ts');
+      return { run: module.notifyCommand, help: module.NOTIFY_HELP };
+    },
+  },
   init: {
     summary: 'scaffold a config, a first desired-state file and a CI workflow',
     load: async () => {

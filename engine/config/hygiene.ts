@@ -21,7 +21,7 @@ export interface SecretFileRef {
 }
 
 export interface HygieneInput {
-  readonly config: Pick<Config, 'tenants' | 'state'>;
+  readonly config: Pick<Config, 'tenants' | 'state' | 'notify'>;
   /** The config file as messages name it. */
   readonly file: string;
   /** Where a path of the config is written (the value, or its map when the key is missing). */
@@ -37,14 +37,18 @@ function fileRef(ref: SecretRef | undefined, path: readonly PathSegment[], tenan
   return [{ path: [...path, 'file'], file: ref.file, ...(tenant === undefined ? {} : { tenant }) }];
 }
 
-/** Every `{ file: ... }` secret reference of the config: tenant client secrets and the state store URL. */
-export function secretFileRefs(config: Pick<Config, 'tenants' | 'state'>): SecretFileRef[] {
+/** Every `{ file: ... }` secret reference of the config: tenant client secrets, the state store URL, notification URLs and keys. */
+export function secretFileRefs(config: Pick<Config, 'tenants' | 'state' | 'notify'>): SecretFileRef[] {
   const refs: SecretFileRef[] = [];
   for (const [tenant, settings] of Object.entries(config.tenants)) {
     refs.push(...fileRef(settings.clientSecret, ['tenants', tenant, 'clientSecret'], tenant));
     refs.push(...fileRef(settings.previousClientSecret, ['tenants', tenant, 'previousClientSecret'], tenant));
   }
   if (config.state.backend === 'postgres') refs.push(...fileRef(config.state.url, ['state', 'url']));
+  for (const [index, channel] of (config.notify ?? []).entries()) {
+    if (typeof channel.url !== 'string') refs.push(...fileRef(channel.url, ['notify', index, 'url']));
+    refs.push(...fileRef(channel.secret, ['notify', index, 'secret']));
+  }
   return refs;
 }
 

@@ -4,10 +4,20 @@ import { COLLECTION_FIELDS, type CollectionFieldName } from '../model/fields.ts'
 import { compileSchema, type PathSegment, type SchemaCheck } from '../model/schema-validator.ts';
 import { readPlainYamlMap } from '../yaml/plain-yaml.ts';
 import { decodeYamlText, DEFAULT_YAML_LIMITS, diagnosticAt, parseYamlSource, withinStack, type SchemaProblem } from '../yaml/yaml-source.ts';
+import { isNotifySecretPath, notifyProblems, notifySecretMessage } from './notify.ts';
 import { configPathProblems } from './paths.ts';
 import { configSchema } from './schema.ts';
 import { withKeySuggestion } from './suggest-key.ts';
-import { DEFAULTS, type CollectionMode, type Config, type SecretRef, type StateConfig, type TenantConfig } from './types.ts';
+import {
+  DEFAULTS,
+  type AuditFieldPointers,
+  type CollectionMode,
+  type NotifyChannel,
+  type Config,
+  type SecretRef,
+  type StateConfig,
+  type TenantConfig,
+} from './types.ts';
 
 export interface ConfigResult {
   /** Present when there is no error. */
@@ -22,6 +32,7 @@ const SECRET_KEYS = new Set(['clientSecret', 'previousClientSecret']);
 /** The path of the secret reference `path` is inside of, if any. */
 function secretPathOf(path: readonly PathSegment[]): readonly PathSegment[] | undefined {
   if (path[0] === 'tenants' && SECRET_KEYS.has(String(path[2]))) return path.slice(0, 3);
+  if (isNotifySecretPath(path)) return path.slice(0, 3);
   if (path[0] === 'state' && path[1] === 'url') return path.slice(0, 2);
   return undefined;
 }
@@ -44,7 +55,8 @@ function schemaProblems(value: unknown): SchemaProblem[] {
     const key = JSON.stringify(secretPath);
     if (reportedSecrets.has(key)) continue;
     reportedSecrets.add(key);
-    problems.push({ path: secretPath, code: 'literal-secret', message: LITERAL_SECRET });
+    const message = secretPath[0] === 'notify' ? notifySecretMessage(secretPath, value) : LITERAL_SECRET;
+    problems.push({ path: secretPath, code: 'literal-secret', message });
   }
   return problems;
 }
@@ -56,28 +68,35 @@ export function isLoopbackHttp(url: URL): boolean {
   return url.protocol === 'http:' && LOOPBACK.test(url.hostname);
 }
 
-function urlProblems(raw: Record<string, unknown>): SchemaProblem[] {
+/** A written URL held to the config's rules: https://, http:// only to a loopback host, no credentials. */
+function urlProblemsAt(path: PathSegment[], value: string): SchemaProblem[] {
   const problems: SchemaProblem[] = [];
+  const url = new URL(value);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    problems.push({ path, code: 'config', message: `expected an https:// URL, got ${url.protocol}` });
+    return problems;
+  }
+  if (url.protocol === 'http:' && !isLoopbackHttp(url)) {
+    problems.push({ path, code: 'insecure-url', message: `http:// is allowed only for loopback hosts; use https:// for ${url.hostname}` });
+  }
+  if (url.username !== '' || url.password !== '') {
+    problems.push({ path, code: 'literal-secret', message: 'credentials in a URL are not allowed; configure the tenant clients instead' });
+  }
+  return problems;
+}
+
+function urlProblems(raw: Record<string, unknown>): SchemaProblem[] {
   const urls: [PathSegment[], unknown][] = [
     [['api', 'baseUrl'], (raw.api as Record<string, unknown> | undefined)?.baseUrl],
     [['auth', 'url'], (raw.auth as Record<string, unknown> | undefined)?.url],
     [['auth', 'tokenEndpoint'], (raw.auth as Record<string, unknown> | undefined)?.tokenEndpoint],
   ];
-  for (const [path, value] of urls) {
-    if (typeof value !== 'string' || !URL.canParse(value)) continue;
-    const url = new URL(value);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      problems.push({ path, code: 'config', message: `expected an https:// URL, got ${url.protocol}` });
-      continue;
-    }
-    if (url.protocol === 'http:' && !isLoopbackHttp(url)) {
-      problems.push({ path, code: 'insecure-url', message: `http:// is allowed only for loopback hosts; use https:// for ${url.hostname}` });
-    }
-    if (url.username !== '' || url.password !== '') {
-      problems.push({ path, code: 'literal-secret', message: 'credentials in a URL are not allowed; configure the tenant clients instead' });
-    }
-  }
-  return problems;
+  return urls.flatMap(([path, value]) => (typeof value === 'string' && URL.canParse(value) ? urlProblemsAt(path, value) : []));
+}
+
+/** Every check of the config as written beyond its schema. */
+function ruleProblems(raw: Record<string, unknown>): SchemaProblem[] {
+  return [...urlProblems(raw), ...configPathProblems(raw), ...notifyProblems(raw, urlProblemsAt)];
 }
 
 function collectionModes(raw: RawConfig['collections']): Record<CollectionFieldName, CollectionMode> {
@@ -98,6 +117,7 @@ interface RawConfig {
   api: {
     baseUrl: string;
     read?: { path: string; pointer?: string; timestamps?: 'utc' | 'error' };
+    audit?: { path: string; pointer?: string; fields: AuditFieldPointers };
     patch?: { contentType?: string };
     conflictStatuses?: number[];
     timeoutMs?: number;
@@ -110,6 +130,7 @@ interface RawConfig {
   retry?: Partial<Config['retry']>;
   state?: { backend: 'file'; path?: string } | { backend: 'postgres'; url: SecretRef; schema?: string };
   safety?: Partial<Config['safety']>;
+  notify?: NotifyChannel[];
 }
 
 // tenant_id is compared as text: a numeric id written without quotes means the same id.
@@ -136,6 +157,7 @@ function withDefaults(raw: RawConfig): Config {
             },
           }
         : {}),
+      ...(raw.api.audit ? { audit: { path: raw.api.audit.path, pointer: raw.api.audit.pointer ?? DEFAULTS.auditPointer, fields: raw.api.audit.fields } } : {}),
       patch: { contentType: raw.api.patch?.contentType ?? DEFAULTS.patchContentType },
       conflictStatuses: raw.api.conflictStatuses ?? [...DEFAULTS.conflictStatuses],
       timeoutMs: raw.api.timeoutMs ?? DEFAULTS.timeoutMs,
@@ -153,6 +175,7 @@ function withDefaults(raw: RawConfig): Config {
     retry: { ...DEFAULTS.retry, ...raw.retry },
     state,
     safety: { ...DEFAULTS.safety, ...raw.safety },
+    ...(raw.notify === undefined ? {} : { notify: raw.notify }),
   };
 }
 
@@ -180,7 +203,7 @@ export function parseConfigExactly(file: string, content: Uint8Array | string): 
  */
 function parseFast(text: string): ConfigResult | undefined {
   const value = readPlainYamlMap(text, DEFAULT_YAML_LIMITS);
-  if (value === undefined || schemaProblems(value).length > 0 || urlProblems(value).length > 0 || configPathProblems(value).length > 0) return undefined;
+  if (value === undefined || schemaProblems(value).length > 0 || ruleProblems(value).length > 0) return undefined;
   const raw: object = value;
   return { config: withDefaults(raw as RawConfig), diagnostics: [] };
 }
@@ -193,7 +216,7 @@ function parseExactly(file: string, text: string): ConfigResult {
     const message = value === null ? 'the config file is empty' : 'expected a map with api, auth and tenants';
     return { diagnostics: [...parsed.diagnostics, diagnosticAt(source, { path: [], code: 'config', message })] };
   }
-  const problems = [...schemaProblems(value), ...urlProblems(value as Record<string, unknown>), ...configPathProblems(value as Record<string, unknown>)];
+  const problems = [...schemaProblems(value), ...ruleProblems(value as Record<string, unknown>)];
   const diagnostics = [...parsed.diagnostics, ...problems.map((problem) => diagnosticAt(source, problem))].sort(compareDiagnostics);
   if (diagnostics.some(isError)) return { diagnostics };
   return { config: withDefaults(value as RawConfig), diagnostics };

@@ -69,6 +69,13 @@ export function configPathProblems(raw: Record<string, unknown>): SchemaProblem[
       problems.push(...secretProblem(settings.previousClientSecret, ['tenants', tenant, 'previousClientSecret']));
     }
   }
+  if (Array.isArray(raw.notify)) {
+    for (const [index, channel] of raw.notify.entries()) {
+      if (!isRecord(channel)) continue;
+      problems.push(...secretProblem(channel.url, ['notify', index, 'url']));
+      problems.push(...secretProblem(channel.secret, ['notify', index, 'secret']));
+    }
+  }
   if (isRecord(raw.state)) {
     if (typeof raw.state.path === 'string') {
       const message = climbsOut(raw.state.path, 'the state path');

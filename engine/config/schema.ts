@@ -2,6 +2,7 @@
 import { COLLECTION_FIELDS } from '../model/fields.ts';
 import type { JsonSchema } from '../model/json-schema-type.ts';
 import { SPEC_ID_BASE, TENANT_PATTERN } from '../model/json-schemas.ts';
+import { NOTIFY_EVENTS, NOTIFY_KINDS } from './types.ts';
 
 const secretRef: JsonSchema = {
   description: 'Where a secret comes from. Secrets are never written in this file.',
@@ -22,6 +23,10 @@ const secretRef: JsonSchema = {
 };
 
 const url: JsonSchema = { type: 'string', format: 'uri' };
+const POINTER_PATTERN = '^(/([^~]|~[01])*)*$';
+function pointerIn(what: string): JsonSchema {
+  return { type: 'string', pattern: POINTER_PATTERN, description: `RFC 6901 JSON Pointer to ${what}.` };
+}
 const positiveInteger: JsonSchema = { type: 'integer', minimum: 1, maximum: 1_000_000 };
 const globs: JsonSchema = { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 };
 const collectionMode: JsonSchema = { enum: ['authoritative', 'additive'] };
@@ -54,6 +59,34 @@ export function configSchema(): JsonSchema {
               },
             },
             required: ['path'],
+            additionalProperties: false,
+          },
+          audit: {
+            type: 'object',
+            description:
+              "Optional: the service's audit events, read with the scope audit:read. drift then names who changed each drifted field and when, or says unattributed. Their shape is unpublished: the path and the pointers are configured.",
+            properties: {
+              path: {
+                type: 'string',
+                pattern: '^/.*\\{id\\}',
+                description: 'GET {baseUrl}{path}, e.g. "/audit/events?contractId={id}"; the id is percent-encoded.',
+              },
+              pointer: pointerIn('the list of events in the answer, e.g. /events (default "": the whole body)'),
+              fields: {
+                type: 'object',
+                description: 'RFC 6901 JSON Pointers inside one event.',
+                properties: {
+                  actor: pointerIn('who made the change, e.g. /actor'),
+                  time: pointerIn('when, an RFC 3339 timestamp with an offset, e.g. /time'),
+                  contractFields: pointerIn('the list of changed fields (names, or op paths /Contract/<Field>), e.g. /fields'),
+                  id: pointerIn("the event's id, shown with an attribution (optional), e.g. /id"),
+                  contractId: pointerIn('the contract the event is about (optional): events of other contracts in the answer are ignored'),
+                },
+                required: ['actor', 'time', 'contractFields'],
+                additionalProperties: false,
+              },
+            },
+            required: ['path', 'fields'],
             additionalProperties: false,
           },
           patch: {
@@ -164,6 +197,11 @@ export function configSchema(): JsonSchema {
         },
         additionalProperties: false,
       },
+      notify: {
+        type: 'array',
+        description: 'Where contract-sync says what happened: Slack, Microsoft Teams (a Workflows webhook), or a signed JSON webhook.',
+        items: { $ref: '#/$defs/NotifyChannel' },
+      },
       state: {
         oneOf: [
           {
@@ -190,6 +228,36 @@ export function configSchema(): JsonSchema {
       },
     },
     required: ['api', 'auth', 'tenants'],
+    additionalProperties: false,
+    $defs: { NotifyChannel: notifyChannel() },
+  };
+}
+
+function notifyChannel(): JsonSchema {
+  // Which kind takes which url and secret is checked in ./notify.ts: the schema subset has no if/then.
+  return {
+    type: 'object',
+    properties: {
+      name: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'Unique; names the channel in warnings and in `notify test --channel NAME`.' },
+      kind: {
+        enum: [...NOTIFY_KINDS],
+        description: 'slack: an incoming webhook; teams: a Workflows webhook taking an Adaptive Card; webhook: a signed JSON body.',
+      },
+      url: {
+        description:
+          'Where messages are posted. A Slack or Teams webhook URL is a secret: { env } or { file } only. A webhook URL may also be written: https://, or http:// to a loopback host.',
+        oneOf: [{ ...url }, secretRef],
+      },
+      secret: { ...secretRef, description: 'webhook only, and required there: the key of X-Contract-Sync-Signature: sha256=<hex HMAC-SHA256 of the body>.' },
+      on: {
+        type: 'array',
+        items: { enum: [...NOTIFY_EVENTS] },
+        minItems: 1,
+        description: 'The events sent to this channel: drift (once per new drift), drift-resolved, apply, apply-failed, policy-denied.',
+      },
+      tenants: { type: 'array', items: { type: 'string', pattern: TENANT_PATTERN }, minItems: 1, description: 'Only these tenants (default: every tenant).' },
+    },
+    required: ['name', 'kind', 'url', 'on'],
     additionalProperties: false,
   };
 }

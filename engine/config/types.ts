@@ -47,13 +47,62 @@ export interface ReadConfig {
   readonly timestamps: NaiveTimestamps;
 }
 
+/** RFC 6901 pointers inside one audit event: where its actor, time, changed fields (and id, contract id) are. */
+export interface AuditFieldPointers {
+  readonly actor: string;
+  readonly time: string;
+  /** The changed fields: a list of field names (or op paths, `/Contract/<Field>`). */
+  readonly contractFields: string;
+  /** Optional: the event's id, shown with an attribution. */
+  readonly id?: string;
+  /** Optional: the contract an event is about; events of another contract in the answer are ignored. */
+  readonly contractId?: string;
+}
+
+/**
+ * `api.audit`: the service's audit events, read with `audit:read` (docs/architecture.md section 5).
+ * Their shape is unpublished, so the path and every pointer are configured, as `api.read` is.
+ */
+export interface AuditConfig {
+  /** e.g. `/audit/events?contractId={id}`; the id is percent-encoded. */
+  readonly path: string;
+  /** RFC 6901 pointer to the list of events in the answer; '' is the whole body. */
+  readonly pointer: string;
+  readonly fields: AuditFieldPointers;
+}
+
 export interface ApiConfig {
   readonly baseUrl: string;
   readonly read?: ReadConfig;
+  readonly audit?: AuditConfig;
   readonly patch: { readonly contentType: string };
   /** Answers to an Add/Remove patch settled by a read and one re-plan, as 409 is by default. */
   readonly conflictStatuses: readonly number[];
   readonly timeoutMs: number;
+}
+
+/** The events a notification channel may subscribe to (docs/architecture.md section 5). */
+export const NOTIFY_EVENTS = ['drift', 'drift-resolved', 'apply', 'apply-failed', 'policy-denied'] as const;
+export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
+
+export const NOTIFY_KINDS = ['slack', 'teams', 'webhook'] as const;
+export type NotifyKind = (typeof NOTIFY_KINDS)[number];
+
+/** One entry of `notify:`: where messages go, for which events and tenants. */
+export interface NotifyChannel {
+  /** Unique among the channels; how messages, warnings and `notify test --channel` name it. */
+  readonly name: string;
+  readonly kind: NotifyKind;
+  /**
+   * A Slack or Teams webhook URL is a secret (whoever holds it can post): always a reference. A
+   * generic webhook's URL may be written (https://, or http:// to a loopback host).
+   */
+  readonly url: string | SecretRef;
+  /** `webhook` only, and required there: the HMAC-SHA256 key of X-Contract-Sync-Signature. */
+  readonly secret?: SecretRef;
+  readonly on: readonly NotifyEvent[];
+  /** Only these tenants' events; absent: every tenant. */
+  readonly tenants?: readonly string[];
 }
 
 /** The engine config with every default applied. */
@@ -67,6 +116,8 @@ export interface Config {
   readonly retry: { readonly maxAttempts: number };
   readonly state: StateConfig;
   readonly safety: SafetyConfig;
+  /** Present only when configured. */
+  readonly notify?: readonly NotifyChannel[];
 }
 
 /** Guards of apply and drift --fix (engine/plan/removal-guard.ts). */
@@ -85,6 +136,7 @@ export const DEFAULTS = {
   authTimeoutMs: 10_000,
   safety: { maxRemovals: 25 },
   readPointer: '',
+  auditPointer: '',
   readTimestamps: 'error',
   patchContentType: 'application/json',
   conflictStatuses: [409],

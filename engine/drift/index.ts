@@ -1,3 +1,5 @@
+export { attributeDrift, attributionText, type AttributionOptions, type FieldAttribution, type UnattributedReason } from './attribution.ts';
+export { auditWarnings, type AuditReadOutcome, type AuditWarning } from './audit-warnings.ts';
 export { classifyChange } from './classify.ts';
 export { createDriftReport, driftFailed, driftRemains, type DriftReportInput } from './create-report.ts';
 export { CAUSE_TEXT, driftSummaryLine } from './render-common.ts';
@@ -16,3 +18,4 @@ export {
   type DriftSummary,
   type DriftTenant,
 } from './types.ts';
+export { withAttributions } from './with-attributions.ts';

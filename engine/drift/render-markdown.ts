@@ -8,6 +8,7 @@
  */
 import { escapeHtml, escapeInline } from '../text/markdown-escape.ts';
 import { formatUtc, plural, shortCommit } from '../plan/render-common.ts';
+import { attributionText } from './attribution.ts';
 import { ABSENT, driftSummaryLine, errorStatusText, fixText, nextStep, viewDriftItem } from './render-common.ts';
 import type { DriftContract, DriftReport } from './types.ts';
 import { withoutTenantPrefix } from '../text/tenant-message.ts';
@@ -62,7 +63,9 @@ function contractBlock(tenant: string, contract: DriftContract): string {
     `${plural(contract.ops.length, 'op')} to fix${fix === undefined ? '' : ` · ${escapeInline(fix)}`}`;
   const rows = contract.drift.map((item) => {
     const view = viewDriftItem(item);
-    return `| ${escapeInline(view.label)} | ${codeCell(view.live)} | ${codeCell(view.desired)} | ${view.cause} |`;
+    // With api.audit, who changed it goes with the cause: the table keeps its columns.
+    const who = item.attribution === undefined ? '' : ` · ${escapeInline(attributionText(item.attribution))}`;
+    return `| ${escapeInline(view.label)} | ${codeCell(view.live)} | ${codeCell(view.desired)} | ${view.cause}${who} |`;
   });
   return `${title}\n\n| Field | Live | Desired | Cause |\n|---|---|---|---|\n${rows.join('\n')}\n\n`;
 }

@@ -1,6 +1,7 @@
 /** The drift report for a terminal or a job log: per tenant and contract, each drifted field with its cause. Pure. */
 import { plural } from '../plan/render-common.ts';
 import { escapeForTerminal } from '../text/text-escape.ts';
+import { attributionText } from './attribution.ts';
 import { driftSummaryLine, errorStatusText, fixText, nextStep, viewDriftItem } from './render-common.ts';
 import type { DriftReport } from './types.ts';
 import { withoutTenantPrefix } from '../text/tenant-message.ts';
@@ -37,7 +38,8 @@ export function renderDriftText(report: DriftReport, options: DriftTextOptions =
       for (const item of contract.drift) {
         const view = viewDriftItem(item);
         const style: Style = item.cause === 'changed-outside-git' ? 'red' : 'yellow';
-        lines.push(`      ${view.label}: ${view.live} -> ${view.desired}  ${paint(style, `(${view.cause})`)}`);
+        const who = item.attribution === undefined ? '' : `  ${escapeForTerminal(attributionText(item.attribution))}`;
+        lines.push(`      ${view.label}: ${view.live} -> ${view.desired}  ${paint(style, `(${view.cause})`)}${who}`);
       }
     }
     lines.push('');

@@ -3,6 +3,7 @@ import type { ContractResultOutcome } from '../apply/run-report.ts';
 import type { FieldName } from '../model/fields.ts';
 import type { Op } from '../model/types.ts';
 import type { PlanSource } from '../plan/types.ts';
+import type { FieldAttribution } from './attribution.ts';
 
 /** The drift report version this code writes. */
 export const DRIFT_REPORT_VERSION = 1;
@@ -29,6 +30,8 @@ export interface DriftItem {
   /** The last applied value (a member: the member of that identity); null when absent or never applied. */
   readonly lastApplied: unknown;
   readonly cause: DriftCause;
+  /** With `api.audit`: who changed the field, or why that is not known. Absent without it. */
+  readonly attribution?: FieldAttribution;
 }
 
 /** What `--fix` did to a drifted contract. */

@@ -13,7 +13,7 @@ import { runCli } from '../helpers/cli.ts';
 import { writeTree } from '../helpers/files.ts';
 import { createFleet, fleetRepoFiles, fleetSeed } from '../helpers/fleet.ts';
 
-const COMMANDS = ['validate', 'plan', 'apply', 'drift', 'import', 'emulator', 'init', 'show'];
+const COMMANDS = ['validate', 'plan', 'apply', 'drift', 'import', 'emulator', 'init', 'show', 'notify'];
 
 function io(options: { stdoutTTY?: boolean; stderrTTY?: boolean; env?: Record<string, string> } & Pick<CliIo, 'noColor' | 'logFormat'>): CliIo {
   return {

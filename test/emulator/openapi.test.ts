@@ -85,7 +85,11 @@ let emulator: Emulator;
 const frozenNow = Date.now();
 
 beforeAll(async () => {
-  emulator = await start({ ...SEED, rateLimit: { requestsPerSecond: 1, burst: 40 } }, { now: () => frozenNow });
+  const acme = {
+    ...SEED.tenants.acme,
+    clients: [...SEED.tenants.acme.clients, { clientId: 'acme-auditor', secret: 'acme-audit-secret', scopes: ['audit:read'] }],
+  };
+  emulator = await start({ ...SEED, tenants: { ...SEED.tenants, acme }, rateLimit: { requestsPerSecond: 1, burst: 40 } }, { now: () => frozenNow });
 });
 
 afterAll(async () => {
@@ -96,6 +100,7 @@ const DISCOVERY = '/realms/{realm}/.well-known/openid-configuration';
 const TOKEN = '/realms/{realm}/protocol/openid-connect/token';
 const CERTS = '/realms/{realm}/protocol/openid-connect/certs';
 const CONTRACT = '/contract/{ContractId}';
+const AUDIT = '/audit/events';
 const RENAME = [{ op: 'Replace', path: '/Contract/Name', value: 'x' }];
 
 describe('specs/openapi.yaml', () => {
@@ -155,6 +160,30 @@ describe('specs/openapi.yaml', () => {
     while (limited.status === 200);
     await conforms('get', CONTRACT, limited);
     await conforms('patch', CONTRACT, await patch(emulator, rw, '4711', RENAME));
+  });
+
+  it('describes every answer of GET /audit/events', async () => {
+    await admin(emulator, 'POST', '/reset');
+    const auditor = await token(emulator, 'acme-auditor', 'acme-audit-secret', 'audit:read');
+    const rw = await token(emulator);
+    function events(accessToken: string, query = '?contractId=4711'): Promise<Response> {
+      return fetch(`${emulator.urls.baseUrl}${AUDIT}${query}`, { headers: { Authorization: `Bearer ${accessToken}` } });
+    }
+    await admin(emulator, 'PUT', '/contracts/acme/4711', { Name: 'Edited', Colour: 'red' });
+
+    await conforms('get', AUDIT, await events(auditor));
+    await conforms('get', AUDIT, await events(auditor, ''));
+    await conforms('get', AUDIT, await events('forged'));
+    await conforms('get', AUDIT, await events(rw));
+    for (const status of ['429', '500', '502', '503']) {
+      await admin(emulator, 'POST', '/faults', { api: { status: { [status]: 1 } } });
+      await conforms('get', AUDIT, await events(auditor));
+    }
+    await admin(emulator, 'POST', '/faults', {});
+    let limited: Response;
+    do limited = await events(auditor);
+    while (limited.status === 200);
+    await conforms('get', AUDIT, limited);
   });
 
   it('declares no answer the emulator never gives', () => {
