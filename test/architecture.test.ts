@@ -16,6 +16,8 @@ const ENGINE = path.resolve(import.meta.dirname, '../engine');
  * `io` (the clock, timers, bounded reads, network errors), `text` (escaping, plurals, suggestions)
  * and `diagnostic` import nothing of the engine above them; `yaml` (the readers with source
  * positions) sits on `model`; `package` (the package's own files and generated specs) on `plan`.
+ * `policy` (the CEL rules: compiled from the config's rules, evaluated on contracts) sits on `config`
+ * and `model`, below `plan`, whose runs evaluate it.
  * `output` (spools, streams written at the reader's pace, the progress line, output files) sits
  * above `run`: a run returns values and never writes a command's output, so it cannot import the
  * adapters that do.
@@ -29,6 +31,7 @@ const LAYERS = [
   'yaml',
   'config',
   'desired',
+  'policy',
   'plan',
   'package',
   'state',

@@ -1,0 +1,184 @@
+/**
+ * The rules of the config, compiled once when the config is read: each expression parsed, checked
+ * against the contract table (engine/policy/check-expression.ts) and planned by @bufbuild/cel.
+ * Every problem is a config error at the expression's line and column. Pure.
+ */
+import { celEnv, CelScalar, listType, mapType, parse, plan, type CelResult } from '@bufbuild/cel';
+import type { ExpressionSource, PolicyConfig, PolicyExceptionConfig, SourceAt } from '../config/types.ts';
+import type { Diagnostic } from '../diagnostic/diagnostic.ts';
+import type { Shape } from './contract-shape.ts';
+import { checkExpression } from './check-expression.ts';
+
+/** The values an expression is evaluated with (docs/policies.md). */
+export interface PolicyBindings {
+  readonly tenant: string;
+  readonly id: string;
+  readonly object: unknown;
+  readonly oldObject?: unknown;
+  readonly knownFrom?: string;
+  readonly ops?: unknown;
+  readonly variables: ReadonlyMap<string, unknown>;
+}
+
+export interface CompiledExpression {
+  /** As written, for messages. */
+  readonly text: string;
+  /** Where it is in the config, e.g. `policies[0].validations[1].expression`. */
+  readonly field: string;
+  readonly evaluate: (bindings: PolicyBindings) => CelResult;
+}
+
+export interface CompiledPolicy {
+  readonly name: string;
+  readonly on: PolicyConfig['on'];
+  readonly action: PolicyConfig['action'];
+  readonly matchConditions: readonly { readonly name: string; readonly expression: CompiledExpression }[];
+  readonly variables: readonly { readonly name: string; readonly expression: CompiledExpression }[];
+  readonly validations: readonly {
+    readonly expression: CompiledExpression;
+    readonly message?: string;
+    readonly messageExpression?: CompiledExpression;
+  }[];
+}
+
+/** What a run evaluates: the rules, and the exceptions to them. */
+export interface CompiledPolicies {
+  readonly policies: readonly CompiledPolicy[];
+  readonly exceptions: readonly PolicyExceptionConfig[];
+}
+
+export const NO_POLICIES: CompiledPolicies = { policies: [], exceptions: [] };
+
+export interface CompileResult {
+  /** Present when every rule compiled. */
+  readonly policies?: CompiledPolicies;
+  readonly diagnostics: Diagnostic[];
+}
+
+const ENV = celEnv({
+  variables: {
+    tenant: CelScalar.STRING,
+    id: CelScalar.STRING,
+    object: CelScalar.DYN,
+    oldObject: CelScalar.DYN,
+    knownFrom: CelScalar.STRING,
+    ops: listType(CelScalar.DYN),
+    variables: mapType(CelScalar.STRING, CelScalar.DYN),
+  },
+});
+
+/** The position in the file of `offset` inside an expression's text. */
+export function positionInFile(source: ExpressionSource, offset: number): SourceAt {
+  const first = source.lines[0]!;
+  if (!source.exact) return first;
+  const before = source.text.slice(0, Math.max(0, Math.min(offset, source.text.length)));
+  const index = before.split('\n').length - 1;
+  const line = source.lines[index] ?? first;
+  const column = before.length - (before.lastIndexOf('\n') + 1);
+  return { line: line.line, column: line.column + column };
+}
+
+interface ParseFailure {
+  readonly location?: { readonly start?: { readonly offset?: number } };
+  readonly rawMessage?: string;
+}
+
+/** A parse error's message without the `<input>:1:3: ` prefix (the diagnostic gives the file's position). */
+function parseMessage(error: unknown): { message: string; offset: number } {
+  const failure = (error ?? {}) as ParseFailure;
+  const message = failure.rawMessage ?? (error instanceof Error ? error.message.replace(/^<input>:\d+:\d+: /, '') : String(error));
+  return { message, offset: failure.location?.start?.offset ?? 0 };
+}
+
+/**
+ * Compiles one expression with what is known of the rule so far; problems are pushed to
+ * `diagnostics`. Returns undefined when it does not compile.
+ */
+function compileExpression(
+  file: string,
+  policy: PolicyConfig,
+  field: string,
+  source: ExpressionSource,
+  variables: ReadonlyMap<string, Shape>,
+  diagnostics: Diagnostic[],
+): { expression: CompiledExpression; shape: Shape } | undefined {
+  function problem(offset: number, message: string): void {
+    const { line, column } = positionInFile(source, offset);
+    diagnostics.push({ severity: 'error', code: 'policy', file, line, column, field, message: `policy "${policy.name}": ${message}` });
+  }
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(source.text);
+  } catch (error) {
+    const { message, offset } = parseMessage(error);
+    problem(offset, `does not compile: ${message}`);
+    return undefined;
+  }
+  const positions = Object.fromEntries(Object.entries(parsed.sourceInfo?.positions ?? {}).map(([id, offset]) => [id, Number(offset)]));
+  const checked = checkExpression(parsed.expr, positions, { on: policy.on, variables });
+  for (const found of checked.problems) problem(found.offset, found.message);
+  if (checked.problems.length > 0) return undefined;
+  let run: (bindings: Record<string, unknown>) => CelResult;
+  try {
+    run = plan(ENV, parsed) as (bindings: Record<string, unknown>) => CelResult;
+  } catch (error) {
+    problem(0, `does not compile: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
+  }
+  function evaluate(bindings: PolicyBindings): CelResult {
+    // Unbound names stay unbound: an on: contract rule cannot read oldObject (checked above).
+    const values: Record<string, unknown> = { tenant: bindings.tenant, id: bindings.id, object: bindings.object, variables: bindings.variables };
+    if (bindings.knownFrom !== undefined)
+      Object.assign(values, { oldObject: bindings.oldObject ?? null, knownFrom: bindings.knownFrom, ops: bindings.ops ?? [] });
+    return run(values);
+  }
+  return { expression: { text: source.text, field, evaluate }, shape: checked.shape };
+}
+
+function compilePolicy(file: string, policy: PolicyConfig, index: number, diagnostics: Diagnostic[]): CompiledPolicy | undefined {
+  const before = diagnostics.length;
+  const at = `policies[${index}]`;
+  const variables = new Map<string, Shape>();
+  function compile(field: string, source: ExpressionSource): ReturnType<typeof compileExpression> {
+    return compileExpression(file, policy, `${at}.${field}`, source, variables, diagnostics);
+  }
+  const matchConditions = policy.matchConditions.map((condition, i) => ({
+    name: condition.name,
+    compiled: compile(`matchConditions[${i}].expression`, condition.expression),
+  }));
+  const compiledVariables = policy.variables.map((variable, i) => {
+    const compiled = compile(`variables[${i}].expression`, variable.expression);
+    // Defined after its own expression: a variable reads only the ones before it.
+    variables.set(variable.name, compiled?.shape ?? { kind: 'dyn' });
+    return { name: variable.name, compiled };
+  });
+  const validations = policy.validations.map((validation, i) => ({
+    compiled: compile(`validations[${i}].expression`, validation.expression),
+    message: validation.message,
+    messageExpression: validation.messageExpression === undefined ? undefined : compile(`validations[${i}].messageExpression`, validation.messageExpression),
+  }));
+  if (diagnostics.length > before) return undefined;
+  return {
+    name: policy.name,
+    on: policy.on,
+    action: policy.action,
+    matchConditions: matchConditions.map((condition) => ({ name: condition.name, expression: condition.compiled!.expression })),
+    variables: compiledVariables.map((variable) => ({ name: variable.name, expression: variable.compiled!.expression })),
+    validations: validations.map((validation) => ({
+      expression: validation.compiled!.expression,
+      ...(validation.message === undefined ? {} : { message: validation.message }),
+      ...(validation.messageExpression === undefined ? {} : { messageExpression: validation.messageExpression.expression }),
+    })),
+  };
+}
+
+/** Compiles every rule of the config; `file` is the config file as messages show it. */
+export function compilePolicies(
+  file: string,
+  config: { readonly policies?: readonly PolicyConfig[]; readonly policyExceptions?: readonly PolicyExceptionConfig[] },
+): CompileResult {
+  const diagnostics: Diagnostic[] = [];
+  const policies = (config.policies ?? []).map((policy, index) => compilePolicy(file, policy, index, diagnostics));
+  if (diagnostics.length > 0) return { diagnostics };
+  return { policies: { policies: policies as CompiledPolicy[], exceptions: config.policyExceptions ?? [] }, diagnostics };
+}

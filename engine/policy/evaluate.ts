@@ -1,0 +1,142 @@
+/**
+ * The one evaluator of the rules, for every run: `on: contract` rules over a desired contract
+ * (validate, plan, apply, drift), `on: change` rules over a planned one. As Kubernetes'
+ * ValidatingAdmissionPolicy: matchConditions decide whether a rule applies, variables are
+ * evaluated in order, and each validation that is not true is a finding, with its message (or the
+ * messageExpression's). A rule that fails while evaluating (a missing key read without `has()`, a
+ * value of the wrong type) fails closed: a finding of that rule carrying the error. Pure: the date
+ * that judges exceptions is given.
+ */
+import { isCelError, type CelResult } from '@bufbuild/cel';
+import type { Finding } from '../diagnostic/finding.ts';
+import type { ContractFields, Op } from '../model/types.ts';
+import { CONTRACT_SHAPE, fieldShape, toCel } from './contract-shape.ts';
+import type { CompiledExpression, CompiledPolicies, CompiledPolicy, PolicyBindings } from './compile.ts';
+import { withException } from './exceptions.ts';
+
+/** A desired contract, as validate reads it (or plan, apply and drift select it). */
+export interface PolicyContract {
+  readonly tenant: string;
+  readonly id: string;
+  readonly object: ContractFields;
+  readonly file?: string;
+  readonly line?: number;
+}
+
+/** A planned contract: also what was known of it and the ops that would change it. */
+export interface PolicyChange extends PolicyContract {
+  /** The known contract; null when unknown. */
+  readonly oldObject: ContractFields | null;
+  readonly knownFrom: 'state' | 'live' | 'unknown';
+  readonly ops: readonly Op[];
+}
+
+export interface EvaluateOptions {
+  /** `YYYY-MM-DD` (UTC), from the run's clock (engine/policy/exceptions.ts utcDate): judges the exceptions' expiry. */
+  readonly today: string;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'bigint') return 'an int';
+  if (typeof value === 'object') return 'a list or map';
+  return `a ${typeof value}`;
+}
+
+/** The value of `expression`, or why there is none. */
+function run(expression: CompiledExpression, bindings: PolicyBindings): { value: unknown } | { error: string } {
+  let result: CelResult;
+  try {
+    result = expression.evaluate(bindings);
+  } catch (error) {
+    // @bufbuild/cel returns its errors; anything thrown is still this rule's failure, not the run's.
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
+  return isCelError(result) ? { error: result.message } : { value: result };
+}
+
+function runBool(expression: CompiledExpression, bindings: PolicyBindings): { value: boolean } | { error: string } {
+  const result = run(expression, bindings);
+  if ('error' in result) return result;
+  return typeof result.value === 'boolean' ? { value: result.value } : { error: `expected a bool, got ${describeValue(result.value)}` };
+}
+
+function messageOf(validation: CompiledPolicy['validations'][number], bindings: PolicyBindings): string {
+  const fallback = validation.message ?? `failed: ${validation.expression.text}`;
+  if (validation.messageExpression === undefined) return fallback;
+  const result = run(validation.messageExpression, bindings);
+  if ('error' in result) return `${fallback} (messageExpression failed: ${result.error})`;
+  if (typeof result.value !== 'string') return `${fallback} (messageExpression gave ${describeValue(result.value)}, not a string)`;
+  return result.value;
+}
+
+/** The findings of one rule on one contract, before exceptions. */
+export function evaluatePolicy(policy: CompiledPolicy, contract: PolicyContract, bindings: Omit<PolicyBindings, 'variables'>): Finding[] {
+  function finding(message: string): Finding {
+    return {
+      check: policy.name,
+      action: policy.action,
+      tenant: contract.tenant,
+      contractId: contract.id,
+      ...(contract.file === undefined ? {} : { file: contract.file }),
+      ...(contract.line === undefined ? {} : { line: contract.line }),
+      message,
+    };
+  }
+  function failed(expression: CompiledExpression, error: string): Finding[] {
+    return [finding(`evaluation error in ${expression.field}: ${error} (the rule fails closed)`)];
+  }
+
+  const variables = new Map<string, unknown>();
+  const scope: PolicyBindings = { ...bindings, variables };
+  for (const condition of policy.matchConditions) {
+    const result = runBool(condition.expression, scope);
+    if ('error' in result) return failed(condition.expression, result.error);
+    if (!result.value) return [];
+  }
+  for (const variable of policy.variables) {
+    const result = run(variable.expression, scope);
+    if ('error' in result) return failed(variable.expression, result.error);
+    variables.set(variable.name, result.value);
+  }
+  const findings: Finding[] = [];
+  for (const validation of policy.validations) {
+    const result = runBool(validation.expression, scope);
+    if ('error' in result) findings.push(...failed(validation.expression, result.error));
+    else if (!result.value) findings.push(finding(messageOf(validation, scope)));
+  }
+  return findings;
+}
+
+function contractBindings(contract: PolicyContract): Omit<PolicyBindings, 'variables'> {
+  return { tenant: contract.tenant, id: contract.id, object: toCel(contract.object, CONTRACT_SHAPE) };
+}
+
+/** The ops as CEL sees them: a Replace's value as its field's, an Add's or Remove's as one member of it. */
+function opsOf(ops: readonly Op[]): unknown[] {
+  return ops.map((op) => {
+    const shape = fieldShape(op.path.slice('/Contract/'.length));
+    return { op: op.op, path: op.path, value: toCel(op.value, shape.kind === 'list' ? shape.element : shape) };
+  });
+}
+
+/** The findings of every `on: contract` rule on one desired contract, exceptions applied. */
+export function evaluateContractPolicies(policies: CompiledPolicies, contract: PolicyContract, options: EvaluateOptions): Finding[] {
+  const rules = policies.policies.filter((policy) => policy.on === 'contract');
+  if (rules.length === 0) return [];
+  const bindings = contractBindings(contract);
+  return rules.flatMap((policy) => evaluatePolicy(policy, contract, bindings)).map((finding) => withException(finding, policies.exceptions, options.today));
+}
+
+/** The findings of every `on: change` rule on one planned contract, exceptions applied. */
+export function evaluateChangePolicies(policies: CompiledPolicies, change: PolicyChange, options: EvaluateOptions): Finding[] {
+  const rules = policies.policies.filter((policy) => policy.on === 'change');
+  if (rules.length === 0) return [];
+  const bindings = {
+    ...contractBindings(change),
+    oldObject: change.oldObject === null ? null : toCel(change.oldObject, CONTRACT_SHAPE),
+    knownFrom: change.knownFrom,
+    ops: opsOf(change.ops),
+  };
+  return rules.flatMap((policy) => evaluatePolicy(policy, change, bindings)).map((finding) => withException(finding, policies.exceptions, options.today));
+}
