@@ -90,7 +90,12 @@ function describeExpr(expr: Expr): string {
 }
 
 /** The problems of `expr` and the shape of its value. */
-export function checkExpression(expr: Expr, positions: Readonly<Record<string, number>>, scope: CheckScope): { problems: ExpressionProblem[]; shape: Shape } {
+export function checkExpression(
+  text: string,
+  expr: Expr,
+  positions: Readonly<Record<string, number>>,
+  scope: CheckScope,
+): { problems: ExpressionProblem[]; shape: Shape } {
   const problems: ExpressionProblem[] = [];
   function offsetOf(node: Expr): number {
     return positions[String(node.id)] ?? 0;
@@ -128,8 +133,12 @@ export function checkExpression(expr: Expr, positions: Readonly<Record<string, n
         const candidates = [...operand.fields.keys()];
         const suggestion = closest(field, candidates);
         const what = operand.name === 'variables' ? `no variable "${field}" is defined before this expression` : `${operand.name} has no field "${field}"`;
-        // The position CEL gives a selection is its dot; the field name follows it.
-        problems.push({ offset: offsetOf(node) + 1, message: `${what}${suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`}` });
+        // CEL places a selection at its dot, and `has(object.X)` at `has`: the field name follows the next dot naming it.
+        const dot = text.indexOf(`.${field}`, offsetOf(node));
+        problems.push({
+          offset: (dot === -1 ? offsetOf(node) : dot) + 1,
+          message: `${what}${suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`}`,
+        });
         return DYN;
       }
       case 'callExpr': {

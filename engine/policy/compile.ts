@@ -4,6 +4,7 @@
  * Every problem is a config error at the expression's line and column. Pure.
  */
 import { celEnv, CelScalar, listType, mapType, parse, plan, type CelResult } from '@bufbuild/cel';
+import { strings } from '@bufbuild/cel/ext';
 import type { ExpressionSource, PolicyConfig, PolicyExceptionConfig, SourceAt } from '../config/types.ts';
 import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import type { Shape } from './contract-shape.ts';
@@ -55,7 +56,9 @@ export interface CompileResult {
   readonly diagnostics: Diagnostic[];
 }
 
+// The strings extension (`join`, `lowerAscii`, `split`, ...), as Kubernetes' CEL environment has it.
 const ENV = celEnv({
+  funcs: strings,
   variables: {
     tenant: CelScalar.STRING,
     id: CelScalar.STRING,
@@ -115,7 +118,7 @@ function compileExpression(
     return undefined;
   }
   const positions = Object.fromEntries(Object.entries(parsed.sourceInfo?.positions ?? {}).map(([id, offset]) => [id, Number(offset)]));
-  const checked = checkExpression(parsed.expr, positions, { on: policy.on, variables });
+  const checked = checkExpression(source.text, parsed.expr, positions, { on: policy.on, variables });
   for (const found of checked.problems) problem(found.offset, found.message);
   if (checked.problems.length > 0) return undefined;
   let run: (bindings: Record<string, unknown>) => CelResult;
