@@ -3,52 +3,13 @@
  * against the contract table (engine/policy/check-expression.ts) and planned by @bufbuild/cel.
  * Every problem is a config error at the expression's line and column. Pure.
  */
-import { celEnv, CelScalar, listType, mapType, parse, plan, type CelResult } from '@bufbuild/cel';
+import { celEnv, CelScalar, isCelError, listType, mapType, parse, plan, type CelResult } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import type { ExpressionSource, PolicyConfig, PolicyExceptionConfig, SourceAt } from '../config/types.ts';
 import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import type { Shape } from './contract-shape.ts';
 import { checkExpression } from './check-expression.ts';
-
-/** The values an expression is evaluated with (docs/policies.md). */
-export interface PolicyBindings {
-  readonly tenant: string;
-  readonly id: string;
-  readonly object: unknown;
-  readonly oldObject?: unknown;
-  readonly knownFrom?: string;
-  readonly ops?: unknown;
-  readonly variables: ReadonlyMap<string, unknown>;
-}
-
-export interface CompiledExpression {
-  /** As written, for messages. */
-  readonly text: string;
-  /** Where it is in the config, e.g. `policies[0].validations[1].expression`. */
-  readonly field: string;
-  readonly evaluate: (bindings: PolicyBindings) => CelResult;
-}
-
-export interface CompiledPolicy {
-  readonly name: string;
-  readonly on: PolicyConfig['on'];
-  readonly action: PolicyConfig['action'];
-  readonly matchConditions: readonly { readonly name: string; readonly expression: CompiledExpression }[];
-  readonly variables: readonly { readonly name: string; readonly expression: CompiledExpression }[];
-  readonly validations: readonly {
-    readonly expression: CompiledExpression;
-    readonly message?: string;
-    readonly messageExpression?: CompiledExpression;
-  }[];
-}
-
-/** What a run evaluates: the rules, and the exceptions to them. */
-export interface CompiledPolicies {
-  readonly policies: readonly CompiledPolicy[];
-  readonly exceptions: readonly PolicyExceptionConfig[];
-}
-
-export const NO_POLICIES: CompiledPolicies = { policies: [], exceptions: [] };
+import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationResult, PolicyBindings } from './types.ts';
 
 export interface CompileResult {
   /** Present when every rule compiled. */
@@ -128,12 +89,19 @@ function compileExpression(
     problem(0, `does not compile: ${error instanceof Error ? error.message : String(error)}`);
     return undefined;
   }
-  function evaluate(bindings: PolicyBindings): CelResult {
+  function evaluate(bindings: PolicyBindings): EvaluationResult {
     // Unbound names stay unbound: an on: contract rule cannot read oldObject (checked above).
     const values: Record<string, unknown> = { tenant: bindings.tenant, id: bindings.id, object: bindings.object, variables: bindings.variables };
     if (bindings.knownFrom !== undefined)
       Object.assign(values, { oldObject: bindings.oldObject ?? null, knownFrom: bindings.knownFrom, ops: bindings.ops ?? [] });
-    return run(values);
+    let result: CelResult;
+    try {
+      result = run(values);
+    } catch (error) {
+      // @bufbuild/cel returns its errors; anything thrown is still this rule's failure, not the run's.
+      return { error: error instanceof Error ? error.message : String(error) };
+    }
+    return isCelError(result) ? { error: result.message } : { value: result };
   }
   return { expression: { text: source.text, field, evaluate }, shape: checked.shape };
 }

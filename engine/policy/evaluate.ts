@@ -7,11 +7,10 @@
  * value of the wrong type) fails closed: a finding of that rule carrying the error. Pure: the date
  * that judges exceptions is given.
  */
-import { isCelError, type CelResult } from '@bufbuild/cel';
 import type { Finding } from '../diagnostic/finding.ts';
 import type { ContractFields, Op } from '../model/types.ts';
 import { CONTRACT_SHAPE, fieldShape, toCel } from './contract-shape.ts';
-import type { CompiledExpression, CompiledPolicies, CompiledPolicy, PolicyBindings } from './compile.ts';
+import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationResult, PolicyBindings } from './types.ts';
 import { withException } from './exceptions.ts';
 
 /** A desired contract, as validate reads it (or plan, apply and drift select it). */
@@ -44,15 +43,8 @@ function describeValue(value: unknown): string {
 }
 
 /** The value of `expression`, or why there is none. */
-function run(expression: CompiledExpression, bindings: PolicyBindings): { value: unknown } | { error: string } {
-  let result: CelResult;
-  try {
-    result = expression.evaluate(bindings);
-  } catch (error) {
-    // @bufbuild/cel returns its errors; anything thrown is still this rule's failure, not the run's.
-    return { error: error instanceof Error ? error.message : String(error) };
-  }
-  return isCelError(result) ? { error: result.message } : { value: result };
+function run(expression: CompiledExpression, bindings: PolicyBindings): EvaluationResult {
+  return expression.evaluate(bindings);
 }
 
 function runBool(expression: CompiledExpression, bindings: PolicyBindings): { value: boolean } | { error: string } {

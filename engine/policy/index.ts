@@ -1,4 +1,5 @@
-export { compilePolicies, NO_POLICIES, positionInFile, type CompiledPolicies, type CompiledPolicy, type CompileResult } from './compile.ts';
+export { compilePolicies, positionInFile, type CompileResult } from './compile.ts';
 export { evaluateChangePolicies, evaluateContractPolicies, evaluatePolicy, type EvaluateOptions, type PolicyChange, type PolicyContract } from './evaluate.ts';
 export { utcDate, withException } from './exceptions.ts';
 export { describeException, findingAsDiagnostic, findingFails } from './finding-diagnostic.ts';
+export { NO_POLICIES, type CompiledPolicies, type CompiledPolicy } from './types.ts';

@@ -6,7 +6,7 @@ import { readConfig } from '../config/read.ts';
 import type { Config } from '../config/types.ts';
 import { compareDiagnostics, type Diagnostic } from '../diagnostic/diagnostic.ts';
 import type { GitRepository } from '../git/repository.ts';
-import { compilePolicies, type CompiledPolicies } from '../policy/compile.ts';
+import { NO_POLICIES, type CompiledPolicies } from '../policy/types.ts';
 import { readFileAtCommit } from './git-source.ts';
 import type { RunPlace } from './types.ts';
 
@@ -24,11 +24,15 @@ export interface RepoConfig {
 
 /**
  * The config's rules are compiled once, as the config is read: a rule that does not compile makes
- * the config invalid, at the expression's line and column.
+ * the config invalid, at the expression's line and column. The CEL library (a quarter of a second
+ * to load) is loaded only for a config that has rules.
  */
-function withPolicies(repoConfig: RepoConfig): RepoConfig {
-  if (repoConfig.config === undefined) return repoConfig;
-  const compiled = compilePolicies(repoConfig.configFile, repoConfig.config);
+async function withPolicies(repoConfig: RepoConfig): Promise<RepoConfig> {
+  const { config } = repoConfig;
+  if (config === undefined) return repoConfig;
+  if (config.policies === undefined && config.policyExceptions === undefined) return { ...repoConfig, policies: NO_POLICIES };
+  const { compilePolicies } = await import('../policy/compile.ts');
+  const compiled = compilePolicies(repoConfig.configFile, config);
   if (compiled.policies === undefined) {
     const { config: _invalid, ...rest } = repoConfig;
     return { ...rest, diagnostics: [...repoConfig.diagnostics, ...compiled.diagnostics].sort(compareDiagnostics) };

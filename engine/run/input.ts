@@ -25,7 +25,7 @@ import type { PlanIncremental, PlanSource, PlanTouched } from '../plan/types.ts'
 import type { StateStore } from '../state/types.ts';
 import { readBaseChanges, type BaseChanges } from './base-changes.ts';
 import { readRepoConfig, type ConfigAtRef } from './config.ts';
-import type { CompiledPolicies } from '../policy/compile.ts';
+import type { CompiledPolicies } from '../policy/types.ts';
 import { gitCommitSource } from './git-source.ts';
 import { readTenantScopes } from './incremental-scopes.ts';
 import { lazyStore, type LazyStore } from './lazy-store.ts';

@@ -6,7 +6,7 @@ import type { ContractSet } from '../desired/types.ts';
 import { evaluateContractPolicies, type EvaluateOptions } from '../policy/evaluate.ts';
 import { utcDate } from '../policy/exceptions.ts';
 import { findingAsDiagnostic } from '../policy/finding-diagnostic.ts';
-import type { CompiledPolicies } from '../policy/compile.ts';
+import type { CompiledPolicies } from '../policy/types.ts';
 import { GitError } from '../git/errors.ts';
 import type { PlanSource } from '../plan/types.ts';
 import { openRunInput, readRunFiles } from './input.ts';

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../engine/config/parse.ts';
 import type { Config } from '../../engine/config/types.ts';
 import type { ContractFields } from '../../engine/model/types.ts';
-import { compilePolicies, type CompiledPolicies } from '../../engine/policy/compile.ts';
+import { compilePolicies } from '../../engine/policy/compile.ts';
+import type { CompiledPolicies } from '../../engine/policy/types.ts';
 import { evaluateChangePolicies, evaluateContractPolicies } from '../../engine/policy/evaluate.ts';
 import { utcDate } from '../../engine/policy/exceptions.ts';
 
