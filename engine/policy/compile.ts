@@ -42,6 +42,24 @@ export function positionInFile(source: ExpressionSource, offset: number): Source
   return { line: line.line, column: line.column + column };
 }
 
+/**
+ * A parsed expression planned in the rules' environment, as a function that never throws: every
+ * rule runs through it, and so does the conformance test (test/policy/conformance.test.ts).
+ */
+export function celProgram(parsed: ReturnType<typeof parse>): (bindings: Readonly<Record<string, unknown>>) => EvaluationResult {
+  const run = plan(ENV, parsed) as (bindings: Readonly<Record<string, unknown>>) => CelResult;
+  return function evaluate(bindings) {
+    let result: CelResult;
+    try {
+      result = run(bindings);
+    } catch (error) {
+      // @bufbuild/cel returns its errors; anything thrown is still this rule's failure, not the run's.
+      return { error: error instanceof Error ? error.message : String(error) };
+    }
+    return isCelError(result) ? { error: result.message } : { value: result };
+  };
+}
+
 interface ParseFailure {
   readonly location?: { readonly start?: { readonly offset?: number } };
   readonly rawMessage?: string;
@@ -82,9 +100,9 @@ function compileExpression(
   const checked = checkExpression(source.text, parsed.expr, positions, { on: policy.on, variables });
   for (const found of checked.problems) problem(found.offset, found.message);
   if (checked.problems.length > 0) return undefined;
-  let run: (bindings: Record<string, unknown>) => CelResult;
+  let run: (bindings: Readonly<Record<string, unknown>>) => EvaluationResult;
   try {
-    run = plan(ENV, parsed) as (bindings: Record<string, unknown>) => CelResult;
+    run = celProgram(parsed);
   } catch (error) {
     problem(0, `does not compile: ${error instanceof Error ? error.message : String(error)}`);
     return undefined;
@@ -94,14 +112,7 @@ function compileExpression(
     const values: Record<string, unknown> = { tenant: bindings.tenant, id: bindings.id, object: bindings.object, variables: bindings.variables };
     if (bindings.knownFrom !== undefined)
       Object.assign(values, { oldObject: bindings.oldObject ?? null, knownFrom: bindings.knownFrom, ops: bindings.ops ?? [] });
-    let result: CelResult;
-    try {
-      result = run(values);
-    } catch (error) {
-      // @bufbuild/cel returns its errors; anything thrown is still this rule's failure, not the run's.
-      return { error: error instanceof Error ? error.message : String(error) };
-    }
-    return isCelError(result) ? { error: result.message } : { value: result };
+    return run(values);
   }
   return { expression: { text: source.text, field, evaluate }, shape: checked.shape };
 }
