@@ -19,6 +19,18 @@ export interface ExpressionProblem {
   readonly message: string;
 }
 
+/**
+ * What one evaluation of an expression may cost, known before it runs: its nodes, and how deep
+ * its comprehensions nest inside the steps of others (the body of the innermost of d nested
+ * comprehensions over lists of n items runs n^d times).
+ */
+export interface ExpressionCost {
+  readonly nodes: number;
+  readonly depth: number;
+  /** The longest list the expression writes itself (`[1, 2, 3]`). */
+  readonly widest: number;
+}
+
 export interface CheckScope {
   /** `contract` rules see tenant, id, object; `change` rules also oldObject, knownFrom, ops. */
   readonly on: 'contract' | 'change';
@@ -95,13 +107,18 @@ export function checkExpression(
   expr: Expr,
   positions: Readonly<Record<string, number>>,
   scope: CheckScope,
-): { problems: ExpressionProblem[]; shape: Shape } {
+): { problems: ExpressionProblem[]; shape: Shape; cost: ExpressionCost } {
   const problems: ExpressionProblem[] = [];
   function offsetOf(node: Expr): number {
     return positions[String(node.id)] ?? 0;
   }
 
+  let nodes = 0;
+  let deepest = 0;
+  let widest = 0;
   function visit(node: Expr, locals: ReadonlyMap<string, Shape>, depth: number): Shape {
+    nodes += 1;
+    deepest = Math.max(deepest, depth);
     const kind = node.exprKind;
     switch (kind.case) {
       case 'identExpr': {
@@ -167,6 +184,7 @@ export function checkExpression(
         return DYN;
       }
       case 'listExpr': {
+        widest = Math.max(widest, kind.value.elements.length);
         const shapes = kind.value.elements.map((element) => visit(element, locals, depth));
         return { kind: 'list', element: shapes[0] ?? DYN };
       }
@@ -202,5 +220,5 @@ export function checkExpression(
   }
 
   const shape = visit(expr, new Map(), 0);
-  return { problems, shape };
+  return { problems, shape, cost: { nodes, depth: deepest, widest } };
 }

@@ -114,7 +114,7 @@ function compileExpression(
       Object.assign(values, { oldObject: bindings.oldObject ?? null, knownFrom: bindings.knownFrom, ops: bindings.ops ?? [] });
     return run(values);
   }
-  return { expression: { text: source.text, field, evaluate }, shape: checked.shape };
+  return { expression: { text: source.text, field, evaluate, cost: checked.cost }, shape: checked.shape };
 }
 
 function compilePolicy(file: string, policy: PolicyConfig, index: number, diagnostics: Diagnostic[]): CompiledPolicy | undefined {

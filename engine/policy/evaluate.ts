@@ -11,6 +11,7 @@ import type { Finding } from '../diagnostic/finding.ts';
 import type { ContractFields, Op } from '../model/types.ts';
 import { CONTRACT_SHAPE, fieldShape, toCel } from './contract-shape.ts';
 import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationResult, PolicyBindings } from './types.ts';
+import { evaluationCost, longestList, MAX_EVALUATION_COST } from './cost.ts';
 import { withException } from './exceptions.ts';
 
 /** A desired contract, as validate reads it (or plan, apply and drift select it). */
@@ -42,18 +43,27 @@ function describeValue(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-/** The value of `expression`, or why there is none. */
-function run(expression: CompiledExpression, bindings: PolicyBindings): EvaluationResult {
+/** A contract's values as CEL reads them, and its longest list (the cost bound's n). */
+type ContractBindings = Omit<PolicyBindings, 'variables'> & { readonly longest: number };
+
+/** The value of `expression`, or why there is none; an expression over the cost bound is not run. */
+function run(expression: CompiledExpression, bindings: PolicyBindings & { readonly longest: number }): EvaluationResult {
+  const cost = evaluationCost(expression, bindings.longest);
+  if (cost > MAX_EVALUATION_COST) {
+    return {
+      error: `evaluating it could cost ${cost.toExponential(1)} steps on this contract (lists of up to ${bindings.longest} items, comprehensions ${expression.cost.depth} deep), over the bound of ${MAX_EVALUATION_COST.toExponential(0)}`,
+    };
+  }
   return expression.evaluate(bindings);
 }
 
-function runBool(expression: CompiledExpression, bindings: PolicyBindings): { value: boolean } | { error: string } {
+function runBool(expression: CompiledExpression, bindings: PolicyBindings & { readonly longest: number }): { value: boolean } | { error: string } {
   const result = run(expression, bindings);
   if ('error' in result) return result;
   return typeof result.value === 'boolean' ? { value: result.value } : { error: `expected a bool, got ${describeValue(result.value)}` };
 }
 
-function messageOf(validation: CompiledPolicy['validations'][number], bindings: PolicyBindings): string {
+function messageOf(validation: CompiledPolicy['validations'][number], bindings: PolicyBindings & { readonly longest: number }): string {
   const fallback = validation.message ?? `failed: ${validation.expression.text}`;
   if (validation.messageExpression === undefined) return fallback;
   const result = run(validation.messageExpression, bindings);
@@ -63,7 +73,7 @@ function messageOf(validation: CompiledPolicy['validations'][number], bindings: 
 }
 
 /** The findings of one rule on one contract, before exceptions. */
-export function evaluatePolicy(policy: CompiledPolicy, contract: PolicyContract, bindings: Omit<PolicyBindings, 'variables'>): Finding[] {
+export function evaluatePolicy(policy: CompiledPolicy, contract: PolicyContract, bindings: ContractBindings): Finding[] {
   function finding(message: string): Finding {
     return {
       check: policy.name,
@@ -80,7 +90,7 @@ export function evaluatePolicy(policy: CompiledPolicy, contract: PolicyContract,
   }
 
   const variables = new Map<string, unknown>();
-  const scope: PolicyBindings = { ...bindings, variables };
+  const scope = { ...bindings, variables };
   for (const condition of policy.matchConditions) {
     const result = runBool(condition.expression, scope);
     if ('error' in result) return failed(condition.expression, result.error);
@@ -100,8 +110,8 @@ export function evaluatePolicy(policy: CompiledPolicy, contract: PolicyContract,
   return findings;
 }
 
-function contractBindings(contract: PolicyContract): Omit<PolicyBindings, 'variables'> {
-  return { tenant: contract.tenant, id: contract.id, object: toCel(contract.object, CONTRACT_SHAPE) };
+function contractBindings(contract: PolicyContract): ContractBindings {
+  return { tenant: contract.tenant, id: contract.id, object: toCel(contract.object, CONTRACT_SHAPE), longest: longestList(contract.object) };
 }
 
 /** The ops as CEL sees them: a Replace's value as its field's, an Add's or Remove's as one member of it. */
@@ -124,8 +134,10 @@ export function evaluateContractPolicies(policies: CompiledPolicies, contract: P
 export function evaluateChangePolicies(policies: CompiledPolicies, change: PolicyChange, options: EvaluateOptions): Finding[] {
   const rules = policies.policies.filter((policy) => policy.on === 'change');
   if (rules.length === 0) return [];
+  const base = contractBindings(change);
   const bindings = {
-    ...contractBindings(change),
+    ...base,
+    longest: Math.max(base.longest, longestList(change.oldObject), change.ops.length),
     oldObject: change.oldObject === null ? null : toCel(change.oldObject, CONTRACT_SHAPE),
     knownFrom: change.knownFrom,
     ops: opsOf(change.ops),

@@ -24,6 +24,8 @@ export interface CompiledExpression {
   /** Where it is in the config, e.g. `policies[0].validations[1].expression`. */
   readonly field: string;
   readonly evaluate: (bindings: PolicyBindings) => EvaluationResult;
+  /** Its nodes and comprehension depth: with the contract's longest list, a bound on one evaluation's work (engine/policy/cost.ts). */
+  readonly cost: { readonly nodes: number; readonly depth: number; readonly widest: number };
 }
 
 export interface CompiledPolicy {

@@ -199,6 +199,29 @@ describe('policy rules: compile and evaluate', () => {
     expect(evaluateChangePolicies(policies, { ...change, oldObject: null, knownFrom: 'unknown', ops: [] }, TODAY)).toEqual([]);
   });
 
+  it('bounds the cost of one evaluation: a rule that would run over it on a contract fails closed, naming itself, without running', () => {
+    const policies = compiled(`policies:
+  - name: owners-cubed
+    on: contract
+    validations:
+      - expression: 'object.Owner.all(a, object.Owner.all(b, object.Owner.all(c, a.User.Id + b.User.Id + c.User.Id > 0)))'
+    action: warn
+`);
+    function owners(n: number): ContractFields['Owner'] {
+      return Array.from({ length: n }, (_, i) => ({ OwnerType: { Name: 'Responsible', Value: 1 }, User: { Id: i + 1 } }));
+    }
+
+    const small = evaluateContractPolicies(policies, contract({ Owner: owners(10) }), TODAY);
+    const large = evaluateContractPolicies(policies, contract({ Owner: owners(500) }), TODAY);
+
+    expect(small).toEqual([]);
+    expect(large).toHaveLength(1);
+    expect(large[0]).toMatchObject({ check: 'owners-cubed', action: 'warn' });
+    expect(large[0]!.message).toMatch(
+      /^evaluation error in policies\[0\]\.validations\[0\]\.expression: evaluating it could cost [0-9.]+e\+\d+ steps on this contract \(lists of up to 500 items, comprehensions 3 deep\), over the bound of 1e\+6 \(the rule fails closed\)$/,
+    );
+  });
+
   it('marks a finding excepted before the expiry date and expired from that day on, whatever entry point', () => {
     const policies = compiled(`${DORA_OWNER}policyExceptions:
   - policy: dora-needs-responsible-owner
