@@ -218,7 +218,7 @@ describe('policy rules: compile and evaluate', () => {
     expect(large).toHaveLength(1);
     expect(large[0]).toMatchObject({ check: 'owners-cubed', action: 'warn' });
     expect(large[0]!.message).toMatch(
-      /^evaluation error in policies\[0\]\.validations\[0\]\.expression: evaluating it could cost [0-9.]+e\+\d+ steps on this contract \(lists of up to 500 items, comprehensions 3 deep\), over the bound of 1e\+6 \(the rule fails closed\)$/,
+      /^evaluation error in policies\[0\]\.validations\[0\]\.expression: evaluating it could cost [0-9.]+e\+\d+ steps on this contract \(lists of up to 500 items, comprehensions 3 deep\), over the bound of 2e\+5 \(the rule fails closed\)$/,
     );
   });
 
