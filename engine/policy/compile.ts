@@ -8,6 +8,7 @@ import { strings } from '@bufbuild/cel/ext';
 import type { ExpressionSource, PolicyConfig, PolicyExceptionConfig, SourceAt } from '../config/types.ts';
 import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import type { Shape } from './contract-shape.ts';
+import { toCel } from './cel-values.ts';
 import { checkExpression } from './check-expression.ts';
 import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationResult, PolicyBindings } from './types.ts';
 
@@ -162,5 +163,5 @@ export function compilePolicies(
   const diagnostics: Diagnostic[] = [];
   const policies = (config.policies ?? []).map((policy, index) => compilePolicy(file, policy, index, diagnostics));
   if (diagnostics.length > 0) return { diagnostics };
-  return { policies: { policies: policies as CompiledPolicy[], exceptions: config.policyExceptions ?? [] }, diagnostics };
+  return { policies: { policies: policies as CompiledPolicy[], exceptions: config.policyExceptions ?? [], toCel }, diagnostics };
 }

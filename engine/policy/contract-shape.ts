@@ -4,7 +4,7 @@
  * CEL values. Integers (the table's `integer` fields, member ids, duration units) become CEL ints,
  * so that `object.Area / 2` is an integer division; `number` fields are doubles; timestamps stay
  * RFC 3339 UTC strings (`timestamp(object.ValidTo)` reads them); durations are maps of their
- * units; collections are lists of maps. Pure.
+ * units; collections are lists of maps (engine/policy/cel-values.ts converts a contract). Pure.
  */
 import { DURATION_UNITS, FIELDS, type FieldSpec } from '../model/fields.ts';
 import type { JsonSchema } from '../model/json-schema-type.ts';
@@ -81,30 +81,4 @@ export const OP_SHAPE: Shape = {
 export function fieldShape(name: string): Shape {
   if (CONTRACT_SHAPE.kind !== 'map') return DYN;
   return CONTRACT_SHAPE.fields.get(name) ?? DYN;
-}
-
-/**
- * `value` as a CEL input of `shape`: integral numbers where the shape says int become bigints
- * (CEL ints); maps and lists are converted member by member; keys the shape does not know (a
- * known contract may hold more than the table) are kept as they are.
- */
-export function toCel(value: unknown, shape: Shape): unknown {
-  if (value === null || value === undefined) return null;
-  switch (shape.kind) {
-    case 'scalar':
-      return shape.type === 'int' && typeof value === 'number' && Number.isSafeInteger(value) ? BigInt(value) : value;
-    case 'list':
-      return Array.isArray(value) ? value.map((item) => toCel(item, shape.element)) : value;
-    case 'map': {
-      if (typeof value !== 'object' || Array.isArray(value)) return value;
-      const converted: Record<string, unknown> = {};
-      for (const [key, item] of Object.entries(value)) {
-        if (item === undefined) continue;
-        converted[key] = toCel(item, shape.fields.get(key) ?? DYN);
-      }
-      return converted;
-    }
-    case 'dyn':
-      return value;
-  }
 }

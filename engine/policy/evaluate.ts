@@ -9,7 +9,7 @@
  */
 import type { Finding } from '../diagnostic/finding.ts';
 import type { ContractFields, Op } from '../model/types.ts';
-import { CONTRACT_SHAPE, fieldShape, toCel } from './contract-shape.ts';
+import { CONTRACT_SHAPE, fieldShape, type Shape } from './contract-shape.ts';
 import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationResult, PolicyBindings } from './types.ts';
 import { evaluationCost, longestList, MAX_EVALUATION_COST } from './cost.ts';
 import { withException } from './exceptions.ts';
@@ -110,23 +110,29 @@ export function evaluatePolicy(policy: CompiledPolicy, contract: PolicyContract,
   return findings;
 }
 
-function contractBindings(contract: PolicyContract): ContractBindings {
-  return { tenant: contract.tenant, id: contract.id, object: toCel(contract.object, CONTRACT_SHAPE), longest: longestList(contract.object) };
+function contractBindings(policies: CompiledPolicies, contract: PolicyContract): ContractBindings {
+  return { tenant: contract.tenant, id: contract.id, object: policies.toCel(contract.object, CONTRACT_SHAPE), longest: longestList(contract.object) };
 }
 
 /** The ops as CEL sees them: a Replace's value as its field's, an Add's or Remove's as one member of it. */
-function opsOf(ops: readonly Op[]): unknown[] {
+function opsOf(policies: CompiledPolicies, ops: readonly Op[]): unknown[] {
   return ops.map((op) => {
-    const shape = fieldShape(op.path.slice('/Contract/'.length));
-    return { op: op.op, path: op.path, value: toCel(op.value, shape.kind === 'list' ? shape.element : shape) };
+    const field = fieldShape(op.path.slice('/Contract/'.length));
+    const value = field.kind === 'list' ? field.element : field;
+    return policies.toCel(op, { kind: 'map', name: 'an op', fields: new Map<string, Shape>([...opFields, ['value', value]]) });
   });
 }
+
+const opFields: readonly [string, Shape][] = [
+  ['op', { kind: 'scalar', type: 'string', nullable: false }],
+  ['path', { kind: 'scalar', type: 'string', nullable: false }],
+];
 
 /** The findings of every `on: contract` rule on one desired contract, exceptions applied. */
 export function evaluateContractPolicies(policies: CompiledPolicies, contract: PolicyContract, options: EvaluateOptions): Finding[] {
   const rules = policies.policies.filter((policy) => policy.on === 'contract');
   if (rules.length === 0) return [];
-  const bindings = contractBindings(contract);
+  const bindings = contractBindings(policies, contract);
   return rules.flatMap((policy) => evaluatePolicy(policy, contract, bindings)).map((finding) => withException(finding, policies.exceptions, options.today));
 }
 
@@ -134,13 +140,13 @@ export function evaluateContractPolicies(policies: CompiledPolicies, contract: P
 export function evaluateChangePolicies(policies: CompiledPolicies, change: PolicyChange, options: EvaluateOptions): Finding[] {
   const rules = policies.policies.filter((policy) => policy.on === 'change');
   if (rules.length === 0) return [];
-  const base = contractBindings(change);
+  const base = contractBindings(policies, change);
   const bindings = {
     ...base,
     longest: Math.max(base.longest, longestList(change.oldObject), change.ops.length),
-    oldObject: change.oldObject === null ? null : toCel(change.oldObject, CONTRACT_SHAPE),
+    oldObject: change.oldObject === null ? null : policies.toCel(change.oldObject, CONTRACT_SHAPE),
     knownFrom: change.knownFrom,
-    ops: opsOf(change.ops),
+    ops: opsOf(policies, change.ops),
   };
   return rules.flatMap((policy) => evaluatePolicy(policy, change, bindings)).map((finding) => withException(finding, policies.exceptions, options.today));
 }

@@ -3,6 +3,7 @@
  * compiler so that a run without rules never loads the CEL library.
  */
 import type { PolicyConfig, PolicyExceptionConfig } from '../config/types.ts';
+import type { Shape } from './contract-shape.ts';
 
 /** An expression's value, or why there is none (a CEL evaluation error). */
 export type EvaluationResult = { readonly value: unknown } | { readonly error: string };
@@ -45,6 +46,9 @@ export interface CompiledPolicy {
 export interface CompiledPolicies {
   readonly policies: readonly CompiledPolicy[];
   readonly exceptions: readonly PolicyExceptionConfig[];
+  /** A contract's values as CEL values (engine/policy/cel-values.ts), given by the compiler so that the evaluator loads no CEL itself. */
+  readonly toCel: (value: unknown, shape: Shape) => unknown;
 }
 
-export const NO_POLICIES: CompiledPolicies = { policies: [], exceptions: [] };
+// Without rules nothing is ever converted.
+export const NO_POLICIES: CompiledPolicies = { policies: [], exceptions: [], toCel: (value) => value };

@@ -387,6 +387,6 @@ policyExceptions:
 
     expect(config).toBeDefined();
     expect('policies' in config!).toBe(false);
-    expect(compilePolicies('contract-sync.yaml', config!)).toEqual({ policies: { policies: [], exceptions: [] }, diagnostics: [] });
+    expect(compilePolicies('contract-sync.yaml', config!)).toMatchObject({ policies: { policies: [], exceptions: [] }, diagnostics: [] });
   });
 });
