@@ -107,7 +107,7 @@ export function checkExpression(
   expr: Expr,
   positions: Readonly<Record<string, number>>,
   scope: CheckScope,
-): { problems: ExpressionProblem[]; shape: Shape; cost: ExpressionCost } {
+): { problems: ExpressionProblem[]; shape: Shape; cost: ExpressionCost; reads: ReadonlySet<string> | 'all' } {
   const problems: ExpressionProblem[] = [];
   function offsetOf(node: Expr): number {
     return positions[String(node.id)] ?? 0;
@@ -116,6 +116,10 @@ export function checkExpression(
   let nodes = 0;
   let deepest = 0;
   let widest = 0;
+  // The contract fields the expression selects, and whether it reads a contract otherwise.
+  const reads = new Set<string>();
+  const selected = new Set<Expr>();
+  let readsWhole = false;
   function visit(node: Expr, locals: ReadonlyMap<string, Shape>, depth: number): Shape {
     nodes += 1;
     deepest = Math.max(deepest, depth);
@@ -125,6 +129,8 @@ export function checkExpression(
         const { name } = kind.value;
         const local = locals.get(name);
         if (local !== undefined) return local;
+        // Read otherwise than field by field (or compared with null), the whole contract is read.
+        if ((name === 'object' || name === 'oldObject') && !selected.has(node)) readsWhole = true;
         if (name === 'object') return CONTRACT_SHAPE;
         if (name === 'tenant' || name === 'id') return { kind: 'scalar', type: 'string', nullable: false };
         if (name === 'variables') return { kind: 'map', name: 'variables', fields: scope.variables };
@@ -142,8 +148,12 @@ export function checkExpression(
         return DYN;
       }
       case 'selectExpr': {
-        const operand = visit(kind.value.operand!, locals, depth);
         const { field } = kind.value;
+        if (kind.value.operand!.exprKind.case === 'identExpr') {
+          selected.add(kind.value.operand!);
+          reads.add(field);
+        }
+        const operand = visit(kind.value.operand!, locals, depth);
         if (operand.kind !== 'map') return DYN;
         const shape = operand.fields.get(field);
         if (shape !== undefined) return shape;
@@ -160,6 +170,9 @@ export function checkExpression(
       }
       case 'callExpr': {
         const { target, args } = kind.value;
+        if (EQUALITY.has(kind.value.function) && args.length === 2 && args.some((arg) => literalType(arg) === 'null')) {
+          for (const arg of args) selected.add(arg);
+        }
         const targetShape = target === undefined ? undefined : visit(target, locals, depth);
         const shapes = args.map((arg) => visit(arg, locals, depth));
         const fn = kind.value.function;
@@ -220,5 +233,5 @@ export function checkExpression(
   }
 
   const shape = visit(expr, new Map(), 0);
-  return { problems, shape, cost: { nodes, depth: deepest, widest } };
+  return { problems, shape, cost: { nodes, depth: deepest, widest }, reads: readsWhole ? 'all' : reads };
 }

@@ -3,7 +3,9 @@
  * against the contract table (engine/policy/check-expression.ts) and planned by @bufbuild/cel.
  * Every problem is a config error at the expression's line and column. Pure.
  */
-import { celEnv, CelScalar, isCelError, listType, mapType, parse, plan, type CelResult } from '@bufbuild/cel';
+import { celEnv, celFunc, CelScalar, isCelError, listType, mapType, objectType, parse, plan, type CelEnv, type CelResult } from '@bufbuild/cel';
+import { fromJson } from '@bufbuild/protobuf';
+import { TimestampSchema, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { strings } from '@bufbuild/cel/ext';
 import type { ExpressionSource, PolicyConfig, PolicyExceptionConfig, SourceAt } from '../config/types.ts';
 import type { Diagnostic } from '../diagnostic/diagnostic.ts';
@@ -18,19 +20,50 @@ export interface CompileResult {
   readonly diagnostics: Diagnostic[];
 }
 
-// The strings extension (`join`, `lowerAscii`, `split`, ...), as Kubernetes' CEL environment has it.
-const ENV = celEnv({
-  funcs: strings,
-  variables: {
-    tenant: CelScalar.STRING,
-    id: CelScalar.STRING,
-    object: CelScalar.DYN,
-    oldObject: CelScalar.DYN,
-    knownFrom: CelScalar.STRING,
-    ops: listType(CelScalar.DYN),
-    variables: mapType(CelScalar.STRING, CelScalar.DYN),
-  },
-});
+/** Texts whose `timestamp()` is held: a repository's timestamps repeat (a contract's dates are often the first of a year). */
+const TIMESTAMPS_HELD = 10_000;
+
+/**
+ * `timestamp(string)` as the standard library has it (protobuf's JSON reading of a Timestamp, an
+ * error for anything else), remembering what it read: the standard one reads the text anew at
+ * every call, half of what a date rule costs a contract.
+ */
+function timestampOfText(): ReturnType<typeof celFunc> {
+  const held = new Map<string, Timestamp>();
+  return celFunc('timestamp', [CelScalar.STRING], objectType(TimestampSchema), (text) => {
+    const found = held.get(text);
+    if (found !== undefined) return found;
+    let timestamp: Timestamp;
+    try {
+      timestamp = fromJson(TimestampSchema, text);
+    } catch (error) {
+      throw new Error(`Failed to parse timestamp: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+    if (held.size >= TIMESTAMPS_HELD) held.clear();
+    held.set(text, timestamp);
+    return timestamp;
+  });
+}
+
+/**
+ * The rules' environment, one per compiled config (it owns the timestamp cache): the standard
+ * library and the strings extension (`join`, `lowerAscii`, `split`, ...), as Kubernetes' CEL
+ * environment has them.
+ */
+export function rulesEnvironment(): CelEnv {
+  return celEnv({
+    funcs: [...strings, timestampOfText()],
+    variables: {
+      tenant: CelScalar.STRING,
+      id: CelScalar.STRING,
+      object: CelScalar.DYN,
+      oldObject: CelScalar.DYN,
+      knownFrom: CelScalar.STRING,
+      ops: listType(CelScalar.DYN),
+      variables: mapType(CelScalar.STRING, CelScalar.DYN),
+    },
+  });
+}
 
 /** The position in the file of `offset` inside an expression's text. */
 export function positionInFile(source: ExpressionSource, offset: number): SourceAt {
@@ -47,8 +80,8 @@ export function positionInFile(source: ExpressionSource, offset: number): Source
  * A parsed expression planned in the rules' environment, as a function that never throws: every
  * rule runs through it, and so does the conformance test (test/policy/conformance.test.ts).
  */
-export function celProgram(parsed: ReturnType<typeof parse>): (bindings: Readonly<Record<string, unknown>>) => EvaluationResult {
-  const run = plan(ENV, parsed) as (bindings: Readonly<Record<string, unknown>>) => CelResult;
+export function celProgram(environment: CelEnv, parsed: ReturnType<typeof parse>): (bindings: Readonly<Record<string, unknown>>) => EvaluationResult {
+  const run = plan(environment, parsed) as (bindings: Readonly<Record<string, unknown>>) => CelResult;
   return function evaluate(bindings) {
     let result: CelResult;
     try {
@@ -77,8 +110,16 @@ function parseMessage(error: unknown): { message: string; offset: number } {
  * Compiles one expression with what is known of the rule so far; problems are pushed to
  * `diagnostics`. Returns undefined when it does not compile.
  */
+/** The contract fields any rule reads; `whole` when one reads a contract otherwise than field by field. */
+interface Usage {
+  readonly fields: Set<string>;
+  whole: boolean;
+}
+
 function compileExpression(
   file: string,
+  environment: CelEnv,
+  usage: Usage,
   policy: PolicyConfig,
   field: string,
   source: ExpressionSource,
@@ -100,10 +141,12 @@ function compileExpression(
   const positions = Object.fromEntries(Object.entries(parsed.sourceInfo?.positions ?? {}).map(([id, offset]) => [id, Number(offset)]));
   const checked = checkExpression(source.text, parsed.expr, positions, { on: policy.on, variables });
   for (const found of checked.problems) problem(found.offset, found.message);
+  if (checked.reads === 'all') usage.whole = true;
+  else for (const name of checked.reads) usage.fields.add(name);
   if (checked.problems.length > 0) return undefined;
   let run: (bindings: Readonly<Record<string, unknown>>) => EvaluationResult;
   try {
-    run = celProgram(parsed);
+    run = celProgram(environment, parsed);
   } catch (error) {
     problem(0, `does not compile: ${error instanceof Error ? error.message : String(error)}`);
     return undefined;
@@ -118,12 +161,19 @@ function compileExpression(
   return { expression: { text: source.text, field, evaluate, cost: checked.cost }, shape: checked.shape };
 }
 
-function compilePolicy(file: string, policy: PolicyConfig, index: number, diagnostics: Diagnostic[]): CompiledPolicy | undefined {
+function compilePolicy(
+  file: string,
+  environment: CelEnv,
+  usage: Usage,
+  policy: PolicyConfig,
+  index: number,
+  diagnostics: Diagnostic[],
+): CompiledPolicy | undefined {
   const before = diagnostics.length;
   const at = `policies[${index}]`;
   const variables = new Map<string, Shape>();
   function compile(field: string, source: ExpressionSource): ReturnType<typeof compileExpression> {
-    return compileExpression(file, policy, `${at}.${field}`, source, variables, diagnostics);
+    return compileExpression(file, environment, usage, policy, `${at}.${field}`, source, variables, diagnostics);
   }
   const matchConditions = policy.matchConditions.map((condition, i) => ({
     name: condition.name,
@@ -161,7 +211,12 @@ export function compilePolicies(
   config: { readonly policies?: readonly PolicyConfig[]; readonly policyExceptions?: readonly PolicyExceptionConfig[] },
 ): CompileResult {
   const diagnostics: Diagnostic[] = [];
-  const policies = (config.policies ?? []).map((policy, index) => compilePolicy(file, policy, index, diagnostics));
+  const environment = rulesEnvironment();
+  const usage: Usage = { fields: new Set(), whole: false };
+  const policies = (config.policies ?? []).map((policy, index) => compilePolicy(file, environment, usage, policy, index, diagnostics));
   if (diagnostics.length > 0) return { diagnostics };
-  return { policies: { policies: policies as CompiledPolicy[], exceptions: config.policyExceptions ?? [], toCel }, diagnostics };
+  return {
+    policies: { policies: policies as CompiledPolicy[], exceptions: config.policyExceptions ?? [], toCel, reads: usage.whole ? 'all' : usage.fields },
+    diagnostics,
+  };
 }

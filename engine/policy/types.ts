@@ -48,7 +48,9 @@ export interface CompiledPolicies {
   readonly exceptions: readonly PolicyExceptionConfig[];
   /** A contract's values as CEL values (engine/policy/cel-values.ts), given by the compiler so that the evaluator loads no CEL itself. */
   readonly toCel: (value: unknown, shape: Shape) => unknown;
+  /** The contract fields the rules read (only those are converted for CEL), or all of them. */
+  readonly reads: ReadonlySet<string> | 'all';
 }
 
 // Without rules nothing is ever converted.
-export const NO_POLICIES: CompiledPolicies = { policies: [], exceptions: [], toCel: (value) => value };
+export const NO_POLICIES: CompiledPolicies = { policies: [], exceptions: [], toCel: (value) => value, reads: new Set() };

@@ -199,6 +199,28 @@ describe('policy rules: compile and evaluate', () => {
     expect(evaluateChangePolicies(policies, { ...change, oldObject: null, knownFrom: 'unknown', ops: [] }, TODAY)).toEqual([]);
   });
 
+  it('converts only the fields the rules select, and the whole contract for a rule that reads it otherwise', () => {
+    const selecting = compiled(`policies:
+  - name: named
+    on: change
+    validations:
+      - expression: 'has(object.Name) && oldObject != null && oldObject.Area > 0'
+    action: warn
+`);
+    const whole = compiled(`policies:
+  - name: two-fields
+    on: contract
+    validations:
+      - expression: 'size(object) == 2'
+    action: warn
+`);
+
+    expect(selecting.reads).toEqual(new Set(['Name', 'Area']));
+    expect(whole.reads).toBe('all');
+    expect(evaluateContractPolicies(whole, contract({ Name: 'x', Area: 1 }), TODAY)).toEqual([]);
+    expect(evaluateContractPolicies(whole, contract({ Name: 'x', Area: 1, Comment: 'c' }), TODAY)).toHaveLength(1);
+  });
+
   it('bounds the cost of one evaluation: a rule that would run over it on a contract fails closed, naming itself, without running', () => {
     const policies = compiled(`policies:
   - name: owners-cubed
