@@ -152,11 +152,9 @@ function compileExpression(
     return undefined;
   }
   function evaluate(bindings: PolicyBindings): EvaluationResult {
-    // Unbound names stay unbound: an on: contract rule cannot read oldObject (checked above).
-    const values: Record<string, unknown> = { tenant: bindings.tenant, id: bindings.id, object: bindings.object, variables: bindings.variables };
-    if (bindings.knownFrom !== undefined)
-      Object.assign(values, { oldObject: bindings.oldObject ?? null, knownFrom: bindings.knownFrom, ops: bindings.ops ?? [] });
-    return run(values);
+    // The bindings are read by name as they are (no copy per evaluation); an on: contract rule
+    // has no oldObject, knownFrom or ops to read (the check above refuses them).
+    return run(bindings as unknown as Readonly<Record<string, unknown>>);
   }
   return { expression: { text: source.text, field, evaluate, cost: checked.cost }, shape: checked.shape };
 }

@@ -72,40 +72,42 @@ function messageOf(validation: CompiledPolicy['validations'][number], bindings: 
   return result.value;
 }
 
+function findingOf(policy: CompiledPolicy, contract: PolicyContract, message: string): Finding {
+  return {
+    check: policy.name,
+    action: policy.action,
+    tenant: contract.tenant,
+    contractId: contract.id,
+    ...(contract.file === undefined ? {} : { file: contract.file }),
+    ...(contract.line === undefined ? {} : { line: contract.line }),
+    message,
+  };
+}
+
+function failedWith(policy: CompiledPolicy, contract: PolicyContract, expression: CompiledExpression, error: string): Finding {
+  return findingOf(policy, contract, `evaluation error in ${expression.field}: ${error} (the rule fails closed)`);
+}
+
 /** The findings of one rule on one contract, before exceptions. */
 export function evaluatePolicy(policy: CompiledPolicy, contract: PolicyContract, bindings: ContractBindings): Finding[] {
-  function finding(message: string): Finding {
-    return {
-      check: policy.name,
-      action: policy.action,
-      tenant: contract.tenant,
-      contractId: contract.id,
-      ...(contract.file === undefined ? {} : { file: contract.file }),
-      ...(contract.line === undefined ? {} : { line: contract.line }),
-      message,
-    };
-  }
-  function failed(expression: CompiledExpression, error: string): Finding[] {
-    return [finding(`evaluation error in ${expression.field}: ${error} (the rule fails closed)`)];
-  }
-
+  // Most rules on most contracts find nothing: nothing is allocated for them but the variables.
   const variables = new Map<string, unknown>();
   const scope = { ...bindings, variables };
   for (const condition of policy.matchConditions) {
     const result = runBool(condition.expression, scope);
-    if ('error' in result) return failed(condition.expression, result.error);
+    if ('error' in result) return [failedWith(policy, contract, condition.expression, result.error)];
     if (!result.value) return [];
   }
   for (const variable of policy.variables) {
     const result = run(variable.expression, scope);
-    if ('error' in result) return failed(variable.expression, result.error);
+    if ('error' in result) return [failedWith(policy, contract, variable.expression, result.error)];
     variables.set(variable.name, result.value);
   }
   const findings: Finding[] = [];
   for (const validation of policy.validations) {
     const result = runBool(validation.expression, scope);
-    if ('error' in result) findings.push(...failed(validation.expression, result.error));
-    else if (!result.value) findings.push(finding(messageOf(validation, scope)));
+    if ('error' in result) findings.push(failedWith(policy, contract, validation.expression, result.error));
+    else if (!result.value) findings.push(findingOf(policy, contract, messageOf(validation, scope)));
   }
   return findings;
 }
