@@ -18,6 +18,8 @@ const ENGINE = path.resolve(import.meta.dirname, '../engine');
  * positions) sits on `model`; `package` (the package's own files and generated specs) on `plan`.
  * `notify` (message builders, the signature, drift dedupe, delivery) sits on `drift` (attributions)
  * and below `pipeline`, whose runs' outcomes it is sent from.
+ * `policy` (the CEL rules: compiled from the config's rules, evaluated on contracts) sits on `config`
+ * and `model`, below `plan`, whose runs evaluate it.
  * `output` (spools, streams written at the reader's pace, the progress line, output files) sits
  * above `run`: a run returns values and never writes a command's output, so it cannot import the
  * adapters that do.
@@ -31,6 +33,7 @@ const LAYERS = [
   'yaml',
   'config',
   'desired',
+  'policy',
   'plan',
   'package',
   'state',

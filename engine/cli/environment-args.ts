@@ -20,7 +20,7 @@ export interface EnvironmentOption {
 }
 
 /** The commands that read a repository's config (and take --config and --repo). */
-const REPOSITORY_COMMANDS = ['validate', 'plan', 'apply', 'drift', 'import', 'state'] as const;
+const REPOSITORY_COMMANDS = ['validate', 'plan', 'apply', 'drift', 'import', 'state', 'policy'] as const;
 const PLANNING_COMMANDS = ['plan', 'apply', 'drift'] as const;
 
 export const ENVIRONMENT_OPTIONS: readonly EnvironmentOption[] = [

@@ -83,6 +83,13 @@ const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<L
       return { run: module.notifyCommand, help: module.NOTIFY_HELP };
     },
   },
+  policy: {
+    summary: 'test the policy rules of the config against YAML cases: policy test [DIR] (no network)',
+    load: async () => {
+      const module = await import('./policy.ts');
+      return { run: module.policyCommand, help: module.POLICY_HELP };
+    },
+  },
   init: {
     summary: 'scaffold a config, a first desired-state file and a CI workflow',
     load: async () => {

@@ -3,12 +3,14 @@ import { parseArgs } from 'node:util';
 import { renderValidateSummary } from '../run/render-validate.ts';
 import { runValidate } from '../run/validate.ts';
 import { DIAGNOSTIC_FORMATS, formatDiagnostics, type DiagnosticFormat } from '../diagnostic/diagnostic-format.ts';
+import { findingFails } from '../policy/finding-diagnostic.ts';
 import { EXIT, parseFormat, type CliIo, type ExitCode } from './io.ts';
 import { runEffects } from './run-effects.ts';
 
 export const VALIDATE_HELP = `Usage: contract-sync validate [--config FILE] [--repo DIR] [--ref REF] [--format text|json|github]
 
-Checks the engine config and every desired-state file, and prints every problem at once.
+Checks the engine config and every desired-state file, and prints every problem at once, then
+the findings of the config's on: contract policy rules on every valid contract.
 Needs no credentials and sends no request. Also warns about secrets hygiene: a secretRotatedAt
 12 or more months old, a previousClientSecret kept more than 30 days after secretRotatedAt, and
 a { file: ... } secret that git tracks. Warnings do not change the exit code.
@@ -21,8 +23,9 @@ Options:
                   tree, without checking it out; positions are those of the files at REF
   --format F      text (default), json, or github (workflow annotations)
 
-Exit codes: 0 valid (warnings allowed), 1 any error (an invalid config or desired-state file, or a
-ref this clone does not have).
+Exit codes: 0 valid (warnings allowed), 1 any error (an invalid config or desired-state file, a
+policy finding that denies or needs an override and that no unexpired exception covers, or a ref
+this clone does not have).
 `;
 
 export async function validateCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
@@ -58,8 +61,8 @@ export async function validateCommand(args: readonly string[], io: CliIo): Promi
     if (format === 'text') io.stdout.write(renderValidateSummary(result));
     return EXIT.error;
   }
-  const { configWarnings, errors, warnings } = result;
-  io.stdout.write(formatDiagnostics([...configWarnings, ...errors, ...warnings], format));
+  const { configWarnings, errors, warnings, policyDiagnostics, findings } = result;
+  io.stdout.write(formatDiagnostics([...configWarnings, ...errors, ...warnings, ...policyDiagnostics], format));
   if (format === 'text') io.stdout.write(renderValidateSummary(result));
-  return errors.length > 0 ? EXIT.error : EXIT.ok;
+  return errors.length > 0 || findings.some(findingFails) ? EXIT.error : EXIT.ok;
 }

@@ -6,6 +6,7 @@ import { readPlainYamlMap } from '../yaml/plain-yaml.ts';
 import { decodeYamlText, DEFAULT_YAML_LIMITS, diagnosticAt, parseYamlSource, withinStack, type SchemaProblem } from '../yaml/yaml-source.ts';
 import { isNotifySecretPath, notifyProblems, notifySecretMessage } from './notify.ts';
 import { configPathProblems } from './paths.ts';
+import { hasPolicies, policiesOf, policyProblems, type RawPolicies } from './policies.ts';
 import { configSchema } from './schema.ts';
 import { withKeySuggestion } from './suggest-key.ts';
 import {
@@ -113,7 +114,7 @@ function collectionModes(raw: RawConfig['collections']): Record<CollectionFieldN
 type RawTenant = Omit<TenantConfig, 'tenantId'> & { tenantId?: string | number };
 
 /** The config as written, once the schema has accepted it. */
-interface RawConfig {
+interface RawConfig extends RawPolicies {
   api: {
     baseUrl: string;
     read?: { path: string; pointer?: string; timestamps?: 'utc' | 'error' };
@@ -203,7 +204,8 @@ export function parseConfigExactly(file: string, content: Uint8Array | string): 
  */
 function parseFast(text: string): ConfigResult | undefined {
   const value = readPlainYamlMap(text, DEFAULT_YAML_LIMITS);
-  if (value === undefined || schemaProblems(value).length > 0 || ruleProblems(value).length > 0) return undefined;
+  // Rules are read by the exact path: their expressions' positions are needed to report compile errors.
+  if (value === undefined || hasPolicies(value) || schemaProblems(value).length > 0 || ruleProblems(value).length > 0) return undefined;
   const raw: object = value;
   return { config: withDefaults(raw as RawConfig), diagnostics: [] };
 }
@@ -216,8 +218,13 @@ function parseExactly(file: string, text: string): ConfigResult {
     const message = value === null ? 'the config file is empty' : 'expected a map with api, auth and tenants';
     return { diagnostics: [...parsed.diagnostics, diagnosticAt(source, { path: [], code: 'config', message })] };
   }
-  const problems = [...schemaProblems(value), ...ruleProblems(value as Record<string, unknown>)];
+  const schema = schemaProblems(value);
+  // The checks across rules assume the shapes the schema guarantees.
+  const policies = schema.length === 0 ? policyProblems(value as RawConfig) : [];
+  const problems = [...schema, ...policies, ...ruleProblems(value as Record<string, unknown>)];
   const diagnostics = [...parsed.diagnostics, ...problems.map((problem) => diagnosticAt(source, problem))].sort(compareDiagnostics);
   if (diagnostics.some(isError)) return { diagnostics };
-  return { config: withDefaults(value as RawConfig), diagnostics };
+  const config = withDefaults(value as RawConfig);
+  if (!hasPolicies(value as Record<string, unknown>)) return { config, diagnostics };
+  return { config: { ...config, ...policiesOf(value as RawConfig, source, text) }, diagnostics };
 }

@@ -31,6 +31,97 @@ const positiveInteger: JsonSchema = { type: 'integer', minimum: 1, maximum: 1_00
 const globs: JsonSchema = { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 };
 const collectionMode: JsonSchema = { enum: ['authoritative', 'additive'] };
 
+/** A CEL expression: bounded in length, so that one rule cannot make a run parse or walk without end. */
+export const MAX_EXPRESSION_LENGTH = 4096;
+function celExpression(description: string): JsonSchema {
+  return { type: 'string', minLength: 1, maxLength: MAX_EXPRESSION_LENGTH, description };
+}
+const celName: JsonSchema = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' };
+
+const policy: JsonSchema = {
+  type: 'object',
+  description: 'A rule in CEL (Common Expression Language), checked at validate, plan, apply and drift.',
+  properties: {
+    name: {
+      type: 'string',
+      pattern: '^[a-z0-9-]+$',
+      maxLength: 100,
+      description: 'Unique; lower-case letters, digits and dashes. Findings, exceptions and --override-policy name it.',
+    },
+    on: {
+      enum: ['contract', 'change'],
+      description: 'contract: every desired contract (variables tenant, id, object). change: every planned contract with ops (also oldObject, knownFrom, ops).',
+    },
+    matchConditions: {
+      type: 'array',
+      description: 'Optional: the rule applies only to contracts for which every condition is true.',
+      items: {
+        type: 'object',
+        properties: {
+          name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$', description: 'Names the condition in messages.' },
+          expression: celExpression('CEL giving a bool.'),
+        },
+        required: ['name', 'expression'],
+        additionalProperties: false,
+      },
+    },
+    variables: {
+      type: 'array',
+      description: 'Optional: evaluated in order; read in later expressions as variables.NAME.',
+      items: {
+        type: 'object',
+        properties: { name: { ...celName, description: 'Read as variables.NAME.' }, expression: celExpression('CEL giving any value.') },
+        required: ['name', 'expression'],
+        additionalProperties: false,
+      },
+    },
+    validations: {
+      type: 'array',
+      minItems: 1,
+      description: 'Every expression must be true; each false one is a finding.',
+      items: {
+        type: 'object',
+        properties: {
+          expression: celExpression('CEL giving a bool: true means the contract passes.'),
+          message: { type: 'string', minLength: 1, description: 'Shown when the expression is false.' },
+          messageExpression: celExpression('Optional: CEL giving the message as a string; when it fails, message is shown, saying so.'),
+        },
+        required: ['expression'],
+        additionalProperties: false,
+      },
+    },
+    action: {
+      enum: ['deny', 'warn', 'override'],
+      description: 'deny: the run fails. warn: shown only. override: a deny that apply --override-policy NAME --reason TEXT lifts for one run.',
+    },
+  },
+  required: ['name', 'on', 'validations', 'action'],
+  additionalProperties: false,
+};
+
+const policyException: JsonSchema = {
+  type: 'object',
+  description: 'Lifts one rule for some contracts until a date; a finding it matches is shown as excepted, not failing.',
+  properties: {
+    policy: { type: 'string', description: 'The name of a rule in policies.' },
+    contracts: {
+      type: 'array',
+      minItems: 1,
+      items: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}/.+$', description: 'TENANT/ID, as --target takes them.' },
+    },
+    owner: { type: 'string', minLength: 1, description: 'Who answers for the exception, e.g. an e-mail address.' },
+    reason: { type: 'string', minLength: 1 },
+    ticket: { type: 'string', minLength: 1, description: 'Optional: the ticket tracking it.' },
+    expires: {
+      type: 'string',
+      format: 'date',
+      description: 'Required, YYYY-MM-DD (UTC): from that day on the exception is void and the finding counts again.',
+    },
+  },
+  required: ['policy', 'contracts', 'owner', 'reason', 'expires'],
+  additionalProperties: false,
+};
+
 export function configSchema(): JsonSchema {
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -201,6 +292,16 @@ export function configSchema(): JsonSchema {
         type: 'array',
         description: 'Where contract-sync says what happened: Slack, Microsoft Teams (a Workflows webhook), or a signed JSON webhook.',
         items: { $ref: '#/$defs/NotifyChannel' },
+      },
+      policies: {
+        type: 'array',
+        description: 'Rules an organisation enforces on what may be merged and applied, in CEL (docs/policies.md).',
+        items: policy,
+      },
+      policyExceptions: {
+        type: 'array',
+        description: 'Exceptions to policies: an owner, a reason, an optional ticket and a required expiry date.',
+        items: policyException,
       },
       state: {
         oneOf: [

@@ -118,6 +118,57 @@ export interface Config {
   readonly safety: SafetyConfig;
   /** Present only when configured. */
   readonly notify?: readonly NotifyChannel[];
+  /** Present only when the file has `policies:` (compiled by engine/policy/compile.ts once the config is read). */
+  readonly policies?: readonly PolicyConfig[];
+  readonly policyExceptions?: readonly PolicyExceptionConfig[];
+}
+
+/** A 1-based position in the config file. */
+export interface SourceAt {
+  readonly line: number;
+  readonly column: number;
+}
+
+/**
+ * A CEL expression as written in the config, with where each of its lines starts in the file, so
+ * that a problem at an offset inside it is reported at its line and column. `exact` is false when
+ * escapes or folding make the text differ from the file's (offsets then point at the scalar's start).
+ */
+export interface ExpressionSource {
+  readonly text: string;
+  readonly lines: readonly SourceAt[];
+  readonly exact: boolean;
+}
+
+export type PolicyOn = 'contract' | 'change';
+
+/** One rule of `policies:` (docs/policies.md), as written; the CEL is compiled in engine/policy/. */
+export interface PolicyConfig {
+  readonly name: string;
+  /** The position of its name. */
+  readonly at: SourceAt;
+  readonly on: PolicyOn;
+  readonly matchConditions: readonly { readonly name: string; readonly expression: ExpressionSource }[];
+  readonly variables: readonly { readonly name: string; readonly expression: ExpressionSource }[];
+  readonly validations: readonly {
+    readonly expression: ExpressionSource;
+    readonly message?: string;
+    readonly messageExpression?: ExpressionSource;
+  }[];
+  readonly action: 'deny' | 'warn' | 'override';
+}
+
+/** One entry of `policyExceptions:`: a rule lifted for some contracts until a date. */
+export interface PolicyExceptionConfig {
+  readonly policy: string;
+  /** `TENANT/ID`, as --target takes them. */
+  readonly contracts: readonly string[];
+  readonly owner: string;
+  readonly reason: string;
+  readonly ticket?: string;
+  /** `YYYY-MM-DD` (UTC): from that day on the exception is void. */
+  readonly expires: string;
+  readonly at: SourceAt;
 }
 
 /** Guards of apply and drift --fix (engine/plan/removal-guard.ts). */

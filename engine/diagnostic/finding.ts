@@ -20,4 +20,24 @@ export interface Finding {
   readonly file?: string;
   readonly line?: number;
   readonly message: string;
+  /** A policy exception that matches it (policyExceptions in the config); absent for every other finding. */
+  readonly exception?: FindingException;
+}
+
+/**
+ * `excepted`: the exception has not expired; the finding is shown and does not fail the run.
+ * `expired`: it has; the finding is shown with it and counts as if there were none.
+ */
+export interface FindingException {
+  readonly state: 'excepted' | 'expired';
+  readonly owner: string;
+  readonly reason: string;
+  readonly ticket?: string;
+  /** `YYYY-MM-DD` (UTC). */
+  readonly expires: string;
+}
+
+/** Whether a finding decides the run: every finding but one an unexpired exception covers. */
+export function findingCounts(finding: Finding): boolean {
+  return finding.exception?.state !== 'excepted';
 }

@@ -4,8 +4,9 @@ import { CONFIG_FILE_NAME, configNotFoundMessage, findConfig } from '../config/f
 import { parseConfig } from '../config/parse.ts';
 import { readConfig } from '../config/read.ts';
 import type { Config } from '../config/types.ts';
-import type { Diagnostic } from '../diagnostic/diagnostic.ts';
+import { compareDiagnostics, type Diagnostic } from '../diagnostic/diagnostic.ts';
 import type { GitRepository } from '../git/repository.ts';
+import { NO_POLICIES, type CompiledPolicies } from '../policy/types.ts';
 import { readFileAtCommit } from './git-source.ts';
 import type { RunPlace } from './types.ts';
 
@@ -16,7 +17,27 @@ export interface RepoConfig {
   readonly configFile: string;
   /** Undefined when the config has errors; `diagnostics` says why. */
   readonly config?: Config;
+  /** The config's rules, compiled (none when it has none); present with `config`. */
+  readonly policies?: CompiledPolicies;
   readonly diagnostics: Diagnostic[];
+}
+
+/**
+ * The config's rules are compiled once, as the config is read: a rule that does not compile makes
+ * the config invalid, at the expression's line and column. The CEL library (a quarter of a second
+ * to load) is loaded only for a config that has rules.
+ */
+async function withPolicies(repoConfig: RepoConfig): Promise<RepoConfig> {
+  const { config } = repoConfig;
+  if (config === undefined) return repoConfig;
+  if (config.policies === undefined && config.policyExceptions === undefined) return { ...repoConfig, policies: NO_POLICIES };
+  const { compilePolicies } = await import('../policy/compile.ts');
+  const compiled = compilePolicies(repoConfig.configFile, config);
+  if (compiled.policies === undefined) {
+    const { config: _invalid, ...rest } = repoConfig;
+    return { ...rest, diagnostics: [...repoConfig.diagnostics, ...compiled.diagnostics].sort(compareDiagnostics) };
+  }
+  return { ...repoConfig, policies: compiled.policies };
 }
 
 /** With `--ref` and no `--config`: the config is read from git objects at this commit. */
@@ -58,7 +79,7 @@ export async function readRepoConfig(
     if (!file)
       return { repoDir, configFile, diagnostics: [missing(configFile, `config file not found at ${at.ref} (commit it there, or pass --config FILE)`)] };
     const result = parseConfig(configFile, file.content);
-    return { repoDir, configFile, config: result.config, diagnostics: result.diagnostics.map((d) => ({ ...d, file: configFile })) };
+    return withPolicies({ repoDir, configFile, config: result.config, diagnostics: result.diagnostics.map((d) => ({ ...d, file: configFile })) });
   }
   if (options.config === undefined) {
     // The default file is missing: say where contract-sync looked (engine/config/find.ts), and what to do.
@@ -77,5 +98,5 @@ export async function readRepoConfig(
     }
   }
   const result = await readConfig(path.resolve(place.cwd, configFile));
-  return { repoDir, configFile, config: result.config, diagnostics: result.diagnostics.map((d) => named({ ...d, file: configFile })) };
+  return withPolicies({ repoDir, configFile, config: result.config, diagnostics: result.diagnostics.map((d) => named({ ...d, file: configFile })) });
 }

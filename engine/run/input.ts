@@ -25,6 +25,7 @@ import type { PlanIncremental, PlanSource, PlanTouched } from '../plan/types.ts'
 import type { StateStore } from '../state/types.ts';
 import { readBaseChanges, type BaseChanges } from './base-changes.ts';
 import { readRepoConfig, type ConfigAtRef } from './config.ts';
+import type { CompiledPolicies } from '../policy/types.ts';
 import { gitCommitSource } from './git-source.ts';
 import { readTenantScopes } from './incremental-scopes.ts';
 import { lazyStore, type LazyStore } from './lazy-store.ts';
@@ -43,6 +44,8 @@ export interface OpenedInput {
   readonly at: ConfigAtRef | undefined;
   readonly configFile: string;
   readonly config: Config;
+  /** The config's rules, compiled as it was read. */
+  readonly policies: CompiledPolicies;
   /** The config's warnings (a config with errors does not open). */
   readonly configDiagnostics: readonly Diagnostic[];
   readonly desiredSource: DesiredSource;
@@ -60,6 +63,8 @@ export interface RunInput {
   readonly repoDir: string;
   readonly configFile: string;
   readonly config: Config;
+  /** The config's rules, compiled as it was read: the check stage evaluates them. */
+  readonly policies: CompiledPolicies;
   readonly configDiagnostics: readonly Diagnostic[];
   /** The whole desired state as validated, every tenant: with errors, nothing may be planned or applied. */
   readonly desired: DesiredStateResult;
@@ -184,8 +189,8 @@ async function openWith(
   // Checked before anything is read: a missing repository is the user's first problem to solve.
   if (base !== undefined) requireRepository(repository, where.repo, '--base');
 
-  const { configFile, config, diagnostics } = await readRepoConfig(place, where, at);
-  if (!config) return { kind: 'invalid-config', repoDir, configFile, diagnostics };
+  const { configFile, config, policies, diagnostics } = await readRepoConfig(place, where, at);
+  if (!config || !policies) return { kind: 'invalid-config', repoDir, configFile, diagnostics };
   const named = selectTenants(config, selection);
   if (typeof named === 'string') return { kind: 'bad-request', message: named };
   const desiredSource = at ? gitCommitSource(at.repository, at.commit) : workingTreeSource(repoDir);
@@ -205,6 +210,7 @@ async function openWith(
       at,
       configFile,
       config,
+      policies,
       configDiagnostics: diagnostics,
       desiredSource,
       head,
@@ -280,7 +286,7 @@ export interface WholeReading {
 
 /** Reads, validates and narrows the whole desired state. */
 export async function readWholeInput(input: OpenedInput, reading: WholeReading): Promise<RunInput> {
-  const { repoDir, repository, at, config, configDiagnostics, configFile, desiredSource, head, shard, selected, where, targets } = input;
+  const { repoDir, repository, at, config, policies, configDiagnostics, configFile, desiredSource, head, shard, selected, where, targets } = input;
   const { scopes, base } = reading;
   const readBase =
     base === undefined || !repository
@@ -323,6 +329,7 @@ export async function readWholeInput(input: OpenedInput, reading: WholeReading):
     repoDir,
     configFile,
     config,
+    policies,
     configDiagnostics,
     desired,
     contractSets,

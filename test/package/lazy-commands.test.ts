@@ -24,6 +24,8 @@ const HEAVY: readonly { readonly name: string; readonly pattern: RegExp }[] = [
   { name: 'oidc-provider', pattern: /(^|\/)node_modules\/oidc-provider\// },
   { name: 'openid-client', pattern: /(^|\/)node_modules\/openid-client\// },
   { name: 'pg', pattern: /(^|\/)node_modules\/pg\// },
+  // Loaded only for a config with policies: (engine/run/config.ts).
+  { name: 'the CEL library', pattern: /(^|\/)node_modules\/@bufbuild\// },
 ];
 
 /** The git adapter: a plan file names its commits, and show reads nothing of git. */

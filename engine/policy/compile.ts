@@ -1,0 +1,220 @@
+/**
+ * The rules of the config, compiled once when the config is read: each expression parsed, checked
+ * against the contract table (engine/policy/check-expression.ts) and planned by @bufbuild/cel.
+ * Every problem is a config error at the expression's line and column. Pure.
+ */
+import { celEnv, celFunc, CelScalar, isCelError, listType, mapType, objectType, parse, plan, type CelEnv, type CelResult } from '@bufbuild/cel';
+import { fromJson } from '@bufbuild/protobuf';
+import { TimestampSchema, type Timestamp } from '@bufbuild/protobuf/wkt';
+import { strings } from '@bufbuild/cel/ext';
+import type { ExpressionSource, PolicyConfig, PolicyExceptionConfig, SourceAt } from '../config/types.ts';
+import type { Diagnostic } from '../diagnostic/diagnostic.ts';
+import type { Shape } from './contract-shape.ts';
+import { toCel } from './cel-values.ts';
+import { checkExpression } from './check-expression.ts';
+import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationResult, PolicyBindings } from './types.ts';
+
+export interface CompileResult {
+  /** Present when every rule compiled. */
+  readonly policies?: CompiledPolicies;
+  readonly diagnostics: Diagnostic[];
+}
+
+/** Texts whose `timestamp()` is held: a repository's timestamps repeat (a contract's dates are often the first of a year). */
+const TIMESTAMPS_HELD = 10_000;
+
+/**
+ * `timestamp(string)` as the standard library has it (protobuf's JSON reading of a Timestamp, an
+ * error for anything else), remembering what it read: the standard one reads the text anew at
+ * every call, half of what a date rule costs a contract.
+ */
+function timestampOfText(): ReturnType<typeof celFunc> {
+  const held = new Map<string, Timestamp>();
+  return celFunc('timestamp', [CelScalar.STRING], objectType(TimestampSchema), (text) => {
+    const found = held.get(text);
+    if (found !== undefined) return found;
+    let timestamp: Timestamp;
+    try {
+      timestamp = fromJson(TimestampSchema, text);
+    } catch (error) {
+      throw new Error(`Failed to parse timestamp: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+    if (held.size >= TIMESTAMPS_HELD) held.clear();
+    held.set(text, timestamp);
+    return timestamp;
+  });
+}
+
+/**
+ * The rules' environment, one per compiled config (it owns the timestamp cache): the standard
+ * library and the strings extension (`join`, `lowerAscii`, `split`, ...), as Kubernetes' CEL
+ * environment has them.
+ */
+export function rulesEnvironment(): CelEnv {
+  return celEnv({
+    funcs: [...strings, timestampOfText()],
+    variables: {
+      tenant: CelScalar.STRING,
+      id: CelScalar.STRING,
+      object: CelScalar.DYN,
+      oldObject: CelScalar.DYN,
+      knownFrom: CelScalar.STRING,
+      ops: listType(CelScalar.DYN),
+      variables: mapType(CelScalar.STRING, CelScalar.DYN),
+    },
+  });
+}
+
+/** The position in the file of `offset` inside an expression's text. */
+export function positionInFile(source: ExpressionSource, offset: number): SourceAt {
+  const first = source.lines[0]!;
+  if (!source.exact) return first;
+  const before = source.text.slice(0, Math.max(0, Math.min(offset, source.text.length)));
+  const index = before.split('\n').length - 1;
+  const line = source.lines[index] ?? first;
+  const column = before.length - (before.lastIndexOf('\n') + 1);
+  return { line: line.line, column: line.column + column };
+}
+
+/**
+ * A parsed expression planned in the rules' environment, as a function that never throws: every
+ * rule runs through it, and so does the conformance test (test/policy/conformance.test.ts).
+ */
+export function celProgram(environment: CelEnv, parsed: ReturnType<typeof parse>): (bindings: Readonly<Record<string, unknown>>) => EvaluationResult {
+  const run = plan(environment, parsed) as (bindings: Readonly<Record<string, unknown>>) => CelResult;
+  return function evaluate(bindings) {
+    let result: CelResult;
+    try {
+      result = run(bindings);
+    } catch (error) {
+      // @bufbuild/cel returns its errors; anything thrown is still this rule's failure, not the run's.
+      return { error: error instanceof Error ? error.message : String(error) };
+    }
+    return isCelError(result) ? { error: result.message } : { value: result };
+  };
+}
+
+interface ParseFailure {
+  readonly location?: { readonly start?: { readonly offset?: number } };
+  readonly rawMessage?: string;
+}
+
+/** A parse error's message without the `<input>:1:3: ` prefix (the diagnostic gives the file's position). */
+function parseMessage(error: unknown): { message: string; offset: number } {
+  const failure = (error ?? {}) as ParseFailure;
+  const message = failure.rawMessage ?? (error instanceof Error ? error.message.replace(/^<input>:\d+:\d+: /, '') : String(error));
+  return { message, offset: failure.location?.start?.offset ?? 0 };
+}
+
+/**
+ * Compiles one expression with what is known of the rule so far; problems are pushed to
+ * `diagnostics`. Returns undefined when it does not compile.
+ */
+/** The contract fields any rule reads; `whole` when one reads a contract otherwise than field by field. */
+interface Usage {
+  readonly fields: Set<string>;
+  whole: boolean;
+}
+
+function compileExpression(
+  file: string,
+  environment: CelEnv,
+  usage: Usage,
+  policy: PolicyConfig,
+  field: string,
+  source: ExpressionSource,
+  variables: ReadonlyMap<string, Shape>,
+  diagnostics: Diagnostic[],
+): { expression: CompiledExpression; shape: Shape } | undefined {
+  function problem(offset: number, message: string): void {
+    const { line, column } = positionInFile(source, offset);
+    diagnostics.push({ severity: 'error', code: 'policy', file, line, column, field, message: `policy "${policy.name}": ${message}` });
+  }
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(source.text);
+  } catch (error) {
+    const { message, offset } = parseMessage(error);
+    problem(offset, `does not compile: ${message}`);
+    return undefined;
+  }
+  const positions = Object.fromEntries(Object.entries(parsed.sourceInfo?.positions ?? {}).map(([id, offset]) => [id, Number(offset)]));
+  const checked = checkExpression(source.text, parsed.expr, positions, { on: policy.on, variables });
+  for (const found of checked.problems) problem(found.offset, found.message);
+  if (checked.reads === 'all') usage.whole = true;
+  else for (const name of checked.reads) usage.fields.add(name);
+  if (checked.problems.length > 0) return undefined;
+  let run: (bindings: Readonly<Record<string, unknown>>) => EvaluationResult;
+  try {
+    run = celProgram(environment, parsed);
+  } catch (error) {
+    problem(0, `does not compile: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
+  }
+  function evaluate(bindings: PolicyBindings): EvaluationResult {
+    // The bindings are read by name as they are (no copy per evaluation); an on: contract rule
+    // has no oldObject, knownFrom or ops to read (the check above refuses them).
+    return run(bindings as unknown as Readonly<Record<string, unknown>>);
+  }
+  return { expression: { text: source.text, field, evaluate, cost: checked.cost }, shape: checked.shape };
+}
+
+function compilePolicy(
+  file: string,
+  environment: CelEnv,
+  usage: Usage,
+  policy: PolicyConfig,
+  index: number,
+  diagnostics: Diagnostic[],
+): CompiledPolicy | undefined {
+  const before = diagnostics.length;
+  const at = `policies[${index}]`;
+  const variables = new Map<string, Shape>();
+  function compile(field: string, source: ExpressionSource): ReturnType<typeof compileExpression> {
+    return compileExpression(file, environment, usage, policy, `${at}.${field}`, source, variables, diagnostics);
+  }
+  const matchConditions = policy.matchConditions.map((condition, i) => ({
+    name: condition.name,
+    compiled: compile(`matchConditions[${i}].expression`, condition.expression),
+  }));
+  const compiledVariables = policy.variables.map((variable, i) => {
+    const compiled = compile(`variables[${i}].expression`, variable.expression);
+    // Defined after its own expression: a variable reads only the ones before it.
+    variables.set(variable.name, compiled?.shape ?? { kind: 'dyn' });
+    return { name: variable.name, compiled };
+  });
+  const validations = policy.validations.map((validation, i) => ({
+    compiled: compile(`validations[${i}].expression`, validation.expression),
+    message: validation.message,
+    messageExpression: validation.messageExpression === undefined ? undefined : compile(`validations[${i}].messageExpression`, validation.messageExpression),
+  }));
+  if (diagnostics.length > before) return undefined;
+  return {
+    name: policy.name,
+    on: policy.on,
+    action: policy.action,
+    matchConditions: matchConditions.map((condition) => ({ name: condition.name, expression: condition.compiled!.expression })),
+    variables: compiledVariables.map((variable) => ({ name: variable.name, expression: variable.compiled!.expression })),
+    validations: validations.map((validation) => ({
+      expression: validation.compiled!.expression,
+      ...(validation.message === undefined ? {} : { message: validation.message }),
+      ...(validation.messageExpression === undefined ? {} : { messageExpression: validation.messageExpression.expression }),
+    })),
+  };
+}
+
+/** Compiles every rule of the config; `file` is the config file as messages show it. */
+export function compilePolicies(
+  file: string,
+  config: { readonly policies?: readonly PolicyConfig[]; readonly policyExceptions?: readonly PolicyExceptionConfig[] },
+): CompileResult {
+  const diagnostics: Diagnostic[] = [];
+  const environment = rulesEnvironment();
+  const usage: Usage = { fields: new Set(), whole: false };
+  const policies = (config.policies ?? []).map((policy, index) => compilePolicy(file, environment, usage, policy, index, diagnostics));
+  if (diagnostics.length > 0) return { diagnostics };
+  return {
+    policies: { policies: policies as CompiledPolicy[], exceptions: config.policyExceptions ?? [], toCel, reads: usage.whole ? 'all' : usage.fields },
+    diagnostics,
+  };
+}

@@ -1,0 +1,24 @@
+/**
+ * A bound on what one evaluation of a rule may cost, decided before it runs (CEL has no loops, so
+ * the work is bounded by the expression and the lists it iterates): nodes × (longest list + 1) ^
+ * comprehension depth. An expression over the bound on a contract is not run; the rule fails
+ * closed with a finding saying so. Deterministic, unlike a timer: every run gives the same verdict
+ * on the same contract. Pure.
+ */
+import type { CompiledExpression } from './types.ts';
+
+/** About a tenth of a second of evaluation (measured: 90,000 inner steps of a two-deep rule, bound 1.2e6, took 0.6 s on Node 20); real rules on real contracts cost far less. */
+export const MAX_EVALUATION_COST = 200_000;
+
+/** The longest list anywhere in `value` (its collections; the ops). */
+export function longestList(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce((longest: number, item) => Math.max(longest, longestList(item)), value.length);
+  if (value !== null && typeof value === 'object') return Object.values(value).reduce((longest: number, item) => Math.max(longest, longestList(item)), 0);
+  return 0;
+}
+
+/** The bound of one evaluation of `expression` over input lists of at most `longest` items. */
+export function evaluationCost(expression: CompiledExpression, longest: number): number {
+  const { nodes, depth, widest } = expression.cost;
+  return nodes * (Math.max(longest, widest) + 1) ** depth;
+}

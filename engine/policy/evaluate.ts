@@ -1,0 +1,167 @@
+/**
+ * The one evaluator of the rules, for every run: `on: contract` rules over a desired contract
+ * (validate, plan, apply, drift), `on: change` rules over a planned one. As Kubernetes'
+ * ValidatingAdmissionPolicy: matchConditions decide whether a rule applies, variables are
+ * evaluated in order, and each validation that is not true is a finding, with its message (or the
+ * messageExpression's). A rule that fails while evaluating (a missing key read without `has()`, a
+ * value of the wrong type) fails closed: a finding of that rule carrying the error. Pure: the date
+ * that judges exceptions is given.
+ */
+import type { Finding } from '../diagnostic/finding.ts';
+import type { ContractFields, Op } from '../model/types.ts';
+import { CONTRACT_SHAPE, fieldShape, type Shape } from './contract-shape.ts';
+import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationResult, PolicyBindings } from './types.ts';
+import { evaluationCost, longestList, MAX_EVALUATION_COST } from './cost.ts';
+import { withException } from './exceptions.ts';
+
+/** A desired contract, as validate reads it (or plan, apply and drift select it). */
+export interface PolicyContract {
+  readonly tenant: string;
+  readonly id: string;
+  readonly object: ContractFields;
+  readonly file?: string;
+  readonly line?: number;
+}
+
+/** A planned contract: also what was known of it and the ops that would change it. */
+export interface PolicyChange extends PolicyContract {
+  /** The known contract; null when unknown. */
+  readonly oldObject: ContractFields | null;
+  readonly knownFrom: 'state' | 'live' | 'unknown';
+  readonly ops: readonly Op[];
+}
+
+export interface EvaluateOptions {
+  /** `YYYY-MM-DD` (UTC), from the run's clock (engine/policy/exceptions.ts utcDate): judges the exceptions' expiry. */
+  readonly today: string;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'bigint') return 'an int';
+  if (typeof value === 'object') return 'a list or map';
+  return `a ${typeof value}`;
+}
+
+/** A contract's values as CEL reads them, and its longest list (the cost bound's n). */
+type ContractBindings = Omit<PolicyBindings, 'variables'> & { readonly longest: number };
+
+/** The value of `expression`, or why there is none; an expression over the cost bound is not run. */
+function run(expression: CompiledExpression, bindings: PolicyBindings & { readonly longest: number }): EvaluationResult {
+  const cost = evaluationCost(expression, bindings.longest);
+  if (cost > MAX_EVALUATION_COST) {
+    return {
+      error: `evaluating it could cost ${cost.toExponential(1)} steps on this contract (lists of up to ${bindings.longest} items, comprehensions ${expression.cost.depth} deep), over the bound of ${MAX_EVALUATION_COST.toExponential(0)}`,
+    };
+  }
+  return expression.evaluate(bindings);
+}
+
+function runBool(expression: CompiledExpression, bindings: PolicyBindings & { readonly longest: number }): { value: boolean } | { error: string } {
+  const result = run(expression, bindings);
+  if ('error' in result) return result;
+  return typeof result.value === 'boolean' ? { value: result.value } : { error: `expected a bool, got ${describeValue(result.value)}` };
+}
+
+function messageOf(validation: CompiledPolicy['validations'][number], bindings: PolicyBindings & { readonly longest: number }): string {
+  const fallback = validation.message ?? `failed: ${validation.expression.text}`;
+  if (validation.messageExpression === undefined) return fallback;
+  const result = run(validation.messageExpression, bindings);
+  if ('error' in result) return `${fallback} (messageExpression failed: ${result.error})`;
+  if (typeof result.value !== 'string') return `${fallback} (messageExpression gave ${describeValue(result.value)}, not a string)`;
+  return result.value;
+}
+
+function findingOf(policy: CompiledPolicy, contract: PolicyContract, message: string): Finding {
+  return {
+    check: policy.name,
+    action: policy.action,
+    tenant: contract.tenant,
+    contractId: contract.id,
+    ...(contract.file === undefined ? {} : { file: contract.file }),
+    ...(contract.line === undefined ? {} : { line: contract.line }),
+    message,
+  };
+}
+
+function failedWith(policy: CompiledPolicy, contract: PolicyContract, expression: CompiledExpression, error: string): Finding {
+  return findingOf(policy, contract, `evaluation error in ${expression.field}: ${error} (the rule fails closed)`);
+}
+
+/** The findings of one rule on one contract, before exceptions. */
+export function evaluatePolicy(policy: CompiledPolicy, contract: PolicyContract, bindings: ContractBindings): Finding[] {
+  // Most rules on most contracts find nothing: nothing is allocated for them but the variables.
+  const variables = new Map<string, unknown>();
+  const scope = { ...bindings, variables };
+  for (const condition of policy.matchConditions) {
+    const result = runBool(condition.expression, scope);
+    if ('error' in result) return [failedWith(policy, contract, condition.expression, result.error)];
+    if (!result.value) return [];
+  }
+  for (const variable of policy.variables) {
+    const result = run(variable.expression, scope);
+    if ('error' in result) return [failedWith(policy, contract, variable.expression, result.error)];
+    variables.set(variable.name, result.value);
+  }
+  const findings: Finding[] = [];
+  for (const validation of policy.validations) {
+    const result = runBool(validation.expression, scope);
+    if ('error' in result) findings.push(failedWith(policy, contract, validation.expression, result.error));
+    else if (!result.value) findings.push(findingOf(policy, contract, messageOf(validation, scope)));
+  }
+  return findings;
+}
+
+/** The fields of `fields` the rules read: converting the others for CEL would be wasted (a third of a pack's cost). */
+function readFields(policies: CompiledPolicies, fields: ContractFields): Readonly<Record<string, unknown>> {
+  const { reads } = policies;
+  if (reads === 'all') return fields;
+  const read: Record<string, unknown> = {};
+  for (const name of reads) {
+    const value = (fields as Readonly<Record<string, unknown>>)[name];
+    if (value !== undefined) read[name] = value;
+  }
+  return read;
+}
+
+function contractBindings(policies: CompiledPolicies, contract: PolicyContract): ContractBindings {
+  const object = readFields(policies, contract.object);
+  return { tenant: contract.tenant, id: contract.id, object: policies.toCel(object, CONTRACT_SHAPE), longest: longestList(object) };
+}
+
+/** The ops as CEL sees them: a Replace's value as its field's, an Add's or Remove's as one member of it. */
+function opsOf(policies: CompiledPolicies, ops: readonly Op[]): unknown[] {
+  return ops.map((op) => {
+    const field = fieldShape(op.path.slice('/Contract/'.length));
+    const value = field.kind === 'list' ? field.element : field;
+    return policies.toCel(op, { kind: 'map', name: 'an op', fields: new Map<string, Shape>([...opFields, ['value', value]]) });
+  });
+}
+
+const opFields: readonly [string, Shape][] = [
+  ['op', { kind: 'scalar', type: 'string', nullable: false }],
+  ['path', { kind: 'scalar', type: 'string', nullable: false }],
+];
+
+/** The findings of every `on: contract` rule on one desired contract, exceptions applied. */
+export function evaluateContractPolicies(policies: CompiledPolicies, contract: PolicyContract, options: EvaluateOptions): Finding[] {
+  const rules = policies.policies.filter((policy) => policy.on === 'contract');
+  if (rules.length === 0) return [];
+  const bindings = contractBindings(policies, contract);
+  return rules.flatMap((policy) => evaluatePolicy(policy, contract, bindings)).map((finding) => withException(finding, policies.exceptions, options.today));
+}
+
+/** The findings of every `on: change` rule on one planned contract, exceptions applied. */
+export function evaluateChangePolicies(policies: CompiledPolicies, change: PolicyChange, options: EvaluateOptions): Finding[] {
+  const rules = policies.policies.filter((policy) => policy.on === 'change');
+  if (rules.length === 0) return [];
+  const base = contractBindings(policies, change);
+  const bindings = {
+    ...base,
+    longest: Math.max(base.longest, change.oldObject === null ? 0 : longestList(readFields(policies, change.oldObject)), change.ops.length),
+    oldObject: change.oldObject === null ? null : policies.toCel(readFields(policies, change.oldObject), CONTRACT_SHAPE),
+    knownFrom: change.knownFrom,
+    ops: opsOf(policies, change.ops),
+  };
+  return rules.flatMap((policy) => evaluatePolicy(policy, change, bindings)).map((finding) => withException(finding, policies.exceptions, options.today));
+}

@@ -1,0 +1,56 @@
+/**
+ * Compiled rules as the runs hold them (engine/policy/compile.ts makes them). Kept apart from the
+ * compiler so that a run without rules never loads the CEL library.
+ */
+import type { PolicyConfig, PolicyExceptionConfig } from '../config/types.ts';
+import type { Shape } from './contract-shape.ts';
+
+/** An expression's value, or why there is none (a CEL evaluation error). */
+export type EvaluationResult = { readonly value: unknown } | { readonly error: string };
+
+/** The values an expression is evaluated with (docs/policies.md). */
+export interface PolicyBindings {
+  readonly tenant: string;
+  readonly id: string;
+  readonly object: unknown;
+  readonly oldObject?: unknown;
+  readonly knownFrom?: string;
+  readonly ops?: unknown;
+  readonly variables: ReadonlyMap<string, unknown>;
+}
+
+export interface CompiledExpression {
+  /** As written, for messages. */
+  readonly text: string;
+  /** Where it is in the config, e.g. `policies[0].validations[1].expression`. */
+  readonly field: string;
+  readonly evaluate: (bindings: PolicyBindings) => EvaluationResult;
+  /** Its nodes and comprehension depth: with the contract's longest list, a bound on one evaluation's work (engine/policy/cost.ts). */
+  readonly cost: { readonly nodes: number; readonly depth: number; readonly widest: number };
+}
+
+export interface CompiledPolicy {
+  readonly name: string;
+  readonly on: PolicyConfig['on'];
+  readonly action: PolicyConfig['action'];
+  readonly matchConditions: readonly { readonly name: string; readonly expression: CompiledExpression }[];
+  readonly variables: readonly { readonly name: string; readonly expression: CompiledExpression }[];
+  readonly validations: readonly {
+    readonly expression: CompiledExpression;
+    readonly message?: string;
+    readonly messageExpression?: CompiledExpression;
+  }[];
+}
+
+/** What a run evaluates: the rules, and the exceptions to them. */
+export interface CompiledPolicies {
+  readonly policies: readonly CompiledPolicy[];
+  readonly exceptions: readonly PolicyExceptionConfig[];
+  /** A contract's values as CEL values (engine/policy/cel-values.ts), given by the compiler so that the evaluator loads no CEL itself. */
+  readonly toCel: (value: unknown, shape: Shape) => unknown;
+  /** The contract fields the rules read (only those are converted for CEL), or all of them. */
+  readonly reads: ReadonlySet<string> | 'all';
+}
+
+// Without rules nothing is ever converted.
+export const NO_POLICIES: CompiledPolicies = { policies: [], exceptions: [], toCel: (value) => value, reads: new Set() };
