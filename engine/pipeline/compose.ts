@@ -216,7 +216,9 @@ function denyRun(tenants: readonly CheckedTenant[]): CheckedTenant[] {
   const more = denials.length > 1 ? ` and ${denials.length - 1} more (see the findings)` : '';
   const reason = `not applied: ${first.check} denies ${where}: ${first.message}${more}; nothing sent in this run`;
   return tenants.map((tenant) =>
-    tenant.error !== undefined || tenant.refused !== undefined ? tenant : { ...tenant, refused: { check: first.check, reason, notSent: `not sent: denied by ${first.check}` } },
+    tenant.error !== undefined || tenant.refused !== undefined
+      ? tenant
+      : { ...tenant, refused: { check: first.check, reason, notSent: `not sent: denied by ${first.check}` } },
   );
 }
 
