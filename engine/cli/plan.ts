@@ -10,6 +10,7 @@ import { renderPlanJson } from '../plan/render-json.ts';
 import { runPlan, type PlanRunOutcome } from '../run/plan.ts';
 import { renderTargetedNote } from '../run/render-run.ts';
 import { ciPlanArtifact, ciRepositoryLinks } from '../run/repository-links.ts';
+import { findingFails } from '../policy/index.ts';
 import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { planSpools, type PlanSpools } from '../output/plan-spools.ts';
 import { writeStepSummary } from '../output/step-summary.ts';
@@ -141,9 +142,12 @@ async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags
       io.stderr.write(`contract-sync plan: ${problem}\n`);
       return EXIT.error;
     }
+    // A check's deny (a policy rule's) fails the plan, as it fails validate; shown above with the plan.
+    if ((plan.findings ?? []).some(findingFails)) return EXIT.error;
     return flags.detailedExitcode && plan.summary.changed > 0 ? EXIT.changes : EXIT.ok;
   }
   if (result.kind === 'streamed') await written?.writeTo(io.stdout, result);
+  if (result.kind === 'streamed' && (result.trailer.findings ?? []).some(findingFails)) return EXIT.error;
   return flags.detailedExitcode && result.kind === 'streamed' && result.trailer.summary.changed > 0 ? EXIT.changes : EXIT.ok;
 }
 

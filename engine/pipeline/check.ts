@@ -5,7 +5,8 @@
  * road to a plan judges through judgePlanned: the runs that learn through the pipeline
  * (checkTenant), the plan against the state store and the plan written tenant by tenant.
  */
-import type { Finding } from '../diagnostic/finding.ts';
+import { findingCounts, type Finding } from '../diagnostic/finding.ts';
+import type { ContractFields } from '../model/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { PlanContract } from '../plan/types.ts';
 import type { Check } from './checks.ts';
@@ -22,8 +23,9 @@ export async function judgeLocked(context: RunContext, tenant: LearntTenant): Pr
       planned: [],
       sending: [],
       uncertain: tenant.uncertain,
+      desired: () => undefined,
     });
-    const deny = findings.find((finding) => finding.action !== 'warn');
+    const deny = findings.find((finding) => finding.action !== 'warn' && findingCounts(finding));
     if (deny !== undefined) return deny.message;
   }
   return undefined;
@@ -33,7 +35,10 @@ export async function judgeLocked(context: RunContext, tenant: LearntTenant): Pr
 export type CheckVerdict = Pick<CheckedTenant, 'findings' | 'shownFindings' | 'runDenials' | 'refused' | 'refusedContracts' | 'send'>;
 
 /** What judgePlanned is shown of a tenant. */
-export type TenantToJudge = Pick<PlannedTenant, 'tenant' | 'error' | 'previousRun' | 'known' | 'planned' | 'work' | 'uncertain'>;
+export type TenantToJudge = Pick<PlannedTenant, 'tenant' | 'error' | 'previousRun' | 'known' | 'planned' | 'work' | 'uncertain'> & {
+  /** The tenant's desired contracts by ContractId. */
+  readonly desired: ReadonlyMap<string, { readonly fields: ContractFields }>;
+};
 
 /**
  * Judges a planned tenant with every check judged `planned`, in order. A tenant that could not
@@ -41,6 +46,7 @@ export type TenantToJudge = Pick<PlannedTenant, 'tenant' | 'error' | 'previousRu
  * nothing is sent for it whatever the checks say.
  */
 export async function judgePlanned(checks: readonly Check[], tenant: TenantToJudge, logger?: Logger): Promise<CheckVerdict> {
+  const desired = (contractId: string): ContractFields | undefined => tenant.desired.get(contractId)?.fields;
   const fresh = new Map(tenant.planned.map((contract) => [contract.id, contract]));
   const refusedContracts = new Map<string, RefusedContract>();
   const findings: Finding[] = [];
@@ -58,11 +64,13 @@ export async function judgePlanned(checks: readonly Check[], tenant: TenantToJud
       planned: tenant.planned,
       sending,
       uncertain: tenant.uncertain,
+      desired,
     });
     findings.push(...found);
     if (check.shownIn === 'findings') shownFindings.push(...found);
     for (const finding of found) {
-      if (finding.action === 'warn') continue;
+      // A warning, or a finding an unexpired exception covers, is shown and refuses nothing.
+      if (finding.action === 'warn' || !findingCounts(finding)) continue;
       if (check.denies === 'run') {
         runDenials.push(finding);
       } else if (check.denies === 'tenant' || finding.contractId === undefined) {
@@ -82,15 +90,22 @@ export async function judgePlanned(checks: readonly Check[], tenant: TenantToJud
 /** The check stage of a run that learnt through the pipeline. */
 export async function checkTenant(context: RunContext, tenant: PlannedTenant): Promise<CheckedTenant> {
   context.progress.phase('check');
-  return { ...tenant, ...(await judgePlanned(context.checks, tenant, context.logger)) };
+  const desired = context.desired.get(tenant.tenant) ?? new Map();
+  return { ...tenant, ...(await judgePlanned(context.checks, { ...tenant, desired }, context.logger)) };
 }
 
 /** A tenant of a plan made outside the pipeline's learn stage (the state store read by the plan run): its updates are what would be sent. */
-export function tenantToJudge(tenant: string, known: TenantToJudge['known'], planned: readonly PlanContract[]): TenantToJudge {
+export function tenantToJudge(
+  tenant: string,
+  known: TenantToJudge['known'],
+  planned: readonly PlanContract[],
+  desired: TenantToJudge['desired'],
+): TenantToJudge {
   return {
     tenant,
     known,
     planned,
+    desired,
     work: { items: planned.filter((contract) => contract.action === 'update').map((contract) => ({ contract })), settle: [] },
     uncertain: new Map(),
   };

@@ -10,7 +10,8 @@
  */
 import { judgeReviewed } from '../apply/reviewed-plan.ts';
 import type { Finding } from '../diagnostic/finding.ts';
-import type { KnownContracts } from '../model/types.ts';
+import type { ContractFields, KnownContracts } from '../model/types.ts';
+import { evaluateChangePolicies, evaluateContractPolicies, type CompiledPolicies } from '../policy/index.ts';
 import { countRemovals, judgeRemovals, type RemovalLimits } from '../plan/removal-guard.ts';
 import type { PlanContract } from '../plan/types.ts';
 import type { TenantRunRecord } from '../state/types.ts';
@@ -27,6 +28,8 @@ export interface TenantUnderCheck {
   readonly sending: readonly PlanContract[];
   /** Contracts an earlier run left uncertain, and why. */
   readonly uncertain: ReadonlyMap<string, string>;
+  /** A planned contract's desired fields (what the desired state declares for it). */
+  readonly desired: (contractId: string) => ContractFields | undefined;
 }
 
 export interface Check {
@@ -110,6 +113,35 @@ export function removalGuardCheck(limits: RemovalLimits): Check {
       const removals = countRemovals(tenant, sending, (contractId, field) => known.get(contractId)?.fields[field]?.length);
       const verdict = judgeRemovals(removals, limits);
       return verdict.kind === 'allowed' ? [] : [{ check: 'removal-guard', action: 'deny', tenant, message: verdict.reason }];
+    },
+  };
+}
+
+/**
+ * The config's policy rules (engine/policy/): `on: contract` rules over every planned contract's
+ * desired fields, `on: change` rules over those with ops, each with what was known of it. A deny
+ * (or an override) that no unexpired exception covers stops the whole run: apply and drift --fix
+ * send nothing. The same evaluator validate uses, so that the same rules on the same contract give
+ * the same findings in every run. `today` (UTC, from the run's clock) judges the exceptions.
+ */
+export function policyCheck(policies: CompiledPolicies, today: string): Check {
+  return {
+    name: 'policy',
+    at: 'planned',
+    denies: 'run',
+    shownIn: 'findings',
+    judge({ tenant, planned, known, desired }) {
+      const findings: Finding[] = [];
+      for (const contract of planned) {
+        const object = desired(contract.id);
+        if (object === undefined) continue;
+        const subject = { tenant, id: contract.id, object, file: contract.file, line: contract.line };
+        findings.push(...evaluateContractPolicies(policies, subject, { today }));
+        if (contract.ops.length === 0) continue;
+        const change = { ...subject, oldObject: known.get(contract.id)?.fields ?? null, knownFrom: contract.knownFrom, ops: contract.ops };
+        findings.push(...evaluateChangePolicies(policies, change, { today }));
+      }
+      return findings;
     },
   };
 }

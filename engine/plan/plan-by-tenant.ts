@@ -35,6 +35,8 @@ export interface PlanSink {
 }
 
 export interface TenantPlanSink {
+  /** Optional, for a sink that judges the tenant at its end (the check stage): each contract as declared, before its plan. */
+  desired?(contract: TenantContract): void;
   contract(contract: PlanContract): void;
   /**
    * Optional, for a sink that writes of a contract with nothing known only what
@@ -201,6 +203,7 @@ export async function planByTenant(input: PlanByTenantInput, deps: PlanByTenantD
     const out = deps.sink.tenant(tenant);
     /** Hands the contract on as the sink takes it, and says what its plan counts. */
     function handOn(contract: TenantContract): { readonly ops: number; readonly unknown: boolean; readonly touched: boolean } {
+      out.desired?.(contract);
       if (out.unknown !== undefined && known.get(contract.id) === undefined) {
         // Counted as its plan would count: every op is a Replace of a scalar or an Add of a member.
         const touched = touchedIds?.has(contract.id);

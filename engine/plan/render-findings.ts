@@ -3,18 +3,31 @@
  * renderer per format, the same wherever findings are shown: the text and markdown plans, `show`,
  * and the apply report's summary. The JSON plan and the run report carry them as data. Pure.
  */
-import type { Finding, FindingAction } from '../diagnostic/finding.ts';
+import { findingCounts, type Finding, type FindingAction } from '../diagnostic/finding.ts';
+import { describeException } from '../policy/finding-diagnostic.ts';
 import { escapeInline } from '../text/markdown-escape.ts';
 import { plural } from '../text/plural.ts';
 import { escapeForTerminal } from '../text/text-escape.ts';
 
-const ORDER: readonly FindingAction[] = ['deny', 'override', 'warn'];
+/** How a finding counts: its action, or `excepted` when an unexpired policy exception covers it. */
+type Verdict = FindingAction | 'excepted';
 
-const WORD: Readonly<Record<FindingAction, string>> = { deny: 'denied', override: 'needs override', warn: 'warning' };
+const ORDER: readonly Verdict[] = ['deny', 'override', 'warn', 'excepted'];
 
-/** Denials first, then those needing an override, then warnings; within each, as found (tenant order). */
+const WORD: Readonly<Record<Verdict, string>> = { deny: 'denied', override: 'needs override', warn: 'warning', excepted: 'excepted' };
+
+function verdictOf(finding: Finding): Verdict {
+  return findingCounts(finding) ? finding.action : 'excepted';
+}
+
+/** Denials first, then those needing an override, warnings, and the excepted; within each, as found (tenant order). */
 function ordered(findings: readonly Finding[]): Finding[] {
-  return ORDER.flatMap((action) => findings.filter((finding) => finding.action === action));
+  return ORDER.flatMap((verdict) => findings.filter((finding) => verdictOf(finding) === verdict));
+}
+
+/** What a finding says: its message, and the exception that matches it. */
+function said(finding: Finding): string {
+  return finding.message + describeException(finding);
 }
 
 /** `acme/4711 (contracts/acme.yaml:3)`, `acme`. */
@@ -26,9 +39,9 @@ function subject(finding: Finding, escape: (text: string) => string): string {
 
 /** `2 findings: 1 denied, 1 warning`. */
 export function findingsHeadline(findings: readonly Finding[]): string {
-  const counts = ORDER.flatMap((action) => {
-    const count = findings.filter((finding) => finding.action === action).length;
-    return count === 0 ? [] : [`${count} ${WORD[action]}`];
+  const counts = ORDER.flatMap((verdict) => {
+    const count = findings.filter((finding) => verdictOf(finding) === verdict).length;
+    return count === 0 ? [] : [`${count} ${WORD[verdict]}`];
   });
   return `${plural(findings.length, 'finding')}: ${counts.join(', ')}`;
 }
@@ -39,10 +52,10 @@ export function renderFindingsText(findings: readonly Finding[] | undefined, opt
   function paint(sgr: string, text: string): string {
     return options.color ? `\u001b[${sgr}m${text}\u001b[0m` : text;
   }
-  const style: Readonly<Record<FindingAction, string>> = { deny: '31', override: '33', warn: '33' };
+  const style: Readonly<Record<Verdict, string>> = { deny: '31', override: '33', warn: '33', excepted: '2' };
   const lines = ordered(findings).map(
     (finding) =>
-      `  ${paint(style[finding.action], WORD[finding.action].padEnd(14))} ${escapeForTerminal(finding.check)}  ${subject(finding, escapeForTerminal)}: ${escapeForTerminal(finding.message)}`,
+      `  ${paint(style[verdictOf(finding)], WORD[verdictOf(finding)].padEnd(14))} ${escapeForTerminal(finding.check)}  ${subject(finding, escapeForTerminal)}: ${escapeForTerminal(said(finding))}`,
   );
   return `\n${paint('1', findingsHeadline(findings))}\n${lines.join('\n')}\n`;
 }
@@ -50,10 +63,10 @@ export function renderFindingsText(findings: readonly Finding[] | undefined, opt
 /** The markdown section, before the contracts: a heading and one list item a finding; '' when there is none. */
 export function renderFindingsMarkdown(findings: readonly Finding[] | undefined): string {
   if (findings === undefined || findings.length === 0) return '';
-  const mark: Readonly<Record<FindingAction, string>> = { deny: '⛔', override: '🔒', warn: '⚠️' };
+  const mark: Readonly<Record<Verdict, string>> = { deny: '⛔', override: '🔒', warn: '⚠️', excepted: '☑️' };
   const items = ordered(findings).map(
     (finding) =>
-      `- ${mark[finding.action]} **${WORD[finding.action]}** · ${escapeInline(finding.check)} · ${subject(finding, escapeInline)}: ${escapeInline(finding.message)}\n`,
+      `- ${mark[verdictOf(finding)]} **${WORD[verdictOf(finding)]}** · ${escapeInline(finding.check)} · ${subject(finding, escapeInline)}: ${escapeInline(said(finding))}\n`,
   );
   return `#### Findings\n\n${findingsHeadline(findings)}.\n\n${items.join('')}\n`;
 }

@@ -12,6 +12,7 @@ import type { InterruptedCount } from '../apply/interrupted.ts';
 import type { Scope } from '../auth/index.ts';
 import { restrictToContracts } from '../desired/target.ts';
 import type { PlanDocument } from '../plan/types.ts';
+import { runChecksOf } from './checks.ts';
 import { commitCheck } from './commit-check.ts';
 import { desiredProblems, readScopes, readWholeInput, withRunInput, type OpenedInput, type RunInput } from './input.ts';
 import type { LazyStore } from './lazy-store.ts';
@@ -172,7 +173,7 @@ async function applyInput(
         ...(tenantScopes ? { filesRead: filesReadByTenant(tenantScopes) } : {}),
         ...(narrowed ? { narrowed } : {}),
         removals: removalLimits(request.removals, config.safety),
-        ...(effects.checks ? { checks: effects.checks } : {}),
+        checks: runChecksOf(input.policies, effects),
         ...(tenantScopes && opened.repository && source.commit
           ? { checkUnderLock: commitCheck(opened.repository, source.commit, tenantScopes, config.desired.paths) }
           : {}),

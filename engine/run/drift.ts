@@ -15,6 +15,7 @@ import { createPlan } from '../plan/create-plan.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { removalLimits, runPipeline, type PipelineRunRequest, type PipelineRunResult, type SharedTenantRun } from './pipeline-run.ts';
 import { openSharedRun, sharedTenantRun, sharedTenantsOf } from './shared-workers.ts';
+import { runChecksOf } from './checks.ts';
 import { desiredProblems, readWholeInput, withRunInput, type RunTargeting } from './input.ts';
 import { endingOf, SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunUnread, SendingRequest } from './types.ts';
@@ -88,7 +89,7 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
           uncommitted: input.committed === false,
           ...(input.targeting ? { narrowed: input.targeting.narrowed } : {}),
           ...(fix ? { removals: removalLimits(request.removals, config.safety) } : {}),
-          ...(effects.checks ? { checks: effects.checks } : {}),
+          checks: runChecksOf(input.policies, effects),
         },
         async before(stateStore) {
           for (const tenant of new Set(sets.map((set) => set.tenant))) {

@@ -10,7 +10,9 @@ import type { Config } from '../config/types.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import { planByTenant, type PlanSink, type PlanTrailer } from '../plan/plan-by-tenant.ts';
 import type { Finding } from '../diagnostic/finding.ts';
-import type { KnownContracts, KnownState } from '../model/types.ts';
+import type { ContractFields, KnownContracts, KnownState } from '../model/types.ts';
+import type { ContractSet } from '../desired/types.ts';
+import { runChecksOf } from './checks.ts';
 import type { Check } from '../pipeline/index.ts';
 import type { PlanContract, PlanDocument, PlanMadeWith, PlanSource } from '../plan/types.ts';
 import { plural } from '../text/plural.ts';
@@ -131,7 +133,7 @@ async function documentPlan(input: RunInput, request: PlanRequest, store: LazySt
   effects.onEvent?.({ type: 'phase', phase: 'plan' });
   const plan = createPlan(contractSets, known, { createdAt, source, collections: config.collections, ...(touched ? { touched } : {}) });
   effects.onEvent?.({ type: 'phase', phase: 'check' });
-  const findings = await planFindings(effects.checks, plan, known);
+  const findings = await planFindings(runChecksOf(input.policies, effects), plan, known, contractSets);
   return {
     kind: 'planned',
     plan: { ...plan, madeWith: planMadeWith(config), ...(findings.length > 0 ? { findings } : {}) },
@@ -141,11 +143,19 @@ async function documentPlan(input: RunInput, request: PlanRequest, store: LazySt
 }
 
 /** The check stage of a plan made from the state store: every tenant judged as the pipeline judges it (engine/pipeline/check.ts). */
-async function planFindings(checks: readonly Check[] | undefined, plan: PlanDocument, known: KnownState): Promise<Finding[]> {
-  if (checks === undefined || checks.length === 0) return [];
+async function planFindings(checks: readonly Check[], plan: PlanDocument, known: KnownState, contractSets: readonly ContractSet[]): Promise<Finding[]> {
+  if (checks.length === 0) return [];
   const { judgePlanned, tenantToJudge } = await import('../pipeline/check.ts');
+  const desired = new Map<string, Map<string, { readonly fields: ContractFields }>>();
+  for (const set of contractSets) {
+    const byId = desired.get(set.tenant) ?? new Map<string, { readonly fields: ContractFields }>();
+    desired.set(set.tenant, byId);
+    for (const contract of set.contracts) byId.set(contract.id, contract);
+  }
   const verdicts = await Promise.all(
-    plan.tenants.map((tenant) => judgePlanned(checks, tenantToJudge(tenant.tenant, known.get(tenant.tenant) ?? new Map(), tenant.contracts))),
+    plan.tenants.map((tenant) =>
+      judgePlanned(checks, tenantToJudge(tenant.tenant, known.get(tenant.tenant) ?? new Map(), tenant.contracts, desired.get(tenant.tenant) ?? new Map())),
+    ),
   );
   return verdicts.flatMap((verdict) => verdict.shownFindings);
 }
@@ -177,7 +187,7 @@ async function livePlan(
       lockTimeoutMs: 0,
       runId: engine.runId,
       ...(touched ? { touched } : {}),
-      ...(effects.checks ? { checks: effects.checks } : {}),
+      checks: runChecksOf(input.policies, effects),
     },
     // A preview never touches the state store: it learns live.
     {
@@ -213,7 +223,7 @@ async function streamedPlan(
   // Tenant by tenant, each read from the store, planned and checked before the next.
   effects.onEvent?.({ type: 'phase', phase: 'read-known', known: 'store' });
   effects.onEvent?.({ type: 'phase', phase: 'plan' });
-  const checks = effects.checks ?? [];
+  const checks = runChecksOf(opened.policies, effects);
   effects.onEvent?.({ type: 'phase', phase: 'check' });
   const findings: Finding[] = [];
   const knownOf = new Map<string, KnownContracts>();
@@ -274,13 +284,17 @@ async function checkingSink(sink: PlanSink, checks: readonly Check[], knownOf: M
     tenant(tenant) {
       const out = sink.tenant(tenant);
       const contracts: PlanContract[] = [];
+      const desired = new Map<string, { readonly fields: ContractFields }>();
       return {
+        desired(contract) {
+          desired.set(contract.id, contract);
+        },
         contract(contract) {
           contracts.push(contract);
           out.contract(contract);
         },
         async end(counts) {
-          const verdict = await judgePlanned(checks, tenantToJudge(tenant, knownOf.get(tenant) ?? new Map(), contracts));
+          const verdict = await judgePlanned(checks, tenantToJudge(tenant, knownOf.get(tenant) ?? new Map(), contracts, desired));
           knownOf.delete(tenant);
           found.push(...verdict.shownFindings);
           await out.end(counts);

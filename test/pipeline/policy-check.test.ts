@@ -1,0 +1,112 @@
+/**
+ * The config's policy rules as a check of the tenant pipeline (engine/pipeline/checks.ts
+ * policyCheck): one evaluator for plan and apply, a deny that stops the whole apply (nothing sent
+ * for any tenant), the plan failing with the findings shown, and an unexpired exception that turns
+ * a deny into a finding shown and not failing.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { run, systemClock, type RunEffects } from '../../engine/index.ts';
+import { startEmulator, type Emulator } from '../../emulator/index.ts';
+import { createRepo, type TestRepo } from '../git/helpers.ts';
+import { runCli } from '../helpers/cli.ts';
+import { createFleet, fleetRepoFiles, fleetSeed, requestLog } from '../helpers/fleet.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const fleet = createFleet(2, 4);
+const [TENANT, CHANGED] = [...fleet.changed].find(([, ids]) => ids.size > 0)!;
+const DENIED = [...CHANGED][0]!;
+
+/** Denies any change to one contract; `exception`: an exception for it, expiring on that date. */
+function policies(exception?: string): string {
+  return [
+    'policies:',
+    '  - name: frozen-contract',
+    '    on: change',
+    '    validations:',
+    `      - expression: 'id != "${DENIED}"'`,
+    '        messageExpression: \'"contract " + id + " is frozen"\'',
+    '    action: deny',
+    ...(exception === undefined
+      ? []
+      : [
+          'policyExceptions:',
+          '  - policy: frozen-contract',
+          `    contracts: ["${TENANT}/${DENIED}"]`,
+          '    owner: jane@example.com',
+          '    reason: the freeze is lifted',
+          `    expires: ${exception}`,
+        ]),
+    '',
+  ].join('\n');
+}
+
+let emulator: Emulator;
+let repo: TestRepo;
+
+beforeEach(async () => {
+  emulator = await startEmulator(fleetSeed(fleet));
+  repo = await createRepo({ ...fleetRepoFiles(fleet, emulator, { read: true, statePath: '.contract-sync/state' }), '.gitignore': '.contract-sync/\n' });
+});
+
+afterEach(async () => {
+  await emulator.close();
+  await repo.cleanup();
+});
+
+async function withPolicies(exception?: string): Promise<void> {
+  const config = path.join(repo.dir, 'contract-sync.yaml');
+  await writeFile(config, `${await readFile(config, 'utf8')}${policies(exception)}`);
+}
+
+function effects(): RunEffects {
+  return { cwd: repo.dir, env: { ...fleet.env, PATH: process.env.PATH ?? '' }, clock: systemClock, confirm: async () => true };
+}
+
+const APPLY = { kind: 'apply', where: { repo: '.' }, lockTimeoutMs: 5000, removals: { allow: false }, scope: 'every-contract', mode: 'send' } as const;
+const FINDING = `denied         frozen-contract  ${TENANT}/${DENIED}`;
+
+describe('policy rules in the check stage', () => {
+  it('plan shows the deny with the contract and fails; the JSON plan carries it', async () => {
+    await withPolicies();
+
+    const text = await runCli(['plan', '--full', '--repo', repo.dir], ROOT);
+    const json = await runCli(['plan', '--full', '--format', 'json', '--repo', repo.dir], ROOT);
+
+    expect(text.stdout).toContain(`\n1 finding: 1 denied\n  ${FINDING} (`);
+    expect(text.stdout).toContain(`): contract ${DENIED} is frozen\n`);
+    expect(text.code).toBe(1);
+    expect(JSON.parse(json.stdout).findings).toEqual([
+      expect.objectContaining({ check: 'frozen-contract', action: 'deny', tenant: TENANT, contractId: DENIED }),
+    ]);
+    expect(json.code).toBe(1);
+  });
+
+  it('apply sends nothing for any tenant when a rule denies one contract', async () => {
+    await withPolicies();
+    const before = (await requestLog(emulator)).filter((entry) => entry.method === 'PATCH').length;
+
+    const outcome = await run(APPLY, effects());
+
+    expect(outcome.kind).toBe('applied');
+    if (outcome.kind !== 'applied') return;
+    expect(outcome.report.summary.applied).toBe(0);
+    expect(outcome.report.tenants.every((tenant) => tenant.error?.startsWith(`not applied: frozen-contract denies ${TENANT}/${DENIED}`))).toBe(true);
+    expect((await requestLog(emulator)).filter((entry) => entry.method === 'PATCH').length).toBe(before);
+  });
+
+  it('an unexpired exception shows the finding as excepted and lets the apply send', async () => {
+    await withPolicies('2999-01-01');
+
+    const outcome = await run(APPLY, effects());
+    const text = await runCli(['plan', '--full', '--repo', repo.dir], ROOT);
+
+    expect(outcome.kind).toBe('applied');
+    if (outcome.kind !== 'applied') return;
+    expect(outcome.report.tenants.flatMap((tenant) => [tenant.error, ...tenant.failures.map((failure) => failure.reason)]).filter(Boolean)).toEqual([]);
+    expect(outcome.report.summary.applied).toBe(outcome.report.summary.changed);
+    expect(outcome.report.findings).toEqual([expect.objectContaining({ check: 'frozen-contract', exception: expect.objectContaining({ state: 'excepted' }) })]);
+    expect(text.code).toBe(0);
+  });
+});
