@@ -46,7 +46,9 @@ export type TenantToJudge = Pick<PlannedTenant, 'tenant' | 'error' | 'previousRu
  * nothing is sent for it whatever the checks say.
  */
 export async function judgePlanned(checks: readonly Check[], tenant: TenantToJudge, logger?: Logger): Promise<CheckVerdict> {
-  const desired = (contractId: string): ContractFields | undefined => tenant.desired.get(contractId)?.fields;
+  function desired(contractId: string): ContractFields | undefined {
+    return tenant.desired.get(contractId)?.fields;
+  }
   const fresh = new Map(tenant.planned.map((contract) => [contract.id, contract]));
   const refusedContracts = new Map<string, RefusedContract>();
   const findings: Finding[] = [];
