@@ -22,6 +22,14 @@ export interface Finding {
   readonly message: string;
   /** A policy exception that matches it (policyExceptions in the config); absent for every other finding. */
   readonly exception?: FindingException;
+  /** An `override` finding lifted for this run (`--override-policy NAME --reason TEXT`): who lifted it, and why. */
+  readonly overridden?: FindingOverride;
+}
+
+export interface FindingOverride {
+  readonly reason: string;
+  /** The CI's user (GITHUB_ACTOR, GITLAB_USER_LOGIN), else the OS user. */
+  readonly by: string;
 }
 
 /**
@@ -37,7 +45,7 @@ export interface FindingException {
   readonly expires: string;
 }
 
-/** Whether a finding decides the run: every finding but one an unexpired exception covers. */
+/** Whether a finding decides the run: every finding but one an unexpired exception covers or an override lifted. */
 export function findingCounts(finding: Finding): boolean {
-  return finding.exception?.state !== 'excepted';
+  return finding.exception?.state !== 'excepted' && finding.overridden === undefined;
 }

@@ -117,6 +117,13 @@ export function removalGuardCheck(limits: RemovalLimits): Check {
   };
 }
 
+/** `--override-policy NAME ... --reason TEXT`: the `override` rules a run that sends lifts, recorded with who and why. */
+export interface PolicyOverrides {
+  readonly policies: readonly string[];
+  readonly reason: string;
+  readonly by: string;
+}
+
 /**
  * The config's policy rules (engine/policy/): `on: contract` rules over every planned contract's
  * desired fields, `on: change` rules over those with ops, each with what was known of it. A deny
@@ -124,7 +131,12 @@ export function removalGuardCheck(limits: RemovalLimits): Check {
  * send nothing. The same evaluator validate uses, so that the same rules on the same contract give
  * the same findings in every run. `today` (UTC, from the run's clock) judges the exceptions.
  */
-export function policyCheck(policies: CompiledPolicies, today: string): Check {
+export function policyCheck(policies: CompiledPolicies, today: string, overrides?: PolicyOverrides): Check {
+  /** An `override` finding of a rule the run lifts carries who lifted it and why; any other finding is as found. */
+  function lifted(finding: Finding): Finding {
+    if (overrides === undefined || finding.action !== 'override' || !overrides.policies.includes(finding.check)) return finding;
+    return { ...finding, overridden: { reason: overrides.reason, by: overrides.by } };
+  }
   return {
     name: 'policy',
     at: 'planned',
@@ -136,10 +148,10 @@ export function policyCheck(policies: CompiledPolicies, today: string): Check {
         const object = desired(contract.id);
         if (object === undefined) continue;
         const subject = { tenant, id: contract.id, object, file: contract.file, line: contract.line };
-        findings.push(...evaluateContractPolicies(policies, subject, { today }));
+        findings.push(...evaluateContractPolicies(policies, subject, { today }).map(lifted));
         if (contract.ops.length === 0) continue;
         const change = { ...subject, oldObject: known.get(contract.id)?.fields ?? null, knownFrom: contract.knownFrom, ops: contract.ops };
-        findings.push(...evaluateChangePolicies(policies, change, { today }));
+        findings.push(...evaluateChangePolicies(policies, change, { today }).map(lifted));
       }
       return findings;
     },

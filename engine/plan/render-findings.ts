@@ -10,13 +10,14 @@ import { plural } from '../text/plural.ts';
 import { escapeForTerminal } from '../text/text-escape.ts';
 
 /** How a finding counts: its action, or `excepted` when an unexpired policy exception covers it. */
-type Verdict = FindingAction | 'excepted';
+type Verdict = FindingAction | 'excepted' | 'overridden';
 
-const ORDER: readonly Verdict[] = ['deny', 'override', 'warn', 'excepted'];
+const ORDER: readonly Verdict[] = ['deny', 'override', 'warn', 'overridden', 'excepted'];
 
-const WORD: Readonly<Record<Verdict, string>> = { deny: 'denied', override: 'needs override', warn: 'warning', excepted: 'excepted' };
+const WORD: Readonly<Record<Verdict, string>> = { deny: 'denied', override: 'needs override', warn: 'warning', overridden: 'overridden', excepted: 'excepted' };
 
 function verdictOf(finding: Finding): Verdict {
+  if (finding.overridden !== undefined) return 'overridden';
   return findingCounts(finding) ? finding.action : 'excepted';
 }
 
@@ -27,7 +28,8 @@ function ordered(findings: readonly Finding[]): Finding[] {
 
 /** What a finding says: its message, and the exception that matches it. */
 function said(finding: Finding): string {
-  return finding.message + describeException(finding);
+  const lifted = finding.overridden === undefined ? '' : ` (overridden by ${finding.overridden.by}: ${finding.overridden.reason})`;
+  return finding.message + describeException(finding) + lifted;
 }
 
 /** `acme/4711 (contracts/acme.yaml:3)`, `acme`. */
@@ -52,7 +54,7 @@ export function renderFindingsText(findings: readonly Finding[] | undefined, opt
   function paint(sgr: string, text: string): string {
     return options.color ? `\u001b[${sgr}m${text}\u001b[0m` : text;
   }
-  const style: Readonly<Record<Verdict, string>> = { deny: '31', override: '33', warn: '33', excepted: '2' };
+  const style: Readonly<Record<Verdict, string>> = { deny: '31', override: '33', warn: '33', overridden: '2', excepted: '2' };
   const lines = ordered(findings).map(
     (finding) =>
       `  ${paint(style[verdictOf(finding)], WORD[verdictOf(finding)].padEnd(14))} ${escapeForTerminal(finding.check)}  ${subject(finding, escapeForTerminal)}: ${escapeForTerminal(said(finding))}`,
@@ -63,7 +65,7 @@ export function renderFindingsText(findings: readonly Finding[] | undefined, opt
 /** The markdown section, before the contracts: a heading and one list item a finding; '' when there is none. */
 export function renderFindingsMarkdown(findings: readonly Finding[] | undefined): string {
   if (findings === undefined || findings.length === 0) return '';
-  const mark: Readonly<Record<Verdict, string>> = { deny: '⛔', override: '🔒', warn: '⚠️', excepted: '☑️' };
+  const mark: Readonly<Record<Verdict, string>> = { deny: '⛔', override: '🔒', warn: '⚠️', overridden: '🔓', excepted: '☑️' };
   const items = ordered(findings).map(
     (finding) =>
       `- ${mark[verdictOf(finding)]} **${WORD[verdictOf(finding)]}** · ${escapeInline(finding.check)} · ${subject(finding, escapeInline)}: ${escapeInline(said(finding))}\n`,

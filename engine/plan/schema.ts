@@ -125,6 +125,13 @@ export function planSchema(): JsonSchema {
             required: ['state', 'owner', 'reason', 'expires'],
             additionalProperties: false,
           },
+          overridden: {
+            type: 'object',
+            description: 'An override finding lifted for the run (--override-policy NAME --reason TEXT): why, and who ran it.',
+            properties: { reason: { type: 'string' }, by: { type: 'string' } },
+            required: ['reason', 'by'],
+            additionalProperties: false,
+          },
         },
         required: ['check', 'action', 'tenant', 'message'],
         additionalProperties: false,

@@ -12,7 +12,7 @@ import type { InterruptedCount } from '../apply/interrupted.ts';
 import type { Scope } from '../auth/index.ts';
 import { restrictToContracts } from '../desired/target.ts';
 import type { PlanDocument } from '../plan/types.ts';
-import { runChecksOf } from './checks.ts';
+import { overrideProblem, runChecksOf } from './checks.ts';
 import { commitCheck } from './commit-check.ts';
 import { desiredProblems, readScopes, readWholeInput, withRunInput, type OpenedInput, type RunInput } from './input.ts';
 import type { LazyStore } from './lazy-store.ts';
@@ -148,6 +148,8 @@ async function applyInput(
     return { kind: 'refused', message: '--refresh needs reads; configure api.read (e.g. read: { path: "/contract/{id}" })' };
   }
 
+  const overridden = overrideProblem(input.policies, request.overrides);
+  if (overridden !== undefined) return { kind: 'refused', message: overridden };
   const tenantScopes = input.scopes;
   const scopeList = [...(tenantScopes?.values() ?? [])];
   const sent = await runPipeline(
@@ -173,7 +175,7 @@ async function applyInput(
         ...(tenantScopes ? { filesRead: filesReadByTenant(tenantScopes) } : {}),
         ...(narrowed ? { narrowed } : {}),
         removals: removalLimits(request.removals, config.safety),
-        checks: runChecksOf(input.policies, effects),
+        checks: runChecksOf(input.policies, effects, request.overrides),
         ...(tenantScopes && opened.repository && source.commit
           ? { checkUnderLock: commitCheck(opened.repository, source.commit, tenantScopes, config.desired.paths) }
           : {}),

@@ -15,7 +15,7 @@ import { createPlan } from '../plan/create-plan.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { removalLimits, runPipeline, type PipelineRunRequest, type PipelineRunResult, type SharedTenantRun } from './pipeline-run.ts';
 import { openSharedRun, sharedTenantRun, sharedTenantsOf } from './shared-workers.ts';
-import { runChecksOf } from './checks.ts';
+import { overrideProblem, runChecksOf } from './checks.ts';
 import { desiredProblems, readWholeInput, withRunInput, type RunTargeting } from './input.ts';
 import { endingOf, SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunUnread, SendingRequest } from './types.ts';
@@ -59,6 +59,8 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
     // An empty shard still reports (no drift), so that a job reading --report finds one.
     effects.onEvent?.({ type: 'input', ...(input.shard ? { shard: input.shard } : {}) });
     const { config, contractSets, source } = input;
+    const overridden = overrideProblem(input.policies, request.overrides);
+    if (overridden !== undefined) return { kind: 'refused', message: overridden };
     if (config.api.read === undefined) {
       return {
         kind: 'refused',
@@ -89,7 +91,7 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
           uncommitted: input.committed === false,
           ...(input.targeting ? { narrowed: input.targeting.narrowed } : {}),
           ...(fix ? { removals: removalLimits(request.removals, config.safety) } : {}),
-          checks: runChecksOf(input.policies, effects),
+          checks: runChecksOf(input.policies, effects, request.overrides),
         },
         async before(stateStore) {
           for (const tenant of new Set(sets.map((set) => set.tenant))) {

@@ -1,7 +1,7 @@
 /** Adapter: stores a finished run in the state store's run history (docs/architecture.md section 7). */
 import type { RunReport } from '../apply/run-report.ts';
 import type { Logger } from '../log/logger.ts';
-import { startedByFromEnv, type HistoryCommand, type RunHistoryEntry, type StartedBy } from '../state/history.ts';
+import { startedByFromEnv, type HistoryCommand, type HistoryOverride, type RunHistoryEntry, type StartedBy } from '../state/history.ts';
 import type { StateStore } from '../state/types.ts';
 
 /** The history entry of a finished run. */
@@ -20,7 +20,25 @@ export function historyEntryOf(report: RunReport, command: HistoryCommand, start
       failed: tenant.failures.length,
       ...(tenant.error === undefined ? {} : { error: tenant.error }),
     })),
+    ...overridesOf(report),
   };
+}
+
+/** The policy findings the run lifted, for its history entry: `{overrides}` when there are any. */
+function overridesOf(report: RunReport): { overrides?: HistoryOverride[] } {
+  const overrides = (report.findings ?? []).flatMap((finding) =>
+    finding.overridden === undefined
+      ? []
+      : [
+          {
+            policy: finding.check,
+            tenant: finding.tenant,
+            ...(finding.contractId === undefined ? {} : { contractId: finding.contractId }),
+            ...finding.overridden,
+          },
+        ],
+  );
+  return overrides.length > 0 ? { overrides } : {};
 }
 
 /**

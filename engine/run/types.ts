@@ -43,6 +43,13 @@ export interface SendingRequest {
   readonly lockTimeoutMs: number;
   /** The removal guard: `--max-removals` (default: the config's safety.maxRemovals) and `--allow-removals`. */
   readonly removals: { readonly max?: number; readonly allow: boolean };
+  /** `--override-policy NAME ... --reason TEXT`: policy rules of action `override` lifted for this run, recorded in its history. */
+  readonly overrides?: PolicyOverrideRequest;
+}
+
+export interface PolicyOverrideRequest {
+  readonly policies: readonly string[];
+  readonly reason: string;
 }
 
 /** The process a run lives in: its working directory and environment (secrets, CI variables). */

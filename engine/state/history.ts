@@ -43,6 +43,16 @@ export interface RunHistoryEntry {
   readonly commit: string | null;
   readonly startedBy: StartedBy;
   readonly tenants: readonly HistoryTenant[];
+  /** Policy findings the run lifted (`--override-policy`): the rule, the contract, the reason and who lifted it. Absent when none. */
+  readonly overrides?: readonly HistoryOverride[];
+}
+
+export interface HistoryOverride {
+  readonly policy: string;
+  readonly tenant: string;
+  readonly contractId?: string;
+  readonly reason: string;
+  readonly by: string;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

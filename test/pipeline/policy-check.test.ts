@@ -18,8 +18,8 @@ const fleet = createFleet(2, 4);
 const [TENANT, CHANGED] = [...fleet.changed].find(([, ids]) => ids.size > 0)!;
 const DENIED = [...CHANGED][0]!;
 
-/** Denies any change to one contract; `exception`: an exception for it, expiring on that date. */
-function policies(exception?: string): string {
+/** Denies any change to one contract (or asks for an override); `exception`: an exception for it, expiring on that date. */
+function policies(exception?: string, action = 'deny'): string {
   return [
     'policies:',
     '  - name: frozen-contract',
@@ -27,7 +27,7 @@ function policies(exception?: string): string {
     '    validations:',
     `      - expression: 'id != "${DENIED}"'`,
     '        messageExpression: \'"contract " + id + " is frozen"\'',
-    '    action: deny',
+    `    action: ${action}`,
     ...(exception === undefined
       ? []
       : [
@@ -55,9 +55,9 @@ afterEach(async () => {
   await repo.cleanup();
 });
 
-async function withPolicies(exception?: string): Promise<void> {
+async function withPolicies(exception?: string, action?: string): Promise<void> {
   const config = path.join(repo.dir, 'contract-sync.yaml');
-  await writeFile(config, `${await readFile(config, 'utf8')}${policies(exception)}`);
+  await writeFile(config, `${await readFile(config, 'utf8')}${policies(exception, action)}`);
 }
 
 function effects(): RunEffects {
@@ -108,5 +108,38 @@ describe('policy rules in the check stage', () => {
     expect(outcome.report.summary.applied).toBe(outcome.report.summary.changed);
     expect(outcome.report.findings).toEqual([expect.objectContaining({ check: 'frozen-contract', exception: expect.objectContaining({ state: 'excepted' }) })]);
     expect(text.code).toBe(0);
+  });
+
+  it('an override rule stops the apply until --override-policy lifts it with a reason, recorded in the history with who ran it', async () => {
+    await withPolicies(undefined, 'override');
+    const env = { ...fleet.env, PATH: process.env.PATH ?? '', GITHUB_ACTIONS: 'true', GITHUB_ACTOR: 'jane' };
+
+    const stopped = await run(APPLY, effects());
+    const lifted = await run({ ...APPLY, overrides: { policies: ['frozen-contract'], reason: 'approved in CMS-7' } }, { ...effects(), env });
+
+    expect(stopped.kind === 'applied' && stopped.report.summary.applied).toBe(0);
+    expect(lifted.kind).toBe('applied');
+    if (lifted.kind !== 'applied') return;
+    expect(lifted.report.summary.applied).toBe(lifted.report.summary.changed);
+    expect(lifted.report.findings).toEqual([expect.objectContaining({ check: 'frozen-contract', overridden: { reason: 'approved in CMS-7', by: 'jane' } })]);
+    const history = await runCli(['state', 'history', '--format', 'json', '--repo', repo.dir], ROOT);
+    const runs = (JSON.parse(history.stdout) as { runs: { runId: string; overrides?: unknown }[] }).runs;
+    expect(runs.find((entry) => entry.runId === lifted.report.runId)?.overrides).toEqual([
+      { policy: 'frozen-contract', tenant: TENANT, contractId: DENIED, reason: 'approved in CMS-7', by: 'jane' },
+    ]);
+  });
+
+  it('refuses an override of a rule the config does not have, or without a reason, before anything is read or sent', async () => {
+    await withPolicies(undefined, 'override');
+
+    const unknown = await run({ ...APPLY, overrides: { policies: ['frozen-contracts'], reason: 'x' } }, effects());
+    const usage = await runCli(['apply', '--repo', repo.dir, '--override-policy', 'frozen-contract', '--auto-approve'], ROOT);
+
+    expect(unknown).toEqual({
+      kind: 'refused',
+      message: '--override-policy frozen-contracts: the config has no policy rule frozen-contracts (did you mean frozen-contract?); nothing sent',
+    });
+    expect(usage.code).toBe(1);
+    expect(usage.stderr).toContain('--override-policy needs --reason TEXT');
   });
 });
