@@ -9,6 +9,7 @@ import { renderRunSummary, type RunReport } from '../../engine/apply/run-report.
 import { createDriftReport, renderDriftMarkdown, renderDriftText } from '../../engine/drift/index.ts';
 import type { ContractSet } from '../../engine/desired/types.ts';
 import { createPlan } from '../../engine/plan/create-plan.ts';
+import { renderPlanAnnotations } from '../../engine/plan/render-github.ts';
 import { renderPlanMarkdown } from '../../engine/plan/render-markdown.ts';
 import { renderPlanText } from '../../engine/plan/render-text.ts';
 import type { KnownState } from '../../engine/state/types.ts';
@@ -138,6 +139,10 @@ describe.each(ACTIVE_CHARACTERS.map((char) => [hex(char), char]))('%s in every l
   it('drift text and markdown', () => {
     expect(rawIn(renderDriftText(drift))).toEqual([]);
     expect(rawIn(renderDriftMarkdown(drift))).toEqual([]);
+  });
+
+  it('plan annotations (--format github)', () => {
+    expect(rawIn(renderPlanAnnotations(plan))).toEqual([]);
   });
 
   it('the run summary', () => {
