@@ -1,0 +1,88 @@
+/**
+ * Issue 41, item 4: hostile inputs are refused with one clear line naming where, exit 1, nothing
+ * sent: contracts past their key and item bounds, FIFOs and devices where a file is read, invisible
+ * and bidi characters in ContractIds, CONTRACT_SYNC_* variables, control characters in the config.
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CONTRACT_BOUNDS } from '../../engine/desired/contract-bounds.ts';
+import { parseDesiredFile, parseDesiredFileExactly } from '../../engine/desired/parse-file.ts';
+import { runCli } from '../helpers/cli.ts';
+import { configYaml, writeTree } from '../helpers/files.ts';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
+});
+
+async function repoWith(files: Record<string, string>, config = configYaml(['acme'])): Promise<string> {
+  const { dir, cleanup } = await writeTree({ 'contract-sync.yaml': config, ...files });
+  cleanups.push(cleanup);
+  await mkdir(path.join(dir, '.git'));
+  return dir;
+}
+
+function manyKeys(count: number): string {
+  let text = 'tenant: acme\ncontracts:\n  "1":\n    Name: fine\n  "2":\n';
+  for (let index = 0; index < count; index++) text += `    k${index}: 1\n`;
+  return text;
+}
+
+function manyMembers(count: number): string {
+  let text = 'tenant: acme\ncontracts:\n  "7":\n    Company:\n';
+  for (let index = 0; index < count; index++) text += `      - { Id: ${index}, RelationType: Supplier }\n`;
+  return text;
+}
+
+describe('keys and items per contract are bounded', () => {
+  it.each([
+    [
+      'a contract with one key past the bound',
+      manyKeys(CONTRACT_BOUNDS.keys + 1),
+      5,
+      'contracts.2',
+      '1,001 keys; a map in a contract holds at most 1,000: the file is read no further',
+    ],
+    [
+      'a collection with one member past the bound',
+      manyMembers(CONTRACT_BOUNDS.items + 1),
+      3,
+      'Company',
+      '10,001 items; a list in a contract holds at most 10,000: the file is read no further',
+    ],
+  ])('%s: one error at the contract, by the fast and the exact reader alike', (_case, content, line, field, message) => {
+    const file = { path: 'contracts/acme/big.yaml', content };
+
+    const fast = parseDesiredFile(file);
+    const exact = parseDesiredFileExactly(file);
+
+    expect(fast.diagnostics).toEqual([expect.objectContaining({ code: 'contract-too-large', file: file.path, line, column: 3, field, message })]);
+    expect(fast.contractSet).toBeUndefined();
+    expect(exact.diagnostics).toEqual(fast.diagnostics);
+  });
+
+  it('at the bounds exactly, the file is read as always', () => {
+    const keys = parseDesiredFile({ path: 'contracts/acme/a.yaml', content: manyKeys(CONTRACT_BOUNDS.keys) });
+    const members = parseDesiredFile({ path: 'contracts/acme/b.yaml', content: manyMembers(CONTRACT_BOUNDS.items) });
+
+    expect(keys.diagnostics).toHaveLength(CONTRACT_BOUNDS.keys);
+    expect(keys.diagnostics[0]!.message).toBe('unknown field "k0"');
+    expect(members.diagnostics).toEqual([]);
+    expect(members.contractSet?.contracts[0]!.fields.Company).toHaveLength(CONTRACT_BOUNDS.items);
+  });
+
+  it('validate on a contract of a million keys: one line naming file:line, exit 1, in seconds', async () => {
+    const dir = await repoWith({ 'contracts/acme/huge.yaml': manyKeys(1_000_000) });
+    const started = Date.now();
+
+    const run = await runCli(['validate'], dir);
+
+    expect(run.code).toBe(1);
+    expect(run.stdout + run.stderr).toContain(
+      'contracts/acme/huge.yaml:5:3  contracts.2  1,000,000 keys; a map in a contract holds at most 1,000: the file is read no further',
+    );
+    expect(run.stdout + run.stderr).not.toContain('internal error');
+    expect(Date.now() - started).toBeLessThan(60_000);
+  }, 90_000);
+});
