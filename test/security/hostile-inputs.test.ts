@@ -4,6 +4,8 @@
  * and bidi characters in ContractIds, CONTRACT_SYNC_* variables, control characters in the config.
  */
 import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CONTRACT_BOUNDS } from '../../engine/desired/contract-bounds.ts';
@@ -85,4 +87,65 @@ describe('keys and items per contract are bounded', () => {
     expect(run.stdout + run.stderr).not.toContain('internal error');
     expect(Date.now() - started).toBeLessThan(60_000);
   }, 90_000);
+});
+
+/** Invisible and bidirectional characters, as engine/text/text-escape.ts makes them visible. */
+const INVISIBLE = [
+  '\u00ad',
+  '\u061c',
+  '\u180e',
+  '\u200b',
+  '\u200c',
+  '\u200d',
+  '\u200e',
+  '\u200f',
+  '\u2028',
+  '\u2029',
+  '\u202a',
+  '\u202e',
+  '\u2060',
+  '\u2066',
+  '\u2069',
+  '\ufeff',
+  '\ufffa',
+];
+
+describe('invisible and bidirectional characters in ContractIds are refused, as U+FEFF at the edges was', () => {
+  it.each(INVISIBLE.map((char) => [`U+${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`, char]))('%s inside an id', (_name, char) => {
+    const id = `47${char}11`;
+
+    const parsed = parseDesiredFile({
+      path: 'contracts/acme/a.yaml',
+      content: `tenant: acme\ncontracts:\n  ${JSON.stringify(id)}:\n    Name: x\n  "4712":\n    Name: y\n`,
+    });
+
+    expect(parsed.diagnostics).toEqual([
+      expect.objectContaining({
+        line: 3,
+        column: 3,
+        message: expect.stringContaining(`a ContractId is non-empty, at most 256 characters, without control, invisible or bidirectional characters`),
+      }),
+    ]);
+    expect(parsed.contractSet?.contracts.map((contract) => contract.id)).toEqual(['4712']);
+  });
+
+  it('apply refuses the run before anything is sent: no request reaches the service or the identity provider', async () => {
+    const requests: string[] = [];
+    const server = createServer((request, response) => {
+      requests.push(`${request.method} ${request.url}`);
+      response.writeHead(500).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const config = configYaml(['acme']).replace('https://cms.example.com', url).replace('https://login.example.com', url);
+    const dir = await repoWith({ 'contracts/acme/a.yaml': 'tenant: acme\ncontracts:\n  "47\u200b11":\n    Name: x\n  "4712":\n    Name: y\n' }, config);
+
+    const run = await runCli(['apply', '--auto-approve'], dir, { ACME_SECRET: 'throwaway' });
+
+    expect(run.code).toBe(1);
+    expect(run.stdout + run.stderr).toContain('contracts/acme/a.yaml:3:3');
+    expect(run.stdout + run.stderr).toContain('invalid name "47\\u200b11"');
+    expect(requests).toEqual([]);
+  });
 });
