@@ -3,12 +3,15 @@
  * sent: contracts past their key and item bounds, FIFOs and devices where a file is read, invisible
  * and bidi characters in ContractIds, CONTRACT_SYNC_* variables, control characters in the config.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { resolveSecret } from '../../engine/config/secrets.ts';
 import { CONTRACT_BOUNDS } from '../../engine/desired/contract-bounds.ts';
+import { READ_LIMITS, readTextBounded } from '../../engine/io/bounded-read.ts';
 import { parseDesiredFile, parseDesiredFileExactly } from '../../engine/desired/parse-file.ts';
 import { runCli } from '../helpers/cli.ts';
 import { configYaml, writeTree } from '../helpers/files.ts';
@@ -147,5 +150,58 @@ describe('invisible and bidirectional characters in ContractIds are refused, as 
     expect(run.stdout + run.stderr).toContain('contracts/acme/a.yaml:3:3');
     expect(run.stdout + run.stderr).toContain('invalid name "47\\u200b11"');
     expect(requests).toEqual([]);
+  });
+});
+
+describe('a FIFO or a device where a file is read is refused before any byte is read', () => {
+  async function withFifo(name: string): Promise<{ dir: string; fifo: string }> {
+    const dir = await repoWith({});
+    const fifo = path.join(dir, name);
+    execFileSync('mkfifo', [fifo]);
+    return { dir, fifo };
+  }
+
+  it('validate --config FIFO: one line naming the file, exit 1, no wait for a writer', async () => {
+    const { dir } = await withFifo('pipe.yaml');
+
+    const run = await runCli(['validate', '--config', 'pipe.yaml'], dir);
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('pipe.yaml:1:1  -  cannot read the config file: it is a FIFO (named pipe), not a regular file');
+  }, 20_000);
+
+  it('apply PLAN (a FIFO): refused, nothing applied', async () => {
+    const { dir } = await withFifo('plan.json');
+
+    const run = await runCli(['apply', 'plan.json'], dir, { ACME_SECRET: 'throwaway' });
+
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('plan.json: cannot read the plan file: it is a FIFO (named pipe), not a regular file; nothing applied');
+  }, 20_000);
+
+  it('show PLAN (a FIFO or a device)', async () => {
+    const { dir } = await withFifo('plan.json');
+
+    const fifo = await runCli(['show', 'plan.json'], dir);
+    const device = await runCli(['show', '/dev/zero'], dir);
+
+    expect(fifo).toMatchObject({ code: 1, stderr: 'contract-sync show: plan.json: a FIFO (named pipe), not a regular file\n' });
+    expect(device).toMatchObject({ code: 1, stderr: 'contract-sync show: /dev/zero: a character device, not a regular file\n' });
+  }, 20_000);
+
+  it('a secret { file } that is a FIFO', async () => {
+    const { fifo } = await withFifo('secret');
+
+    const resolving = resolveSecret({ file: fifo }, { env: {}, readFile: (file) => readTextBounded(file, READ_LIMITS.secret) });
+
+    await expect(resolving).rejects.toThrow(`secret file ${fifo} is a FIFO (named pipe), not a regular file`);
+  });
+
+  it('a directory is still a directory (show says so, as before)', async () => {
+    const dir = await repoWith({ 'plans/.keep': '' });
+
+    const run = await runCli(['show', 'plans'], dir);
+
+    expect(run.stderr).toBe('contract-sync show: plans: a directory, not a plan file\n');
   });
 });
