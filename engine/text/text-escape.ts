@@ -34,3 +34,8 @@ export function escapeForTerminal(text: string): string {
 export function quoteForDisplay(value: unknown): string {
   return escapeForTerminal(JSON.stringify(value) ?? String(value));
 }
+
+/** Whether `text` holds a character escapeForTerminal would make visible: a control, bidi or zero-width one. */
+export function hasActiveCharacter(text: string): boolean {
+  return ANY_ACTIVE.test(text);
+}

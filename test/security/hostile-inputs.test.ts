@@ -205,3 +205,61 @@ describe('a FIFO or a device where a file is read is refused before any byte is 
     expect(run.stderr).toBe('contract-sync show: plans: a directory, not a plan file\n');
   });
 });
+
+describe('CONTRACT_SYNC_* variables are checked as strictly as their flags, and errors name the variable', () => {
+  it.each<[string, Record<string, string>, string]>([
+    [
+      'an empty tenant list',
+      { CONTRACT_SYNC_TENANT: ',,,' },
+      'CONTRACT_SYNC_TENANT ",,," holds an empty item; name each value once, separated by commas (e.g. acme,globex)',
+    ],
+    [
+      'an empty tenant in a list',
+      { CONTRACT_SYNC_TENANT: 'acme,,acme' },
+      'CONTRACT_SYNC_TENANT "acme,,acme" holds an empty item; name each value once, separated by commas (e.g. acme,globex)',
+    ],
+    ['an unknown tenant', { CONTRACT_SYNC_TENANT: 'nope' }, 'CONTRACT_SYNC_TENANT "nope" is not configured (known: acme)'],
+    ['a negative lock timeout', { CONTRACT_SYNC_LOCK_TIMEOUT: '-1' }, 'CONTRACT_SYNC_LOCK_TIMEOUT must be a number of seconds; got "-1"'],
+    ['a lock timeout that is no number', { CONTRACT_SYNC_LOCK_TIMEOUT: 'soon' }, 'CONTRACT_SYNC_LOCK_TIMEOUT must be a number of seconds; got "soon"'],
+    ['a shard out of range', { CONTRACT_SYNC_SHARD: '9/2' }, 'CONTRACT_SYNC_SHARD "9/2": the shard must be between 1 and 2'],
+    ['an unknown log level', { CONTRACT_SYNC_LOG_LEVEL: 'bogus' }, 'CONTRACT_SYNC_LOG_LEVEL must be one of debug, info, warn, error, silent; got "bogus"'],
+    ['an unknown log format', { CONTRACT_SYNC_LOG_FORMAT: 'xml' }, 'CONTRACT_SYNC_LOG_FORMAT must be one of json, text; got "xml"'],
+    [
+      'an escape in a worker name',
+      { CONTRACT_SYNC_WORKER: 'w\u001b[31m' },
+      'CONTRACT_SYNC_WORKER "w\\e[31m" holds a control, invisible or bidirectional character',
+    ],
+    [
+      'a bidi override in a run name',
+      { CONTRACT_SYNC_RUN: 'run\u202e1' },
+      'CONTRACT_SYNC_RUN "run\\u202e1" holds a control, invisible or bidirectional character',
+    ],
+  ])('%s: refused with one line, exit 1, nothing sent', async (_case, env, message) => {
+    const dir = await repoWith({ 'contracts/acme/a.yaml': 'tenant: acme\ncontracts:\n  "1":\n    Name: x\n' });
+
+    const run = await runCli(['apply', '--auto-approve'], dir, { ACME_SECRET: 'throwaway', ...env });
+
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`contract-sync apply: ${message}; see contract-sync apply --help\n`);
+    expect(run.stdout).toBe('');
+  });
+
+  it('the flag given on the command line still wins, and a blank variable is unset', async () => {
+    const dir = await repoWith({ 'contracts/acme/a.yaml': 'tenant: acme\ncontracts:\n  "1":\n    Name: x\n' });
+
+    const flagWins = await runCli(['plan', '--tenant', 'acme', '--log-format', 'text'], dir, { CONTRACT_SYNC_TENANT: ',,,', CONTRACT_SYNC_LOG_FORMAT: 'xml' });
+    const blank = await runCli(['plan'], dir, { CONTRACT_SYNC_TENANT: '  ', CONTRACT_SYNC_LOG_LEVEL: '' });
+
+    expect(flagWins.code).toBe(0);
+    expect(blank.code).toBe(0);
+  });
+
+  it('a variable that may hold a secret is never quoted or checked', async () => {
+    const dir = await repoWith({ 'contracts/acme/a.yaml': 'tenant: acme\ncontracts:\n  "1":\n    Name: x\n' });
+
+    const run = await runCli(['validate'], dir, { CONTRACT_SYNC_DATABASE_URL: 'postgres://u:throwaway\u0007@h/db' });
+
+    expect(run.code).toBe(0);
+    expect(run.stdout + run.stderr).not.toContain('throwaway');
+  });
+});
