@@ -4,6 +4,7 @@ import { COLLECTION_FIELDS, type CollectionFieldName } from '../model/fields.ts'
 import { compileSchema, type PathSegment, type SchemaCheck } from '../model/schema-validator.ts';
 import { readPlainYamlMap } from '../yaml/plain-yaml.ts';
 import { decodeYamlText, DEFAULT_YAML_LIMITS, diagnosticAt, parseYamlSource, withinStack, type SchemaProblem } from '../yaml/yaml-source.ts';
+import { hasActiveCharacter } from '../text/text-escape.ts';
 import { configPathProblems } from './paths.ts';
 import { configSchema } from './schema.ts';
 import { withKeySuggestion } from './suggest-key.ts';
@@ -78,6 +79,68 @@ function urlProblems(raw: Record<string, unknown>): SchemaProblem[] {
     }
   }
   return problems;
+}
+
+/** `U+0000`: the first character of `text` that escapeForTerminal would make visible. */
+function firstActive(text: string): string {
+  for (const char of text) {
+    if (hasActiveCharacter(char)) return `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  }
+  return '';
+}
+
+/**
+ * Every string of the config, keys included, free of control, bidi and zero-width characters: each
+ * is a single-line name, URL, path or reference (a NUL in a clientId passed validate and failed at
+ * the token endpoint after another tenant was applied). The value is never quoted: the character is
+ * named by its code point.
+ */
+function controlProblems(value: unknown, path: PathSegment[] = []): SchemaProblem[] {
+  if (typeof value === 'string') {
+    return hasActiveCharacter(value)
+      ? [
+          {
+            path,
+            code: 'config-control-character',
+            message: `holds a control, invisible or bidirectional character (${firstActive(value)}); config values are single-line text`,
+          },
+        ]
+      : [];
+  }
+  if (value === null || typeof value !== 'object') return [];
+  const problems: SchemaProblem[] = [];
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) for (const problem of controlProblems(item, [...path, index])) problems.push(problem);
+    return problems;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    if (hasActiveCharacter(key)) {
+      problems.push({
+        path: [...path, key],
+        atKey: true,
+        code: 'config-control-character',
+        message: `the key holds a control, invisible or bidirectional character (${firstActive(key)})`,
+      });
+      continue;
+    }
+    for (const problem of controlProblems(item, [...path, key])) problems.push(problem);
+  }
+  return problems;
+}
+
+function isWithin(path: readonly PathSegment[], ancestor: readonly PathSegment[]): boolean {
+  return ancestor.length <= path.length && ancestor.every((segment, index) => path[index] === segment);
+}
+
+/** `problems` without those a control problem explains: at the same place, or the secret reference holding it. */
+function withoutControlled(problems: readonly SchemaProblem[], control: readonly SchemaProblem[]): SchemaProblem[] {
+  if (control.length === 0) return [...problems];
+  return problems.filter(
+    (problem) =>
+      !control.some((found) =>
+        problem.code === 'literal-secret' ? isWithin(found.path, problem.path) : isWithin(problem.path, found.path) && isWithin(found.path, problem.path),
+      ),
+  );
 }
 
 function collectionModes(raw: RawConfig['collections']): Record<CollectionFieldName, CollectionMode> {
@@ -180,7 +243,14 @@ export function parseConfigExactly(file: string, content: Uint8Array | string): 
  */
 function parseFast(text: string): ConfigResult | undefined {
   const value = readPlainYamlMap(text, DEFAULT_YAML_LIMITS);
-  if (value === undefined || schemaProblems(value).length > 0 || urlProblems(value).length > 0 || configPathProblems(value).length > 0) return undefined;
+  if (
+    value === undefined ||
+    schemaProblems(value).length > 0 ||
+    urlProblems(value).length > 0 ||
+    configPathProblems(value).length > 0 ||
+    controlProblems(value).length > 0
+  )
+    return undefined;
   const raw: object = value;
   return { config: withDefaults(raw as RawConfig), diagnostics: [] };
 }
@@ -193,7 +263,14 @@ function parseExactly(file: string, text: string): ConfigResult {
     const message = value === null ? 'the config file is empty' : 'expected a map with api, auth and tenants';
     return { diagnostics: [...parsed.diagnostics, diagnosticAt(source, { path: [], code: 'config', message })] };
   }
-  const problems = [...schemaProblems(value), ...urlProblems(value as Record<string, unknown>), ...configPathProblems(value as Record<string, unknown>)];
+  // One message per place: a control character is the reason a value fails its pattern, or a secret reference its form.
+  const control = controlProblems(value);
+  const problems = [
+    ...withoutControlled(schemaProblems(value), control),
+    ...urlProblems(value as Record<string, unknown>),
+    ...configPathProblems(value as Record<string, unknown>),
+    ...control,
+  ];
   const diagnostics = [...parsed.diagnostics, ...problems.map((problem) => diagnosticAt(source, problem))].sort(compareDiagnostics);
   if (diagnostics.some(isError)) return { diagnostics };
   return { config: withDefaults(value as RawConfig), diagnostics };

@@ -263,3 +263,59 @@ describe('CONTRACT_SYNC_* variables are checked as strictly as their flags, and 
     expect(run.stdout + run.stderr).not.toContain('throwaway');
   });
 });
+
+describe('control, invisible and bidi characters in any config string are refused at their line', () => {
+  const BASE = configYaml(['acme']);
+
+  it.each<[string, string, string]>([
+    [
+      'a NUL in clientId',
+      BASE.replace('clientId: cs-acme', 'clientId: "cs-acme\\0x"'),
+      'contract-sync.yaml:5:15  tenants.acme.clientId  holds a control, invisible or bidirectional character (U+0000)',
+    ],
+    [
+      'an escape in the realm',
+      BASE.replace('realm: cms', 'realm: "cms\\e[2J"'),
+      'contract-sync.yaml:2:48  auth.realm  holds a control, invisible or bidirectional character (U+001B)',
+    ],
+    [
+      'a bidi override in a secret reference',
+      BASE.replace('env: ACME_SECRET', 'env: "ACME\\u202eSECRET"'),
+      'contract-sync.yaml:6:26  tenants.acme.clientSecret.env  holds a control, invisible or bidirectional character (U+202E)',
+    ],
+    [
+      'a newline in a desired path',
+      `${BASE}desired: { paths: ["contracts/**\\n/*.yaml"] }\n`,
+      'contract-sync.yaml:7:20  desired.paths[0]  holds a control, invisible or bidirectional character (U+000A)',
+    ],
+  ])('%s', async (_case, config, line) => {
+    const dir = await repoWith({}, config);
+
+    const run = await runCli(['validate'], dir, { ACME_SECRET: 'throwaway' });
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe(`${line}; config values are single-line text\n\n1 error, 0 warnings in contract-sync.yaml\n`);
+  });
+
+  it('apply with such a config sends nothing', async () => {
+    const requests: string[] = [];
+    const server = createServer((request, response) => {
+      requests.push(`${request.method} ${request.url}`);
+      response.writeHead(500).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const config = configYaml(['acme', 'globex'])
+      .replace('https://cms.example.com', url)
+      .replace('https://login.example.com', url)
+      .replace('clientId: cs-globex', 'clientId: "cs-globex\\0"');
+    const dir = await repoWith({ 'contracts/acme/a.yaml': 'tenant: acme\ncontracts:\n  "1":\n    Name: x\n' }, config);
+
+    const run = await runCli(['apply', '--auto-approve'], dir, { ACME_SECRET: 'throwaway', GLOBEX_SECRET: 'throwaway' });
+
+    expect(run.code).toBe(1);
+    expect(run.stdout + run.stderr).toContain('tenants.globex.clientId  holds a control, invisible or bidirectional character (U+0000)');
+    expect(requests).toEqual([]);
+  });
+});
