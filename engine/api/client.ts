@@ -130,23 +130,43 @@ function excerptOfText(request: ApiRequest, text: string, redactor: Redactor | u
   return flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS)}…` : flat;
 }
 
+/** A body that stopped coming and was cut off by the request's timeout: said as a timeout, not as a break. */
+class BodyTimeoutError extends Error {
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number, cause: unknown) {
+    super(`no complete answer within ${timeoutMs} ms: the body stopped coming`, { cause });
+    this.name = 'BodyTimeoutError';
+    this.timeoutMs = timeoutMs;
+  }
+}
+
 /** What of a body was read: all of it, or its first bytes when it was past the bound; undefined when it broke off. */
 interface ReadBody {
   readonly text: string;
   readonly tooLarge?: AnswerTooLargeError;
 }
 
-async function bodyOf(response: ApiAnswer): Promise<ReadBody | undefined> {
+/** A body that did not arrive whole: broken off, or stopped until the timeout. */
+interface LostBody {
+  readonly timedOut?: BodyTimeoutError;
+}
+
+async function bodyOf(response: ApiAnswer): Promise<ReadBody | LostBody> {
   try {
     return { text: await response.text() };
   } catch (error) {
-    return error instanceof AnswerTooLargeError ? { text: error.head, tooLarge: error } : undefined;
+    if (error instanceof AnswerTooLargeError) return { text: error.head, tooLarge: error };
+    return error instanceof BodyTimeoutError ? { timedOut: error } : {};
   }
 }
 
+function isRead(body: ReadBody | LostBody): body is ReadBody {
+  return 'text' in body;
+}
+
 /** `; the answer's body is larger than 16 MiB, ...`, or nothing. */
-function tooLargeNote(body: ReadBody | undefined): string {
-  return body?.tooLarge === undefined ? '' : `; ${body.tooLarge.message}`;
+function tooLargeNote(body: ReadBody | LostBody): string {
+  return isRead(body) && body.tooLarge !== undefined ? `; ${body.tooLarge.message}` : '';
 }
 
 /** A proxy's or gateway's page rather than the service's answer: the service publishes no HTML. */
@@ -179,7 +199,7 @@ async function failure(request: ApiRequest, response: ApiAnswer, options: ApiCli
   const quotaPolicy = parseQuotaPolicy(response.headers);
   const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), now) ?? (rateLimit && rateLimit.remaining < 1 ? rateLimit.resetMs : undefined);
   const body = await bodyOf(response);
-  const text = body?.text ?? '';
+  const text = isRead(body) ? body.text : '';
   const excerpt = excerptOfText(request, text, options.redactor);
   const html = isHtml(response, text);
   const what = html ? `unexpected answer ${statusLine(response)} (an HTML page) from ${new URL(request.url).origin}` : statusLine(response);
@@ -209,10 +229,16 @@ async function failure(request: ApiRequest, response: ApiAnswer, options: ApiCli
 export async function checkPatchResponse(request: ApiRequest, response: ApiAnswer, options: ApiClientOptions): Promise<ApiOutcome> {
   if (!response.ok) throw await failure(request, response, options, isAmbiguousPatchStatus(response.status));
   // A 204 has no body to wait for; any other answer is read, to tell an empty 200 from the rest.
-  const body = response.status === 204 ? { text: '' } : await bodyOf(response);
-  if (response.status !== 204 && !(response.status === 200 && body?.tooLarge === undefined && body?.text.trim() === '')) {
-    const excerpt = excerptOfText(request, body?.text ?? '', options.redactor);
-    const what = body === undefined ? ' whose body broke off' : isHtml(response, body.text) ? ' (an HTML page)' : '';
+  const body: ReadBody | LostBody = response.status === 204 ? { text: '' } : await bodyOf(response);
+  if (response.status !== 204 && !(response.status === 200 && isRead(body) && body.tooLarge === undefined && body.text.trim() === '')) {
+    const excerpt = excerptOfText(request, isRead(body) ? body.text : '', options.redactor);
+    const what = isRead(body)
+      ? isHtml(response, body.text)
+        ? ' (an HTML page)'
+        : ''
+      : body.timedOut !== undefined
+        ? ` whose body stopped coming (no complete answer within ${body.timedOut.timeoutMs} ms)`
+        : ' whose body broke off';
     // Resendable only as any ambiguous failure is: a Replace-only patch; Add/Remove are settled by a read.
     throw new ApiError(
       `${describe(request)}: unexpected answer ${statusLine(response)}${what} from ${new URL(request.url).origin}${excerpt ? `: ${excerpt}` : ''}${tooLargeNote(body)}`,
@@ -242,7 +268,10 @@ export async function checkReadResponse(request: ApiRequest, response: ApiAnswer
     if (error instanceof AnswerTooLargeError) {
       throw new ApiError(`${describe(request)}: ${error.message}`, { kind: 'permanent', status: response.status, excerpt: '', ambiguous: false, cause: error });
     }
-    // The body broke off (reset, timeout): the answer is lost, not wrong; a read may be repeated.
+    // The body broke off (reset) or stopped until the timeout: the answer is lost, not wrong; a read may be repeated.
+    if (error instanceof BodyTimeoutError) {
+      throw new ApiError(`${describe(request)}: ${error.message}`, { kind: 'retryable', status: null, excerpt: '', ambiguous: true, cause: error });
+    }
     throw new ApiError(`${describe(request)}: the answer broke off`, { kind: 'retryable', status: null, excerpt: '', ambiguous: true, cause: error });
   }
   let body: unknown;
@@ -327,7 +356,10 @@ async function send(request: ApiRequest, options: ApiClientOptions): Promise<Api
   const signal = AbortSignal.timeout(options.timeoutMs);
   try {
     const maxBodyBytes = options.maxAnswerBytes ?? ANSWER_LIMITS.api;
-    return await (options.fetch === undefined ? sendOverHttp(request, signal, maxBodyBytes) : sendOverFetch(options.fetch, request, signal, maxBodyBytes));
+    const answer = await (options.fetch === undefined
+      ? sendOverHttp(request, signal, maxBodyBytes)
+      : sendOverFetch(options.fetch, request, signal, maxBodyBytes));
+    return timedBody(answer, signal, options.timeoutMs);
   } catch (error) {
     const timedOut = signal.aborted;
     const notConnected = error instanceof NotConnectedError;
@@ -338,6 +370,20 @@ async function send(request: ApiRequest, options: ApiClientOptions): Promise<Api
       : describeNetworkError(notConnected ? error.cause : error);
     return Promise.reject(new ApiError(`${describe(request)}: ${what}`, { kind: 'retryable', status: null, excerpt: '', ambiguous, cause: error }));
   }
+}
+
+/** `answer` whose body, when the timeout cuts it off, rejects with a BodyTimeoutError rather than as a break. */
+function timedBody(answer: ApiAnswer, signal: AbortSignal, timeoutMs: number): ApiAnswer {
+  return {
+    status: answer.status,
+    statusText: answer.statusText,
+    ok: answer.ok,
+    headers: answer.headers,
+    text: () =>
+      answer.text().catch((error: unknown) => {
+        throw signal.aborted ? new BodyTimeoutError(timeoutMs, error) : error;
+      }),
+  };
 }
 
 export function createApiClient(options: ApiClientOptions): ApiClient {
