@@ -155,6 +155,19 @@ function valueProblems(value: object, contracts: Contracts, extra: readonly Sche
   return problems;
 }
 
+/** A selected path that is not a regular file: said, never skipped silently, never opened. */
+function skippedWarning(file: string, kind: string): Diagnostic {
+  return {
+    severity: 'warning',
+    code: 'not-a-regular-file',
+    file,
+    line: 1,
+    column: 1,
+    field: '',
+    message: `not read: ${kind}, not a regular file (desired-state files are read only as regular files in the repository)`,
+  };
+}
+
 /** A contract past CONTRACT_BOUNDS, at its ContractId: the file is read no further. */
 function boundDiagnostic(file: string, position: Position, tenant: unknown, exceeded: BoundExceeded): Diagnostic {
   return {
@@ -200,6 +213,7 @@ function parseFast(file: DesiredFile, text: string, limits: YamlLimits): ParsedF
 
 /** Reads a desired-state file: the fast way when it can vouch for the result, else with the `yaml` package. */
 export function parseDesiredFile(file: DesiredFile, limits: YamlLimits = DEFAULT_YAML_LIMITS): ParsedFile {
+  if (file.skipped !== undefined) return { diagnostics: [skippedWarning(file.path, file.skipped)] };
   const text = decodeYamlText(file.path, file.content, limits);
   if (typeof text !== 'string') return { diagnostics: [text] };
   return withinStack(file.path, () => parseFast(file, text, limits) ?? parseExactly(file, text, limits));

@@ -4,7 +4,7 @@
  * and bidi characters in ContractIds, CONTRACT_SYNC_* variables, control characters in the config.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, symlink } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -318,4 +318,29 @@ describe('control, invisible and bidi characters in any config string are refuse
     expect(run.stdout + run.stderr).toContain('tenants.globex.clientId  holds a control, invisible or bidirectional character (U+0000)');
     expect(requests).toEqual([]);
   });
+});
+
+describe('symbolic links and FIFOs inside the desired paths are reported, not skipped silently', () => {
+  it('validate and plan warn naming each, read neither, and go on with the regular files', async () => {
+    const dir = await repoWith({
+      'contracts/acme/a.yaml': 'tenant: acme\ncontracts:\n  "1":\n    Name: x\n',
+      'outside.yaml': 'tenant: acme\ncontracts:\n  "9":\n    Name: y\n',
+    });
+    await symlink('../../outside.yaml', path.join(dir, 'contracts/acme/link.yaml'));
+    execFileSync('mkfifo', [path.join(dir, 'contracts/acme/pipe.yaml')]);
+
+    const validate = await runCli(['validate'], dir);
+    const plan = await runCli(['plan'], dir);
+
+    const warnings = [
+      'contracts/acme/link.yaml:1:1  -  warning: not read: a symbolic link, not a regular file (desired-state files are read only as regular files in the repository)',
+      'contracts/acme/pipe.yaml:1:1  -  warning: not read: a FIFO (named pipe), not a regular file (desired-state files are read only as regular files in the repository)',
+    ];
+    expect(validate.code).toBe(0);
+    expect(validate.stdout).toBe(`${warnings.join('\n')}\n\n0 errors, 2 warnings; 1 valid contract in 3 files\n`);
+    expect(plan.code).toBe(0);
+    expect(plan.stderr).toBe(`${warnings.join('\n')}\n`);
+    expect(plan.stdout).toContain('~ 1  contracts/acme/a.yaml:3');
+    expect(plan.stdout).not.toContain('"9"');
+  }, 20_000);
 });
