@@ -183,6 +183,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       io.stderr.write(`contract-sync ${name}: ${named}; see contract-sync ${name} --help\n`);
       return EXIT.error;
     }
+    // The PostgreSQL state store went away mid-run (stopped, restarted, the session terminated): not
+    // a defect, and the run is resumable. One line, no stack.
+    if ((error as { code?: unknown } | undefined)?.code === 'state-postgres') {
+      io.stderr.write(`contract-sync ${name}: ${(error as Error).message}; run the same command again once the state store is reachable\n`);
+      return EXIT.error;
+    }
     const fileError = fileSystemErrorLine(error);
     if (fileError === undefined) throw error;
     io.stderr.write(`contract-sync ${name}: ${fileError}\n`);
