@@ -77,6 +77,7 @@ export function sendOverHttp(request: ApiRequest, signal: AbortSignal, maxBodyBy
           // The connection cannot be reused mid-body: destroying it stops the sender and frees the socket.
           response.destroy();
         }
+        response.on('error', rejectText);
         if (declaredTooLarge(response.headers['content-length'], maxBodyBytes)) {
           refuse();
           return;
@@ -85,7 +86,6 @@ export function sendOverHttp(request: ApiRequest, signal: AbortSignal, maxBodyBy
           if (!refused && !chunks.add(chunk)) refuse();
         });
         response.on('end', () => resolveText(chunks.bytes().toString('utf8')));
-        response.on('error', rejectText);
       });
       // Read or not, a body that breaks off is no unhandled rejection.
       text.catch(() => undefined);
