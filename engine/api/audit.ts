@@ -7,7 +7,7 @@
  * fetch. The body is read up to a bound.
  */
 import type { AuditConfig } from '../config/types.ts';
-import { readBodyBounded, BodyTooLargeError } from '../io/bounded-body.ts';
+import { AnswerTooLargeError, readResponseBounded } from '../io/bounded-body.ts';
 import { describeNetworkError } from '../io/network-error.ts';
 import { REDACTED, type Redactor } from '../log/logger.ts';
 import { FIELD_NAMES } from '../model/fields.ts';
@@ -175,9 +175,9 @@ function describe(request: ApiRequest): string {
 
 async function bodyText(request: ApiRequest, response: Response, options: AuditReaderOptions): Promise<string> {
   try {
-    return await readBodyBounded(response.body, options.maxBytes ?? DEFAULT_MAX_BYTES);
+    return (await readResponseBounded(response, options.maxBytes ?? DEFAULT_MAX_BYTES)).toString('utf8');
   } catch (error) {
-    if (error instanceof BodyTooLargeError) {
+    if (error instanceof AnswerTooLargeError) {
       throw new ApiError(`${describe(request)}: ${error.message}`, { kind: 'permanent', status: response.status, excerpt: '', ambiguous: false, cause: error });
     }
     throw new ApiError(`${describe(request)}: the answer broke off`, { kind: 'retryable', status: null, excerpt: '', ambiguous: false, cause: error });

@@ -8,6 +8,7 @@
 import { readContract } from '../model/read-schema.ts';
 import type { SchemaIssue } from '../model/schema-validator.ts';
 import type { ContractFields, Op } from '../model/types.ts';
+import { ANSWER_LIMITS, AnswerTooLargeError, readResponseBounded } from '../io/bounded-body.ts';
 import { systemClock } from '../io/clock.ts';
 import { describeNetworkError, networkErrorCode } from '../io/network-error.ts';
 import { REDACTED, type Redactor } from '../log/logger.ts';
@@ -32,6 +33,8 @@ export interface ApiClientOptions {
   /** `api.conflictStatuses`: answers to a PATCH that mean "other members than known" (default [409]). */
   readonly conflictStatuses?: readonly number[];
   readonly timeoutMs: number;
+  /** The bound of one answer's body, in bytes (default ANSWER_LIMITS.api); past it the request fails naming it. */
+  readonly maxAnswerBytes?: number;
   /** `contract-sync/<version>` */
   readonly userAgent: string;
   /** One per run, sent as X-Correlation-Id so the service's audit events lead back to the run. */
@@ -127,13 +130,43 @@ function excerptOfText(request: ApiRequest, text: string, redactor: Redactor | u
   return flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS)}…` : flat;
 }
 
-/** The body, or undefined when it broke off. */
-async function bodyOf(response: ApiAnswer): Promise<string | undefined> {
-  try {
-    return await response.text();
-  } catch {
-    return undefined;
+/** A body that stopped coming and was cut off by the request's timeout: said as a timeout, not as a break. */
+class BodyTimeoutError extends Error {
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number, cause: unknown) {
+    super(`no complete answer within ${timeoutMs} ms: the body stopped coming`, { cause });
+    this.name = 'BodyTimeoutError';
+    this.timeoutMs = timeoutMs;
   }
+}
+
+/** What of a body was read: all of it, or its first bytes when it was past the bound; undefined when it broke off. */
+interface ReadBody {
+  readonly text: string;
+  readonly tooLarge?: AnswerTooLargeError;
+}
+
+/** A body that did not arrive whole: broken off, or stopped until the timeout. */
+interface LostBody {
+  readonly timedOut?: BodyTimeoutError;
+}
+
+async function bodyOf(response: ApiAnswer): Promise<ReadBody | LostBody> {
+  try {
+    return { text: await response.text() };
+  } catch (error) {
+    if (error instanceof AnswerTooLargeError) return { text: error.head, tooLarge: error };
+    return error instanceof BodyTimeoutError ? { timedOut: error } : {};
+  }
+}
+
+function isRead(body: ReadBody | LostBody): body is ReadBody {
+  return 'text' in body;
+}
+
+/** `; the answer's body is larger than 16 MiB, ...`, or nothing. */
+function tooLargeNote(body: ReadBody | LostBody): string {
+  return isRead(body) && body.tooLarge !== undefined ? `; ${body.tooLarge.message}` : '';
 }
 
 /** A proxy's or gateway's page rather than the service's answer: the service publishes no HTML. */
@@ -165,14 +198,15 @@ async function failure(request: ApiRequest, response: ApiAnswer, options: ApiCli
   const rateLimit = parseRateLimit(response.headers);
   const quotaPolicy = parseQuotaPolicy(response.headers);
   const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), now) ?? (rateLimit && rateLimit.remaining < 1 ? rateLimit.resetMs : undefined);
-  const text = (await bodyOf(response)) ?? '';
+  const body = await bodyOf(response);
+  const text = isRead(body) ? body.text : '';
   const excerpt = excerptOfText(request, text, options.redactor);
   const html = isHtml(response, text);
   const what = html ? `unexpected answer ${statusLine(response)} (an HTML page) from ${new URL(request.url).origin}` : statusLine(response);
   const isPatch = request.method === 'PATCH';
   const conflict = isPatch && (options.conflictStatuses ?? DEFAULTS.conflictStatuses).includes(response.status);
   return new ApiError(
-    `${describe(request)}: ${what}${excerpt ? `: ${excerpt}` : ''}${isPatch && response.status === 415 ? unsupportedMediaHint(request, response) : ''}`,
+    `${describe(request)}: ${what}${excerpt ? `: ${excerpt}` : ''}${isPatch && response.status === 415 ? unsupportedMediaHint(request, response) : ''}${tooLargeNote(body)}`,
     {
       kind: classifyStatus(response.status),
       status: response.status,
@@ -195,13 +229,19 @@ async function failure(request: ApiRequest, response: ApiAnswer, options: ApiCli
 export async function checkPatchResponse(request: ApiRequest, response: ApiAnswer, options: ApiClientOptions): Promise<ApiOutcome> {
   if (!response.ok) throw await failure(request, response, options, isAmbiguousPatchStatus(response.status));
   // A 204 has no body to wait for; any other answer is read, to tell an empty 200 from the rest.
-  const text = response.status === 204 ? '' : await bodyOf(response);
-  if (response.status !== 204 && !(response.status === 200 && text?.trim() === '')) {
-    const excerpt = excerptOfText(request, text ?? '', options.redactor);
-    const what = text === undefined ? ' whose body broke off' : isHtml(response, text) ? ' (an HTML page)' : '';
+  const body: ReadBody | LostBody = response.status === 204 ? { text: '' } : await bodyOf(response);
+  if (response.status !== 204 && !(response.status === 200 && isRead(body) && body.tooLarge === undefined && body.text.trim() === '')) {
+    const excerpt = excerptOfText(request, isRead(body) ? body.text : '', options.redactor);
+    const what = isRead(body)
+      ? isHtml(response, body.text)
+        ? ' (an HTML page)'
+        : ''
+      : body.timedOut !== undefined
+        ? ` whose body stopped coming (no complete answer within ${body.timedOut.timeoutMs} ms)`
+        : ' whose body broke off';
     // Resendable only as any ambiguous failure is: a Replace-only patch; Add/Remove are settled by a read.
     throw new ApiError(
-      `${describe(request)}: unexpected answer ${statusLine(response)}${what} from ${new URL(request.url).origin}${excerpt ? `: ${excerpt}` : ''}`,
+      `${describe(request)}: unexpected answer ${statusLine(response)}${what} from ${new URL(request.url).origin}${excerpt ? `: ${excerpt}` : ''}${tooLargeNote(body)}`,
       {
         kind: 'retryable',
         status: response.status,
@@ -224,7 +264,14 @@ export async function checkReadResponse(request: ApiRequest, response: ApiAnswer
   try {
     text = await response.text();
   } catch (error) {
-    // The body broke off (reset, timeout): the answer is lost, not wrong; a read may be repeated.
+    // Past the bound: the same read would answer the same, so it is not retried.
+    if (error instanceof AnswerTooLargeError) {
+      throw new ApiError(`${describe(request)}: ${error.message}`, { kind: 'permanent', status: response.status, excerpt: '', ambiguous: false, cause: error });
+    }
+    // The body broke off (reset) or stopped until the timeout: the answer is lost, not wrong; a read may be repeated.
+    if (error instanceof BodyTimeoutError) {
+      throw new ApiError(`${describe(request)}: ${error.message}`, { kind: 'retryable', status: null, excerpt: '', ambiguous: true, cause: error });
+    }
     throw new ApiError(`${describe(request)}: the answer broke off`, { kind: 'retryable', status: null, excerpt: '', ambiguous: true, cause: error });
   }
   let body: unknown;
@@ -280,10 +327,24 @@ function describeReadIssues(issues: readonly SchemaIssue[]): string {
 // undici's codes for a connection that was never made: the request cannot have been applied.
 const NOT_SENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
-/** `request` through a Fetch implementation; redirects are not followed (a followed 303 turns a PATCH into a GET). */
-function sendOverFetch(fetchImpl: typeof fetch, request: ApiRequest, signal: AbortSignal): Promise<ApiAnswer> {
+/**
+ * `request` through a Fetch implementation; redirects are not followed (a followed 303 turns a PATCH
+ * into a GET). The body is read as node:http's is, at most `maxBodyBytes` of it.
+ */
+async function sendOverFetch(fetchImpl: typeof fetch, request: ApiRequest, signal: AbortSignal, maxBodyBytes: number): Promise<ApiAnswer> {
   const { method, url, headers, body } = request;
-  return fetchImpl(new Request(url, { method, headers, ...(body === undefined ? {} : { body }), redirect: 'manual' }), { signal });
+  const response = await fetchImpl(new Request(url, { method, headers, ...(body === undefined ? {} : { body }), redirect: 'manual' }), { signal });
+  let text: Promise<string> | undefined;
+  return {
+    status: response.status,
+    statusText: response.statusText,
+    ok: response.ok,
+    headers: response.headers,
+    text() {
+      text ??= readResponseBounded(response, maxBodyBytes).then((bytes) => bytes.toString('utf8'));
+      return text;
+    },
+  };
 }
 
 /**
@@ -294,7 +355,11 @@ function sendOverFetch(fetchImpl: typeof fetch, request: ApiRequest, signal: Abo
 async function send(request: ApiRequest, options: ApiClientOptions): Promise<ApiAnswer> {
   const signal = AbortSignal.timeout(options.timeoutMs);
   try {
-    return await (options.fetch === undefined ? sendOverHttp(request, signal) : sendOverFetch(options.fetch, request, signal));
+    const maxBodyBytes = options.maxAnswerBytes ?? ANSWER_LIMITS.api;
+    const answer = await (options.fetch === undefined
+      ? sendOverHttp(request, signal, maxBodyBytes)
+      : sendOverFetch(options.fetch, request, signal, maxBodyBytes));
+    return timedBody(answer, signal, options.timeoutMs);
   } catch (error) {
     const timedOut = signal.aborted;
     const notConnected = error instanceof NotConnectedError;
@@ -305,6 +370,20 @@ async function send(request: ApiRequest, options: ApiClientOptions): Promise<Api
       : describeNetworkError(notConnected ? error.cause : error);
     return Promise.reject(new ApiError(`${describe(request)}: ${what}`, { kind: 'retryable', status: null, excerpt: '', ambiguous, cause: error }));
   }
+}
+
+/** `answer` whose body, when the timeout cuts it off, rejects with a BodyTimeoutError rather than as a break. */
+function timedBody(answer: ApiAnswer, signal: AbortSignal, timeoutMs: number): ApiAnswer {
+  return {
+    status: answer.status,
+    statusText: answer.statusText,
+    ok: answer.ok,
+    headers: answer.headers,
+    text: () =>
+      answer.text().catch((error: unknown) => {
+        throw signal.aborted ? new BodyTimeoutError(timeoutMs, error) : error;
+      }),
+  };
 }
 
 export function createApiClient(options: ApiClientOptions): ApiClient {

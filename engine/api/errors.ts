@@ -58,6 +58,21 @@ export interface ApiErrorDetails {
   readonly cause?: unknown;
 }
 
+/** `error` with `note` after its message (why it was not retried), every detail kept. */
+export function withNote(error: ApiError, note: string): ApiError {
+  return new ApiError(`${error.message}; ${note}`, {
+    kind: error.kind,
+    status: error.status,
+    excerpt: error.excerpt,
+    ambiguous: error.ambiguous,
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    conflict: error.conflict,
+    ...(error.rateLimit === undefined ? {} : { rateLimit: error.rateLimit }),
+    ...(error.quotaPolicy === undefined ? {} : { quotaPolicy: error.quotaPolicy }),
+    cause: error.cause,
+  });
+}
+
 export class ApiError extends Error {
   readonly code = 'api';
   readonly kind: ApiFailureKind;

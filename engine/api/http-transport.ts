@@ -8,6 +8,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { BoundedChunks, declaredTooLarge } from '../io/bounded-body.ts';
 
 /** A request as the client builds it: plain data, so that building one costs next to nothing. */
 export interface ApiRequest {
@@ -24,7 +25,7 @@ export interface ApiAnswer {
   readonly statusText: string;
   readonly ok: boolean;
   readonly headers: { get(name: string): string | null };
-  /** The body as text; rejects when it broke off (a reset or the timeout mid-body). */
+  /** The body as text; rejects when it broke off (a reset or the timeout mid-body), or with an AnswerTooLargeError past the bound. */
   text(): Promise<string>;
 }
 
@@ -54,10 +55,11 @@ function joined(value: string | string[] | undefined): string | null {
 }
 
 /**
- * Sends `request`; resolves once the answer's status and headers are in, its body read on. `signal`
- * aborts the request and the reading of its body.
+ * Sends `request`; resolves once the answer's status and headers are in, its body read on, at most
+ * `maxBodyBytes` of it: past that the socket is destroyed (nothing more is received) and the body's
+ * text rejects with an AnswerTooLargeError. `signal` aborts the request and the reading of its body.
  */
-export function sendOverHttp(request: ApiRequest, signal: AbortSignal): Promise<ApiAnswer> {
+export function sendOverHttp(request: ApiRequest, signal: AbortSignal, maxBodyBytes: number): Promise<ApiAnswer> {
   const url = new URL(request.url);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.reject(new TypeError(`unsupported protocol ${url.protocol}`));
   const client = url.protocol === 'https:' ? https : http;
@@ -66,11 +68,24 @@ export function sendOverHttp(request: ApiRequest, signal: AbortSignal): Promise<
   return new Promise<ApiAnswer>((resolve, reject) => {
     let connected = false;
     const sending = client.request(url, { method: request.method, headers, agent: agents[url.protocol], signal }, (response) => {
-      const chunks: Buffer[] = [];
+      const chunks = new BoundedChunks(maxBodyBytes);
       const text = new Promise<string>((resolveText, rejectText) => {
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolveText(Buffer.concat(chunks).toString('utf8')));
+        let refused = false;
+        function refuse(): void {
+          refused = true;
+          rejectText(chunks.tooLarge());
+          // The connection cannot be reused mid-body: destroying it stops the sender and frees the socket.
+          response.destroy();
+        }
         response.on('error', rejectText);
+        if (declaredTooLarge(response.headers['content-length'], maxBodyBytes)) {
+          refuse();
+          return;
+        }
+        response.on('data', (chunk: Buffer) => {
+          if (!refused && !chunks.add(chunk)) refuse();
+        });
+        response.on('end', () => resolveText(chunks.bytes().toString('utf8')));
       });
       // Read or not, a body that breaks off is no unhandled rejection.
       text.catch(() => undefined);

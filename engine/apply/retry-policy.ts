@@ -25,7 +25,8 @@ export type RetryDecision =
   | { readonly action: 'throttle'; readonly waitMs: number }
   | { readonly action: 'backoff'; readonly waitMs: number }
   | { readonly action: 'reauthenticate' }
-  | { readonly action: 'give-up' };
+  /** `reason`: why a request the service asked to retry later is not, said after its error. */
+  | { readonly action: 'give-up'; readonly reason?: string };
 
 /**
  * A service that says when to come back is not failing; it is pacing us. Its waits do not use
@@ -44,6 +45,11 @@ export function retryBudget(maxAttempts: number): RetryBudget {
   return { maxAttempts, maxThrottles: maxAttempts * THROTTLE_FACTOR };
 }
 
+/** `86400 s`, `300.001 s`: a wait as the messages say it. */
+function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(3))} s`;
+}
+
 /** The wait after `failures` failed sends: full jitter in [0, min(cap, base * 2^(failures-1))). */
 export function backoffDelay(failures: number, random: () => number): number {
   return backoffDelayMs(Math.max(0, failures - 1), { baseDelayMs: BACKOFF_BASE_MS, maxDelayMs: BACKOFF_CAP_MS, random });
@@ -59,7 +65,14 @@ export function decideRetry(error: ApiError, history: AttemptHistory, budget: Re
   if (error.kind === 'permanent') return { action: 'give-up' };
   if (error.ambiguous && !resendable) return { action: 'give-up' };
   if (error.retryAfterMs !== undefined) {
-    if (history.throttles >= budget.maxThrottles || error.retryAfterMs > MAX_THROTTLE_WAIT_MS) return { action: 'give-up' };
+    if (error.retryAfterMs > MAX_THROTTLE_WAIT_MS) {
+      const reason = `not retried: the service asked to wait ${seconds(error.retryAfterMs)} (Retry-After), longer than the ${seconds(MAX_THROTTLE_WAIT_MS)} contract-sync waits for one request; run again later`;
+      return { action: 'give-up', reason };
+    }
+    if (history.throttles >= budget.maxThrottles) {
+      const reason = `not retried: the service asked to wait ${budget.maxThrottles + 1} times (Retry-After), more than the ${budget.maxThrottles} waits retry.maxAttempts ${budget.maxAttempts} allows (${THROTTLE_FACTOR} per attempt)`;
+      return { action: 'give-up', reason };
+    }
     return { action: 'throttle', waitMs: error.retryAfterMs };
   }
   // `failures` includes this one: maxAttempts sends in all.

@@ -22,11 +22,26 @@ export function planReadLive(plan: PlanDocument): boolean {
 /**
  * `reviewed` is a contract the saved plan changes; `fresh` is the same contract planned now (from
  * the plan's commit and the known state obtained the same way), undefined when it is no longer
- * planned. The fingerprint check catches a known state that moved; comparing the ops also catches
+ * planned. The file check catches a contract the plan lists under the wrong tenant (a file declares
+ * one tenant); the fingerprint check a known state that moved; comparing the ops also catches
  * a desired state or a planner that changed, so that what is sent is exactly what was reviewed.
  */
 export function judgeReviewed(reviewed: PlanContract, fresh: PlanContract | undefined): ReviewVerdict {
-  if (fresh === undefined) return { kind: 'stale', reason: `stale plan: the contract is no longer in the desired state at the plan's commit; ${PLAN_AGAIN}` };
+  // Where the plan says the contract is declared, so that a contract of another tenant (its file
+  // declares that tenant) or a file edited since is named as such, never as a known state that moved.
+  const listed = `${reviewed.file}:${reviewed.line}`;
+  if (fresh === undefined) {
+    return {
+      kind: 'stale',
+      reason: `stale plan: at the plan's commit this tenant declares no contract ${reviewed.id}, which the plan lists from ${listed}; ${PLAN_AGAIN}`,
+    };
+  }
+  if (fresh.file !== reviewed.file) {
+    return {
+      kind: 'stale',
+      reason: `stale plan: the plan lists contract ${reviewed.id} from ${listed}, but at the plan's commit this tenant declares it in ${fresh.file}:${fresh.line} (the plan carries another tenant's contract, or the file was renamed since); ${PLAN_AGAIN}`,
+    };
+  }
   if (fresh.knownFingerprint !== reviewed.knownFingerprint) {
     return {
       kind: 'stale',

@@ -153,7 +153,7 @@ export function renderRunSummary(report: RunReport): string {
               ? 'refused'
               : failure.outcome;
       lines.push(
-        `  ${tenant} ${failure.contractId} (${escapeForTerminal(failure.file)}:${failure.line}) ${status}: ${escapeForTerminal(failure.reason ?? failure.outcome)}`,
+        `  ${tenant} ${escapeForTerminal(failure.contractId)} (${escapeForTerminal(failure.file)}:${failure.line}) ${status}: ${escapeForTerminal(failure.reason ?? failure.outcome)}`,
       );
     }
   }

@@ -5,7 +5,7 @@
  * tenant.
  */
 import PQueue from 'p-queue';
-import { ApiError } from '../api/errors.ts';
+import { ApiError, withNote } from '../api/errors.ts';
 import type { QuotaPolicy, RateLimitState } from '../api/rate-headers.ts';
 import type { TenantTokens } from '../auth/index.ts';
 import type { Clock } from '../io/clock.ts';
@@ -165,7 +165,7 @@ export class TenantLane {
         const details = { tenant: this.tenant, contractId: request.contractId, request: request.kind, status: error.status, attempt: sends };
         switch (decision.action) {
           case 'give-up':
-            throw error;
+            throw decision.reason === undefined ? error : withNote(error, decision.reason);
           case 'reauthenticate':
             // Many requests may fail with the same revoked token; invalidate drops it only once.
             logger.info(details, 'token refused; renewing it');

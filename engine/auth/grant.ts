@@ -6,7 +6,7 @@ import type * as client from 'openid-client';
 import type { Logger, Redactor } from '../log/logger.ts';
 import type { AuthorizationServer } from './discovery.ts';
 import { AuthError, afterAttempts } from './errors.ts';
-import { TransportError } from './oauth-failure.ts';
+import { OversizedAnswerError, TransportError } from './oauth-failure.ts';
 import { TOKEN_RETRY, withRetry } from './retry.ts';
 import type { Scope } from './scope.ts';
 import { parseTokenResponse, sendTokenRequest, type GrantedToken } from './token-endpoint.ts';
@@ -42,6 +42,14 @@ async function grantOnce(request: GrantRequest, secret: string, deps: GrantDeps)
   try {
     response = await sendTokenRequest(deps.server.tokenEndpoint, request, secret, deps.transport);
   } catch (error) {
+    if (error instanceof OversizedAnswerError) {
+      throw new AuthError(`tenant ${request.tenant}: token request failed: ${error.message}`, {
+        code: 'auth-token-endpoint',
+        tenant: request.tenant,
+        retryable: false,
+        cause: error,
+      });
+    }
     // The transport's message names the origin and the reason, never the request's body.
     const reason = error instanceof TransportError ? error.message : 'the request could not be sent';
     throw new AuthError(`tenant ${request.tenant}: token request failed: ${reason}`, {

@@ -3,6 +3,7 @@
  * the network failed, and whether the cause may be kept (it never holds a token or a secret).
  */
 import * as client from 'openid-client';
+import { ANSWER_LIMITS, AnswerTooLargeError, formatBound, readResponseBounded } from '../io/bounded-body.ts';
 import { describeNetworkError } from '../io/network-error.ts';
 
 /** A request that got no HTTP answer (connection refused or reset, DNS, timeout). */
@@ -22,6 +23,22 @@ function errorCode(error: unknown): string | undefined {
 export interface TransportOptions {
   /** A request and its whole answer, body included, must complete within this many milliseconds. */
   readonly timeoutMs: number;
+  /** The bound of an answer's body, in bytes; default ANSWER_LIMITS.identityProvider. */
+  readonly maxAnswerBytes?: number;
+}
+
+/** An answer of the identity provider past its bound: an answer, so not a TransportError, and not retried. */
+export class OversizedAnswerError extends Error {
+  readonly code = 'answer-too-large';
+  constructor(origin: string, cause: AnswerTooLargeError) {
+    super(
+      `the answer from ${origin} is larger than ${formatBound(cause.maxBytes)}, the bound for one answer of the identity provider; it was not read further`,
+      {
+        cause,
+      },
+    );
+    this.name = 'OversizedAnswerError';
+  }
 }
 
 // Status codes whose Response may not carry a body (the Response constructor refuses one).
@@ -30,20 +47,23 @@ const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
 /**
  * The injected fetch, bounded in time and marking every rejection as a TransportError so that it is
  * told apart from a bad answer. The body is read inside the time bound (a provider that sends headers
- * and then hangs is no answer either) and handed on as a buffered Response.
+ * and then hangs is no answer either) and within the size bound (past it: an OversizedAnswerError),
+ * and handed on as a buffered Response.
  */
 export function createTransport(fetchImpl: typeof fetch, options: TransportOptions): client.CustomFetch {
   const { timeoutMs } = options;
+  const maxAnswerBytes = options.maxAnswerBytes ?? ANSWER_LIMITS.identityProvider;
   return async function send(url, init) {
     const deadline = AbortSignal.timeout(timeoutMs);
     const signal = init.signal === undefined || init.signal === null ? deadline : AbortSignal.any([init.signal, deadline]);
     try {
       const response = await fetchImpl(url, { ...init, signal });
-      const body = await response.arrayBuffer();
+      const body = await readResponseBounded(response, maxAnswerBytes);
       const buffered = NULL_BODY_STATUS.has(response.status) || body.byteLength === 0 ? null : body;
       return new Response(buffered, { status: response.status, statusText: response.statusText, headers: response.headers });
     } catch (error) {
       const origin = new URL(url).origin;
+      if (error instanceof AnswerTooLargeError) throw new OversizedAnswerError(origin, error);
       if (deadline.aborted) throw new TransportError(`no answer from ${origin} within ${timeoutMs} ms`, { cause: error });
       // undici rejects with "fetch failed" and keeps the reason (ECONNREFUSED, ...) in its cause.
       throw new TransportError(`no answer from ${origin}: ${describeNetworkError(error)}`, { cause: error });
@@ -108,6 +128,8 @@ async function oauthErrorBody(response: Response): Promise<{ error?: string; err
 export async function describeOAuthFailure(error: unknown): Promise<OAuthFailure> {
   const transport = findCause(error, TransportError);
   if (transport !== undefined) return { reason: transport.message, transport: true, retryable: true, cause: transport };
+  const oversized = findCause(error, OversizedAnswerError);
+  if (oversized !== undefined) return { reason: oversized.message, transport: false, retryable: false, cause: oversized };
   if (error instanceof client.ResponseBodyError) return httpFailure(error.status, error.error, error.error_description, error);
   if (error instanceof client.WWWAuthenticateChallengeError) {
     const parameters = error.cause[0]?.parameters;

@@ -37,6 +37,8 @@ export interface TenantTokensOptions {
   readonly readFile?: (path: string) => Promise<string>;
   /** Default: globalThis.fetch. */
   readonly fetch?: typeof fetch;
+  /** The bound of one answer's body, in bytes; default ANSWER_LIMITS.identityProvider (1 MiB). */
+  readonly maxAnswerBytes?: number;
   /** ms since the epoch; default Date.now. */
   readonly now?: () => number;
   /** In [0, 1): backoff jitter; default Math.random. */
@@ -79,6 +81,10 @@ function checkOptions(options: TenantTokensOptions): readonly Scope[] {
   for (const scope of options.scopes) {
     if (!isScope(scope)) throw new TypeError(`createTenantTokens: option "scopes" holds an unknown scope ${JSON.stringify(scope)}`);
   }
+  const { maxAnswerBytes } = options;
+  if (maxAnswerBytes !== undefined && (!Number.isInteger(maxAnswerBytes) || maxAnswerBytes < 1)) {
+    throw new TypeError(`createTenantTokens: option "maxAnswerBytes" must be a positive integer; got ${String(maxAnswerBytes)}`);
+  }
   for (const name of ['readFile', 'fetch', 'now', 'random', 'sleep'] as const) checkFunction(name, options[name]);
   return [...new Set(options.scopes)];
 }
@@ -94,7 +100,10 @@ export function createTenantTokens(options: TenantTokensOptions): TenantTokens {
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? timerSleep;
   const logger = options.logger ?? silentLogger();
-  const transport = createTransport(options.fetch ?? globalThis.fetch, { timeoutMs: auth.timeoutMs });
+  const transport = createTransport(options.fetch ?? globalThis.fetch, {
+    timeoutMs: auth.timeoutMs,
+    ...(options.maxAnswerBytes === undefined ? {} : { maxAnswerBytes: options.maxAnswerBytes }),
+  });
   // Tenants whose overdue secret was already reported by this instance.
   const warnedSecretAge = new Set<string>();
   // Tenant -> the warning about its previousClientSecret, once per instance (the run).

@@ -8,6 +8,8 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { findConfig } from '../config/find.ts';
+import { LOG_FORMATS, LOG_LEVELS } from '../log/settings.ts';
+import { escapeForTerminal, hasActiveCharacter } from '../text/text-escape.ts';
 import { UsageError } from './io.ts';
 
 export interface EnvironmentOption {
@@ -44,22 +46,85 @@ function withArgs(args: readonly string[], extra: readonly string[]): string[] {
   return end === -1 ? [...args, ...extra] : [...args.slice(0, end), ...extra, ...args.slice(end)];
 }
 
-/** The arguments with the environment's flags added, for those the command takes and its arguments do not give. Pure. */
-export function argsWithEnvironment(command: string, args: readonly string[], env: Readonly<Record<string, string | undefined>>): string[] {
+/** The options whose variable is set (not blank) and taken by `command`, and not given as flags. */
+function fromEnvironment(command: string, args: readonly string[], env: Readonly<Record<string, string | undefined>>): [EnvironmentOption, string][] {
   const given = givenFlags(args);
-  const extra: string[] = [];
+  const taken: [EnvironmentOption, string][] = [];
   for (const option of ENVIRONMENT_OPTIONS) {
     const value = env[option.env];
+    // Blank is unset: CI systems expand an unset variable to ''.
     if (value === undefined || value.trim() === '' || !option.commands.includes(command) || given.has(option.flag)) continue;
-    const values = option.list
-      ? value
-          .split(',')
-          .map((item) => item.trim())
-          .filter((item) => item !== '')
-      : [value];
-    for (const item of values) extra.push(option.flag, item);
+    taken.push([option, value]);
+  }
+  return taken;
+}
+
+/**
+ * The arguments with the environment's flags added, for those the command takes and its arguments
+ * do not give. Each value is then checked by the command as its flag's is (errors name the
+ * variable: namedForEnvironment); a list with an empty item (`,,,`, `acme,,globex`) is refused here,
+ * as `--tenant ''` is, rather than read as no selection at all. Pure.
+ */
+export function argsWithEnvironment(command: string, args: readonly string[], env: Readonly<Record<string, string | undefined>>): string[] {
+  const extra: string[] = [];
+  for (const [option, value] of fromEnvironment(command, args, env)) {
+    const values = option.list ? value.split(',').map((item) => item.trim()) : [value];
+    if (values.includes('')) {
+      throw new UsageError(`${option.env} "${escapeForTerminal(value)}" holds an empty item; name each value once, separated by commas (e.g. acme,globex)`);
+    }
+    // `--flag=value`: a value starting with "-" stays the flag's value instead of reading as another option.
+    for (const item of values) extra.push(...(item.startsWith('-') ? [`${option.flag}=${item}`] : [option.flag, item]));
   }
   return withArgs(args, extra);
+}
+
+/**
+ * `message` (a usage error of the command) with the flags that came from the environment named by
+ * their variable: `--lock-timeout must be a number of seconds; got "-1"` becomes
+ * `CONTRACT_SYNC_LOCK_TIMEOUT must be a number of seconds; got "-1"` when the flag was never passed.
+ */
+export function namedForEnvironment(message: string, command: string, args: readonly string[], env: Readonly<Record<string, string | undefined>>): string {
+  let named = message;
+  for (const [option] of fromEnvironment(command, args, env)) {
+    named = named.replace(new RegExp(`(^|[\\s'"(])${option.flag}(?=[\\s'"=:,)]|$)`), `$1${option.env}`);
+  }
+  return named;
+}
+
+/**
+ * The CONTRACT_SYNC_* variables the engine reads itself. Others (a `CONTRACT_SYNC_DATABASE_URL` that a
+ * config names in `{ env }`) may be secrets: never checked here, never quoted.
+ */
+const ENGINE_VARIABLES: readonly string[] = [
+  ...ENVIRONMENT_OPTIONS.map((option) => option.env),
+  'CONTRACT_SYNC_CHDIR',
+  'CONTRACT_SYNC_LOG_FORMAT',
+  'CONTRACT_SYNC_LOG_LEVEL',
+  'CONTRACT_SYNC_RUN',
+  'CONTRACT_SYNC_WORKER',
+  'CONTRACT_SYNC_PLAN_ARTIFACT',
+];
+
+/**
+ * The variables that have no flag to check them, checked as strictly as a flag would be: each of
+ * ENGINE_VARIABLES free of control, bidi and zero-width characters (they name runs and workers in
+ * the history and in output, or stand for a flag), and CONTRACT_SYNC_LOG_FORMAT (unless --log-format is given)
+ * and CONTRACT_SYNC_LOG_LEVEL one of their values. Blank is unset. Throws a UsageError naming the variable.
+ */
+export function checkEnvironment(env: Readonly<Record<string, string | undefined>>, given: { readonly logFormat?: string }): void {
+  for (const name of ENGINE_VARIABLES) {
+    const value = env[name];
+    if (value === undefined || !hasActiveCharacter(value)) continue;
+    throw new UsageError(`${name} "${escapeForTerminal(value)}" holds a control, invisible or bidirectional character`);
+  }
+  const format = env.CONTRACT_SYNC_LOG_FORMAT;
+  if (given.logFormat === undefined && format !== undefined && format.trim() !== '' && !(LOG_FORMATS as readonly string[]).includes(format)) {
+    throw new UsageError(`CONTRACT_SYNC_LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}; got ${JSON.stringify(format)}`);
+  }
+  const level = env.CONTRACT_SYNC_LOG_LEVEL;
+  if (level !== undefined && level.trim() !== '' && !(LOG_LEVELS as readonly string[]).includes(level)) {
+    throw new UsageError(`CONTRACT_SYNC_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got ${JSON.stringify(level)}`);
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 /** The CLI entry point: the only place that reads process.* and sets the exit code. */
 import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 import { closest } from '../text/suggest.ts';
-import { argsWithEnvironment, argsWithRepository, environmentHelp, workingDirectory } from './environment-args.ts';
+import { argsWithEnvironment, argsWithRepository, checkEnvironment, environmentHelp, namedForEnvironment, workingDirectory } from './environment-args.ts';
 import { fileSystemErrorLine } from '../output/output-file.ts';
 import { GLOBAL_OPTIONS_HELP, takeGlobalOptions } from './global-options.ts';
 import { interruptOnSignals } from './interrupt.ts';
@@ -174,6 +174,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     return EXIT.error;
   }
   let loaded: LoadedCommand | undefined;
+  // The command's own arguments, once known: a usage error then names a flag that came from the environment by its variable.
+  let commandArgs: readonly string[] | undefined;
   try {
     loaded = await command.load();
     if (helpOnly || wantsHelp(afterFirst)) {
@@ -181,6 +183,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
       return EXIT.ok;
     }
     const { options, rest } = takeGlobalOptions(afterFirst);
+    checkEnvironment(io.env, options);
+    commandArgs = rest;
     const { chdir, ...global } = options;
     const commandIo: CliIo = { ...io, ...global, cwd: await workingDirectory(io.cwd, chdir, io.env) };
     return await loaded.run(await argsWithRepository(name, argsWithEnvironment(name, rest, io.env), commandIo.cwd), commandIo);
@@ -188,7 +192,15 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     // parseArgs throws TypeErrors with codes like ERR_PARSE_ARGS_UNKNOWN_OPTION.
     const code = (error as { code?: string }).code ?? '';
     if (error instanceof UsageError || code.startsWith('ERR_PARSE_ARGS')) {
-      io.stderr.write(`contract-sync ${name}: ${usageMessage(error as Error, loaded?.help)}; see contract-sync ${name} --help\n`);
+      const message = usageMessage(error as Error, loaded?.help);
+      const named = commandArgs === undefined ? message : namedForEnvironment(message, name, commandArgs, io.env);
+      io.stderr.write(`contract-sync ${name}: ${named}; see contract-sync ${name} --help\n`);
+      return EXIT.error;
+    }
+    // The PostgreSQL state store went away mid-run (stopped, restarted, the session terminated): not
+    // a defect, and the run is resumable. One line, no stack.
+    if ((error as { code?: unknown } | undefined)?.code === 'state-postgres') {
+      io.stderr.write(`contract-sync ${name}: ${(error as Error).message}; run the same command again once the state store is reachable\n`);
       return EXIT.error;
     }
     const fileError = fileSystemErrorLine(error);

@@ -2,7 +2,7 @@
  * `contract-sync show PLAN.json`: a saved plan rendered for review, exactly as `plan` printed it.
  * Reads one file: no config, no credentials, no network (so it loads none of their modules).
  */
-import { READ_LIMITS, readTextBounded } from '../io/bounded-read.ts';
+import { READ_LIMITS, readProblem, readTextBounded } from '../io/bounded-read.ts';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parsePlan, PlanFormatError } from '../plan/read-plan.ts';
@@ -52,7 +52,15 @@ export async function showCommand(args: readonly string[], io: CliIo): Promise<E
     text = await readTextBounded(path.resolve(io.cwd, file), READ_LIMITS.plan);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a directory, not a plan file' : `cannot read the plan file (${code ?? 'error'})`;
+    const problem = readProblem(error);
+    const reason =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'a directory, not a plan file'
+          : problem !== undefined
+            ? problem
+            : `cannot read the plan file (${code ?? 'error'})`;
     io.stderr.write(`contract-sync show: ${file}: ${reason}\n`);
     return EXIT.error;
   }

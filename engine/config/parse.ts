@@ -5,6 +5,7 @@ import { compileSchema, type PathSegment, type SchemaCheck } from '../model/sche
 import { readPlainYamlMap } from '../yaml/plain-yaml.ts';
 import { decodeYamlText, DEFAULT_YAML_LIMITS, diagnosticAt, parseYamlSource, withinStack, type SchemaProblem } from '../yaml/yaml-source.ts';
 import { isNotifySecretPath, notifyProblems, notifySecretMessage } from './notify.ts';
+import { hasActiveCharacter } from '../text/text-escape.ts';
 import { configPathProblems } from './paths.ts';
 import { hasPolicies, policiesOf, policyProblems, type RawPolicies } from './policies.ts';
 import { configSchema } from './schema.ts';
@@ -98,6 +99,68 @@ function urlProblems(raw: Record<string, unknown>): SchemaProblem[] {
 /** Every check of the config as written beyond its schema. */
 function ruleProblems(raw: Record<string, unknown>): SchemaProblem[] {
   return [...urlProblems(raw), ...configPathProblems(raw), ...notifyProblems(raw, urlProblemsAt)];
+}
+
+/** `U+0000`: the first character of `text` that escapeForTerminal would make visible. */
+function firstActive(text: string): string {
+  for (const char of text) {
+    if (hasActiveCharacter(char)) return `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  }
+  return '';
+}
+
+/**
+ * Every string of the config, keys included, free of control, bidi and zero-width characters: each
+ * is a single-line name, URL, path or reference (a NUL in a clientId passed validate and failed at
+ * the token endpoint after another tenant was applied). The value is never quoted: the character is
+ * named by its code point.
+ */
+function controlProblems(value: unknown, path: PathSegment[] = []): SchemaProblem[] {
+  if (typeof value === 'string') {
+    return hasActiveCharacter(value)
+      ? [
+          {
+            path,
+            code: 'config-control-character',
+            message: `holds a control, invisible or bidirectional character (${firstActive(value)}); config values are single-line text`,
+          },
+        ]
+      : [];
+  }
+  if (value === null || typeof value !== 'object') return [];
+  const problems: SchemaProblem[] = [];
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) for (const problem of controlProblems(item, [...path, index])) problems.push(problem);
+    return problems;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    if (hasActiveCharacter(key)) {
+      problems.push({
+        path: [...path, key],
+        atKey: true,
+        code: 'config-control-character',
+        message: `the key holds a control, invisible or bidirectional character (${firstActive(key)})`,
+      });
+      continue;
+    }
+    for (const problem of controlProblems(item, [...path, key])) problems.push(problem);
+  }
+  return problems;
+}
+
+function isWithin(path: readonly PathSegment[], ancestor: readonly PathSegment[]): boolean {
+  return ancestor.length <= path.length && ancestor.every((segment, index) => path[index] === segment);
+}
+
+/** `problems` without those a control problem explains: at the same place, or the secret reference holding it. */
+function withoutControlled(problems: readonly SchemaProblem[], control: readonly SchemaProblem[]): SchemaProblem[] {
+  if (control.length === 0) return [...problems];
+  return problems.filter(
+    (problem) =>
+      !control.some((found) =>
+        problem.code === 'literal-secret' ? isWithin(found.path, problem.path) : isWithin(problem.path, found.path) && isWithin(found.path, problem.path),
+      ),
+  );
 }
 
 function collectionModes(raw: RawConfig['collections']): Record<CollectionFieldName, CollectionMode> {
@@ -205,7 +268,8 @@ export function parseConfigExactly(file: string, content: Uint8Array | string): 
 function parseFast(text: string): ConfigResult | undefined {
   const value = readPlainYamlMap(text, DEFAULT_YAML_LIMITS);
   // Rules are read by the exact path: their expressions' positions are needed to report compile errors.
-  if (value === undefined || hasPolicies(value) || schemaProblems(value).length > 0 || ruleProblems(value).length > 0) return undefined;
+  if (value === undefined || hasPolicies(value) || schemaProblems(value).length > 0 || ruleProblems(value).length > 0 || controlProblems(value).length > 0)
+    return undefined;
   const raw: object = value;
   return { config: withDefaults(raw as RawConfig), diagnostics: [] };
 }
@@ -218,10 +282,12 @@ function parseExactly(file: string, text: string): ConfigResult {
     const message = value === null ? 'the config file is empty' : 'expected a map with api, auth and tenants';
     return { diagnostics: [...parsed.diagnostics, diagnosticAt(source, { path: [], code: 'config', message })] };
   }
+  // One message per place: a control character is the reason a value fails its pattern, or a secret reference its form.
+  const control = controlProblems(value);
   const schema = schemaProblems(value);
   // The checks across rules assume the shapes the schema guarantees.
   const policies = schema.length === 0 ? policyProblems(value as RawConfig) : [];
-  const problems = [...schema, ...policies, ...ruleProblems(value as Record<string, unknown>)];
+  const problems = [...withoutControlled(schema, control), ...policies, ...ruleProblems(value as Record<string, unknown>), ...control];
   const diagnostics = [...parsed.diagnostics, ...problems.map((problem) => diagnosticAt(source, problem))].sort(compareDiagnostics);
   if (diagnostics.some(isError)) return { diagnostics };
   const config = withDefaults(value as RawConfig);

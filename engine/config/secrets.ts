@@ -2,6 +2,7 @@
  * Adapter: the value behind a `SecretRef` (`{env}` or `{file}`). Errors name the variable or the
  * file, never a value.
  */
+import { readProblem } from '../io/bounded-read.ts';
 import type { SecretRef } from './types.ts';
 
 export interface SecretSources {
@@ -38,7 +39,8 @@ async function readSecretFile(ref: { readonly file: string }, sources: SecretSou
     return await sources.readFile(ref.file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException | undefined)?.code;
-    const reason = code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? 'error'})`;
+    const problem = readProblem(error);
+    const reason = code === 'ENOENT' ? 'does not exist' : problem !== undefined ? `is ${problem}` : `cannot be read (${code ?? 'error'})`;
     // The cause is a file-system error: it names the path, never the content.
     throw new SecretError(ref, `secret file ${ref.file} ${reason}`, { cause: error });
   }

@@ -156,9 +156,12 @@ async function visitGroups(groups: readonly TenantFiles[], config: Pick<Config, 
   for (const group of groups) {
     const result = validateDesiredState(group.files, config);
     if (result.contractSets.some((set) => set.tenant !== group.tenant)) return 'misgrouped';
-    diagnostics.push(...result.errors, ...result.warnings);
     errors += result.errors.length;
-    for (const diagnostic of [...result.errors, ...result.warnings]) files.add(diagnostic.file);
+    // A loop, not push(...list): a million problems would overflow the stack as arguments.
+    for (const diagnostic of [...result.errors, ...result.warnings]) {
+      diagnostics.push(diagnostic);
+      files.add(diagnostic.file);
+    }
     for (const set of result.contractSets) {
       files.add(set.file);
       contracts += set.contracts.length;

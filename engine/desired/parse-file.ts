@@ -22,6 +22,7 @@ import {
   withinStack,
   yamlPackage,
 } from '../yaml/yaml-source.ts';
+import { exceededBounds, type BoundExceeded } from './contract-bounds.ts';
 import { fastParseDesired } from './fast-parse.ts';
 import { closest } from '../text/suggest.ts';
 import type { ContractSet, DesiredContract, DesiredFile } from './types.ts';
@@ -145,12 +146,41 @@ function valueProblems(value: object, contracts: Contracts, extra: readonly Sche
   ];
   // One message per place: a timestamp with a lone surrogate is reported for its format alone.
   const reported = new Set(problems.map((problem) => JSON.stringify(problem.path)));
-  if (surrogatesPossible) problems.push(...loneSurrogateProblems(value).filter((problem) => !reported.has(JSON.stringify(problem.path))));
+  // Loops, not push(...list): a list of a million problems would overflow the stack as arguments.
+  if (surrogatesPossible) for (const problem of loneSurrogateProblems(value)) if (!reported.has(JSON.stringify(problem.path))) problems.push(problem);
   const invalid = new Set(problems.map(contractOf));
   for (const [id, fields] of Object.entries(contracts)) {
-    if (!invalid.has(id)) problems.push(...contractProblems(id, fields));
+    if (!invalid.has(id)) for (const problem of contractProblems(id, fields)) problems.push(problem);
   }
   return problems;
+}
+
+/** A selected path that is not a regular file: said, never skipped silently, never opened. */
+function skippedWarning(file: string, kind: string): Diagnostic {
+  return {
+    severity: 'warning',
+    code: 'not-a-regular-file',
+    file,
+    line: 1,
+    column: 1,
+    field: '',
+    message: `not read: ${kind}, not a regular file (desired-state files are read only as regular files in the repository)`,
+  };
+}
+
+/** A contract past CONTRACT_BOUNDS, at its ContractId: the file is read no further. */
+function boundDiagnostic(file: string, position: Position, tenant: unknown, exceeded: BoundExceeded): Diagnostic {
+  return {
+    severity: 'error',
+    code: 'contract-too-large',
+    file,
+    line: position.line,
+    column: position.column,
+    field: exceeded.path.length === 0 ? `contracts.${exceeded.contractId}` : formatPath(exceeded.path),
+    message: exceeded.message,
+    ...(typeof tenant === 'string' ? { tenant } : {}),
+    contractId: exceeded.contractId,
+  };
 }
 
 /**
@@ -164,6 +194,12 @@ function parseFast(file: DesiredFile, text: string, limits: YamlLimits): ParsedF
   const document = value as { tenant?: unknown; contracts?: unknown };
   if (typeof document.tenant !== 'string' || tenantPosition === undefined) return undefined;
   const contracts = contractsOf(document);
+  const exceeded = exceededBounds(contracts);
+  if (exceeded.length > 0) {
+    return {
+      diagnostics: exceeded.map((item) => boundDiagnostic(file.path, contractPositions.get(item.contractId) ?? { line: 1, column: 1 }, document.tenant, item)),
+    };
+  }
   // A value holds a surrogate only if the text does, or spells one as an escape (a backslash in a double-quoted string).
   if (valueProblems(value, contracts, [], SURROGATE_OR_ESCAPE.test(text)).length > 0) return undefined;
   const valid: DesiredContract[] = [];
@@ -177,6 +213,7 @@ function parseFast(file: DesiredFile, text: string, limits: YamlLimits): ParsedF
 
 /** Reads a desired-state file: the fast way when it can vouch for the result, else with the `yaml` package. */
 export function parseDesiredFile(file: DesiredFile, limits: YamlLimits = DEFAULT_YAML_LIMITS): ParsedFile {
+  if (file.skipped !== undefined) return { diagnostics: [skippedWarning(file.path, file.skipped)] };
   const text = decodeYamlText(file.path, file.content, limits);
   if (typeof text !== 'string') return { diagnostics: [text] };
   return withinStack(file.path, () => parseFast(file, text, limits) ?? parseExactly(file, text, limits));
@@ -207,6 +244,11 @@ function parseExactly(file: DesiredFile, text: string, limits: YamlLimits): Pars
 
   const document = value as { tenant?: unknown; contracts?: unknown };
   const contracts = contractsOf(document);
+  const exceeded = exceededBounds(contracts);
+  if (exceeded.length > 0) {
+    const tenant = document.tenant;
+    return { diagnostics: exceeded.map((item) => boundDiagnostic(file.path, positionOf(source, ['contracts', item.contractId], true), tenant, item)) };
+  }
   const problems = valueProblems(value, contracts, contractIdProblems(source, Object.keys(contracts)));
 
   const diagnostics = [...parsed.diagnostics, ...problems.map((problem) => diagnosticAt(source, problem, describePath(document.tenant)))];

@@ -57,10 +57,31 @@ async function isPlainPathInside(repoDir: string, relative: string): Promise<boo
   }
 }
 
+/** What a directory entry or lstat names, when it is not a regular file or a directory. */
+function kindOf(entry: { isSymbolicLink(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
+  if (entry.isSymbolicLink()) return 'a symbolic link';
+  if (entry.isFIFO()) return 'a FIFO (named pipe)';
+  if (entry.isSocket()) return 'a socket';
+  if (entry.isCharacterDevice()) return 'a character device';
+  if (entry.isBlockDevice()) return 'a block device';
+  return 'not a regular file';
+}
+
+/** Paths under a directory: the regular files, and the rest by what each is (never opened: a link could lead out, a FIFO block). */
+interface Walked {
+  readonly files: string[];
+  readonly skipped: Map<string, string>;
+}
+
 /** Files below `directory`, repository-relative, skipping .git and node_modules. */
-async function walk(repoDir: string, directory: string): Promise<string[]> {
-  const found: string[] = [];
-  if (!(await isPlainPathInside(repoDir, directory))) return found;
+async function walk(repoDir: string, directory: string): Promise<Walked> {
+  const walked: Walked = { files: [], skipped: new Map() };
+  if (!(await isPlainPathInside(repoDir, directory))) {
+    // A pattern's root that is itself a link (to a file or a directory): said once, at the root.
+    const stats = await lstat(path.join(repoDir, directory)).catch(() => undefined);
+    if (stats?.isSymbolicLink()) walked.skipped.set(directory, 'a symbolic link');
+    return walked;
+  }
   const pending = [directory];
   while (pending.length > 0) {
     const current = pending.pop()!;
@@ -73,32 +94,44 @@ async function walk(repoDir: string, directory: string): Promise<string[]> {
       // A pattern without a glob (`contracts/acme.yaml`) has the file itself as its root.
       // Only a regular file: never a FIFO or a device, which would block or never end.
       if (code === 'ENOTDIR') {
-        if ((await lstat(path.join(repoDir, current))).isFile()) found.push(current);
+        const stats = await lstat(path.join(repoDir, current));
+        if (stats.isFile()) walked.files.push(current);
+        else walked.skipped.set(current, kindOf(stats));
         continue;
       }
       throw error;
     }
     for (const entry of entries) {
       const relative = current === '' ? entry.name : `${current}/${entry.name}`;
-      if (entry.isDirectory() && !SKIPPED_DIRECTORIES.has(entry.name)) pending.push(relative);
-      else if (entry.isFile()) found.push(relative);
+      if (entry.isDirectory()) {
+        if (!SKIPPED_DIRECTORIES.has(entry.name)) pending.push(relative);
+      } else if (entry.isFile()) walked.files.push(relative);
+      else walked.skipped.set(relative, kindOf(entry));
     }
   }
-  return found;
+  return walked;
 }
 
-/** Every file under `repoDir` matching `patterns` (repository-relative globs), sorted by path. */
-export async function listDesiredPaths(repoDir: string, patterns: readonly string[]): Promise<string[]> {
+/** Every path under `repoDir` matching `patterns`: the regular files, sorted, and the others by what each is. */
+async function walkDesired(repoDir: string, patterns: readonly string[]): Promise<Walked> {
   const selected = desiredPathMatcher(patterns);
   // Walk only below each pattern's static prefix: `contracts/**/*.yaml` walks `contracts/`.
-  const files = (await Promise.all(patternRoots(patterns).map((base) => walk(repoDir, base)))).flat();
-  return [...new Set(files.filter(selected))].sort();
+  const walks = await Promise.all(patternRoots(patterns).map((base) => walk(repoDir, base)));
+  const skipped = new Map<string, string>();
+  for (const { skipped: found } of walks) for (const [file, kind] of found) if (selected(file)) skipped.set(file, kind);
+  return { files: [...new Set(walks.flatMap((walked) => walked.files).filter(selected))].sort(), skipped };
+}
+
+/** Every regular file under `repoDir` matching `patterns` (repository-relative globs), sorted by path. */
+export async function listDesiredPaths(repoDir: string, patterns: readonly string[]): Promise<string[]> {
+  return (await walkDesired(repoDir, patterns)).files;
 }
 
 export async function readDesiredFiles(repoDir: string, patterns: readonly string[], options: ReadDesiredOptions = {}): Promise<DesiredFile[]> {
   const maxBytes = options.maxBytes ?? DEFAULT_YAML_LIMITS.maxBytes;
   const { only } = options;
-  const paths = (await listDesiredPaths(repoDir, patterns)).filter((relative) => !only || only.has(relative));
+  const walked = await walkDesired(repoDir, patterns);
+  const paths = walked.files.filter((relative) => !only || only.has(relative));
   // A few files at a time: every file of a large repository opened at once holds a buffer each
   // before any is done (and may run out of file descriptors).
   const files: DesiredFile[] = new Array<DesiredFile>(paths.length);
@@ -111,7 +144,11 @@ export async function readDesiredFiles(repoDir: string, patterns: readonly strin
     }
   }
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, paths.length) }, reader));
-  return files;
+  // Links, FIFOs and devices the patterns select: listed, unread, so that parsing says so.
+  const skipped: DesiredFile[] = [...walked.skipped]
+    .filter(([relative]) => !only || only.has(relative))
+    .map(([relative, kind]) => ({ path: relative, content: '', skipped: kind }));
+  return skipped.length === 0 ? files : [...files, ...skipped].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /** The desired-state files of the working tree at `repoDir`, uncommitted edits included. */

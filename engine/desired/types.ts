@@ -22,6 +22,11 @@ export interface ContractSet {
 export interface DesiredFile {
   readonly path: string;
   readonly content: Uint8Array | string;
+  /**
+   * A path the patterns select that is not read: what it is (`a symbolic link`, `a FIFO (named
+   * pipe)`). Its content is empty; parsing reports it as a warning naming the file.
+   */
+  readonly skipped?: string;
 }
 
 export interface DesiredStateResult {

@@ -38,7 +38,8 @@ export function validateDesiredState(files: readonly DesiredFile[], config: Pick
 
   for (const file of [...files].sort((a, b) => compareText(a.path, b.path))) {
     const parsed = parseDesiredFile(file, limits);
-    diagnostics.push(...parsed.diagnostics);
+    // A loop, not push(...list): a file with a million problems would overflow the stack as arguments.
+    for (const diagnostic of parsed.diagnostics) diagnostics.push(diagnostic);
     const { contractSet, tenantPosition } = parsed;
     if (!contractSet || !tenantPosition) continue;
 

@@ -6,7 +6,7 @@
  * characters: what does not fit is counted in a closing note (GitHub refuses bodies over 65,536
  * characters). Pure.
  */
-import { escapeHtml, escapeInline } from '../text/markdown-escape.ts';
+import { codeSpan, escapeHtml, escapeInline } from '../text/markdown-escape.ts';
 import { formatUtc, plural, shortCommit } from '../plan/render-common.ts';
 import { attributionText } from './attribution.ts';
 import { ABSENT, driftSummaryLine, errorStatusText, fixText, nextStep, viewDriftItem } from './render-common.ts';
@@ -59,7 +59,7 @@ function codeCell(text: string): string {
 function contractBlock(tenant: string, contract: DriftContract): string {
   const fix = fixText(contract);
   const title =
-    `**\`${contract.id}\`** · ${escapeInline(tenant)} · ${escapeInline(`${contract.file}:${contract.line}`)} · ` +
+    `**${codeSpan(contract.id)}** · ${escapeInline(tenant)} · ${escapeInline(`${contract.file}:${contract.line}`)} · ` +
     `${plural(contract.ops.length, 'op')} to fix${fix === undefined ? '' : ` · ${escapeInline(fix)}`}`;
   const rows = contract.drift.map((item) => {
     const view = viewDriftItem(item);
@@ -119,7 +119,7 @@ export function renderDriftMarkdown(report: DriftReport, options: DriftMarkdownO
       : [`- ${escapeInline(tenant.tenant)}: not checked: ${escapeInline(withoutTenantPrefix(tenant.tenant, tenant.error))}\n`]),
     ...tenant.errors.map(
       (error) =>
-        `- **\`${error.id}\`** · ${escapeInline(tenant.tenant)} · ${escapeInline(`${error.file}:${error.line}`)} · ` +
+        `- **${codeSpan(error.id)}** · ${escapeInline(tenant.tenant)} · ${escapeInline(`${error.file}:${error.line}`)} · ` +
         `${errorStatusText(error)}: ${escapeInline(error.reason)}\n`,
     ),
   ]);

@@ -33,7 +33,7 @@ export function renderDriftText(report: DriftReport, options: DriftTextOptions =
       const fix = fixText(contract);
       const outcome = fix === undefined ? '' : `  ${paint(contract.fix?.outcome === 'applied' ? 'green' : 'red', `[${fix}]`)}`;
       lines.push(
-        `  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${escapeForTerminal(contract.file)}:${contract.line}  ${paint('dim', `(${plural(contract.ops.length, 'op')} to fix)`)}${outcome}`,
+        `  ${paint('yellow', '~')} ${paint('bold', escapeForTerminal(contract.id))}  ${escapeForTerminal(contract.file)}:${contract.line}  ${paint('dim', `(${plural(contract.ops.length, 'op')} to fix)`)}${outcome}`,
       );
       for (const item of contract.drift) {
         const view = viewDriftItem(item);
@@ -49,7 +49,7 @@ export function renderDriftText(report: DriftReport, options: DriftTextOptions =
     ...(tenant.error === undefined ? [] : [`  ${tenant.tenant}: ${escapeForTerminal(withoutTenantPrefix(tenant.tenant, tenant.error))}`]),
     ...tenant.errors.map(
       (error) =>
-        `  ${tenant.tenant} ${error.id} (${escapeForTerminal(error.file)}:${error.line}) ${errorStatusText(error)}: ${escapeForTerminal(error.reason)}`,
+        `  ${tenant.tenant} ${escapeForTerminal(error.id)} (${escapeForTerminal(error.file)}:${error.line}) ${errorStatusText(error)}: ${escapeForTerminal(error.reason)}`,
     ),
   ]);
   if (problems.length > 0) lines.push(paint('red', 'Not checked:'), ...problems, '');

@@ -1,8 +1,12 @@
 /**
- * Adapter: every file read before parsing has a size bound. A path may name something endless
- * (`/dev/zero`, `/dev/urandom`) or huge: at most the bound and one byte more is ever read, so the
- * parser can refuse it by size instead of the run hanging or running out of memory.
+ * Adapter: every file read before parsing is a regular file and has a size bound. A path may name
+ * something that blocks (a FIFO with no writer: opening it for reading waits forever), something
+ * endless (`/dev/zero`, `/dev/urandom`) or something huge: a FIFO, device or socket is refused
+ * before any byte is read (it is opened without blocking, then checked), and of a regular file at
+ * most the bound and one byte more is ever read, so the parser can refuse it by size instead of the
+ * run hanging or running out of memory.
  */
+import { constants, type Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 
 /** Bounds, in bytes, of what each kind of input may hold. */
@@ -22,9 +26,13 @@ const CHUNK_BYTES = 64 * 1024;
  * stat does not know.
  */
 export async function readBounded(file: string, maxBytes: number): Promise<Uint8Array> {
-  const handle = await open(file, 'r');
+  // O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer; it has
+  // no effect on a regular file's reads.
+  const handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
-    const { size } = await handle.stat();
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw new NotRegularFileError(file, stats);
+    const { size } = stats;
     let buffer = Buffer.allocUnsafe(Math.min(size, maxBytes) + 1);
     let total = 0;
     for (;;) {
@@ -43,6 +51,41 @@ export async function readBounded(file: string, maxBytes: number): Promise<Uint8
   } finally {
     await handle.close();
   }
+}
+
+/** What a path names when it is not a regular file, as messages say it. */
+function kindOf(stats: Stats): string {
+  if (stats.isFIFO()) return 'a FIFO (named pipe)';
+  if (stats.isCharacterDevice()) return 'a character device';
+  if (stats.isBlockDevice()) return 'a block device';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isDirectory()) return 'a directory';
+  return 'not a regular file';
+}
+
+/**
+ * A path that is no regular file; `code` is EISDIR for a directory (as reading one would fail),
+ * else ENOTREG. Its message names the path and what it is.
+ */
+export class NotRegularFileError extends Error {
+  readonly code: 'EISDIR' | 'ENOTREG';
+  readonly path: string;
+  /** `a FIFO (named pipe)`, `a character device`, ... */
+  readonly kind: string;
+  constructor(file: string, stats: Stats) {
+    const kind = kindOf(stats);
+    super(`${file} is ${kind}, not a regular file`);
+    this.name = 'NotRegularFileError';
+    this.code = stats.isDirectory() ? 'EISDIR' : 'ENOTREG';
+    this.path = file;
+    this.kind = kind;
+  }
+}
+
+/** Why `error` of a read was refused, in words, for a message about `file`: `a FIFO (named pipe), not a regular file`. */
+export function readProblem(error: unknown): string | undefined {
+  if (error instanceof NotRegularFileError && error.code === 'ENOTREG') return `${error.kind}, not a regular file`;
+  return undefined;
 }
 
 /** A file larger than its bound; `code` is EFBIG, as callers that report `error.code` show it. */

@@ -29,7 +29,8 @@ export interface LogPlace {
  * How the run logs. A person at a terminal reads text and wants only warnings and errors (the
  * human output on stdout says the rest); CI (no terminal) keeps JSON lines at info, for search.
  * `--log-format` over CONTRACT_SYNC_LOG_FORMAT over that default; CONTRACT_SYNC_LOG_LEVEL over the
- * level's default. An unknown value in an env variable is ignored (the default applies).
+ * level's default. The CLI refuses an unknown value in either variable before any command runs
+ * (engine/cli/environment-args.ts, checkEnvironment); a library caller's unknown value is ignored.
  */
 export function logSettings(io: LogPlace): LogSettings {
   const terminal = io.stderr.isTTY === true;

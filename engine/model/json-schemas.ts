@@ -17,11 +17,13 @@ export const TENANT_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 
 /**
  * ContractIds: the service does not publish their format, so any id it could have is accepted:
- * non-empty, at most 256 characters, no control characters (C0, DEL, C1), no leading or trailing
- * white space. Every URL percent-encodes it (encodeURIComponent), so `/`, `?`, `#` and `%` cannot
+ * non-empty, at most 256 characters, no control characters (C0, DEL, C1), no invisible or
+ * bidirectional characters (zero-width, soft hyphen, bidi marks, overrides and isolates, U+FEFF: the
+ * characters engine/text/text-escape.ts makes visible, which would make two ids look alike or one
+ * read backwards), no leading or trailing white space. Every URL percent-encodes it (encodeURIComponent), so `/`, `?`, `#` and `%` cannot
  * escape the `/contract/` path segment.
  */
-export const CONTRACT_ID_PATTERN = String.raw`^(?!\s)[^\u0000-\u001F\u007F-\u009F]{1,256}(?<!\s)$`;
+export const CONTRACT_ID_PATTERN = String.raw`^(?!\s)[^\u0000-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]{1,256}(?<!\s)$`;
 
 const CONTRACT_ID = new RegExp(CONTRACT_ID_PATTERN, 'u');
 
@@ -31,7 +33,8 @@ export function isContractId(id: unknown): id is string {
 }
 
 /** What CONTRACT_ID_PATTERN allows, for messages. */
-export const CONTRACT_ID_RULE = 'a ContractId is non-empty, at most 256 characters, without control characters or leading or trailing white space';
+export const CONTRACT_ID_RULE =
+  'a ContractId is non-empty, at most 256 characters, without control, invisible or bidirectional characters or leading or trailing white space';
 
 const UTC_TIMESTAMP_PATTERN = String.raw`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$`;
 const SAFE = Number.MAX_SAFE_INTEGER;

@@ -4,6 +4,7 @@
  */
 import { COLLECTION_FIELDS, DURATION_UNITS, type CollectionFieldSpec, type MemberPath } from './fields.ts';
 import type { Duration } from './types.ts';
+import { quoteForDisplay } from '../text/text-escape.ts';
 
 export type NormalDuration = { [Unit in (typeof DURATION_UNITS)[number]]: number | null };
 
@@ -234,7 +235,7 @@ export function describeIdentity(field: CollectionFieldSpec, member: unknown): s
   }
   let text = '';
   for (let index = 0; index < names.length; index++)
-    text += `${index === 0 ? '' : ', '}${names[index]} ${JSON.stringify(valueAt(member, field.identity[index]!))}`;
+    text += `${index === 0 ? '' : ', '}${names[index]} ${quoteForDisplay(valueAt(member, field.identity[index]!))}`;
   return text;
 }
 

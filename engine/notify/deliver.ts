@@ -7,7 +7,7 @@
  * Never throws: a delivery that fails is a warning value naming the channel, never its URL.
  */
 import { backoffDelayMs } from '../io/backoff.ts';
-import { readBodyBounded } from '../io/bounded-body.ts';
+import { readResponseBounded } from '../io/bounded-body.ts';
 import { describeNetworkError } from '../io/network-error.ts';
 import { escapeForTerminal } from '../text/text-escape.ts';
 import type { ReadyDelivery } from './channels.ts';
@@ -76,7 +76,13 @@ async function attempt(delivery: ReadyDelivery, options: DeliveryOptions, timeou
       redirect: 'manual',
       signal,
     });
-    const answer = excerpt(await readBodyBounded(response.body, ANSWER_BYTES).catch(() => ''), delivery.url);
+    const answer = excerpt(
+      await readResponseBounded(response, ANSWER_BYTES).then(
+        (bytes) => bytes.toString('utf8'),
+        () => '',
+      ),
+      delivery.url,
+    );
     if (response.status >= 200 && response.status <= 299) return { status: response.status, answer, retryable: false };
     const wait = retryAfterMs(response.headers.get('retry-after'), options.now());
     return {

@@ -4,7 +4,7 @@ import { describeIdentity, isJsonObject } from '../model/normalise.ts';
 import { completeMember, fillPlanOf } from '../model/members.ts';
 import type { JsonSchema } from '../model/json-schema-type.ts';
 import { plural } from '../text/plural.ts';
-import { escapeForTerminal } from '../text/text-escape.ts';
+import { quoteForDisplay } from '../text/text-escape.ts';
 import type { KnownFrom, PlanChange, PlanContract, PlanDocument, PlanTenant } from './types.ts';
 
 export { plural } from '../text/plural.ts';
@@ -17,7 +17,7 @@ export { plural } from '../text/plural.ts';
 export function formatValue(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   // JSON quoting shows C0 controls as escapes; the rest (C1, bidi, zero-width) is made visible too.
-  if (typeof value === 'string') return escapeForTerminal(JSON.stringify(value));
+  if (typeof value === 'string') return quoteForDisplay(value);
   if (Array.isArray(value)) return `[${value.map(formatValue).join(', ')}]`;
   if (typeof value === 'object') {
     // Built as it goes: every value of every planned contract comes here.

@@ -2,9 +2,14 @@
 import { KNOWN_FROM_TEXT, plural, touchedContracts, ALREADY_MATCHES_TEXT, type TenantContract } from './render-common.ts';
 import type { PlanDocument } from './types.ts';
 import { escapeData, escapeProperty } from '../text/github-commands.ts';
+import { escapeForTerminal } from '../text/text-escape.ts';
 
 function contractNotice({ tenant, contract }: TenantContract, touched: boolean): string {
-  const properties = [`file=${escapeProperty(contract.file)}`, `line=${contract.line}`, `title=${escapeProperty(`contract ${contract.id} (${tenant})`)}`];
+  const properties = [
+    `file=${escapeProperty(escapeForTerminal(contract.file))}`,
+    `line=${contract.line}`,
+    `title=${escapeProperty(`contract ${escapeForTerminal(contract.id)} (${tenant})`)}`,
+  ];
   const what =
     contract.ops.length === 0
       ? ALREADY_MATCHES_TEXT
@@ -31,8 +36,8 @@ export function renderPlanAnnotations(plan: PlanDocument): string {
     .map((entry) => contractNotice(entry, true))
     .join('');
   for (const contract of plan.noLongerManaged ?? []) {
-    const title = escapeProperty(`contract ${contract.id} (${contract.tenant}) no longer managed`);
-    const message = `removed from the desired state (it was at ${contract.file}:${contract.line}); contract-sync never deletes, so it is left unchanged on the service`;
+    const title = escapeProperty(`contract ${escapeForTerminal(contract.id)} (${contract.tenant}) no longer managed`);
+    const message = `removed from the desired state (it was at ${escapeForTerminal(contract.file)}:${contract.line}); contract-sync never deletes, so it is left unchanged on the service`;
     out += `::warning title=${title}::${escapeData(message)}\n`;
   }
   return out;

@@ -10,7 +10,8 @@
  * than `maxLength` characters: what does not fit is summarised, and every contract left out is
  * still named by id (GitHub refuses comments over 65,536 characters). Pure.
  */
-import { escapeHtml, escapeInline } from '../text/markdown-escape.ts';
+import { codeSpan, escapeHtml, escapeInline } from '../text/markdown-escape.ts';
+import { escapeForTerminal } from '../text/text-escape.ts';
 import { fitBlocks, type FitChoice } from './fit-blocks.ts';
 import { commitUrl, fileUrl, type FullPlanArtifact, type RepositoryLinks } from './file-links.ts';
 import {
@@ -102,17 +103,6 @@ function linked(code: string, url: string | undefined): string {
   return url === undefined ? code : `[${code}](${url})`;
 }
 
-/**
- * Characters that change how the text around them is displayed without being seen (bidirectional
- * overrides, zero-width characters, line and paragraph separators): a value holding one could show
- * a reviewer something other than what is sent. Shown as the JSON escape `\u202e`.
- */
-const INVISIBLE = /[\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u206F\uFEFF]/g;
-
-function visible(text: string): string {
-  return text.replace(INVISIBLE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
 /** Where the whole plan is, for the notes that say something is not shown. */
 function fullPlanPlace(context: RenderContext): string {
   return context.artifact === undefined ? 'the plan file' : 'the plan artifact';
@@ -175,7 +165,7 @@ function diffBody(context: RenderContext, contract: PlanContract): string {
     const shown = { ...view, label: clipValue(context, view.label), before: clipValue(context, view.before), after: clipValue(context, view.after) };
     // A member removed and added again (its two ops) is one change too, like the text plan shows it.
     const note = view.kind === 'member-change' ? `  ${MEMBER_CHANGE_NOTE}` : '';
-    lines.push(`${MARKDOWN_SIGN[view.kind]} ${visible(changeText(shown))}${note}`);
+    lines.push(`${MARKDOWN_SIGN[view.kind]} ${escapeForTerminal(changeText(shown))}${note}`);
   }
   return lines.join('\n');
 }
@@ -202,7 +192,7 @@ function groupTitle(group: Group, tenant: string | undefined): string {
 
 /** The ids of a group as inline code, comma-separated. */
 function idList(contracts: readonly PlanContract[]): string {
-  return contracts.map((contract) => `\`${contract.id}\``).join(', ');
+  return contracts.map((contract) => codeSpan(contract.id)).join(', ');
 }
 
 /** The contracts of a large group, per file: `- contracts/acme.yaml: `1001` (line 3), `1002` (line 7)`; the file links to its first contract. */
@@ -218,7 +208,7 @@ function filesList(context: RenderContext, contracts: readonly PlanContract[]): 
     const text = escapeInline(file);
     const url = context.links === undefined || context.head === undefined ? undefined : fileUrl(context.links, context.head, file, list[0]!.line);
     const name = url === undefined ? text : `[${text}](${url})`;
-    out += `- ${name}: ${list.map((contract) => `\`${contract.id}\` (line ${contract.line})`).join(', ')}\n`;
+    out += `- ${name}: ${list.map((contract) => `${codeSpan(contract.id)} (line ${contract.line})`).join(', ')}\n`;
   }
   return out;
 }
@@ -229,14 +219,14 @@ function groupBlock(context: RenderContext, group: Group, tenant: string | undef
   const first = contracts[0]!;
   if (contracts.length === 1) {
     const where = position(context, context.head, first.file, first.line);
-    if (first.ops.length === 0) return `**\`${first.id}\`**${about(tenant)} · ${where} · ${ALREADY_MATCHES_TEXT}\n\n`;
-    const title = `**\`${first.id}\`**${about(tenant)} · ${where} · ${KNOWN_FROM_TEXT[first.knownFrom]}, ${plural(first.ops.length, 'op')}`;
+    if (first.ops.length === 0) return `**${codeSpan(first.id)}**${about(tenant)} · ${where} · ${ALREADY_MATCHES_TEXT}\n\n`;
+    const title = `**${codeSpan(first.id)}**${about(tenant)} · ${where} · ${KNOWN_FROM_TEXT[first.knownFrom]}, ${plural(first.ops.length, 'op')}`;
     return `${title}\n\n${diffBlock(context, first)}`;
   }
   const title = `${groupTitle(group, tenant)}\n\n`;
   const diff = first.ops.length === 0 ? '' : diffBlock(context, first);
   if (contracts.length <= GROUP_LISTED) {
-    const ids = contracts.map((contract) => `- **\`${contract.id}\`** · ${position(context, context.head, contract.file, contract.line)}\n`).join('');
+    const ids = contracts.map((contract) => `- **${codeSpan(contract.id)}** · ${position(context, context.head, contract.file, contract.line)}\n`).join('');
     return `${title}${ids}\n${diff}`;
   }
   // Many: the change first, then the ids, collapsed.
@@ -248,7 +238,7 @@ function groupLine(context: RenderContext, group: Group, tenant: string | undefi
   const first = group.contracts[0]!;
   if (group.contracts.length === 1) {
     const where = position(context, context.head, first.file, first.line);
-    return `**\`${first.id}\`**${about(tenant)} · ${where} · ${KNOWN_FROM_TEXT[first.knownFrom]}, ${plural(first.ops.length, 'op')}: ${DETAIL_NOT_SHOWN}\n\n`;
+    return `**${codeSpan(first.id)}**${about(tenant)} · ${where} · ${KNOWN_FROM_TEXT[first.knownFrom]}, ${plural(first.ops.length, 'op')}: ${DETAIL_NOT_SHOWN}\n\n`;
   }
   return `${groupTitle(group, tenant)}: ${DETAIL_NOT_SHOWN}: ${idList(group.contracts)}\n\n`;
 }
@@ -344,7 +334,7 @@ interface TenantPart {
 
 /** The length of naming a group's contracts in the closing list: `` `1001`, `` each (its tenant's name: listHeads). */
 function listedLength(group: Group): number {
-  return group.contracts.reduce((sum, contract) => sum + contract.id.length + 4, 0);
+  return group.contracts.reduce((sum, contract) => sum + codeSpan(contract.id).length + 2, 0);
 }
 
 /** The room the closing list needs besides the ids: its heading, and each tenant's name. */
@@ -451,7 +441,7 @@ function closingNote(context: RenderContext, shortening: Shortening, unmanaged: 
   for (const group of listed) {
     const ids = byTenant.get(group.tenant) ?? [];
     byTenant.set(group.tenant, ids);
-    ids.push(...group.contracts.map((contract) => `\`${contract.id}\``));
+    ids.push(...group.contracts.map((contract) => codeSpan(contract.id)));
   }
   let list = '\n**Not shown here**, by id:';
   let uncounted = omitted.reduce((sum, group) => sum + group.contracts.length, 0);
@@ -524,7 +514,7 @@ function fixedLength(context: RenderContext, plan: PlanDocument, touched: readon
     length += 300;
     for (const contract of dropped)
       length +=
-        `- **\`${contract.id}\`** · ${escapeInline(contract.tenant)} · was at ${position(context, plan.source.base?.mergeBase, contract.file, contract.line)}\n`
+        `- **${codeSpan(contract.id)}** · ${escapeInline(contract.tenant)} · was at ${position(context, plan.source.base?.mergeBase, contract.file, contract.line)}\n`
           .length;
   }
   if (others.length > 0) length += 300;
@@ -581,7 +571,7 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
     if (fits(intro)) out += intro;
     for (const contract of dropped) {
       // Declared at the merge base: the change is counted from there.
-      const line = `- **\`${contract.id}\`** · ${escapeInline(contract.tenant)} · was at ${position(context, plan.source.base?.mergeBase, contract.file, contract.line)}\n`;
+      const line = `- **${codeSpan(contract.id)}** · ${escapeInline(contract.tenant)} · was at ${position(context, plan.source.base?.mergeBase, contract.file, contract.line)}\n`;
       if (fits(line)) out += line;
       else omittedUnmanaged += 1;
     }

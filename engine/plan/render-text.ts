@@ -109,12 +109,12 @@ function where(file: string, line: number): string {
 /** A contract's first line in the text plan, when it has ops. */
 function updateLine(paint: Paint, contract: Pick<PlanContract, 'id' | 'file' | 'line' | 'knownFrom' | 'touched'>, ops: number): string {
   const mark = contract.touched === true ? `  ${paint('bold', '[touched]')}` : '';
-  return `  ${paint('yellow', '~')} ${paint('bold', contract.id)}  ${where(contract.file, contract.line)}  ${paint('dim', `(${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(ops, 'op')})`)}${mark}\n`;
+  return `  ${paint('yellow', '~')} ${paint('bold', escapeForTerminal(contract.id))}  ${where(contract.file, contract.line)}  ${paint('dim', `(${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(ops, 'op')})`)}${mark}\n`;
 }
 
 /** A touched contract's line when it has no ops. */
 function noopLine(paint: Paint, contract: Pick<PlanContract, 'id' | 'file' | 'line'>): string {
-  return `  ${paint('dim', '=')} ${paint('bold', contract.id)}  ${where(contract.file, contract.line)}  ${paint('dim', `(${ALREADY_MATCHES_TEXT})`)}  ${paint('bold', '[touched]')}\n`;
+  return `  ${paint('dim', '=')} ${paint('bold', escapeForTerminal(contract.id))}  ${where(contract.file, contract.line)}  ${paint('dim', `(${ALREADY_MATCHES_TEXT})`)}  ${paint('bold', '[touched]')}\n`;
 }
 
 /** A change's line under its contract. */
@@ -168,7 +168,9 @@ export function renderPlanTextTail(noLongerManaged: readonly PlanUnmanagedContra
   if (noLongerManaged.length > 0) {
     lines.push('', `${paint('bold', 'no longer managed')} (${NO_LONGER_MANAGED_TEXT}):`);
     for (const contract of noLongerManaged)
-      lines.push(`  ${paint('red', '-')} ${paint('bold', contract.id)}  tenant ${contract.tenant}  (was ${escapeForTerminal(contract.file)}:${contract.line})`);
+      lines.push(
+        `  ${paint('red', '-')} ${paint('bold', escapeForTerminal(contract.id))}  tenant ${contract.tenant}  (was ${escapeForTerminal(contract.file)}:${contract.line})`,
+      );
   }
   if (unknown > 0) lines.push('', paint('yellow', unknownNote(unknown)));
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;

@@ -1,6 +1,6 @@
 /** A saved plan (`apply PLAN.json`), read and checked: readable, of a known version, made from a commit HEAD descends from. */
 import path from 'node:path';
-import { READ_LIMITS, readTextBounded } from '../io/bounded-read.ts';
+import { READ_LIMITS, readProblem, readTextBounded } from '../io/bounded-read.ts';
 import { GitError } from '../git/errors.ts';
 import { fetchCommand } from '../git/fetch-hint.ts';
 import { checkAncestor } from '../git/is-ancestor.ts';
@@ -16,7 +16,13 @@ export async function readSavedPlan(place: RunPlace, file: string, repo: string)
   try {
     text = await readTextBounded(path.resolve(place.cwd, file), READ_LIMITS.plan);
   } catch (error) {
-    return { refused: `cannot read the plan file (${(error as NodeJS.ErrnoException).code ?? 'error'})` };
+    const problem = readProblem(error);
+    return {
+      refused:
+        problem === undefined
+          ? `cannot read the plan file (${(error as NodeJS.ErrnoException).code ?? 'error'})`
+          : `cannot read the plan file: it is ${problem}`,
+    };
   }
   let plan: PlanDocument;
   try {

@@ -15,6 +15,20 @@ export function escapeHtml(text: string): string {
  * GitHub turns into links after parsing (`@team` mentions, `https://` and `www.` autolinks, `#12`
  * issue references) is broken by a zero-width space entity after the `@`, `:`, `www` or `#`.
  */
+/**
+ * Inline code showing `text` as it is (a contract id), with control, bidi and zero-width characters
+ * made visible as everywhere else: fenced by more backticks than any run of them inside, and padded
+ * with a space then (CommonMark strips one from each side), so no id can close the span early.
+ */
+export function codeSpan(text: string): string {
+  const shown = escapeForTerminal(text);
+  if (!shown.includes('`')) return `\`${shown}\``;
+  let longest = 0;
+  for (const run of shown.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+  const fence = '`'.repeat(longest + 1);
+  return `${fence} ${shown} ${fence}`;
+}
+
 export function escapeInline(text: string): string {
   return escapeHtml(escapeForTerminal(text))
     .replace(/([\\`*_[\]|#~])/g, '\\$1')

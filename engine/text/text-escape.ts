@@ -25,3 +25,17 @@ export function escapeForTerminal(text: string): string {
   // Most text has none: tested first, it is given back as it is (every value of every planned contract comes here).
   return ANY_ACTIVE.test(text) ? text.replace(ACTIVE, visibleEscape) : text;
 }
+
+/**
+ * `value` as JSON, with what JSON leaves raw (C1 controls, bidi and zero-width characters) made
+ * visible too: the one way a value is shown, in a member's label (`RelationType "\u009b31m"`) as
+ * beside it.
+ */
+export function quoteForDisplay(value: unknown): string {
+  return escapeForTerminal(JSON.stringify(value) ?? String(value));
+}
+
+/** Whether `text` holds a character escapeForTerminal would make visible: a control, bidi or zero-width one. */
+export function hasActiveCharacter(text: string): boolean {
+  return ANY_ACTIVE.test(text);
+}

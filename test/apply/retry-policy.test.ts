@@ -87,7 +87,16 @@ describe('decideRetry', () => {
     ['429 with Retry-After: wait what was asked', HTTP_429, FRESH, false, { action: 'throttle', waitMs: 2000 }],
     ['429 with Retry-After, failures used up: throttles are counted apart', HTTP_429, { ...FRESH, failures: 3 }, false, { action: 'throttle', waitMs: 2000 }],
     ['429 with Retry-After, one throttle left', HTTP_429, { ...FRESH, throttles: 11 }, false, { action: 'throttle', waitMs: 2000 }],
-    ['429 with Retry-After, throttles used up: give up', HTTP_429, { ...FRESH, throttles: 12 }, false, { action: 'give-up' }],
+    [
+      '429 with Retry-After, throttles used up: give up, saying why',
+      HTTP_429,
+      { ...FRESH, throttles: 12 },
+      false,
+      {
+        action: 'give-up',
+        reason: 'not retried: the service asked to wait 13 times (Retry-After), more than the 12 waits retry.maxAttempts 3 allows (4 per attempt)',
+      },
+    ],
     [
       '503 asking for exactly the longest wait',
       apiError({ kind: 'retryable', status: 503, retryAfterMs: MAX_THROTTLE_WAIT_MS }),
@@ -96,11 +105,14 @@ describe('decideRetry', () => {
       { action: 'throttle', waitMs: MAX_THROTTLE_WAIT_MS },
     ],
     [
-      '503 asking for more than the longest wait: give up',
+      '503 asking for more than the longest wait: give up, saying why',
       apiError({ kind: 'retryable', status: 503, retryAfterMs: MAX_THROTTLE_WAIT_MS + 1 }),
       FRESH,
       false,
-      { action: 'give-up' },
+      {
+        action: 'give-up',
+        reason: 'not retried: the service asked to wait 300.001 s (Retry-After), longer than the 300 s contract-sync waits for one request; run again later',
+      },
     ],
     ['503 asking for no wait: throttle 0', apiError({ kind: 'retryable', status: 503, retryAfterMs: 0 }), FRESH, false, { action: 'throttle', waitMs: 0 }],
   ])('%s', (_case, error, history, resendable, expected) => {

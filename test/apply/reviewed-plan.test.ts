@@ -30,7 +30,16 @@ describe('judgeReviewed', () => {
   });
 
   it.each<[string, PlanContract | undefined, RegExp]>([
-    ['no longer planned', undefined, /^stale plan: the contract is no longer in the desired state at the plan's commit; run contract-sync plan again$/],
+    [
+      'no longer planned',
+      undefined,
+      /^stale plan: at the plan's commit this tenant declares no contract 4711, which the plan lists from contracts\/acme\.yaml:3; run contract-sync plan again$/,
+    ],
+    [
+      "declared in another file: the plan carries another tenant's contract",
+      contract({ file: 'contracts/globex.yaml', line: 9, knownFingerprint: 'sha256:b' }),
+      /^stale plan: the plan lists contract 4711 from contracts\/acme\.yaml:3, but at the plan's commit this tenant declares it in contracts\/globex\.yaml:9 \(the plan carries another tenant's contract, or the file was renamed since\); run contract-sync plan again$/,
+    ],
     [
       'a known state read live that changed',
       contract({ knownFingerprint: 'sha256:b' }),

@@ -328,7 +328,7 @@ describe('contract-sync import', () => {
     [['import', '--tenant', 'nobody', '--id', '4711'], /--tenant "nobody" is not configured \(known: acme, globex\)/],
     [
       ['import', '--tenant', 'acme', '--id', ' 4711'],
-      /--id " 4711" is not a ContractId \(a ContractId is non-empty, at most 256 characters, without control characters or leading or trailing white space\)/,
+      /--id " 4711" is not a ContractId \(a ContractId is non-empty, at most 256 characters, without control, invisible or bidirectional characters or leading or trailing white space\)/,
     ],
     [['import', '--tenant', 'acme', '--id', '4711', 'extra'], /unexpected argument "extra"/],
   ])('refuses %j', async (args, message) => {

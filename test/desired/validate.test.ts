@@ -135,7 +135,7 @@ describe('validateDesiredState: file shape', () => {
     [
       'invalid ContractId',
       'tenant: acme\ncontracts:\n  " a": {}\n',
-      '3:3  contracts[" a"]  invalid name " a": a ContractId is non-empty, at most 256 characters, without control characters or leading or trailing white space',
+      '3:3  contracts[" a"]  invalid name " a": a ContractId is non-empty, at most 256 characters, without control, invisible or bidirectional characters or leading or trailing white space',
     ],
     ['ContractId read as a number', 'tenant: acme\ncontracts:\n  0815: {}\n', '3:3  contracts.815  ContractId 0815 is read by YAML as 815; quote it: "0815"'],
     ['duplicate ContractId in a file', 'tenant: acme\ncontracts:\n  "1": {}\n  "1": {}\n', '4:3    duplicate key "1": each key may appear once in a map'],

@@ -76,7 +76,7 @@ describe('gitCommitSource', () => {
     expect(text(files)).toEqual([['contracts/a.yaml', contractFile('acme', '1', 'First')]]);
   });
 
-  it('skips symbolic links and node_modules, as the working-tree reader does', async () => {
+  it('skips symbolic links and node_modules, as the working-tree reader does (which lists a link as skipped, issue 41)', async () => {
     const repo = await repoWith({ 'contracts/a.yaml': contractFile('acme', '1', 'A'), 'contracts/node_modules/x.yaml': contractFile('acme', '9', 'X') });
     await symlink('a.yaml', path.join(repo.dir, 'contracts/link.yaml'));
     await repo.commit('link');
@@ -85,7 +85,9 @@ describe('gitCommitSource', () => {
     const files = await gitCommitSource(repository, (await resolveCommit(repository, 'HEAD'))!).readFiles(PATTERNS);
 
     expect(files.map((file) => file.path)).toEqual(['contracts/a.yaml']);
-    expect((await workingTreeSource(repo.dir).readFiles(PATTERNS)).map((file) => file.path)).toEqual(['contracts/a.yaml']);
+    const working = await workingTreeSource(repo.dir).readFiles(PATTERNS);
+    expect(working.filter((file) => file.skipped === undefined).map((file) => file.path)).toEqual(['contracts/a.yaml']);
+    expect(working.filter((file) => file.skipped !== undefined)).toEqual([{ path: 'contracts/link.yaml', content: '', skipped: 'a symbolic link' }]);
   });
 
   it('works from a subdirectory of the work tree, with paths relative to it', async () => {

@@ -95,7 +95,11 @@ describe('symbolic links keep being ignored, also where a pattern names them', (
         'desired: { paths: ["contracts/acme/*.yaml", "contracts/link.yaml", "linked-dir/*.yaml", "linked-dir/c.yaml"] }\n',
       );
       expect(output).not.toContain('9999');
-      expect(output).toContain('1 valid contract in 1 file');
+      // Not read, and said (issue 41): a warning naming the link the pattern selects.
+      expect(output).toContain(
+        'contracts/link.yaml:1:1  -  warning: not read: a symbolic link, not a regular file (desired-state files are read only as regular files in the repository)',
+      );
+      expect(output).toContain('1 valid contract in 2 files');
       expect(code).toBe(0);
     } finally {
       await rm(path.join(repo, 'contracts/link.yaml'));
@@ -107,7 +111,8 @@ describe('symbolic links keep being ignored, also where a pattern names them', (
     execFileSync('mkfifo', [path.join(repo, 'contracts/fifo.yaml')]);
     try {
       const { code, output } = await validateWith('desired: { paths: ["contracts/acme/*.yaml", "contracts/fifo.yaml"] }\n');
-      expect(output).toContain('1 valid contract in 1 file');
+      expect(output).toContain('contracts/fifo.yaml:1:1  -  warning: not read: a FIFO (named pipe), not a regular file');
+      expect(output).toContain('1 valid contract in 2 files');
       expect(code).toBe(0);
     } finally {
       await rm(path.join(repo, 'contracts/fifo.yaml'));

@@ -52,9 +52,16 @@ export function describePostgresError(error: unknown, target: PostgresTarget, do
         `cannot ${doing} ${store}: permission denied for schema ${JSON.stringify(target.schema)} (the user needs CREATE on the database to create it at first use, then USAGE and CREATE on the schema, or an administrator creates it)`,
         { cause: error },
       );
+    // 57P01 ends a session that pg_terminate_backend (or a fast shutdown) terminated: the server may
+    // well be running, so it is not called a shutdown. 57P02 and 57P03 are the server's own state.
     case '57P01':
+      return new PostgresStateError(`cannot ${doing} ${store}: the server terminated this session (57P01: pg_terminate_backend, or a shutdown)`, {
+        cause: error,
+      });
+    case '57P02':
+      return new PostgresStateError(`cannot ${doing} ${store}: the server ended the session after another server process crashed (57P02)`, { cause: error });
     case '57P03':
-      return new PostgresStateError(`cannot ${doing} ${store}: the server is shutting down or starting up (${code})`, { cause: error });
+      return new PostgresStateError(`cannot ${doing} ${store}: the server is shutting down or starting up (57P03)`, { cause: error });
     default:
       break;
   }
