@@ -34,7 +34,7 @@ const FORMAT = 1;
 const HEADER_BYTES = 20;
 
 /** The CLI's commands, as engine/cli/main.ts names them (test/package/code-cache.test.ts compares). */
-export const COMMANDS = new Set(['validate', 'plan', 'apply', 'drift', 'import', 'show', 'emulator', 'state', 'notify', 'init']);
+export const COMMANDS = new Set(['validate', 'plan', 'apply', 'drift', 'import', 'show', 'emulator', 'state', 'notify', 'policy', 'init']);
 
 /**
  * The name of the code cache a run with these arguments uses: its command's, or, for `--version`,

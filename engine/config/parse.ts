@@ -115,14 +115,21 @@ function firstActive(text: string): string {
  * the token endpoint after another tenant was applied). The value is never quoted: the character is
  * named by its code point.
  */
+/** A policy rule's CEL, which may span lines (a YAML block): newlines and tabs are its layout, not hidden text. */
+function isExpression(path: readonly PathSegment[]): boolean {
+  return path[0] === 'policies' && (path.at(-1) === 'expression' || path.at(-1) === 'messageExpression');
+}
+
 function controlProblems(value: unknown, path: PathSegment[] = []): SchemaProblem[] {
   if (typeof value === 'string') {
-    return hasActiveCharacter(value)
+    return hasActiveCharacter(isExpression(path) ? value.replace(/[\n\t]/g, ' ') : value)
       ? [
           {
             path,
             code: 'config-control-character',
-            message: `holds a control, invisible or bidirectional character (${firstActive(value)}); config values are single-line text`,
+            message: isExpression(path)
+              ? `holds a control, invisible or bidirectional character (${firstActive(value.replace(/[\n\t]/g, ' '))})`
+              : `holds a control, invisible or bidirectional character (${firstActive(value)}); config values are single-line text`,
           },
         ]
       : [];

@@ -185,7 +185,7 @@ describe('a service that misbehaves (a local server)', () => {
 
     const error = await rejection(reader.read('4711', 'tok-secret'));
 
-    expect(error.message).toBe('GET /audit/events: the answer is larger than 65536 bytes');
+    expect(error.message).toBe("GET /audit/events: the answer's body is larger than 64 KiB, the bound for one answer; it was not read further");
   });
 
   it('gives up on a service that does not answer within the timeout', async () => {

@@ -83,10 +83,11 @@ describe('the packed package', () => {
     const unwanted = tarballFiles.filter(
       (file) =>
         /^(test|bench|\.ci|scripts|engine|emulator\/.*\.ts$|node_modules)\b/.test(file) ||
-        // examples/: only the demo repository, the CI files and the notification examples (shipped documents point to them), no other code.
+        // examples/: only the demo repository, the CI files, the notification examples and the policy pack (shipped documents point to them), no other code.
         (/^examples\//.test(file) &&
           !/^examples\/(demo-repo|github-actions|gitlab-ci)\/.*\.ya?ml$/.test(file) &&
-          !/^examples\/notify\/(contract-sync\.yaml|receiver\.mjs|verify_signature\.py)$/.test(file)) ||
+          !/^examples\/notify\/(contract-sync\.yaml|receiver\.mjs|verify_signature\.py)$/.test(file) &&
+          !/^examples\/policies\/.*\.(ya?ml|md)$/.test(file)) ||
         (/\.ts$/.test(file) && !/\.d\.ts$/.test(file)) ||
         /^(tsconfig.*|eslint\.config\.js|vitest\.config\.ts|package-lock\.json|bin\/contract-sync-dev\.js)$/.test(file),
     );

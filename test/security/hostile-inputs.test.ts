@@ -297,6 +297,21 @@ describe('control, invisible and bidi characters in any config string are refuse
     expect(run.stdout).toBe(`${line}; config values are single-line text\n\n1 error, 0 warnings in contract-sync.yaml\n`);
   });
 
+  it('a policy rule may span lines, but its expression may not hide a bidi override', async () => {
+    function rule(expression: string): string {
+      return `${BASE}policies:\n  - name: named\n    on: contract\n    validations:\n      - expression: ${expression}\n        message: needs a name\n    action: warn\n`;
+    }
+    const multiLine = await repoWith({}, rule('|\n          has(object.Name) &&\n          object.Name != ""'));
+    const hidden = await repoWith({}, rule('"has(object.Name) \\u202e"'));
+
+    const accepted = await runCli(['validate'], multiLine, { ACME_SECRET: 'throwaway' });
+    const refused = await runCli(['validate'], hidden, { ACME_SECRET: 'throwaway' });
+
+    expect(accepted.stdout).not.toContain('control, invisible or bidirectional');
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('policies[0].validations[0].expression  holds a control, invisible or bidirectional character (U+202E)\n');
+  });
+
   it('apply with such a config sends nothing', async () => {
     const requests: string[] = [];
     const server = createServer((request, response) => {
