@@ -368,7 +368,7 @@ function shortenedNote(context: RenderContext, omitted: string | undefined): str
   return `> [!WARNING]\n> Shortened to stay under ${context.maxLength.toLocaleString('en-US')} characters${what}. ${fullPlanSentence(context)}\n`;
 }
 
-/** What both layouts open with: the heading, the summary table, then sections about the whole plan. */
+/** What both layouts open with: the heading, the summary table, then sections about the whole plan (the removal guard's warning). */
 function opening(context: RenderContext, plan: PlanDocument): string {
   // Sections about the whole plan: after the summary, before the contracts.
   return summaryTable(plan, heading(context, plan), context.maxLength) + renderRemovalsMarkdown(plan);
@@ -573,6 +573,8 @@ function renderByTenant(context: RenderContext, plan: PlanDocument): string {
   });
   const units = parts.flatMap((part) => part.units);
   const fixed = parts.reduce((sum, part) => sum + part.open.length + part.close.length, 0) + listHeads(parts);
+  // Every removal is named before the tenants' sections, and never cut.
+  out += removalsSection(context, plan, maxLength - RESERVE - out.length - fixed);
   const choices = choose(units, maxLength - RESERVE - out.length - fixed);
   const shortening = newShortening();
   let full = false;
@@ -628,6 +630,42 @@ function desiredNote(touched: readonly TenantContract[]): string {
   );
 }
 
+/**
+ * Every collection member the plan removes, named (tenant, contract, member), in one diff block:
+ * never cut. When the list alone does not fit in `room`, the removals are counted per tenant and
+ * the note says where the whole plan is. '' when nothing is removed.
+ */
+function removalsSection(context: RenderContext, plan: PlanDocument, room: number): string {
+  const lines: string[] = [];
+  const perTenant: string[] = [];
+  for (const tenant of plan.tenants) {
+    let count = 0;
+    for (const contract of tenant.contracts) {
+      for (const change of contract.changes) {
+        const view = viewChange(change);
+        if (view.kind !== 'remove') continue;
+        count += 1;
+        lines.push(`- ${visible(`${tenant.tenant} · ${contract.id} · ${clipValue(context, view.label)}`)}`);
+      }
+    }
+    if (count > 0) perTenant.push(`${escapeInline(tenant.tenant)} ${count}`);
+  }
+  if (lines.length === 0) return '';
+  const heading = `#### Members removed (${lines.length} in ${plural(perTenant.length, 'tenant')})\n\n`;
+  const body = lines.join('\n');
+  const fence = fenceFor(body);
+  const listed = `${heading}Every collection member this plan removes (tenant · contract · member):\n\n${fence}diff\n${body}\n${fence}\n\n`;
+  if (listed.length <= room) return listed;
+  const shown =
+    perTenant.length > REMOVAL_TENANTS_COUNTED
+      ? [...perTenant.slice(0, REMOVAL_TENANTS_COUNTED), `${perTenant.length - REMOVAL_TENANTS_COUNTED} more tenants`]
+      : perTenant;
+  return `${heading}Too many to name here (${shown.join(', ')}). ${fullPlanSentence(context)}\n\n`;
+}
+
+/** A removals section too long to list counts this many tenants by name. */
+const REMOVAL_TENANTS_COUNTED = 20;
+
 /** Per tenant, the other contracts with changes and their ops: said before any of their details, whatever room is left. */
 function otherCounts(others: readonly TenantContract[]): string {
   const byTenant = new Map<string, { contracts: number; ops: number; unknown: number }>();
@@ -677,8 +715,10 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
   const touchedParts = sectionParts(context, touched);
   const otherParts = sectionParts(context, others, countedUnitOf);
   const notes = desiredNote(touched);
-  // The pull request's own contracts are fitted first, with all the room; the others get what is left.
-  const budget = maxLength - RESERVE - out.length - fixedLength(context, plan, touchedParts, otherParts, notes) - otherCounts(others).length;
+  const fixed = fixedLength(context, plan, touchedParts, otherParts, notes) + otherCounts(others).length;
+  // Every removal is named first (never cut); then the pull request's own contracts get all the room left, the others what is left after them.
+  const removals = removalsSection(context, plan, maxLength - RESERVE - out.length - fixed);
+  const budget = maxLength - RESERVE - out.length - fixed - removals.length;
   const touchedChoices = choose(
     touchedParts.flatMap((part) => part.units),
     budget,
@@ -709,6 +749,7 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
   if (touched.length === 0 && fits(none)) out += none;
   if (notes !== '' && fits(notes)) out += notes;
   writeParts(touchedParts, 0, shortening);
+  out += removals;
 
   const dropped = plan.noLongerManaged ?? [];
   if (dropped.length > 0) {

@@ -257,3 +257,64 @@ describe('a first pull request: no known state (issue 38, item 1)', () => {
     expect(markdown).toMatch(/> Shortened to stay under 60,000 characters: the details of \d+ other contracts \(\d+ ops; counted above\) not shown\./);
   });
 });
+
+describe('removals are never cut (issue 38, item 2)', () => {
+  /** 300 varied changes in 4 tenants: 148 suppliers removed, and long distinct comments that cannot all fit. */
+  function variedWithRemovals(): PlanDocument {
+    const tenants = ['acme', 'beta', 'gamma', 'delta'];
+    const sets: ContractSet[] = [];
+    const known = new Map<string, Map<string, { fields: ContractFields; from: 'state' }>>();
+    for (const tenant of tenants) {
+      const contracts = Array.from({ length: 75 }, (_, index) => {
+        const removes = index < 37;
+        return {
+          id: String(2000 + index),
+          desired: removes ? { Company: [{ Id: 1, RelationType: 'Customer' }] } : { Comment: `${tenant} ${index} ${'long note '.repeat(60)}` },
+          known: removes
+            ? {
+                Company: [
+                  { Id: 1, RelationType: 'Customer' },
+                  { Id: 99, RelationType: 'Supplier' },
+                ],
+              }
+            : { Comment: 'old' },
+        };
+      });
+      sets.push({
+        tenant,
+        file: `contracts/${tenant}.yaml`,
+        contracts: contracts.map((c, index) => ({ id: c.id, line: 3 + index * 5, column: 3, fields: c.desired })),
+      });
+      known.set(tenant, new Map(contracts.map((c) => [c.id, { fields: c.known, from: 'state' as const }])));
+    }
+    const touched = { contracts: new Map([['acme', new Set(['2040'])]]), noLongerManaged: [] };
+    const state: KnownState = known;
+    return { ...createPlan(sets, state, { createdAt: CREATED_AT, source: BASE_SOURCE, touched }), madeWith: MADE_WITH };
+  }
+
+  it('every removed member is named, whatever else is cut', () => {
+    const plan = variedWithRemovals();
+
+    const markdown = renderPlanMarkdown(plan, { artifact: ARTIFACT });
+
+    expect(markdown.length).toBeLessThanOrEqual(60_000);
+    expect(markdown).toContain('#### Members removed (148 in 4 tenants)');
+    const removed = markdown.match(/^- \w+ · 20\d\d · Company \(Id 99, RelationType "Supplier"\)$/gm) ?? [];
+    expect(removed).toHaveLength(148);
+    expect(markdown).toContain('Shortened to stay under 60,000 characters');
+    // In the order of DESIGN.md: the pull request's own contract, the removals, then the others.
+    const own = markdown.indexOf('**`2040`** · acme');
+    expect(own).toBeGreaterThan(0);
+    expect(markdown.indexOf('#### Members removed')).toBeGreaterThan(own);
+    expect(markdown.indexOf('#### Other contracts with changes')).toBeGreaterThan(markdown.indexOf('#### Members removed'));
+  });
+
+  it('when the removals alone exceed the limit they are counted per tenant, and the note says where they are', () => {
+    const markdown = renderPlanMarkdown(variedWithRemovals(), { artifact: ARTIFACT, maxLength: 4_000 });
+
+    expect(markdown.length).toBeLessThanOrEqual(4_000);
+    expect(markdown).toContain(
+      `#### Members removed (148 in 4 tenants)\n\nToo many to name here (acme 37, beta 37, delta 37, gamma 37). The whole plan, as text and as JSON, is in the artifact \`${ARTIFACT.name}\``,
+    );
+  });
+});
