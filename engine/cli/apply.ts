@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { renderRunSummary } from '../apply/run-report.ts';
 import { checkOutputFile, writeOutputFile } from '../output/output-file.ts';
 import { runApplyRequest, type ApplyRunOutcome } from '../run/apply.ts';
+import { tenantSummary } from '../plan/render-common.ts';
 import { applyQuestion, interruptedLine, renderApplyPreview } from '../run/render-run.ts';
 import type { ApplyPreview } from '../run/types.ts';
 import { EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
@@ -125,11 +126,21 @@ const NOT_WITH_A_PLAN: readonly [readonly string[], string][] = [
   [['refresh', 'no-refresh'], '--refresh and --no-refresh cannot be used with a plan file: the known state is obtained the way the plan obtained it'],
 ];
 
-/** Before the first PATCH: what was selected, the plan (with a saved plan, what was reviewed); its height and headline, for the question. */
+/** Before the first PATCH: what was selected, the plan (with a saved plan, what was reviewed); its height and per-tenant summary, for the question. */
 function showPreview(io: CliIo, preview: ApplyPreview, dryRun: boolean): { readonly lines: number; readonly summary: string } {
   const { head, plan } = renderApplyPreview(preview, { dryRun, color: wantsColor(io) });
   io.stdout.write(`${head}${plan}`);
-  return { lines: plan.split('\n').length - 1, summary: plan.slice(0, plan.indexOf('\n') + 1) };
+  return { lines: plan.split('\n').length - 1, summary: tenantSummary(preview.shown) };
+}
+
+/**
+ * Said again just above the question: the per-tenant summary when the plan is taller than the
+ * terminal (its top scrolled away), or when it went to a file or a pipe (then: where it is).
+ */
+function beforeQuestion(io: CliIo, shown: { readonly lines: number; readonly summary: string } | undefined): string | undefined {
+  if (shown === undefined) return undefined;
+  if (io.stdout.isTTY !== true) return `${shown.summary}The whole plan was written to standard output (not this terminal).\n`;
+  return io.stdout.rows !== undefined && shown.lines >= io.stdout.rows ? `${shown.summary}The whole plan is above.\n` : undefined;
 }
 
 export async function applyCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
@@ -168,7 +179,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
     },
     await sendingEffects(io, view, values['auto-approve'], {
       text: applyQuestion,
-      again: () => (shown !== undefined && io.stdout.rows !== undefined && shown.lines >= io.stdout.rows ? shown.summary : undefined),
+      again: () => beforeQuestion(io, shown),
     }),
   );
   view.finish();

@@ -7,7 +7,7 @@ import type { ApplyPreview, RunEffects, RunEvent } from '../run/types.ts';
 import { describeShard } from '../desired/shard.ts';
 import type { Logger } from '../log/logger.ts';
 import { describeSharedEvent, type Sending } from '../run/render-run.ts';
-import { askYes, shouldAsk } from './confirm.ts';
+import { askYes, promptStream, shouldAsk } from './confirm.ts';
 import { clockOf, type CliIo } from './io.ts';
 import { runEffects } from './run-effects.ts';
 import { createProgress, type Progress } from '../output/progress.ts';
@@ -55,10 +55,13 @@ export function runView(io: CliIo, { shardOn, showPreview, command = 'run' }: Ru
   };
 }
 
+/** How long the question waits for a pipe's reader to print the plan (a terminal's reader prints in well under this). */
+const PIPE_SETTLE_MS = 200;
+
 export interface Question {
   /** Shown before the question (drift --fix shows its plan only when it asks). */
   readonly before?: (preview: ApplyPreview) => void;
-  /** Said again just above the question: a plan taller than the terminal scrolled its headline away. */
+  /** Said again just above the question: a plan taller than the terminal scrolled its summary away (or went to a file or a pipe). */
   readonly again?: () => string | undefined;
   readonly text: (sending: Sending) => string;
 }
@@ -77,8 +80,12 @@ export function sendingEffects(io: CliIo, view: RunView, autoApprove: boolean, q
       question.before?.(preview);
       for (const { reason } of preview.refused) io.stdout.write(`\n${reason}\n`);
       const again = question.again?.();
-      if (again !== undefined) io.stdout.write(`\n${again}`);
-      io.stdout.write('\n');
+      const prompt = promptStream(io);
+      // The plan went into a pipe (`apply | tee log`): give its reader a moment to print it, so the
+      // question comes below the plan on the terminal, not in the middle of it.
+      if (prompt !== io.stdout) await clockOf(io).sleep(PIPE_SETTLE_MS);
+      if (again !== undefined) prompt.write(`\n${again}`);
+      prompt.write('\n');
       return askYes(io, question.text(preview.sending));
     },
   });
