@@ -9,7 +9,7 @@ import type { ApplyPreview } from '../run/types.ts';
 import { EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
-import { runView, sendingEffects } from './run-view.ts';
+import { beforeQuestion, runView, sendingEffects } from './run-view.ts';
 import { checkSharedRun, RUN_OPTIONS, shardHelp, targetHelp } from './run-args.ts';
 
 export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N|auto] [--refresh | --no-refresh]
@@ -131,16 +131,6 @@ function showPreview(io: CliIo, preview: ApplyPreview, dryRun: boolean): { reado
   const { head, plan } = renderApplyPreview(preview, { dryRun, color: wantsColor(io) });
   io.stdout.write(`${head}${plan}`);
   return { lines: plan.split('\n').length - 1, summary: tenantSummary(preview.shown) };
-}
-
-/**
- * Said again just above the question: the per-tenant summary when the plan is taller than the
- * terminal (its top scrolled away), or when it went to a file or a pipe (then: where it is).
- */
-function beforeQuestion(io: CliIo, shown: { readonly lines: number; readonly summary: string } | undefined): string | undefined {
-  if (shown === undefined) return undefined;
-  if (io.stdout.isTTY !== true) return `${shown.summary}The whole plan was written to standard output (not this terminal).\n`;
-  return io.stdout.rows !== undefined && shown.lines >= io.stdout.rows ? `${shown.summary}The whole plan is above.\n` : undefined;
 }
 
 export async function applyCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {

@@ -10,9 +10,10 @@ import { runDrift, type DriftRunOutcome } from '../run/drift.ts';
 import { fixQuestion, interruptedLine, renderFixPreview, renderTargetedNote } from '../run/render-run.ts';
 import { packageVersion } from '../run/version.ts';
 import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { tenantSummary } from '../plan/render-common.ts';
 import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
-import { runView, sendingEffects } from './run-view.ts';
+import { beforeQuestion, runView, sendingEffects } from './run-view.ts';
 import { checkSharedRun, RUN_OPTIONS, shardHelp, targetHelp } from './run-args.ts';
 
 export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N|auto] [--fix]
@@ -100,6 +101,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   }
 
   const view = runView(io, { shardOn: format === 'text' ? 'stdout' : 'stderr', command: 'drift' });
+  let shown: { readonly lines: number; readonly summary: string } | undefined;
   const result = await runDrift(
     {
       kind: 'drift',
@@ -109,8 +111,11 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
     // With --fix on a terminal: the plan of the corrections, then the question, before the first PATCH.
     await sendingEffects(io, view, values['auto-approve'], {
       before(preview) {
-        io.stdout.write(renderFixPreview(preview, wantsColor(io)));
+        const text = renderFixPreview(preview, wantsColor(io));
+        io.stdout.write(text);
+        shown = { lines: text.split('\n').length - 1, summary: tenantSummary(preview.shown) };
       },
+      again: () => beforeQuestion(io, shown),
       text: fixQuestion,
     }),
   );

@@ -55,6 +55,16 @@ export function runView(io: CliIo, { shardOn, showPreview, command = 'run' }: Ru
   };
 }
 
+/**
+ * Said again just above the question: the per-tenant summary when the plan is taller than the
+ * terminal (its top scrolled away), or when it went to a file or a pipe (then: where it is).
+ */
+export function beforeQuestion(io: CliIo, shown: { readonly lines: number; readonly summary: string } | undefined): string | undefined {
+  if (shown === undefined) return undefined;
+  if (io.stdout.isTTY !== true) return `${shown.summary}The whole plan was written to standard output (not this terminal).\n`;
+  return io.stdout.rows !== undefined && shown.lines >= io.stdout.rows ? `${shown.summary}The whole plan is above.\n` : undefined;
+}
+
 /** How long the question waits for a pipe's reader to print the plan (a terminal's reader prints in well under this). */
 const PIPE_SETTLE_MS = 200;
 

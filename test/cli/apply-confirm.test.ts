@@ -244,6 +244,28 @@ describe('drift --fix on a terminal', () => {
     expect(await patches()).toBe(8);
   });
 
+  it('with stdout to a file (drift --fix > out.txt) still asks, on stderr, after the per-tenant summary', async () => {
+    const { fleet, dir } = await setup();
+    const stdin = Object.assign(new PassThrough(), { isTTY: true });
+    stdin.end('no\n');
+    let stdout = '';
+    let stderr = '';
+
+    const code = await main(['drift', '--fix'], {
+      stdin,
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text), isTTY: true },
+      env: { ...fleet.env, NO_COLOR: '1' },
+      cwd: dir,
+    });
+
+    expect(code).toBe(1);
+    expect(stdout).toContain('tenant tenant-a: 4 to update');
+    expect(stderr).toMatch(/ {2}tenant-b: 4 to update, \d+ ops, 2 members removed\nThe whole plan was written to standard output \(not this terminal\)\.\n\n/);
+    expect(stderr).toMatch(FIX_QUESTION);
+    expect(await patches()).toBe(0);
+  });
+
   it('holds the removal guard, and refuses its flags without --fix', async () => {
     const { fleet, dir } = await setup();
 
