@@ -24,8 +24,9 @@ prints the plan, then sends each changed contract's ops as one PATCH through a r
 queue per tenant, and records every contract in the state store as soon as its PATCH succeeds.
 
 Confirmation:
-  On a terminal (stdin and stdout both TTYs), the plan is printed (after the live reads, with
-  --refresh) and apply asks "Apply N ops to M contracts in T tenants? Only 'yes' is accepted:".
+  When stdin is a terminal (whatever stdout is: apply > out.txt and apply | tee log ask too, the
+  question on the terminal), the plan is printed (after the live reads, with --refresh), then per
+  tenant the contracts, ops and members removed, and apply asks "Apply N ops to M contracts in T tenants? Only 'yes' is accepted:".
   Only yes sends; any other answer, or the end of input, prints "Apply cancelled.", sends and
   writes nothing, releases the locks, and exits 1 (as Terraform does). --auto-approve skips the
   question. Without a terminal (CI) apply does not ask. Nothing to send: nothing is asked. A saved

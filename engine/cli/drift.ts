@@ -30,7 +30,7 @@ the state store's record of the last apply:
 With --fix, the corrections go through the same rate-controlled queue as apply: each tenant is
 locked and read again, so what is fixed is what is live at that moment.
 
-With --fix on a terminal (stdin and stdout both TTYs), the plan of the corrections is printed
+With --fix when stdin is a terminal (whatever stdout is), the plan of the corrections is printed
 after the reads and drift asks "Correct N ops on M contracts in T tenants? Only 'yes' is
 accepted:". Only yes sends; any other answer, or the end of input, prints "Fix cancelled.",
 sends and writes nothing, and exits 1. --auto-approve skips the question; without a terminal

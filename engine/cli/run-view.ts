@@ -78,7 +78,7 @@ export interface Question {
 
 /**
  * The effects of a run that may send: its events rendered by `view`, and the question asked only
- * of a person (stdin and stdout terminals), only when something would be sent, not after --auto-approve.
+ * of a person (stdin a terminal), only when something would be sent, not after --auto-approve.
  */
 export function sendingEffects(io: CliIo, view: RunView, autoApprove: boolean, question: Question): Promise<RunEffects> {
   return runEffects(io, {
