@@ -3,12 +3,13 @@ import { parseArgs } from 'node:util';
 import { renderRunSummary } from '../apply/run-report.ts';
 import { checkOutputFile, writeOutputFile } from '../output/output-file.ts';
 import { runApplyRequest, type ApplyRunOutcome } from '../run/apply.ts';
+import { tenantSummary } from '../plan/render-common.ts';
 import { applyQuestion, interruptedLine, renderApplyPreview } from '../run/render-run.ts';
 import type { ApplyPreview } from '../run/types.ts';
 import { EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
-import { runView, sendingEffects } from './run-view.ts';
+import { beforeQuestion, runView, sendingEffects } from './run-view.ts';
 import { checkSharedRun, RUN_OPTIONS, shardHelp, targetHelp } from './run-args.ts';
 
 export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N|auto] [--refresh | --no-refresh]
@@ -23,8 +24,9 @@ prints the plan, then sends each changed contract's ops as one PATCH through a r
 queue per tenant, and records every contract in the state store as soon as its PATCH succeeds.
 
 Confirmation:
-  On a terminal (stdin and stdout both TTYs), the plan is printed (after the live reads, with
-  --refresh) and apply asks "Apply N ops to M contracts in T tenants? Only 'yes' is accepted:".
+  When stdin is a terminal (whatever stdout is: apply > out.txt and apply | tee log ask too, the
+  question on the terminal), the plan is printed (after the live reads, with --refresh), then per
+  tenant the contracts, ops and members removed, and apply asks "Apply N ops to M contracts in T tenants? Only 'yes' is accepted:".
   Only yes sends; any other answer, or the end of input, prints "Apply cancelled.", sends and
   writes nothing, releases the locks, and exits 1 (as Terraform does). --auto-approve skips the
   question. Without a terminal (CI) apply does not ask. Nothing to send: nothing is asked. A saved
@@ -125,11 +127,11 @@ const NOT_WITH_A_PLAN: readonly [readonly string[], string][] = [
   [['refresh', 'no-refresh'], '--refresh and --no-refresh cannot be used with a plan file: the known state is obtained the way the plan obtained it'],
 ];
 
-/** Before the first PATCH: what was selected, the plan (with a saved plan, what was reviewed); its height and headline, for the question. */
+/** Before the first PATCH: what was selected, the plan (with a saved plan, what was reviewed); its height and per-tenant summary, for the question. */
 function showPreview(io: CliIo, preview: ApplyPreview, dryRun: boolean): { readonly lines: number; readonly summary: string } {
   const { head, plan } = renderApplyPreview(preview, { dryRun, color: wantsColor(io) });
   io.stdout.write(`${head}${plan}`);
-  return { lines: plan.split('\n').length - 1, summary: plan.slice(0, plan.indexOf('\n') + 1) };
+  return { lines: plan.split('\n').length - 1, summary: tenantSummary(preview.shown) };
 }
 
 export async function applyCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
@@ -168,7 +170,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
     },
     await sendingEffects(io, view, values['auto-approve'], {
       text: applyQuestion,
-      again: () => (shown !== undefined && io.stdout.rows !== undefined && shown.lines >= io.stdout.rows ? shown.summary : undefined),
+      again: () => beforeQuestion(io, shown),
     }),
   );
   view.finish();

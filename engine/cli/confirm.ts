@@ -5,9 +5,21 @@
  */
 import type { CliIo } from './io.ts';
 
-/** A person can answer: stdin and stdout are both terminals. In CI (no terminal) nothing is asked. */
+/**
+ * A person can answer: stdin is a terminal, whatever stdout is (`apply > out.txt` and `apply | tee
+ * log` at a terminal still ask, as Terraform asks whenever it can read an answer). In CI (no
+ * terminal) nothing is asked.
+ */
 export function isInteractive(io: CliIo): boolean {
-  return io.stdin?.isTTY === true && io.stdout.isTTY === true;
+  return io.stdin?.isTTY === true;
+}
+
+/**
+ * Where the question (and what is said just above it) goes: stdout on a terminal; with stdout
+ * redirected or piped, stderr when that is the terminal, so the person answering sees it.
+ */
+export function promptStream(io: CliIo): CliIo['stderr'] {
+  return io.stdout.isTTY === true || io.stderr.isTTY !== true ? io.stdout : io.stderr;
 }
 
 /** Ask only a person, only when something would be sent, and not after --auto-approve. */
@@ -21,7 +33,8 @@ export function shouldAsk(io: CliIo, run: { readonly autoApprove: boolean; reado
  */
 export async function askYes(io: CliIo, question: string): Promise<boolean> {
   const { stdin } = io;
-  io.stdout.write(question);
+  const prompt = promptStream(io);
+  prompt.write(question);
   if (stdin === undefined) return false;
   // Loaded here: only a question needs it, and every plan and apply loads this module.
   const { createInterface } = await import('node:readline');
@@ -37,7 +50,7 @@ export async function askYes(io: CliIo, question: string): Promise<boolean> {
     lines.once('close', () => {
       if (answered) return;
       // The line of an unanswered question ends here, so that what follows starts a line.
-      io.stdout.write('\n');
+      prompt.write('\n');
       resolve(false);
     });
   });

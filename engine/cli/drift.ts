@@ -10,9 +10,10 @@ import { runDrift, type DriftRunOutcome } from '../run/drift.ts';
 import { fixQuestion, interruptedLine, renderFixPreview, renderTargetedNote } from '../run/render-run.ts';
 import { packageVersion } from '../run/version.ts';
 import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { tenantSummary } from '../plan/render-common.ts';
 import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
-import { runView, sendingEffects } from './run-view.ts';
+import { beforeQuestion, runView, sendingEffects } from './run-view.ts';
 import { checkSharedRun, RUN_OPTIONS, shardHelp, targetHelp } from './run-args.ts';
 
 export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N|auto] [--fix]
@@ -29,7 +30,7 @@ the state store's record of the last apply:
 With --fix, the corrections go through the same rate-controlled queue as apply: each tenant is
 locked and read again, so what is fixed is what is live at that moment.
 
-With --fix on a terminal (stdin and stdout both TTYs), the plan of the corrections is printed
+With --fix when stdin is a terminal (whatever stdout is), the plan of the corrections is printed
 after the reads and drift asks "Correct N ops on M contracts in T tenants? Only 'yes' is
 accepted:". Only yes sends; any other answer, or the end of input, prints "Fix cancelled.",
 sends and writes nothing, and exits 1. --auto-approve skips the question; without a terminal
@@ -100,6 +101,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
   }
 
   const view = runView(io, { shardOn: format === 'text' ? 'stdout' : 'stderr', command: 'drift' });
+  let shown: { readonly lines: number; readonly summary: string } | undefined;
   const result = await runDrift(
     {
       kind: 'drift',
@@ -109,8 +111,11 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
     // With --fix on a terminal: the plan of the corrections, then the question, before the first PATCH.
     await sendingEffects(io, view, values['auto-approve'], {
       before(preview) {
-        io.stdout.write(renderFixPreview(preview, wantsColor(io)));
+        const text = renderFixPreview(preview, wantsColor(io));
+        io.stdout.write(text);
+        shown = { lines: text.split('\n').length - 1, summary: tenantSummary(preview.shown) };
       },
+      again: () => beforeQuestion(io, shown),
       text: fixQuestion,
     }),
   );

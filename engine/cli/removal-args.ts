@@ -16,8 +16,8 @@ export const CONFIRM_OPTIONS = {
 export function confirmHelp(column: number, run: string): string {
   const indent = ' '.repeat(column);
   return [
-    `${'  --auto-approve'.padEnd(column)}send without asking (a question is asked only when stdin and stdout are`,
-    `${indent}both terminals; without one, as in CI, ${run} never asks)`,
+    `${'  --auto-approve'.padEnd(column)}send without asking (a question is asked only when stdin is a terminal,`,
+    `${indent}whatever stdout is; without one, as in CI, ${run} never asks)`,
     `${'  --max-removals N'.padEnd(column)}refuse a tenant whose plan removes more than N collection members`,
     `${indent}(default: safety.maxRemovals in the config, else 25)`,
     `${'  --allow-removals'.padEnd(column)}lift the removal guard for this run`,

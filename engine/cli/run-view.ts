@@ -7,7 +7,7 @@ import type { ApplyPreview, RunEffects, RunEvent } from '../run/types.ts';
 import { describeShard } from '../desired/shard.ts';
 import type { Logger } from '../log/logger.ts';
 import { describeSharedEvent, type Sending } from '../run/render-run.ts';
-import { askYes, shouldAsk } from './confirm.ts';
+import { askYes, promptStream, shouldAsk } from './confirm.ts';
 import { clockOf, type CliIo } from './io.ts';
 import { runEffects } from './run-effects.ts';
 import { createProgress, type Progress } from '../output/progress.ts';
@@ -55,17 +55,30 @@ export function runView(io: CliIo, { shardOn, showPreview, command = 'run' }: Ru
   };
 }
 
+/**
+ * Said again just above the question: the per-tenant summary when the plan is taller than the
+ * terminal (its top scrolled away), or when it went to a file or a pipe (then: where it is).
+ */
+export function beforeQuestion(io: CliIo, shown: { readonly lines: number; readonly summary: string } | undefined): string | undefined {
+  if (shown === undefined) return undefined;
+  if (io.stdout.isTTY !== true) return `${shown.summary}The whole plan was written to standard output (not this terminal).\n`;
+  return io.stdout.rows !== undefined && shown.lines >= io.stdout.rows ? `${shown.summary}The whole plan is above.\n` : undefined;
+}
+
+/** How long the question waits for a pipe's reader to print the plan (a terminal's reader prints in well under this). */
+const PIPE_SETTLE_MS = 200;
+
 export interface Question {
   /** Shown before the question (drift --fix shows its plan only when it asks). */
   readonly before?: (preview: ApplyPreview) => void;
-  /** Said again just above the question: a plan taller than the terminal scrolled its headline away. */
+  /** Said again just above the question: a plan taller than the terminal scrolled its summary away (or went to a file or a pipe). */
   readonly again?: () => string | undefined;
   readonly text: (sending: Sending) => string;
 }
 
 /**
  * The effects of a run that may send: its events rendered by `view`, and the question asked only
- * of a person (stdin and stdout terminals), only when something would be sent, not after --auto-approve.
+ * of a person (stdin a terminal), only when something would be sent, not after --auto-approve.
  */
 export function sendingEffects(io: CliIo, view: RunView, autoApprove: boolean, question: Question): Promise<RunEffects> {
   return runEffects(io, {
@@ -77,8 +90,12 @@ export function sendingEffects(io: CliIo, view: RunView, autoApprove: boolean, q
       question.before?.(preview);
       for (const { reason } of preview.refused) io.stdout.write(`\n${reason}\n`);
       const again = question.again?.();
-      if (again !== undefined) io.stdout.write(`\n${again}`);
-      io.stdout.write('\n');
+      const prompt = promptStream(io);
+      // The plan went into a pipe (`apply | tee log`): give its reader a moment to print it, so the
+      // question comes below the plan on the terminal, not in the middle of it.
+      if (prompt !== io.stdout) await clockOf(io).sleep(PIPE_SETTLE_MS);
+      if (again !== undefined) prompt.write(`\n${again}`);
+      prompt.write('\n');
       return askYes(io, question.text(preview.sending));
     },
   });

@@ -9,10 +9,22 @@ export interface TenantNames {
   readonly secretEnv: string;
 }
 
-/** The GitHub Action of this package (action.yml at the root of its repository). */
-export const ACTION_REF = 'contract-sync/contract-sync@v1';
+/**
+ * The GitHub Action of this package: action.yml ships at the package's root, so the installed
+ * package is the Action (a local action: pinned by package-lock.json, no tag to trust, and the
+ * same version as the CLI it runs). A vendored copy is used the same way by its path.
+ */
+export const ACTION_REF = './node_modules/contract-sync';
 /** The Node.js the CI files run on: the current LTS. */
 export const CI_NODE_VERSION = '24';
+
+/** Before the Action's first use in a job: the installed package is the Action, so install it first. */
+const INSTALL = `      # The Action is the installed package (action.yml ships in it): install before using it.
+      - uses: actions/setup-node@v4
+        with:
+          node-version: '${CI_NODE_VERSION}'
+          cache: npm
+      - run: npm ci --no-audit --no-fund`;
 
 const STATE_CACHE = `      # The file state store (.contract-sync/state) does not outlive the job: keep it in the
       # cache, one entry per run, the newest restored (see examples/github-actions in the package).`;
@@ -20,7 +32,8 @@ const STATE_CACHE = `      # The file state store (.contract-sync/state) does no
 export function githubWorkflow(names: readonly TenantNames[]): string {
   const secrets = names.map(({ secretEnv }) => `      ${secretEnv}: \${{ secrets.${secretEnv} }}`).join('\n');
   return `# contract-sync: validate and plan every pull request (one sticky comment with the plan), apply on
-# merge to main. Written by contract-sync init. Needs: contract-sync in package.json, and one
+# merge to main. Written by contract-sync init. Needs: contract-sync in package.json and
+# package-lock.json (the Action is the installed package: uses: ${ACTION_REF}), and one
 # secret per tenant in the "production" environment, named as in contract-sync.yaml.
 name: contract-sync
 
@@ -49,6 +62,7 @@ jobs:
       - uses: actions/checkout@v4
         with:
           fetch-depth: 0     # --base needs the target branch and the merge base
+${INSTALL}
 ${STATE_CACHE}
       - uses: actions/cache/restore@v4
         with:
@@ -82,6 +96,7 @@ ${secrets}
       - uses: actions/checkout@v4
         with:
           fetch-depth: 0     # incremental apply lists the files changed since the last applied commit
+${INSTALL}
 ${STATE_CACHE}
       - uses: actions/cache/restore@v4
         with:
@@ -113,6 +128,11 @@ ${names.map(({ secretEnv }) => `  #     ${secretEnv}: \${{ secrets.${secretEnv} 
   #     - uses: actions/checkout@v4
   #       with:
   #         fetch-depth: 0
+  #     - uses: actions/setup-node@v4
+  #       with:
+  #         node-version: '${CI_NODE_VERSION}'
+  #         cache: npm
+  #     - run: npm ci --no-audit --no-fund
   #     - uses: actions/cache/restore@v4
   #       with:
   #         path: .contract-sync/state

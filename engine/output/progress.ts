@@ -13,7 +13,8 @@ const DRAW_EVERY_MS = 100;
 const BAR_WIDTH = 24;
 
 export interface ProgressOutput {
-  readonly stream: { write(text: string): unknown; readonly isTTY?: boolean };
+  /** `columns`: the terminal's width now (a tty stream's, read at each redraw: the window may be resized). */
+  readonly stream: { write(text: string): unknown; readonly isTTY?: boolean; readonly columns?: number };
   readonly now: () => number;
   /** Starts plain lines: `contract-sync apply`. */
   readonly prefix: string;
@@ -83,6 +84,17 @@ export function progressLogLine(prefix: string, state: Pick<StepState, 'step' | 
   return `${prefix}: ${STEP_TEXT[state.step]} ${state.done}/${state.total} contracts (${percent}%), ${rate}, ${time}, ${failed}\n`;
 }
 
+/**
+ * The line cut to the terminal's width, one column left free: a line as wide as the terminal (or
+ * wider) wraps, and `\r` then returns to its last row, so every redraw would leave a line behind.
+ */
+export function fitToWidth(line: string, columns: number | undefined): string {
+  if (columns === undefined || columns <= 0) return line;
+  const room = columns - 1;
+  // The line is ASCII (step, bar, numbers): one column per character.
+  return line.length <= room ? line : `${line.slice(0, Math.max(0, room - 1))}…`;
+}
+
 export function createProgress(output: ProgressOutput): Progress {
   const terminal = output.stream.isTTY === true;
   let state: StepState | undefined;
@@ -114,7 +126,7 @@ export function createProgress(output: ProgressOutput): Progress {
       if (terminal) {
         if (!last && now - current.drawnAt < DRAW_EVERY_MS) return;
         current.drawnAt = now;
-        output.stream.write(`\r\u001b[K${progressLine(current, now)}`);
+        output.stream.write(`\r\u001b[K${fitToWidth(progressLine(current, now), output.stream.columns)}`);
         open = true;
         if (last) endLine();
         return;

@@ -7,8 +7,10 @@ import type { KnownContracts, KnownState, Op } from '../model/types.ts';
 import { describeChanges } from './changes.ts';
 import { checkDiffOptions, diffCheckedContract, forEachUnknownOp, type DiffOptions } from './diff.ts';
 import { fingerprint } from '../model/fingerprint.ts';
+import { contractKey } from './touched-contracts.ts';
 import {
   PLAN_VERSION,
+  type DesiredChanges,
   type PlanChange,
   type PlanContract,
   type PlanDocument,
@@ -125,6 +127,13 @@ export function planContractText(
   };
 }
 
+/** A touched contract planned without known state keeps what the change did to its desired fields (its ops set them all). */
+function withDesiredChanges(planned: PlanContract, tenant: string, desiredChanges: DesiredChanges | undefined): PlanContract {
+  if (desiredChanges === undefined || planned.touched !== true || planned.knownFrom !== 'unknown') return planned;
+  const changes = desiredChanges.get(contractKey(tenant, planned.id));
+  return changes === undefined ? planned : { ...planned, desiredChanges: changes };
+}
+
 /**
  * Plans every contract of `desired` against `known`. Tenants come out sorted by name, contracts
  * by file and line (the order people read them in), so the plan does not depend on input order.
@@ -157,7 +166,11 @@ export function createPlan(desired: readonly ContractSet[], known: KnownState, o
     const touchedIds = touched?.contracts.get(tenant);
     const contracts: PlanContract[] = [];
     for (const contract of tenantContracts(byTenant.get(tenant)!)) {
-      const planned = planContract(contract, knownContracts, touched ? (touchedIds ?? NONE_TOUCHED) : undefined, diffOptions);
+      const planned = withDesiredChanges(
+        planContract(contract, knownContracts, touched ? (touchedIds ?? NONE_TOUCHED) : undefined, diffOptions),
+        tenant,
+        touched?.desiredChanges,
+      );
       contracts.push(planned);
       contractCount += 1;
       if (planned.ops.length > 0) changed += 1;

@@ -218,6 +218,31 @@ export function headline(plan: PlanDocument, notPlanned?: NotPlanned): string {
   return `${counted} ${inTenants} to update, ${plural(ops, 'op')}.`;
 }
 
+/** Tenants named one by one in tenantSummary; the rest are counted together. */
+const SUMMARY_TENANTS = 10;
+
+/**
+ * The plan in a few lines for the question of apply and drift --fix: its headline, then per tenant
+ * the contracts to update, ops and members removed (`  acme: 1500 to update, 3000 ops, 2 members removed`).
+ */
+export function tenantSummary(plan: PlanDocument): string {
+  const lines = [headline(plan)];
+  const changed = plan.tenants.filter((tenant) => tenantCounts(tenant).changed > 0);
+  for (const tenant of changed.slice(0, SUMMARY_TENANTS)) {
+    const c = tenantCounts(tenant);
+    let removed = 0;
+    for (const contract of tenant.contracts)
+      for (const change of contract.changes) if (isCollectionField(getField(change.field) as FieldSpec) && change.after === null) removed += 1;
+    lines.push(`  ${tenant.tenant}: ${c.changed} to update, ${plural(c.ops, 'op')}, ${plural(removed, 'member')} removed`);
+  }
+  const rest = changed.slice(SUMMARY_TENANTS);
+  if (rest.length > 0) {
+    const contracts = rest.reduce((sum, tenant) => sum + tenantCounts(tenant).changed, 0);
+    lines.push(`  and ${plural(rest.length, 'more tenant')}: ${contracts} to update`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
 export interface TenantContract {
   readonly tenant: string;
   readonly contract: PlanContract;

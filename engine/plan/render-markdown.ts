@@ -38,7 +38,7 @@ import {
 import { incrementalNote } from './incremental-note.ts';
 import { renderFindingsMarkdown } from './render-findings.ts';
 import { renderRemovalsMarkdown } from './render-removals.ts';
-import type { PlanContract, PlanDocument } from './types.ts';
+import type { DesiredChange, PlanContract, PlanDocument } from './types.ts';
 
 export const MARKDOWN_MAX_LENGTH = 60_000;
 
@@ -52,7 +52,7 @@ export interface MarkdownRenderOptions {
    */
   readonly links?: RepositoryLinks;
   /** The artifact holding the whole plan (text and JSON, and this markdown), linked wherever the comment shows less. */
-  readonly artifact?: FullPlanArtifact;
+  readonly artifact?: FullPlanArtifact | undefined;
 }
 
 interface RenderContext {
@@ -70,6 +70,9 @@ const TABLE_SHARE = 0.25;
 
 // A ref is shown up to this length: the heading is written before any length check.
 const MAX_REF_LENGTH = 100;
+
+/** The other contracts of a pull request's plan are counted for this many tenants, the rest together. */
+const OTHER_TENANTS_COUNTED = 20;
 
 /** Past this many contracts with the same ops, their ids collapse into a <details> list. */
 export const GROUP_LISTED = 5;
@@ -141,11 +144,15 @@ interface Group {
   readonly contracts: readonly PlanContract[];
 }
 
-/** `contracts` in groups of the same ops, the same changes and the same known-state source, each group where its first contract is. */
+/**
+ * `contracts` in groups of the same ops, the same changes and the same known-state source (and,
+ * where the pull request's own diff is shown instead of the ops, the same diff), each group where
+ * its first contract is.
+ */
 function groupsOf(tenant: string, contracts: readonly PlanContract[]): Group[] {
   const byKey = new Map<string, PlanContract[]>();
   for (const contract of contracts) {
-    const key = JSON.stringify([contract.knownFrom, contract.ops, contract.changes]);
+    const key = JSON.stringify([contract.knownFrom, contract.ops, contract.changes, desiredOf(contract) ?? null]);
     const group = byKey.get(key);
     if (group === undefined) byKey.set(key, [contract]);
     else group.push(contract);
@@ -155,6 +162,34 @@ function groupsOf(tenant: string, contracts: readonly PlanContract[]): Group[] {
 
 function opsOf(group: Group): number {
   return group.contracts.reduce((sum, contract) => sum + contract.ops.length, 0);
+}
+
+/**
+ * The pull request's own changes to a contract, shown instead of its ops: only where its known
+ * state is unknown (its ops then set every desired field, which says nothing of what the pull
+ * request changed; createPlan keeps them then).
+ */
+function desiredOf(contract: PlanContract): readonly DesiredChange[] | undefined {
+  return contract.knownFrom === 'unknown' && contract.touched === true ? contract.desiredChanges : undefined;
+}
+
+/** After a field or member the head no longer writes. */
+const UNMANAGED_NOTE = '(no longer in the desired state: the service keeps it)';
+
+/** The pull request's own changes to a contract (base -> head) as the body of a diff block. */
+function desiredDiffBody(context: RenderContext, changes: readonly DesiredChange[]): string {
+  const lines: string[] = [];
+  for (const change of changes) {
+    const view = viewChange(change);
+    const shown = { ...view, label: clipValue(context, view.label), before: clipValue(context, view.before), after: clipValue(context, view.after) };
+    if (change.unmanaged === true) {
+      lines.push(`- ${escapeForTerminal(`${shown.label}: ${shown.before}`)}  ${UNMANAGED_NOTE}`);
+      continue;
+    }
+    const note = view.kind === 'member-change' ? `  ${MEMBER_CHANGE_NOTE}` : '';
+    lines.push(`${MARKDOWN_SIGN[view.kind]} ${escapeForTerminal(changeText(shown))}${note}`);
+  }
+  return lines.join('\n');
 }
 
 /** The changes of a contract as the body of a diff block. */
@@ -171,7 +206,8 @@ function diffBody(context: RenderContext, contract: PlanContract): string {
 }
 
 function diffBlock(context: RenderContext, contract: PlanContract): string {
-  const body = diffBody(context, contract);
+  const desired = desiredOf(contract);
+  const body = desired === undefined ? diffBody(context, contract) : desiredDiffBody(context, desired);
   const fence = fenceFor(body);
   return `${fence}diff\n${body}\n${fence}\n\n`;
 }
@@ -181,13 +217,24 @@ function about(tenant: string | undefined): string {
   return tenant === undefined ? '' : ` · ${escapeInline(tenant)}`;
 }
 
+/** What a contract's diff block shows when it is the pull request's own diff rather than its ops. */
+const DESIRED_DIFF_TEXT = 'this pull request changed';
+
 /** The title of a group of two or more: `**3 contracts, the same 2 ops each** · acme · known from the state store` (`the same op each` for one). */
 function groupTitle(group: Group, tenant: string | undefined): string {
   const first = group.contracts[0]!;
   const count = group.contracts.length;
   if (first.ops.length === 0) return `**${count} contracts**${about(tenant)} · ${ALREADY_MATCHES_TEXT}`;
   const same = first.ops.length === 1 ? 'the same op' : `the same ${first.ops.length} ops`;
+  if (desiredOf(first) !== undefined)
+    return `**${count} contracts, the same change each**${about(tenant)} · ${KNOWN_FROM_TEXT[first.knownFrom]}, ${same} each; ${DESIRED_DIFF_TEXT}:`;
   return `**${count} contracts, ${same} each**${about(tenant)} · ${KNOWN_FROM_TEXT[first.knownFrom]}`;
+}
+
+/** `known state unknown, 11 ops`, and when the diff is the pull request's own: `; this pull request changed:`. */
+function opsText(contract: PlanContract): string {
+  const text = `${KNOWN_FROM_TEXT[contract.knownFrom]}, ${plural(contract.ops.length, 'op')}`;
+  return desiredOf(contract) === undefined ? text : `${text}; ${DESIRED_DIFF_TEXT}:`;
 }
 
 /** The ids of a group as inline code, comma-separated. */
@@ -220,7 +267,7 @@ function groupBlock(context: RenderContext, group: Group, tenant: string | undef
   if (contracts.length === 1) {
     const where = position(context, context.head, first.file, first.line);
     if (first.ops.length === 0) return `**${codeSpan(first.id)}**${about(tenant)} · ${where} · ${ALREADY_MATCHES_TEXT}\n\n`;
-    const title = `**${codeSpan(first.id)}**${about(tenant)} · ${where} · ${KNOWN_FROM_TEXT[first.knownFrom]}, ${plural(first.ops.length, 'op')}`;
+    const title = `**${codeSpan(first.id)}**${about(tenant)} · ${where} · ${opsText(first)}`;
     return `${title}\n\n${diffBlock(context, first)}`;
   }
   const title = `${groupTitle(group, tenant)}\n\n`;
@@ -240,7 +287,7 @@ function groupLine(context: RenderContext, group: Group, tenant: string | undefi
     const where = position(context, context.head, first.file, first.line);
     return `**${codeSpan(first.id)}**${about(tenant)} · ${where} · ${KNOWN_FROM_TEXT[first.knownFrom]}, ${plural(first.ops.length, 'op')}: ${DETAIL_NOT_SHOWN}\n\n`;
   }
-  return `${groupTitle(group, tenant)}: ${DETAIL_NOT_SHOWN}: ${idList(group.contracts)}\n\n`;
+  return `${groupTitle(group, tenant).replace(/:$/, '')}: ${DETAIL_NOT_SHOWN}: ${idList(group.contracts)}\n\n`;
 }
 
 /** Head, base, contract-sync version and time: `Head [\`1a2b3c4\`](…) · base \`origin/main\` at \`5d6e7f8\` · …`. */
@@ -306,11 +353,13 @@ function fullPlanSentence(context: RenderContext): string {
   return `The whole plan, as text and as JSON, is in the artifact \`${escapeHtml(artifact.name.replaceAll('`', ''))}\` of [this workflow run](${artifact.url}).`;
 }
 
-function shortenedNote(context: RenderContext, omitted: string): string {
-  return `> [!WARNING]\n> Shortened to stay under ${context.maxLength.toLocaleString('en-US')} characters: ${omitted} not shown. ${fullPlanSentence(context)}\n`;
+/** `omitted` undefined: what was cut is not itemised. */
+function shortenedNote(context: RenderContext, omitted: string | undefined): string {
+  const what = omitted === undefined ? '' : `: ${omitted} not shown`;
+  return `> [!WARNING]\n> Shortened to stay under ${context.maxLength.toLocaleString('en-US')} characters${what}. ${fullPlanSentence(context)}\n`;
 }
 
-/** What both layouts open with: the heading, the summary table, then sections about the whole plan. */
+/** What both layouts open with: the heading, the summary table, then sections about the whole plan (the removal guard's warning). */
 function opening(context: RenderContext, plan: PlanDocument): string {
   // Sections about the whole plan: after the summary, before the contracts.
   return summaryTable(plan, heading(context, plan), context.maxLength) + renderFindingsMarkdown(plan.findings) + renderRemovalsMarkdown(plan);
@@ -321,7 +370,8 @@ interface Unit {
   readonly group: Group;
   readonly full: string;
   readonly short: string;
-  readonly listed: number;
+  /** Undefined: never named by id in the closing list (contracts counted elsewhere). */
+  readonly listed: number | undefined;
 }
 
 /** A tenant's groups within a section, with the collapsible wrapper it gets ('' when shown inline). */
@@ -347,11 +397,17 @@ function unitOf(context: RenderContext, group: Group, titleTenant: string | unde
   return { group, full: groupBlock(context, group, titleTenant), short: groupLine(context, group, titleTenant), listed: listedLength(group) };
 }
 
+/** A unit of a section whose contracts are counted per tenant above it: shown whole where room is left, else not at all. */
+function countedUnitOf(context: RenderContext, group: Group, titleTenant: string | undefined): Unit {
+  const full = groupBlock(context, group, titleTenant);
+  return { group, full, short: full, listed: undefined };
+}
+
 /**
  * The parts of a section of the pull-request layout: per tenant in plan order, its contracts in
  * groups; a tenant with more than TENANT_SECTION contracts is wrapped in a <details> of its own.
  */
-function sectionParts(context: RenderContext, items: readonly TenantContract[]): TenantPart[] {
+function sectionParts(context: RenderContext, items: readonly TenantContract[], make: typeof unitOf = unitOf): TenantPart[] {
   const byTenant = new Map<string, PlanContract[]>();
   for (const { tenant, contract } of items) {
     const list = byTenant.get(tenant) ?? [];
@@ -360,11 +416,11 @@ function sectionParts(context: RenderContext, items: readonly TenantContract[]):
   }
   return [...byTenant].map(([tenant, contracts]) => {
     const groups = groupsOf(tenant, contracts);
-    if (contracts.length <= TENANT_SECTION) return { tenant, open: '', close: '', units: groups.map((group) => unitOf(context, group, tenant)) };
+    if (contracts.length <= TENANT_SECTION) return { tenant, open: '', close: '', units: groups.map((group) => make(context, group, tenant)) };
     const ops = contracts.reduce((sum, contract) => sum + contract.ops.length, 0);
     const distinct = groups.length === 1 ? 'all the same' : `${groups.length} different change lists`;
     const open = `<details><summary><b>${escapeHtml(tenant)}</b>: ${plural(contracts.length, 'contract')}, ${plural(ops, 'op')} (${distinct})</summary>\n\n`;
-    return { tenant, open, close: '</details>\n\n', units: groups.map((group) => unitOf(context, group, undefined)) };
+    return { tenant, open, close: '</details>\n\n', units: groups.map((group) => make(context, group, undefined)) };
   });
 }
 
@@ -386,6 +442,14 @@ function newShortening(): Shortening {
 function choose(units: readonly Unit[], budget: number): Map<Unit, FitChoice> {
   const choices = fitBlocks(units, budget);
   return new Map(units.map((unit, index) => [unit, choices[index]!]));
+}
+
+/** The length the choices give the units: what fitBlocks counted against its budget. */
+function chosenLength(choices: ReadonlyMap<Unit, FitChoice>): number {
+  let length = 0;
+  for (const [unit, choice] of choices)
+    length += choice === 'full' ? unit.full.length : choice === 'short' ? unit.short.length : choice === 'listed' ? (unit.listed ?? 0) : 0;
+  return length;
 }
 
 /** Whether a choice shows the unit in its section (whole or as its line). */
@@ -417,7 +481,14 @@ function writeUnit(unit: Unit, choice: FitChoice, room: number, shortening: Shor
  * The closing note of a shortened comment: what was left out and where the whole plan is, then
  * every contract left out named by id, per tenant, as far as `room` allows (the rest counted).
  */
-function closingNote(context: RenderContext, shortening: Shortening, unmanaged: number, room: number): string {
+function closingNote(
+  context: RenderContext,
+  shortening: Shortening,
+  unmanaged: number,
+  room: number,
+  counted: readonly Group[] = [],
+  countedAbove = true,
+): string {
   const { listed, omitted, short } = shortening;
   const parts: string[] = [];
   const left = [...listed, ...omitted];
@@ -432,6 +503,15 @@ function closingNote(context: RenderContext, shortening: Shortening, unmanaged: 
     parts.push(`the changes of ${plural(contracts, 'contract')} (${plural(ops, 'op')}, the largest first)`);
   }
   if (unmanaged > 0) parts.push(`${plural(unmanaged, 'contract')} no longer managed`);
+  if (counted.length > 0) {
+    const contracts = counted.reduce((sum, group) => sum + group.contracts.length, 0);
+    const ops = counted.reduce((sum, group) => sum + opsOf(group), 0);
+    parts.push(
+      countedAbove
+        ? `the details of ${plural(contracts, 'other contract')} (${plural(ops, 'op')}; counted above)`
+        : `${plural(contracts, 'other contract')} with changes (${plural(ops, 'op')})`,
+    );
+  }
   if (parts.length === 0) return '';
   let note = shortenedNote(context, parts.join(' and '));
   if (listed.length === 0 && omitted.length === 0) return note;
@@ -484,6 +564,8 @@ function renderByTenant(context: RenderContext, plan: PlanDocument): string {
   });
   const units = parts.flatMap((part) => part.units);
   const fixed = parts.reduce((sum, part) => sum + part.open.length + part.close.length, 0) + listHeads(parts);
+  // Every removal is named before the tenants' sections, and never cut.
+  out += removalsSection(context, plan, maxLength - RESERVE - out.length - fixed);
   const choices = choose(units, maxLength - RESERVE - out.length - fixed);
   const shortening = newShortening();
   let full = false;
@@ -505,9 +587,9 @@ function renderByTenant(context: RenderContext, plan: PlanDocument): string {
   return out + closingNote(context, shortening, 0, maxLength - out.length);
 }
 
-/** The length of renderPullRequest's text other than the contracts' blocks: headings, the no-longer-managed list, the wrappers. */
-function fixedLength(context: RenderContext, plan: PlanDocument, touched: readonly TenantPart[], others: readonly TenantPart[]): number {
-  let length = `#### Contracts this pull request changes (${touched.length})\n\n`.length + 10;
+/** The length of renderPullRequest's text other than the contracts' blocks: headings, notes, the no-longer-managed list, the wrappers. */
+function fixedLength(context: RenderContext, plan: PlanDocument, touched: readonly TenantPart[], others: readonly TenantPart[], notes: string): number {
+  let length = `#### Contracts this pull request changes (${touched.length})\n\n`.length + 10 + notes.length;
   if (touched.length === 0) length += 'None: this pull request changes no contract of the desired state.\n\n'.length;
   const dropped = plan.noLongerManaged ?? [];
   if (dropped.length > 0) {
@@ -517,17 +599,102 @@ function fixedLength(context: RenderContext, plan: PlanDocument, touched: readon
         `- **${codeSpan(contract.id)}** · ${escapeInline(contract.tenant)} · was at ${position(context, plan.source.base?.mergeBase, contract.file, contract.line)}\n`
           .length;
   }
-  if (others.length > 0) length += 300;
+  if (others.length > 0) length += 400;
   for (const part of [...touched, ...others]) length += part.open.length + part.close.length;
-  return length + listHeads([...touched, ...others]);
+  return length + listHeads(touched);
 }
 
-/** Sections in the order a reviewer needs them: what this pull request changes comes first. */
+/**
+ * Above the pull request's contracts whose known state is unknown: their diffs are the pull
+ * request's own (base -> head), and an apply sets every desired field of them. '' when none is shown so.
+ */
+function desiredNote(touched: readonly TenantContract[]): string {
+  const shown = touched.filter(({ contract }) => desiredOf(contract) !== undefined);
+  if (shown.length === 0) return '';
+  const ops = shown.reduce((sum, { contract }) => sum + contract.ops.length, 0);
+  const one = shown.length === 1;
+  const which = shown.length === touched.length ? (one ? 'this contract' : 'these contracts') : `${shown.length} of them`;
+  return (
+    `> [!NOTE]\n> The known state of ${which} is unknown (nothing in the state store for ${one ? 'it' : 'them'}): ` +
+    `${one ? 'its diff is' : 'their diffs are'} what this pull request changed in the desired YAML, base to head, field by field. ` +
+    `An apply would set every desired field of ${one ? 'it' : 'them'} (${plural(ops, 'op')}), not only the ones changed here.\n\n`
+  );
+}
+
+/**
+ * Every collection member the plan removes, named (tenant, contract, member), in one diff block:
+ * never cut. When the list alone does not fit in `room`, the removals are counted per tenant and
+ * the note says where the whole plan is. '' when nothing is removed.
+ */
+function removalsSection(context: RenderContext, plan: PlanDocument, room: number): string {
+  const lines: string[] = [];
+  const perTenant: string[] = [];
+  for (const tenant of plan.tenants) {
+    let count = 0;
+    for (const contract of tenant.contracts) {
+      for (const change of contract.changes) {
+        const view = viewChange(change);
+        if (view.kind !== 'remove') continue;
+        count += 1;
+        lines.push(`- ${escapeForTerminal(`${tenant.tenant} · ${contract.id} · ${clipValue(context, view.label)}`)}`);
+      }
+    }
+    if (count > 0) perTenant.push(`${escapeInline(tenant.tenant)} ${count}`);
+  }
+  if (lines.length === 0) return '';
+  const heading = `#### Members removed (${lines.length} in ${plural(perTenant.length, 'tenant')})\n\n`;
+  const body = lines.join('\n');
+  const fence = fenceFor(body);
+  const listed = `${heading}Every collection member this plan removes (tenant · contract · member):\n\n${fence}diff\n${body}\n${fence}\n\n`;
+  if (listed.length <= room) return listed;
+  const shown =
+    perTenant.length > REMOVAL_TENANTS_COUNTED
+      ? [...perTenant.slice(0, REMOVAL_TENANTS_COUNTED), `${perTenant.length - REMOVAL_TENANTS_COUNTED} more tenants`]
+      : perTenant;
+  return `${heading}Too many to name here (${shown.join(', ')}). ${fullPlanSentence(context)}\n\n`;
+}
+
+/** A removals section too long to list counts this many tenants by name. */
+const REMOVAL_TENANTS_COUNTED = 20;
+
+/** Per tenant, the other contracts with changes and their ops: said before any of their details, whatever room is left. */
+function otherCounts(others: readonly TenantContract[]): string {
+  const byTenant = new Map<string, { contracts: number; ops: number; unknown: number }>();
+  for (const { tenant, contract } of others) {
+    const counts = byTenant.get(tenant) ?? { contracts: 0, ops: 0, unknown: 0 };
+    byTenant.set(tenant, counts);
+    counts.contracts += 1;
+    counts.ops += contract.ops.length;
+    if (contract.knownFrom === 'unknown') counts.unknown += 1;
+  }
+  const entries = [...byTenant];
+  let out = '';
+  for (const [tenant, counts] of entries.slice(0, OTHER_TENANTS_COUNTED)) {
+    const unknown = counts.unknown === 0 ? '' : `, known state unknown for ${counts.unknown === counts.contracts ? 'all' : counts.unknown}`;
+    out += `- **${escapeInline(tenant)}**: ${plural(counts.contracts, 'contract')}, ${plural(counts.ops, 'op')}${unknown}\n`;
+  }
+  const rest = entries.slice(OTHER_TENANTS_COUNTED);
+  if (rest.length > 0) {
+    const contracts = rest.reduce((sum, [, counts]) => sum + counts.contracts, 0);
+    const ops = rest.reduce((sum, [, counts]) => sum + counts.ops, 0);
+    out += `- ${plural(rest.length, 'more tenant')}: ${plural(contracts, 'contract')}, ${plural(ops, 'op')}\n`;
+  }
+  return `${out}\n`;
+}
+
+/**
+ * Sections in the order a reviewer needs them (DESIGN.md section 5, "The pull-request comment"):
+ * the contracts this pull request changes, each with its diff, get the room first; then those it no
+ * longer manages; then the other contracts with changes, counted per tenant, with their details
+ * only where room is left (never named one by one: the pull request did not change them).
+ */
 function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
   const { maxLength } = context;
   let out = opening(context, plan);
   const shortening = newShortening();
+  const counted = newShortening();
   let omittedUnmanaged = 0;
+  let othersCounted = true;
   let full = false;
   function fits(text: string, closing = 0): boolean {
     full ||= out.length + text.length + closing + RESERVE > maxLength;
@@ -537,21 +704,32 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
   const touched = touchedContracts(plan);
   const others = untouchedChangedContracts(plan);
   const touchedParts = sectionParts(context, touched);
-  const otherParts = sectionParts(context, others);
-  // Every contract keeps its line (or at least its id); the longest details go first when all of them do not fit.
-  const units = [...touchedParts, ...otherParts].flatMap((part) => part.units);
-  const choices = choose(units, maxLength - RESERVE - out.length - fixedLength(context, plan, touchedParts, otherParts));
+  const otherParts = sectionParts(context, others, countedUnitOf);
+  const notes = desiredNote(touched);
+  const fixed = fixedLength(context, plan, touchedParts, otherParts, notes) + otherCounts(others).length;
+  // Every removal is named first (never cut); then the pull request's own contracts get all the room left, the others what is left after them.
+  const removals = removalsSection(context, plan, maxLength - RESERVE - out.length - fixed);
+  const budget = maxLength - RESERVE - out.length - fixed - removals.length;
+  const touchedChoices = choose(
+    touchedParts.flatMap((part) => part.units),
+    budget,
+  );
+  const otherChoices = choose(
+    otherParts.flatMap((part) => part.units),
+    budget - chosenLength(touchedChoices),
+  );
+  const choices = new Map([...touchedChoices, ...otherChoices]);
 
-  /** A section's tenants, each inline or in its own <details>; what does not fit is named in the closing list. */
-  function writeParts(parts: readonly TenantPart[], closing: number): void {
+  /** A section's tenants, each inline or in its own <details>; what does not fit is named in the closing list (or counted, `into`). */
+  function writeParts(parts: readonly TenantPart[], closing: number, into: Shortening): void {
     for (const part of parts) {
       // A tenant none of whose contracts is shown gets no section: its ids are in the closing list.
       if (!part.units.some((unit) => shows(choices.get(unit))) || !fits(`${part.open}${part.close}`, closing)) {
-        nameOnly(part, choices, shortening);
+        nameOnly(part, choices, into);
         continue;
       }
       out += part.open;
-      for (const unit of part.units) out += writeUnit(unit, choices.get(unit)!, maxLength - RESERVE - closing - part.close.length - out.length, shortening);
+      for (const unit of part.units) out += writeUnit(unit, choices.get(unit)!, maxLength - RESERVE - closing - part.close.length - out.length, into);
       out += part.close;
     }
   }
@@ -560,7 +738,9 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
   if (fits(changesHere)) out += changesHere;
   const none = 'None: this pull request changes no contract of the desired state.\n\n';
   if (touched.length === 0 && fits(none)) out += none;
-  writeParts(touchedParts, 0);
+  if (notes !== '' && fits(notes)) out += notes;
+  writeParts(touchedParts, 0, shortening);
+  out += removals;
 
   const dropped = plan.noLongerManaged ?? [];
   if (dropped.length > 0) {
@@ -580,20 +760,24 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
 
   if (others.length > 0) {
     const ops = others.reduce((sum, { contract }) => sum + contract.ops.length, 0);
-    const open =
-      `#### Other contracts with changes (${others.length})\n\n` +
-      'Not changed by this pull request, but their known state differs from the desired state (drift, or not applied yet).\n\n' +
-      `<details><summary>${plural(others.length, 'contract')}, ${plural(ops, 'op')}</summary>\n\n`;
+    const heading = `#### Other contracts with changes (${others.length})\n\n`;
+    const counts = `${heading}Not changed by this pull request, but their known state differs from the desired state (drift, or not applied yet).\n\n${otherCounts(others)}`;
+    // Counted whatever the room: per tenant where it fits, else in one bounded line (numbers only).
+    const oneLine = `${heading}${plural(others.length, 'contract')}, ${plural(ops, 'op')}, not changed by this pull request (drift, or not applied yet).\n\n`;
+    if (fits(counts)) out += counts;
+    // The reserve holds it once the comment is full (like the closing note: numbers and fixed text), unless
+    // even the section above could not start: the closing note then counts them.
+    else if (out.length + oneLine.length + RESERVE / 2 <= maxLength) out += oneLine;
+    else othersCounted = false;
+    const open = `<details><summary>${plural(others.length, 'contract')}, ${plural(ops, 'op')}</summary>\n\n`;
     const close = '</details>\n\n';
     const shown = otherParts.some((part) => part.units.some((unit) => shows(choices.get(unit))));
-    const unshown = `#### Other contracts with changes (${others.length})\n\nNot changed by this pull request; named by id below, to keep the comment short.\n\n`;
     if (shown && fits(open, close.length)) {
       out += open;
-      writeParts(otherParts, close.length);
+      writeParts(otherParts, close.length, counted);
       out += close;
     } else {
-      if (fits(unshown)) out += unshown;
-      for (const part of otherParts) nameOnly(part, choices, shortening);
+      for (const part of otherParts) nameOnly(part, choices, counted);
     }
   }
 
@@ -603,7 +787,11 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
     // Bounded text (a number): it is written within the reserve, like the truncation note.
     out += line;
   }
-  const note = closingNote(context, shortening, omittedUnmanaged, maxLength - out.length - 1);
+  const uncounted = [...counted.listed, ...counted.omitted];
+  const room = maxLength - out.length - 2;
+  let note = closingNote(context, { ...shortening, short: [...shortening.short, ...counted.short] }, omittedUnmanaged, room, uncounted, othersCounted);
+  // A heading and summary that took nearly all the room (a very small limit): what was cut is not itemised.
+  if (note.length > room) note = shortenedNote(context, undefined);
   if (note !== '') out += `${matching > 0 ? '\n' : ''}${note}`;
   return out;
 }
@@ -623,7 +811,12 @@ export function renderPlanMarkdown(plan: PlanDocument, options: MarkdownRenderOp
     throw new TypeError(`options.maxLength: expected an integer >= ${2 * RESERVE}, got ${String(maxLength)}`);
   }
   const { ref, commit } = plan.source;
-  const context: RenderContext = { maxLength, links: options.links, head: ref === null || commit === null ? undefined : commit, artifact: options.artifact };
+  const context: RenderContext = {
+    maxLength,
+    links: options.links,
+    head: ref === null || commit === null ? undefined : commit,
+    artifact: options.artifact,
+  };
   const out = plan.source.base === undefined ? renderByTenant(context, plan) : renderPullRequest(context, plan);
   return out + cutValuesNote(context, out);
 }

@@ -160,6 +160,12 @@ export function planSchema(): JsonSchema {
           knownFingerprint: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
           ops: { type: 'array', items: { $ref: '#/$defs/Op' }, description: 'The PATCH body, exactly.' },
           changes: { type: 'array', items: { $ref: '#/$defs/Change' } },
+          desiredChanges: {
+            type: 'array',
+            items: { $ref: '#/$defs/DesiredChange' },
+            description:
+              'Only with a base, for a touched contract whose known state is unknown: what the change did to its desired fields (base -> head), which its ops (every desired field set) do not show.',
+          },
         },
         required: ['id', 'file', 'line', 'action', 'knownFrom', 'knownFingerprint', 'ops', 'changes'],
         additionalProperties: false,
@@ -185,6 +191,13 @@ export function planSchema(): JsonSchema {
         type: 'object',
         description: 'For people. A member change: before null for an Add, after null for a Remove.',
         properties: { field: { enum: FIELD_NAMES }, before: {}, after: {} },
+        required: ['field', 'before', 'after'],
+        additionalProperties: false,
+      },
+      DesiredChange: {
+        type: 'object',
+        description: 'For people, as Change; unmanaged: the head no longer writes the field or member (after is null), the service keeps it.',
+        properties: { field: { enum: FIELD_NAMES }, before: {}, after: {}, unmanaged: { const: true } },
         required: ['field', 'before', 'after'],
         additionalProperties: false,
       },

@@ -4,9 +4,11 @@
  */
 import equal from 'fast-deep-equal';
 import type { ContractSet } from '../desired/types.ts';
+import { FIELD_NAMES, type FieldName } from '../model/fields.ts';
 import type { ContractFields } from '../model/types.ts';
+import { describeChanges } from './changes.ts';
 import { diffContract } from './diff.ts';
-import type { PlanTouched, PlanUnmanagedContract } from './types.ts';
+import type { DesiredChange, PlanTouched, PlanUnmanagedContract } from './types.ts';
 
 function present(fields: ContractFields): string[] {
   return Object.entries(fields)
@@ -31,6 +33,28 @@ export function sameDesiredFields(a: ContractFields, b: ContractFields): boolean
   return diffContract(a, b).length === 0 && diffContract(b, a).length === 0;
 }
 
+/**
+ * What a pull request did to one contract's desired fields, base -> head, field by field in the
+ * field table's order: the diff the head makes against the base's desired fields (every member
+ * list compared in full, as in authoritative mode), then each field the head no longer writes
+ * (`unmanaged`: the service keeps its value). `before` undefined: the change adds the contract.
+ */
+export function desiredFieldChanges(before: ContractFields | undefined, after: ContractFields): DesiredChange[] {
+  const changes: DesiredChange[] = describeChanges(before, diffContract(before, after));
+  if (before === undefined) return changes;
+  const fields: Readonly<Record<string, unknown>> = before;
+  const kept: Readonly<Record<string, unknown>> = after;
+  for (const name of FIELD_NAMES) {
+    const value = fields[name];
+    if (value === undefined || kept[name] !== undefined) continue;
+    if (Array.isArray(value)) for (const member of value) changes.push({ field: name, before: member, after: null, unmanaged: true });
+    else changes.push({ field: name, before: value, after: null, unmanaged: true });
+  }
+  const order = new Map<FieldName, number>(FIELD_NAMES.map((name, index) => [name, index]));
+  // A stable sort: within a field, the diff's order.
+  return changes.sort((a, b) => order.get(a.field)! - order.get(b.field)!);
+}
+
 /** One key for a tenant's contract, for maps that hold several tenants' contracts. */
 export function contractKey(tenant: string, id: string): string {
   return `${tenant}\0${id}`;
@@ -41,7 +65,8 @@ export function contractKey(tenant: string, id: string): string {
  * (files added by the change have none). `changedPaths`: the desired-state files the change touched.
  * A contract is touched when its file changed and the base did not declare it (for that tenant) or
  * declared other fields; moving a contract unchanged to another file touches nothing. A contract
- * the base declared in a changed file that the head declares nowhere is no longer managed.
+ * the base declared in a changed file that the head declares nowhere is no longer managed. Each
+ * touched contract's desired changes (desiredFieldChanges) come with them.
  */
 export function findTouchedContracts(head: readonly ContractSet[], base: readonly ContractSet[], changedPaths: ReadonlySet<string>): PlanTouched {
   const atBase = new Map<string, { fields: ContractFields; unmanaged: PlanUnmanagedContract }>();
@@ -55,6 +80,7 @@ export function findTouchedContracts(head: readonly ContractSet[], base: readonl
 
   const atHead = new Set<string>();
   const contracts = new Map<string, Set<string>>();
+  const desiredChanges = new Map<string, DesiredChange[]>();
   for (const set of head) {
     const changed = changedPaths.has(set.file);
     for (const contract of set.contracts) {
@@ -66,9 +92,10 @@ export function findTouchedContracts(head: readonly ContractSet[], base: readonl
       const ids = contracts.get(set.tenant) ?? new Set<string>();
       contracts.set(set.tenant, ids);
       ids.add(contract.id);
+      desiredChanges.set(key, desiredFieldChanges(before?.fields, contract.fields));
     }
   }
 
   const noLongerManaged = [...atBase].filter(([key]) => !atHead.has(key)).map(([, entry]) => entry.unmanaged);
-  return { contracts, noLongerManaged };
+  return { contracts, noLongerManaged, desiredChanges };
 }

@@ -38,6 +38,12 @@ export interface PlanContract {
   /** The body of the PATCH, exactly; empty for `noop`. */
   readonly ops: readonly Op[];
   readonly changes: readonly PlanChange[];
+  /**
+   * Only with a base, for a touched contract whose known state is unknown: what the change did to
+   * its desired fields (base -> head). Its ops set every desired field, which says nothing of what
+   * the pull request changed; the pull-request comment shows this instead.
+   */
+  readonly desiredChanges?: readonly DesiredChange[];
 }
 
 export interface PlanTenant {
@@ -94,11 +100,25 @@ export interface PlanUnmanagedContract {
   readonly line: number;
 }
 
+/**
+ * One change a pull request made to a contract's desired fields (base -> head), as PlanChange: a
+ * scalar set or changed, a member added, removed or changed. `unmanaged`: the head no longer writes
+ * the field (or member list), `after` is null and the service keeps its value.
+ */
+export interface DesiredChange extends PlanChange {
+  readonly unmanaged?: true;
+}
+
+/** contractKey(tenant, id) -> what the change did to that contract's desired fields; only touched contracts. */
+export type DesiredChanges = ReadonlyMap<string, readonly DesiredChange[]>;
+
 /** What a change between the base and the head did to the desired state (input to createPlan). */
 export interface PlanTouched {
   /** Tenant -> ids of the head's contracts that the change adds or edits. */
   readonly contracts: ReadonlyMap<string, ReadonlySet<string>>;
   readonly noLongerManaged: readonly PlanUnmanagedContract[];
+  /** What the change did to each touched contract's desired fields (the pull request's own diff): kept in the plan for those with the known state unknown. */
+  readonly desiredChanges?: DesiredChanges;
 }
 
 export interface PlanSummary {

@@ -404,6 +404,7 @@ export async function readRunFiles(input: OpenedInput, base?: string): Promise<R
 function selectTouched(touched: PlanTouched, tenants: readonly string[] | undefined): PlanTouched {
   if (tenants === undefined) return touched;
   return {
+    ...touched,
     contracts: new Map([...touched.contracts].filter(([tenant]) => tenants.includes(tenant))),
     noLongerManaged: touched.noLongerManaged.filter((contract) => tenants.includes(contract.tenant)),
   };

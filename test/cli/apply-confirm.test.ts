@@ -115,6 +115,42 @@ describe('apply on a terminal', () => {
     expect(await patches()).toBe(8);
   });
 
+  it.each([
+    ['no', 'no\n', 0],
+    ['yes', 'yes\n', 8],
+  ])(
+    'stdout to a file or a pipe, stdin a terminal (apply > out.txt): asks on stderr after the per-tenant summary; sends on yes only (%s)',
+    async (_name, answer, sent) => {
+      const { fleet, dir } = await setup();
+      const stdin = Object.assign(new PassThrough(), { isTTY: true });
+      stdin.end(answer);
+      let stdout = '';
+      let stderr = '';
+
+      const code = await main(['apply'], {
+        stdin,
+        stdout: { write: (text: string) => (stdout += text) },
+        stderr: { write: (text: string) => (stderr += text), isTTY: true },
+        env: { ...fleet.env, NO_COLOR: '1' },
+        cwd: dir,
+      });
+
+      expect(code, stderr).toBe(sent === 0 ? 1 : 0);
+      expect(stdout).toContain('tenant tenant-a: 4 to update');
+      expect(stdout).not.toContain("Only 'yes' is accepted");
+      expect(stderr).toMatch(
+        new RegExp(
+          '\\n8 of 12 contracts in 2 tenants to update, \\d+ ops\\.\\n' +
+            '  tenant-a: 4 to update, \\d+ ops, 2 members removed\\n' +
+            '  tenant-b: 4 to update, \\d+ ops, 2 members removed\\n' +
+            'The whole plan was written to standard output \\(not this terminal\\)\\.\\n\\n' +
+            "Apply \\d+ ops to 8 contracts in 2 tenants\\? Only 'yes' is accepted: ",
+        ),
+      );
+      expect(await patches()).toBe(sent);
+    },
+  );
+
   it('asks nothing without a terminal (CI), and still prints the plan before the summary', async () => {
     const { fleet, dir } = await setup();
 
@@ -206,6 +242,28 @@ describe('drift --fix on a terminal', () => {
     expect(accepted.code, accepted.stdout).toBe(0);
     expect(accepted.stdout).toMatch(FIX_QUESTION);
     expect(await patches()).toBe(8);
+  });
+
+  it('with stdout to a file (drift --fix > out.txt) still asks, on stderr, after the per-tenant summary', async () => {
+    const { fleet, dir } = await setup();
+    const stdin = Object.assign(new PassThrough(), { isTTY: true });
+    stdin.end('no\n');
+    let stdout = '';
+    let stderr = '';
+
+    const code = await main(['drift', '--fix'], {
+      stdin,
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text), isTTY: true },
+      env: { ...fleet.env, NO_COLOR: '1' },
+      cwd: dir,
+    });
+
+    expect(code).toBe(1);
+    expect(stdout).toContain('tenant tenant-a: 4 to update');
+    expect(stderr).toMatch(/ {2}tenant-b: 4 to update, \d+ ops, 2 members removed\nThe whole plan was written to standard output \(not this terminal\)\.\n\n/);
+    expect(stderr).toMatch(FIX_QUESTION);
+    expect(await patches()).toBe(0);
   });
 
   it('holds the removal guard, and refuses its flags without --fix', async () => {

@@ -36,8 +36,10 @@ function onPty(
   env: Record<string, string>,
   answer: string | undefined,
   rows?: number,
+  /** Shell text after the command, e.g. `| tee log` (stdout piped, stdin and stderr still the terminal). */
+  after = '',
 ): Promise<{ code: number | null; output: string }> {
-  const command = `${rows === undefined ? '' : `stty rows ${rows} cols 200; `}${[process.execPath, BIN, ...args].map(shellQuote).join(' ')}`;
+  const command = `${rows === undefined ? '' : `stty rows ${rows} cols 200; `}${[process.execPath, BIN, ...args].map(shellQuote).join(' ')}${after}`;
   const child = spawn('script', ['-qefc', command, '/dev/null'], {
     cwd,
     env: { ...process.env, ...env, NO_COLOR: '1', CONTRACT_SYNC_LOG_LEVEL: 'warn' },
@@ -96,7 +98,7 @@ describe.runIf(HAS_SCRIPT)('apply on a pseudo-terminal', () => {
   });
 
   it(
-    "repeats the plan's one-line summary just above the question when the plan is taller than the terminal, and draws the reads' progress line",
+    "repeats the plan's per-tenant summary just above the question when the plan is taller than the terminal, and draws the reads' progress line",
     { timeout: 60_000 },
     async () => {
       const { fleet, dir } = await setup();
@@ -105,7 +107,8 @@ describe.runIf(HAS_SCRIPT)('apply on a pseudo-terminal', () => {
       const tall = await onPty(['apply'], dir, fleet.env, 'no\n', 500);
 
       const headline = /^8 of 12 contracts in 2 tenants to update, \d+ ops\.$/m;
-      const repeated = /\n\n(8 of 12 contracts in 2 tenants to update, \d+ ops\.)\n\nApply \d+ ops/;
+      const repeated =
+        /\n\n(8 of 12 contracts in 2 tenants to update, \d+ ops\.)\n {2}tenant-a: 4 to update, \d+ ops, 2 members removed\n {2}tenant-b: 4 to update, \d+ ops, 2 members removed\nThe whole plan is above\.\n\nApply \d+ ops/;
       expect(short.output).toMatch(repeated);
       expect(short.output.match(repeated)![1]).toBe(headline.exec(short.output)![0]);
       expect(tall.output).toMatch(headline);
@@ -113,6 +116,27 @@ describe.runIf(HAS_SCRIPT)('apply on a pseudo-terminal', () => {
       // One line redrawn in place: the bar, done/total, rate, time left, failures.
       expect(short.output).toContain('\r\u001b[Kreading [########################] 12/12  ');
       expect(short.output).toMatch(/reading \[#{24}\] 12\/12 {2}[\d.]+\/s {2}done in \d+s {2}0 failed\n/);
+    },
+  );
+
+  it.each([
+    ['no', 'no\n', 'Apply cancelled.', 0],
+    ['yes', 'yes\n', 'Apply: 8 contracts changed', 8],
+  ])(
+    'apply | tee log at a terminal asks (as Terraform does), the summary and question on the terminal: %s',
+    { timeout: 60_000 },
+    async (_name, answer, outcome, sent) => {
+      const { fleet, dir } = await setup();
+
+      const run = await onPty(['apply'], dir, fleet.env, answer, undefined, ' | tee log.txt');
+
+      // The pipeline's exit code is tee's.
+      expect(run.output).toContain(outcome);
+      expect(run.output).toMatch(
+        /The whole plan was written to standard output \(not this terminal\)\.\n\nApply \d+ ops to 8 contracts in 2 tenants\? Only 'yes' is accepted: /,
+      );
+      expect(run.output.indexOf('tenant tenant-a: 4 to update')).toBeLessThan(run.output.search(QUESTION));
+      expect(await patches()).toBe(sent);
     },
   );
 

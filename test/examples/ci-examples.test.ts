@@ -104,7 +104,7 @@ function gitlabScripts(file: Mapping): Script[] {
 }
 
 /** The contract-sync GitHub Action (action.yml), as the example workflow names it. */
-const ACTION = /^contract-sync\/contract-sync@/;
+const ACTION = /^\.\/node_modules\/contract-sync$/;
 // GitHub replaces these before the action sees its inputs.
 const GITHUB_EXPRESSION = /\$\{\{[\s\S]*?\}\}/g;
 

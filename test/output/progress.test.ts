@@ -106,3 +106,44 @@ describe('progress on a terminal', () => {
     expect([999, 59_400, 61_000, 3_599_000, 3_720_000].map(formatDuration)).toEqual(['1s', '59s', '1m01s', '59m59s', '1h02m']);
   });
 });
+
+describe('progress on a narrow terminal (issue 38, item 3)', () => {
+  it('cuts the line to the width, one column free, so it never wraps; a resize is followed at the next redraw', () => {
+    let now = 0;
+    const chunks: string[] = [];
+    const widths: number[] = [];
+    const stream = {
+      write: (text: string) => {
+        chunks.push(text);
+        if (text.startsWith('\r')) widths.push(stream.columns);
+      },
+      isTTY: true,
+      columns: 50,
+    };
+    const progress = createProgress({ stream, now: () => now, prefix: 'contract-sync apply' });
+    progress.start('send');
+
+    for (let done = 1; done <= 2200; done += 1) {
+      now += 20;
+      if (done === 1000) stream.columns = 30;
+      if (done === 2000) stream.columns = 200;
+      progress.update(event('send', done, 2200));
+    }
+    progress.finish();
+
+    const draws = chunks.filter((chunk) => chunk.startsWith('\r\u001b[K')).map((chunk) => chunk.slice(4));
+    expect(draws.length).toBeGreaterThan(20);
+    function at(columns: number): string[] {
+      return draws.filter((line) => line.length === columns - 1);
+    }
+    // Cut at 49 then 29 columns, ending in an ellipsis; whole once the terminal is wide again.
+    expect(at(50).length).toBeGreaterThan(0);
+    expect(at(30).length).toBeGreaterThan(0);
+    for (const line of [...at(50), ...at(30)]) expect(line).toMatch(/^sending \[#*-*\]? ?.*…$/);
+    expect(draws.at(-1)).toMatch(/^sending \[#{24}\] 2200\/2200 {2}50\.0\/s {2}done in 44s {2}0 failed$/);
+    // Every line drawn fits the width the terminal had then.
+    for (const [index, line] of draws.entries()) expect(line.length).toBeLessThan(widths[index]!);
+    // One line in all: no newline until the step ends.
+    expect(chunks.join('').split('\n')).toHaveLength(2);
+  });
+});

@@ -3,12 +3,13 @@ import { describe, expect, it } from 'vitest';
 import type { ContractSet } from '../../engine/desired/index.ts';
 import type { ContractFields } from '../../engine/model/index.ts';
 import { createPlan } from '../../engine/plan/create-plan.ts';
+import { findTouchedContracts } from '../../engine/plan/touched-contracts.ts';
 import { planArtifact, repositoryLinks } from '../../engine/plan/file-links.ts';
 import { GROUP_LISTED, renderPlanMarkdown, TENANT_SECTION } from '../../engine/plan/render-markdown.ts';
 import type { PlanDocument } from '../../engine/plan/types.ts';
 import type { KnownState } from '../../engine/state/index.ts';
 import { BASE_SOURCE, CREATED_AT } from './fixtures.ts';
-import { distinct300, identical300, mixed300 } from './scale-fixtures.ts';
+import { distinct300, identical300, MADE_WITH, mixed300 } from './scale-fixtures.ts';
 
 const HEAD = BASE_SOURCE.commit;
 const GITHUB = repositoryLinks({ GITHUB_SERVER_URL: 'https://github.com', GITHUB_REPOSITORY: 'acme/contracts' })!;
@@ -194,5 +195,126 @@ describe('planArtifact', () => {
     expect(planArtifact({ ...RUN, CONTRACT_SYNC_PLAN_ARTIFACT: 'x`](javascript:alert(1))' })).toBeUndefined();
     expect(planArtifact({ ...RUN, GITHUB_RUN_ID: '42)', CONTRACT_SYNC_PLAN_ARTIFACT: 'a' })).toBeUndefined();
     expect(planArtifact({ ...RUN, GITHUB_SERVER_URL: 'https://user:token@github.com', CONTRACT_SYNC_PLAN_ARTIFACT: 'a' })).toBeUndefined();
+  });
+});
+
+describe('a first pull request: no known state (issue 38, item 1)', () => {
+  /** 600 contracts in 4 tenants, nothing in the state store; the pull request renews 5 of them. */
+  function firstPullRequest600(): PlanDocument {
+    const tenants = ['acme', 'beta', 'gamma', 'delta'];
+    function fields(index: number, renewed: boolean): ContractFields {
+      return {
+        Name: `Contract ${index}${renewed ? ' (renewed)' : ''}`,
+        ValidFrom: '2026-01-01T00:00:00Z',
+        ValidTo: renewed ? '2028-12-31T23:59:59Z' : '2027-12-31T23:59:59Z',
+        Comment: `Framework agreement number ${index}, reviewed yearly by procurement`,
+        Company: Array.from({ length: 7 }, (_, member) => ({ Id: member + 1, RelationType: member === 0 ? 'Supplier' : 'Customer' })),
+      };
+    }
+    const renewed = new Set(['acme/1003', 'acme/1010', 'acme/1100', 'beta/1004', 'delta/1149']);
+    function sets(atHead: boolean): ContractSet[] {
+      return tenants.map((tenant) => ({
+        tenant,
+        file: `contracts/${tenant}.yaml`,
+        contracts: Array.from({ length: 150 }, (_, index) => ({
+          id: String(1000 + index),
+          line: 3 + index * 12,
+          column: 3,
+          fields: fields(index, atHead && renewed.has(`${tenant}/${1000 + index}`)),
+        })),
+      }));
+    }
+    const marks = findTouchedContracts(sets(true), sets(false), new Set(tenants.map((tenant) => `contracts/${tenant}.yaml`)));
+    return { ...createPlan(sets(true), new Map(), { createdAt: CREATED_AT, source: BASE_SOURCE, touched: marks }), madeWith: MADE_WITH };
+  }
+
+  it("shows the 5 changed contracts' own diffs under the note, counts the 595 others per tenant and names none of them", () => {
+    const plan = firstPullRequest600();
+
+    const markdown = renderPlanMarkdown(plan, { links: GITHUB, artifact: ARTIFACT });
+
+    expect(markdown.length).toBeLessThanOrEqual(60_000);
+    expect(plan.summary.ops).toBe(600 * 11);
+    expect(markdown).toContain('> The known state of these contracts is unknown (nothing in the state store for them)');
+    expect(markdown).toContain('An apply would set every desired field of them (55 ops), not only the ones changed here.');
+    // Each changed contract: its title, then exactly the two lines the pull request changed.
+    for (const id of ['1003', '1010', '1100', '1004', '1149']) {
+      expect(markdown).toMatch(
+        new RegExp(
+          `\\*\\*\`${id}\`\\*\\* · \\w+ · \\[contracts/\\w+\\.yaml:\\d+\\]\\([^)]+\\) · known state unknown, 11 ops; this pull request changed:\\n\\n` +
+            '```diff\\n' +
+            `! Name: "Contract ${Number(id) - 1000}" -> "Contract ${Number(id) - 1000} \\(renewed\\)"\\n` +
+            '! ValidTo: "2027-12-31T23:59:59Z" -> "2028-12-31T23:59:59Z"\\n```\\n',
+        ),
+      );
+    }
+    expect(markdown).toContain('- **acme**: 147 contracts, 1617 ops, known state unknown for all\n- **beta**: 149 contracts');
+    expect(markdown).not.toContain('changes not shown here');
+    expect(markdown).not.toContain('Not shown here');
+    // None of the 595 others is named one by one where its details do not fit.
+    const shownIds = new Set([...markdown.matchAll(/`(\d{4})`/g)].map((match) => match[1]));
+    expect(shownIds.size).toBeLessThan(200);
+    expect(markdown).toMatch(/> Shortened to stay under 60,000 characters: the details of \d+ other contracts \(\d+ ops; counted above\) not shown\./);
+  });
+});
+
+describe('removals are never cut (issue 38, item 2)', () => {
+  /** 300 varied changes in 4 tenants: 148 suppliers removed, and long distinct comments that cannot all fit. */
+  function variedWithRemovals(): PlanDocument {
+    const tenants = ['acme', 'beta', 'gamma', 'delta'];
+    const sets: ContractSet[] = [];
+    const known = new Map<string, Map<string, { fields: ContractFields; from: 'state' }>>();
+    for (const tenant of tenants) {
+      const contracts = Array.from({ length: 75 }, (_, index) => {
+        const removes = index < 37;
+        return {
+          id: String(2000 + index),
+          desired: removes ? { Company: [{ Id: 1, RelationType: 'Customer' }] } : { Comment: `${tenant} ${index} ${'long note '.repeat(60)}` },
+          known: removes
+            ? {
+                Company: [
+                  { Id: 1, RelationType: 'Customer' },
+                  { Id: 99, RelationType: 'Supplier' },
+                ],
+              }
+            : { Comment: 'old' },
+        };
+      });
+      sets.push({
+        tenant,
+        file: `contracts/${tenant}.yaml`,
+        contracts: contracts.map((c, index) => ({ id: c.id, line: 3 + index * 5, column: 3, fields: c.desired })),
+      });
+      known.set(tenant, new Map(contracts.map((c) => [c.id, { fields: c.known, from: 'state' as const }])));
+    }
+    const touched = { contracts: new Map([['acme', new Set(['2040'])]]), noLongerManaged: [] };
+    const state: KnownState = known;
+    return { ...createPlan(sets, state, { createdAt: CREATED_AT, source: BASE_SOURCE, touched }), madeWith: MADE_WITH };
+  }
+
+  it('every removed member is named, whatever else is cut', () => {
+    const plan = variedWithRemovals();
+
+    const markdown = renderPlanMarkdown(plan, { artifact: ARTIFACT });
+
+    expect(markdown.length).toBeLessThanOrEqual(60_000);
+    expect(markdown).toContain('#### Members removed (148 in 4 tenants)');
+    const removed = markdown.match(/^- \w+ · 20\d\d · Company \(Id 99, RelationType "Supplier"\)$/gm) ?? [];
+    expect(removed).toHaveLength(148);
+    expect(markdown).toContain('Shortened to stay under 60,000 characters');
+    // In the order of DESIGN.md: the pull request's own contract, the removals, then the others.
+    const own = markdown.indexOf('**`2040`** · acme');
+    expect(own).toBeGreaterThan(0);
+    expect(markdown.indexOf('#### Members removed')).toBeGreaterThan(own);
+    expect(markdown.indexOf('#### Other contracts with changes')).toBeGreaterThan(markdown.indexOf('#### Members removed'));
+  });
+
+  it('when the removals alone exceed the limit they are counted per tenant, and the note says where they are', () => {
+    const markdown = renderPlanMarkdown(variedWithRemovals(), { artifact: ARTIFACT, maxLength: 4_000 });
+
+    expect(markdown.length).toBeLessThanOrEqual(4_000);
+    expect(markdown).toContain(
+      `#### Members removed (148 in 4 tenants)\n\nToo many to name here (acme 37, beta 37, delta 37, gamma 37). The whole plan, as text and as JSON, is in the artifact \`${ARTIFACT.name}\``,
+    );
   });
 });

@@ -29,9 +29,9 @@ function onePlan(desired: ContractFields, known: ContractFields | undefined, sou
   return createPlan(sets, state, { createdAt: CREATED_AT, source });
 }
 
-/** The lines of the first diff block. */
+/** The lines of the first diff block of a contract (the list of members removed has one of its own, before the tenants' sections). */
 function diffLines(markdown: string): string[] {
-  const match = /^(`{3,})diff\n([\s\S]*?)\n\1$/m.exec(markdown);
+  const match = /^\*\*`[^\n]*\n\n(`{3,})diff\n([\s\S]*?)\n\1$/m.exec(markdown);
   if (!match) throw new Error(`no diff block in:\n${markdown}`);
   return match[2]!.split('\n');
 }

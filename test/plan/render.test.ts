@@ -284,7 +284,7 @@ describe('renderPlanMarkdown', () => {
     expect(markdown).not.toContain('No longer managed');
   });
 
-  it('a pull-request plan names every contract, the ones it changes first, and stays under the cap', () => {
+  it('a pull-request plan names every contract it changes first, counts the others per tenant without naming them, and stays under the cap', () => {
     const plan = bigPullRequestPlan(50, 100, 2, 30);
 
     const markdown = renderPlanMarkdown(plan);
@@ -296,10 +296,15 @@ describe('renderPlanMarkdown', () => {
     for (const line of lines) expect(line).toMatch(/^\*\*`100[01]`\*\*/);
     const { listed, counted } = leftOut(markdown);
     expect(counted).toBe(0);
-    expect(lines.length + listed).toBe(plan.summary.changed);
+    expect(lines.length + listed).toBe(plan.summary.touched);
     expect(markdown).toContain('#### No longer managed (30)');
+    // The 4,900 others: counted per tenant (20 tenants, then the rest together), none named.
+    expect(markdown).toContain('#### Other contracts with changes (4900)');
+    expect(markdown).toContain('- **tenant-0**: 98 contracts, 294 ops, known state unknown for all\n');
+    expect(markdown).toContain('- 30 more tenants: 2940 contracts, 8820 ops\n');
+    expect(markdown).not.toContain('`1002`');
     expect(markdown).toMatch(
-      /> Shortened to stay under 60,000 characters: \d+ contracts \(\d+ ops\)( and the changes of \d+ contracts \(\d+ ops, the largest first\))? not shown\./,
+      /> Shortened to stay under 60,000 characters: (\d+ contracts \(\d+ ops\) and )?(the changes of \d+ contracts \(\d+ ops, the largest first\) and )?the details of 4900 other contracts \(14700 ops; counted above\) not shown\./,
     );
     expect(markdown.match(/<details>/g)?.length ?? 0).toBe(markdown.match(/<\/details>/g)?.length ?? 0);
   });

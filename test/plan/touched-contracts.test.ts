@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ContractSet } from '../../engine/desired/index.ts';
 import { findTouchedContracts, sameDesiredFields } from '../../engine/plan/index.ts';
+import { contractKey, desiredFieldChanges } from '../../engine/plan/touched-contracts.ts';
 import type { ContractFields } from '../../engine/model/index.ts';
 
 function set(tenant: string, file: string, contracts: Record<string, ContractFields>): ContractSet {
@@ -91,5 +92,54 @@ describe('findTouchedContracts', () => {
 
     expect(touchedIds(result)).toEqual(['globex/1']);
     expect(result.noLongerManaged.map((c) => `${c.tenant}/${c.id}`)).toEqual(['acme/1']);
+  });
+});
+
+describe('desiredFieldChanges (what a pull request did to a contract, base -> head)', () => {
+  it.each<[string, ContractFields | undefined, ContractFields, ReturnType<typeof desiredFieldChanges>]>([
+    [
+      'a contract added: every field set, in the field table order',
+      undefined,
+      { Name: 'n', Area: 2 },
+      [
+        { field: 'Area', before: null, after: 2 },
+        { field: 'Name', before: null, after: 'n' },
+      ],
+    ],
+    ['a scalar changed', { Name: 'a', Area: 1 }, { Name: 'b', Area: 1 }, [{ field: 'Name', before: 'a', after: 'b' }]],
+    ['a scalar newly managed', { Name: 'a' }, { Name: 'a', Comment: 'c' }, [{ field: 'Comment', before: null, after: 'c' }]],
+    ['a scalar no longer managed', { Name: 'a', Area: 1 }, { Name: 'a' }, [{ field: 'Area', before: 1, after: null, unmanaged: true }]],
+    [
+      'a member removed and one added',
+      { Company: [{ Id: 1, RelationType: 'A' }] },
+      { Company: [{ Id: 2, RelationType: 'B' }] },
+      [
+        { field: 'Company', before: { Id: 1, RelationType: 'A' }, after: null },
+        { field: 'Company', before: null, after: { Id: 2, RelationType: 'B' } },
+      ],
+    ],
+    [
+      'a member list no longer managed: each member, in the field table order',
+      { Name: 'a', Company: [{ Id: 1, RelationType: 'A' }] },
+      { Name: 'b' },
+      [
+        { field: 'Name', before: 'a', after: 'b' },
+        { field: 'Company', before: { Id: 1, RelationType: 'A' }, after: null, unmanaged: true },
+      ],
+    ],
+  ])('%s', (_name, before, after, changes) => {
+    expect(desiredFieldChanges(before, after)).toEqual(changes);
+  });
+
+  it('findTouchedContracts gives it for each touched contract, by tenant and id, and for no other', () => {
+    const base = [set('acme', 'c/a.yaml', { '1': { Name: 'one' }, '2': { Name: 'two' } })];
+    const head = [set('acme', 'c/a.yaml', { '1': { Name: 'one' }, '2': { Name: 'TWO' }, '3': { Name: 'three' } })];
+
+    const result = findTouchedContracts(head, base, new Set(['c/a.yaml']));
+
+    expect([...result.desiredChanges!]).toEqual([
+      [contractKey('acme', '2'), [{ field: 'Name', before: 'two', after: 'TWO' }]],
+      [contractKey('acme', '3'), [{ field: 'Name', before: null, after: 'three' }]],
+    ]);
   });
 });

@@ -1,0 +1,104 @@
+/**
+ * Issue 38, item 1: a pull request planned without known state (a first pull request, an empty
+ * state store) shows what it changed in the desired YAML, base to head, on real git repositories.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parsePlan } from '../../engine/index.ts';
+import { runCli } from '../helpers/cli.ts';
+import { configYaml } from '../helpers/files.ts';
+import { createRepo, type TestRepo } from '../git/helpers.ts';
+
+const repos: TestRepo[] = [];
+
+afterEach(async () => {
+  await Promise.all(repos.splice(0).map((repo) => repo.cleanup()));
+});
+
+const AT_BASE = `tenant: acme
+contracts:
+  "4711":
+    Name: Facility cleaning
+    AnnualExpensesAmount: 48000
+    ValidFrom: 2027-01-01T00:00:00Z
+    Company:
+      - { Id: 12, RelationType: Supplier }
+      - { Id: 13, RelationType: Customer }
+  "4712":
+    Name: Security services
+    ValidFrom: 2027-01-01T00:00:00Z
+`;
+
+// 4711: renamed, a supplier dropped, the amount no longer managed; 4712 untouched; 4713 added.
+const ON_BRANCH = `tenant: acme
+contracts:
+  "4711":
+    Name: Facility cleaning 2028
+    ValidFrom: 2027-01-01T00:00:00Z
+    Company:
+      - { Id: 13, RelationType: Customer }
+  "4712":
+    Name: Security services
+    ValidFrom: 2027-01-01T00:00:00Z
+  "4713":
+    Name: Catering
+`;
+
+async function firstPullRequest(): Promise<TestRepo> {
+  const repo = await createRepo({ '.gitignore': '.contract-sync/\nplan.json\n', 'contract-sync.yaml': configYaml(['acme']), 'contracts/acme.yaml': AT_BASE });
+  repos.push(repo);
+  await repo.git('checkout', '-q', '-b', 'feature');
+  await repo.commit('renew 4711, add 4713', { 'contracts/acme.yaml': ON_BRANCH });
+  return repo;
+}
+
+describe('plan --base with an empty state store (a first pull request)', () => {
+  it("shows each changed contract's diff base -> head under a note that an apply sets every desired field; not the untouched contract", async () => {
+    const repo = await firstPullRequest();
+
+    const run = await runCli(['plan', '--ref', 'HEAD', '--base', 'main', '--format', 'markdown', '--out', 'plan.json'], repo.dir);
+
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain(
+      '> [!NOTE]\n> The known state of these contracts is unknown (nothing in the state store for them): their diffs are what this pull request ' +
+        'changed in the desired YAML, base to head, field by field. An apply would set every desired field of them (4 ops), not only the ones changed here.\n',
+    );
+    expect(run.stdout).toContain(
+      // In the field table's order.
+      '**`4711`** · acme · contracts/acme.yaml:3 · known state unknown, 3 ops; this pull request changed:\n\n' +
+        '```diff\n' +
+        '- AnnualExpensesAmount: 48000  (no longer in the desired state: the service keeps it)\n' +
+        '! Name: "Facility cleaning" -> "Facility cleaning 2028"\n' +
+        '- Company (Id 12, RelationType "Supplier"): { Id: 12, RelationType: "Supplier" }\n' +
+        '```\n',
+    );
+    expect(run.stdout).toContain(
+      '**`4713`** · acme · contracts/acme.yaml:11 · known state unknown, 1 op; this pull request changed:\n\n```diff\n+ Name: "Catering"\n```\n',
+    );
+    // An unchanged field of a changed contract is not shown as a change; the untouched contract is counted first, then shown in the room left.
+    const [changed, others] = run.stdout.split('#### Other contracts with changes (1)');
+    expect(changed).not.toContain('ValidFrom');
+    expect(changed).not.toContain('`4712`');
+    expect(others).toMatch(/^\n\nNot changed by this pull request[^\n]*\n\n- \*\*acme\*\*: 1 contract, 2 ops, known state unknown for all\n\n<details>/);
+  });
+
+  it('the plan file keeps the diff (valid against its schema): show --format markdown prints the comment plan printed', async () => {
+    const repo = await firstPullRequest();
+    const planned = await runCli(['plan', '--ref', 'HEAD', '--base', 'main', '--format', 'markdown', '--out', 'plan.json'], repo.dir);
+
+    const shown = await runCli(['show', 'plan.json', '--format', 'markdown'], repo.dir);
+
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toBe(planned.stdout);
+    const plan = parsePlan(await readFile(path.join(repo.dir, 'plan.json'), 'utf8'));
+    const contract = plan.tenants[0]!.contracts.find((entry) => entry.id === '4711')!;
+    expect(contract.desiredChanges).toEqual([
+      { field: 'AnnualExpensesAmount', before: 48000, after: null, unmanaged: true },
+      { field: 'Name', before: 'Facility cleaning', after: 'Facility cleaning 2028' },
+      { field: 'Company', before: { Id: 12, RelationType: 'Supplier' }, after: null },
+    ]);
+    // The untouched contract and contracts with known state carry none.
+    expect(plan.tenants[0]!.contracts.find((entry) => entry.id === '4712')!.desiredChanges).toBeUndefined();
+  });
+});
