@@ -9,7 +9,7 @@ import type PQueue from 'p-queue';
 import type { InterruptedCount } from '../apply/interrupted.ts';
 import type { RunReport } from '../apply/run-report.ts';
 import type { Scope } from '../auth/index.ts';
-import type { PipelineOptions, SendPreview } from '../pipeline/index.ts';
+import type { ApplyRunDeps, PipelineOptions, SendPreview } from '../pipeline/index.ts';
 import type { RemovalLimits } from '../plan/removal-guard.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import type { HistoryCommand } from '../state/history.ts';
@@ -92,15 +92,8 @@ export async function runPipeline(request: PipelineRunRequest, effects: RunEffec
   const { plan, report, cancelled, interrupted } = await compose(
     { ...options, runId: engine.runId },
     {
-      store: stateStore,
-      tokens: engine.tokens,
+      ...pipelineDeps(engine, effects, stateStore),
       ...(readTokens ? { readTokens } : {}),
-      api: engine.api,
-      clock: effects.clock,
-      random: effects.random ?? Math.random,
-      logger: engine.logger,
-      onProgress: (progress) => effects.onEvent?.({ type: 'progress', ...progress }),
-      onPhase: (phase, detail) => effects.onEvent?.({ type: 'phase', phase, ...detail }),
       confirm,
       ...(effects.signal ? { signal: effects.signal } : {}),
       ...(request.shared ? { inFlight: request.shared.inFlight } : {}),
@@ -110,6 +103,20 @@ export async function runPipeline(request: PipelineRunRequest, effects: RunEffec
   if (sends && !cancelled && request.shared === undefined)
     await recordRunHistory(stateStore, report, { command: request.command, env: effects.env, logger: engine.logger, warn: (line) => warnings.push(line) });
   return { plan, report, cancelled: cancelled === true, warnings, ...(interrupted ? { interrupted } : {}) };
+}
+
+/** What every composition takes from the engine set up and the run's effects: tokens, the API client, the clock, the log, events. */
+export function pipelineDeps(engine: EngineSetup, effects: RunEffects, store: StateStore): ApplyRunDeps {
+  return {
+    store,
+    tokens: engine.tokens,
+    api: engine.api,
+    clock: effects.clock,
+    random: effects.random ?? Math.random,
+    logger: engine.logger,
+    onProgress: (progress) => effects.onEvent?.({ type: 'progress', ...progress }),
+    onPhase: (phase, detail) => effects.onEvent?.({ type: 'phase', phase, ...detail }),
+  };
 }
 
 /** The confirmation's answer, or no as soon as the run is stopped (Ctrl-C at the question). */

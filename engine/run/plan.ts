@@ -171,11 +171,12 @@ async function livePlan(
 ): Promise<{ readonly plan: PlanDocument } | { readonly problems: string[]; readonly summary: string }> {
   const { config, contractSets, source, touched } = input;
   // Loaded here: a plan against the state store needs neither the HTTP client nor the OpenID client.
-  const [{ previewTenants }, { createEngineSetup }, { emptyStateStore }, { countNotOnService, notOnServiceText }] = await Promise.all([
+  const [{ previewTenants }, { createEngineSetup }, { emptyStateStore }, { countNotOnService, notOnServiceText }, { pipelineDeps }] = await Promise.all([
     import('../pipeline/compose.ts'),
     import('./engine-setup.ts'),
     import('../state/memory-store.ts'),
     import('../apply/run-report.ts'),
+    import('./pipeline-run.ts'),
   ]);
   const engine = createEngineSetup(effects, config, ['core:read']);
   const { plan, report } = await previewTenants(
@@ -190,16 +191,7 @@ async function livePlan(
       checks: runChecksOf(input.policies, effects),
     },
     // A preview never touches the state store: it learns live.
-    {
-      store: emptyStateStore(),
-      tokens: engine.tokens,
-      api: engine.api,
-      clock: effects.clock,
-      random: effects.random ?? Math.random,
-      logger: engine.logger,
-      onProgress: (progress) => effects.onEvent?.({ type: 'progress', ...progress }),
-      onPhase: (phase, detail) => effects.onEvent?.({ type: 'phase', phase, ...detail }),
-    },
+    pipelineDeps(engine, effects, emptyStateStore()),
   );
   const problems = readProblems(report);
   if (problems.length === 0) return { plan };
