@@ -10,6 +10,8 @@ import { renderPlanJson } from '../plan/render-json.ts';
 import { runPlan, type PlanRunOutcome } from '../run/plan.ts';
 import { renderTargetedNote } from '../run/render-run.ts';
 import { ciPlanArtifact, ciRepositoryLinks } from '../run/repository-links.ts';
+import type { Finding } from '../diagnostic/finding.ts';
+import { failingSentence } from '../plan/render-findings.ts';
 import { findingFails } from '../policy/index.ts';
 import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { planSpools, type PlanSpools } from '../output/plan-spools.ts';
@@ -143,12 +145,18 @@ async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags
       return EXIT.error;
     }
     // A check's deny (a policy rule's) fails the plan, as it fails validate; shown above with the plan.
-    if ((plan.findings ?? []).some(findingFails)) return EXIT.error;
+    if ((plan.findings ?? []).some(findingFails)) return deniedBy(io, plan.findings ?? []);
     return flags.detailedExitcode && plan.summary.changed > 0 ? EXIT.changes : EXIT.ok;
   }
   if (result.kind === 'streamed') await written?.writeTo(io.stdout, result);
-  if (result.kind === 'streamed' && (result.trailer.findings ?? []).some(findingFails)) return EXIT.error;
+  if (result.kind === 'streamed' && (result.trailer.findings ?? []).some(findingFails)) return deniedBy(io, result.trailer.findings ?? []);
   return flags.detailedExitcode && result.kind === 'streamed' && result.trailer.summary.changed > 0 ? EXIT.changes : EXIT.ok;
+}
+
+/** A plan some check's findings deny fails, saying so where a CI log shows it (the findings are with the plan). */
+function deniedBy(io: CliIo, findings: readonly Finding[]): ExitCode {
+  io.stderr.write(`contract-sync plan: ${failingSentence(findings) ?? 'denied'}\n`);
+  return EXIT.error;
 }
 
 export async function planCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {

@@ -62,6 +62,22 @@ export function renderFindingsText(findings: readonly Finding[] | undefined, opt
   return `\n${paint('1', findingsHeadline(findings))}\n${lines.join('\n')}\n`;
 }
 
+/** What the findings that still count stop: said first, where a reviewer looks. */
+export function failingSentence(findings: readonly Finding[]): string | undefined {
+  const failing = findings.filter((finding) => finding.action !== 'warn' && findingCounts(finding));
+  if (failing.length === 0) return undefined;
+  const overrides = failing.some((finding) => finding.action === 'override');
+  return (
+    `${plural(failing.length, 'finding denies', 'findings deny')} this change: an apply sends nothing while ${failing.length === 1 ? 'it stands' : 'they stand'} ` +
+    `(change the contracts, or add a policy exception${overrides ? '; a rule of action override is lifted by apply --override-policy NAME --reason TEXT' : ''})`
+  );
+}
+
+function failingAlert(findings: readonly Finding[]): string {
+  const sentence = failingSentence(findings);
+  return sentence === undefined ? '' : `> [!CAUTION]\n> ${sentence}.\n\n`;
+}
+
 /** The markdown section, before the contracts: a heading and one list item a finding; '' when there is none. */
 export function renderFindingsMarkdown(findings: readonly Finding[] | undefined): string {
   if (findings === undefined || findings.length === 0) return '';
@@ -70,5 +86,5 @@ export function renderFindingsMarkdown(findings: readonly Finding[] | undefined)
     (finding) =>
       `- ${mark[verdictOf(finding)]} **${WORD[verdictOf(finding)]}** · ${escapeInline(finding.check)} · ${subject(finding, escapeInline)}: ${escapeInline(said(finding))}\n`,
   );
-  return `#### Findings\n\n${findingsHeadline(findings)}.\n\n${items.join('')}\n`;
+  return `#### Findings\n\n${failingAlert(findings)}${findingsHeadline(findings)}.\n\n${items.join('')}\n`;
 }
