@@ -77,6 +77,7 @@ describe('policy rules in the check stage', () => {
     expect(text.stdout).toContain(`\n1 finding: 1 denied\n  ${FINDING} (`);
     expect(text.stdout).toContain(`): contract ${DENIED} is frozen\n`);
     expect(text.code).toBe(1);
+    expect(text.stderr).toContain('contract-sync plan: 1 finding denies this change: an apply sends nothing while it stands');
     expect(JSON.parse(json.stdout).findings).toEqual([
       expect.objectContaining({ check: 'frozen-contract', action: 'deny', tenant: TENANT, contractId: DENIED }),
     ]);
