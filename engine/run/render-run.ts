@@ -6,6 +6,7 @@
  */
 import type { InterruptedCount } from '../apply/interrupted.ts';
 import { describeScope } from '../apply/incremental.ts';
+import { escapeForTerminal } from '../text/text-escape.ts';
 import type { SendPreview } from '../pipeline/index.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { renderPlanText } from '../plan/render-text.ts';
@@ -80,6 +81,8 @@ export function describeSharedEvent(event: SharedRunEvent): string {
         : 'a worker that joined before validated the whole desired state; this one reads only the tenants it takes';
     return `shared run ${event.runId}: worker ${event.worker} joined (${event.tenants} tenant${event.tenants === 1 ? '' : 's'}, ${event.done} done); ${validated}`;
   }
+  if (event.kind === 'lost' && event.error !== undefined)
+    return `worker ${event.worker} lost its claim of tenant ${event.tenant} (its database session ended) after running it; its run ended with: ${escapeForTerminal(event.error)}, so requests in flight may not be recorded: the next run settles them; another worker of the run marks the tenant done`;
   if (event.kind === 'lost')
     return `worker ${event.worker} lost its claim of tenant ${event.tenant} (its database session ended) after running it: what it applied is recorded; another worker of the run marks the tenant done`;
   const over = event.takenOverFrom.length === 0 ? '' : `; taken over from worker ${event.takenOverFrom.join(', then ')}, which did not finish it`;

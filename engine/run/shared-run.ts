@@ -213,8 +213,12 @@ async function workLane<T>(
     }
     // What this worker did for the tenant is its own report either way; a lost claim (its session
     // cut) leaves the tenant to the worker that takes it over, which finds nothing left to send.
-    if ((await claim.finish(work.resultOf(outcome, claim.tenant))) === 'lost')
-      work.onEvent?.({ type: 'shared', shared: { kind: 'lost', worker: work.worker, tenant: claim.tenant } });
+    const result = work.resultOf(outcome, claim.tenant);
+    if ((await claim.finish(result)) === 'lost')
+      work.onEvent?.({
+        type: 'shared',
+        shared: { kind: 'lost', worker: work.worker, tenant: claim.tenant, ...(result.error === undefined ? {} : { error: result.error }) },
+      });
     outcomes.push(outcome);
   }
 }

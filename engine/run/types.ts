@@ -84,7 +84,8 @@ export type SharedRunEvent =
     }
   | { readonly kind: 'took'; readonly worker: string; readonly tenant: string; readonly size: number; readonly takenOverFrom: readonly string[] }
   /** The tenant's claim ended with its database session before the tenant was marked done: another worker finishes it. */
-  | { readonly kind: 'lost'; readonly worker: string; readonly tenant: string };
+  /** `error`: how the tenant's run ended when it did not end well (its lock lost, the store gone): what it applied may not all be recorded. */
+  | { readonly kind: 'lost'; readonly worker: string; readonly tenant: string; readonly error?: string };
 
 /** What a run that sends shows before its first PATCH: the plan to send, with what was selected and how. */
 export interface ApplyPreview extends SendPreview {
