@@ -6,6 +6,7 @@ import { runApplyRequest, type ApplyRunOutcome } from '../run/apply.ts';
 import { tenantSummary } from '../plan/render-common.ts';
 import { applyQuestion, interruptedLine, renderApplyPreview } from '../run/render-run.ts';
 import type { ApplyPreview } from '../run/types.ts';
+import { failingSentence } from '../plan/render-findings.ts';
 import { EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
@@ -205,5 +206,8 @@ async function renderApply(io: CliIo, result: ApplyRunOutcome, reportFile: strin
   }
   if (reportFile !== undefined) await writeOutputFile({ flag: '--report', name: reportFile, cwd: io.cwd }, `${JSON.stringify(report, null, 2)}\n`);
   const failed = result.behind.length > 0 || report.summary.failed > 0 || report.tenants.some((tenant) => tenant.error !== undefined);
-  return failed ? EXIT.error : EXIT.ok;
+  // A dry run fails where the apply would: a check's deny (a policy rule's) stops the real run.
+  const denied = report.dryRun ? failingSentence(report.findings ?? []) : undefined;
+  if (denied !== undefined) io.stderr.write(`contract-sync apply: ${denied}\n`);
+  return failed || denied !== undefined ? EXIT.error : EXIT.ok;
 }

@@ -84,6 +84,18 @@ describe('policy rules in the check stage', () => {
     expect(json.code).toBe(1);
   });
 
+  it('apply --dry-run fails where the apply would, naming the deny, and sends nothing', async () => {
+    await withPolicies();
+    const before = (await requestLog(emulator)).filter((entry) => entry.method === 'PATCH').length;
+
+    const dry = await runCli(['apply', '--dry-run', '--full', '--repo', repo.dir], ROOT, fleet.env);
+
+    expect(dry.code).toBe(1);
+    expect(dry.stdout).toContain(`${FINDING} (`);
+    expect(dry.stderr).toContain('contract-sync apply: 1 finding denies this change: an apply sends nothing while it stands');
+    expect((await requestLog(emulator)).filter((entry) => entry.method === 'PATCH').length).toBe(before);
+  });
+
   it('apply sends nothing for any tenant when a rule denies one contract', async () => {
     await withPolicies();
     const before = (await requestLog(emulator)).filter((entry) => entry.method === 'PATCH').length;
