@@ -12,6 +12,7 @@ import { describeNetworkError } from '../io/network-error.ts';
 import { REDACTED, type Redactor } from '../log/logger.ts';
 import { FIELD_NAMES } from '../model/fields.ts';
 import { isJsonObject } from '../model/normalise.ts';
+import { describeRequest, parseAnswerJson } from './answer-json.ts';
 import { ApiError, classifyStatus } from './errors.ts';
 import type { ApiRequest } from './http-transport.ts';
 import { pointerTokens } from './read-body.ts';
@@ -169,18 +170,20 @@ function excerptOf(request: ApiRequest, text: string, redactor: Redactor | undef
   return flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS)}…` : flat;
 }
 
-function describe(request: ApiRequest): string {
-  return `${request.method} ${new URL(request.url).pathname}`;
-}
-
 async function bodyText(request: ApiRequest, response: Response, options: AuditReaderOptions): Promise<string> {
   try {
     return (await readResponseBounded(response, options.maxBytes ?? DEFAULT_MAX_BYTES)).toString('utf8');
   } catch (error) {
     if (error instanceof AnswerTooLargeError) {
-      throw new ApiError(`${describe(request)}: ${error.message}`, { kind: 'permanent', status: response.status, excerpt: '', ambiguous: false, cause: error });
+      throw new ApiError(`${describeRequest(request)}: ${error.message}`, {
+        kind: 'permanent',
+        status: response.status,
+        excerpt: '',
+        ambiguous: false,
+        cause: error,
+      });
     }
-    throw new ApiError(`${describe(request)}: the answer broke off`, { kind: 'retryable', status: null, excerpt: '', ambiguous: false, cause: error });
+    throw new ApiError(`${describeRequest(request)}: the answer broke off`, { kind: 'retryable', status: null, excerpt: '', ambiguous: false, cause: error });
   }
 }
 
@@ -190,7 +193,7 @@ export async function checkAuditResponse(request: ApiRequest, response: Response
     const excerpt = excerptOf(request, text, options.redactor);
     const hint = response.status === 403 ? `; the tenant's client needs the scope ${AUDIT_SCOPE}` : '';
     throw new ApiError(
-      `${describe(request)}: ${response.status}${response.statusText ? ` ${response.statusText}` : ''}${excerpt ? `: ${excerpt}` : ''}${hint}`,
+      `${describeRequest(request)}: ${response.status}${response.statusText ? ` ${response.statusText}` : ''}${excerpt ? `: ${excerpt}` : ''}${hint}`,
       {
         kind: classifyStatus(response.status),
         status: response.status,
@@ -199,18 +202,7 @@ export async function checkAuditResponse(request: ApiRequest, response: Response
       },
     );
   }
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (error) {
-    throw new ApiError(`${describe(request)}: the answer is not JSON`, {
-      kind: 'permanent',
-      status: response.status,
-      excerpt: '',
-      ambiguous: false,
-      cause: error,
-    });
-  }
+  const body = parseAnswerJson(request, response.status, text);
   return auditEventsOf(body, contractId, options.audit);
 }
 
@@ -225,7 +217,7 @@ export function createAuditReader(options: AuditReaderOptions): AuditReader {
         response = await fetchImpl(request.url, { method: request.method, headers: request.headers, redirect: 'manual', signal });
       } catch (error) {
         const what = signal.aborted ? `no answer within ${options.timeoutMs} ms` : describeNetworkError(error);
-        throw new ApiError(`${describe(request)}: ${what}`, { kind: 'retryable', status: null, excerpt: '', ambiguous: false, cause: error });
+        throw new ApiError(`${describeRequest(request)}: ${what}`, { kind: 'retryable', status: null, excerpt: '', ambiguous: false, cause: error });
       }
       return checkAuditResponse(request, response, options, contractId);
     },

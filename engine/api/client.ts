@@ -14,6 +14,7 @@ import { describeNetworkError, networkErrorCode } from '../io/network-error.ts';
 import { REDACTED, type Redactor } from '../log/logger.ts';
 import { formatPath } from '../yaml/yaml-source.ts';
 import { DEFAULTS, type ApiConfig, type NaiveTimestamps } from '../config/types.ts';
+import { describeRequest, parseAnswerJson } from './answer-json.ts';
 import { ApiError, classifyStatus, isAmbiguousPatchStatus } from './errors.ts';
 import { headerOf, NotConnectedError, sendOverHttp, type ApiAnswer, type ApiRequest } from './http-transport.ts';
 import { contractAt, ReadShapeError, withReadTimestamps } from './read-body.ts';
@@ -112,9 +113,6 @@ export function readRequest(options: ApiClientOptions, contractId: string, token
 }
 
 /** `METHOD /path` of a request, for messages: never its query, headers or body. */
-function describe(request: ApiRequest): string {
-  return `${request.method} ${new URL(request.url).pathname}`;
-}
 
 /** The token a request carries, so that an error body echoing it can be censored without a Redactor. */
 function bearerOf(request: ApiRequest): string | undefined {
@@ -206,7 +204,7 @@ async function failure(request: ApiRequest, response: ApiAnswer, options: ApiCli
   const isPatch = request.method === 'PATCH';
   const conflict = isPatch && (options.conflictStatuses ?? DEFAULTS.conflictStatuses).includes(response.status);
   return new ApiError(
-    `${describe(request)}: ${what}${excerpt ? `: ${excerpt}` : ''}${isPatch && response.status === 415 ? unsupportedMediaHint(request, response) : ''}${tooLargeNote(body)}`,
+    `${describeRequest(request)}: ${what}${excerpt ? `: ${excerpt}` : ''}${isPatch && response.status === 415 ? unsupportedMediaHint(request, response) : ''}${tooLargeNote(body)}`,
     {
       kind: classifyStatus(response.status),
       status: response.status,
@@ -241,7 +239,7 @@ export async function checkPatchResponse(request: ApiRequest, response: ApiAnswe
         : ' whose body broke off';
     // Resendable only as any ambiguous failure is: a Replace-only patch; Add/Remove are settled by a read.
     throw new ApiError(
-      `${describe(request)}: unexpected answer ${statusLine(response)}${what} from ${new URL(request.url).origin}${excerpt ? `: ${excerpt}` : ''}${tooLargeNote(body)}`,
+      `${describeRequest(request)}: unexpected answer ${statusLine(response)}${what} from ${new URL(request.url).origin}${excerpt ? `: ${excerpt}` : ''}${tooLargeNote(body)}`,
       {
         kind: 'retryable',
         status: response.status,
@@ -266,28 +264,23 @@ export async function checkReadResponse(request: ApiRequest, response: ApiAnswer
   } catch (error) {
     // Past the bound: the same read would answer the same, so it is not retried.
     if (error instanceof AnswerTooLargeError) {
-      throw new ApiError(`${describe(request)}: ${error.message}`, { kind: 'permanent', status: response.status, excerpt: '', ambiguous: false, cause: error });
+      throw new ApiError(`${describeRequest(request)}: ${error.message}`, {
+        kind: 'permanent',
+        status: response.status,
+        excerpt: '',
+        ambiguous: false,
+        cause: error,
+      });
     }
     // The body broke off (reset) or stopped until the timeout: the answer is lost, not wrong; a read may be repeated.
     if (error instanceof BodyTimeoutError) {
-      throw new ApiError(`${describe(request)}: ${error.message}`, { kind: 'retryable', status: null, excerpt: '', ambiguous: true, cause: error });
+      throw new ApiError(`${describeRequest(request)}: ${error.message}`, { kind: 'retryable', status: null, excerpt: '', ambiguous: true, cause: error });
     }
-    throw new ApiError(`${describe(request)}: the answer broke off`, { kind: 'retryable', status: null, excerpt: '', ambiguous: true, cause: error });
+    throw new ApiError(`${describeRequest(request)}: the answer broke off`, { kind: 'retryable', status: null, excerpt: '', ambiguous: true, cause: error });
   }
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (error) {
-    throw new ApiError(`${describe(request)}: the answer is not JSON`, {
-      kind: 'permanent',
-      status: response.status,
-      excerpt: '',
-      ambiguous: false,
-      cause: error,
-    });
-  }
+  const body = parseAnswerJson(request, response.status, text);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new ApiError(`${describe(request)}: expected a JSON object, got ${Array.isArray(body) ? 'an array' : typeof body}`, {
+    throw new ApiError(`${describeRequest(request)}: expected a JSON object, got ${Array.isArray(body) ? 'an array' : typeof body}`, {
       kind: 'permanent',
       status: response.status,
       excerpt: '',
@@ -300,12 +293,18 @@ export async function checkReadResponse(request: ApiRequest, response: ApiAnswer
   } catch (error) {
     if (!(error instanceof ReadShapeError)) throw error;
     // Never read as an empty contract: that would plan Adds of members the service holds.
-    throw new ApiError(`${describe(request)}: ${error.message}`, { kind: 'permanent', status: response.status, excerpt: '', ambiguous: false, cause: error });
+    throw new ApiError(`${describeRequest(request)}: ${error.message}`, {
+      kind: 'permanent',
+      status: response.status,
+      excerpt: '',
+      ambiguous: false,
+      cause: error,
+    });
   }
   const { fields, issues } = readContract(contract);
   if (issues.length > 0) {
     // Nothing may be planned from a contract the engine cannot understand: permanent, not retried.
-    throw new ApiError(`${describe(request)}: the contract does not fit the contract model: ${describeReadIssues(issues)}`, {
+    throw new ApiError(`${describeRequest(request)}: the contract does not fit the contract model: ${describeReadIssues(issues)}`, {
       kind: 'permanent',
       status: response.status,
       excerpt: '',
@@ -368,7 +367,7 @@ async function send(request: ApiRequest, options: ApiClientOptions): Promise<Api
     const what = timedOut
       ? `${notConnected ? 'no connection' : 'no answer'} within ${options.timeoutMs} ms`
       : describeNetworkError(notConnected ? error.cause : error);
-    return Promise.reject(new ApiError(`${describe(request)}: ${what}`, { kind: 'retryable', status: null, excerpt: '', ambiguous, cause: error }));
+    return Promise.reject(new ApiError(`${describeRequest(request)}: ${what}`, { kind: 'retryable', status: null, excerpt: '', ambiguous, cause: error }));
   }
 }
 

@@ -683,7 +683,7 @@ function otherCounts(others: readonly TenantContract[]): string {
 }
 
 /**
- * Sections in the order a reviewer needs them (DESIGN.md section 5, "The pull-request comment"):
+ * Sections in the order a reviewer needs them (docs/architecture.md section 5, "The pull-request comment"):
  * the contracts this pull request changes, each with its diff, get the room first; then those it no
  * longer manages; then the other contracts with changes, counted per tenant, with their details
  * only where room is left (never named one by one: the pull request did not change them).

@@ -302,7 +302,7 @@ describe('removals are never cut (issue 38, item 2)', () => {
     const removed = markdown.match(/^- \w+ · 20\d\d · Company \(Id 99, RelationType "Supplier"\)$/gm) ?? [];
     expect(removed).toHaveLength(148);
     expect(markdown).toContain('Shortened to stay under 60,000 characters');
-    // In the order of DESIGN.md: the pull request's own contract, the removals, then the others.
+    // In the comment's order (docs/architecture.md section 5): the pull request's own contract, the removals, then the others.
     const own = markdown.indexOf('**`2040`** · acme');
     expect(own).toBeGreaterThan(0);
     expect(markdown.indexOf('#### Members removed')).toBeGreaterThan(own);
