@@ -101,6 +101,26 @@ function describeExpr(expr: Expr): string {
   }
 }
 
+/** The shape of a name an expression reads: a local, a variable of the rule, or a problem (`report`) and `dyn`. */
+function nameShape(name: string, locals: ReadonlyMap<string, Shape>, scope: CheckScope, report: (message: string) => void): Shape {
+  const local = locals.get(name);
+  if (local !== undefined) return local;
+  if (name === 'object') return CONTRACT_SHAPE;
+  if (name === 'tenant' || name === 'id') return { kind: 'scalar', type: 'string', nullable: false };
+  if (name === 'variables') return { kind: 'map', name: 'variables', fields: scope.variables };
+  if (CHANGE_ONLY.has(name)) {
+    if (scope.on === 'contract') report(`${name} is a variable of on: change rules only; this rule is on: contract`);
+    if (name === 'oldObject') return CONTRACT_SHAPE;
+    if (name === 'ops') return { kind: 'list', element: OP_SHAPE };
+    return { kind: 'scalar', type: 'string', nullable: false };
+  }
+  if (TYPE_NAMES.has(name)) return DYN;
+  const known = ['tenant', 'id', 'object', 'variables', ...(scope.on === 'change' ? CHANGE_ONLY : []), ...locals.keys()];
+  const suggestion = closest(name, known);
+  report(`unknown name "${name}"${suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`}`);
+  return DYN;
+}
+
 /** The problems of `expr` and the shape of its value. */
 export function checkExpression(
   text: string,
@@ -127,25 +147,9 @@ export function checkExpression(
     switch (kind.case) {
       case 'identExpr': {
         const { name } = kind.value;
-        const local = locals.get(name);
-        if (local !== undefined) return local;
         // Read otherwise than field by field (or compared with null), the whole contract is read.
-        if ((name === 'object' || name === 'oldObject') && !selected.has(node)) readsWhole = true;
-        if (name === 'object') return CONTRACT_SHAPE;
-        if (name === 'tenant' || name === 'id') return { kind: 'scalar', type: 'string', nullable: false };
-        if (name === 'variables') return { kind: 'map', name: 'variables', fields: scope.variables };
-        if (CHANGE_ONLY.has(name)) {
-          if (scope.on === 'contract')
-            problems.push({ offset: offsetOf(node), message: `${name} is a variable of on: change rules only; this rule is on: contract` });
-          if (name === 'oldObject') return CONTRACT_SHAPE;
-          if (name === 'ops') return { kind: 'list', element: OP_SHAPE };
-          return { kind: 'scalar', type: 'string', nullable: false };
-        }
-        if (TYPE_NAMES.has(name)) return DYN;
-        const known = ['tenant', 'id', 'object', 'variables', ...(scope.on === 'change' ? CHANGE_ONLY : []), ...locals.keys()];
-        const suggestion = closest(name, known);
-        problems.push({ offset: offsetOf(node), message: `unknown name "${name}"${suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`}` });
-        return DYN;
+        if (!locals.has(name) && (name === 'object' || name === 'oldObject') && !selected.has(node)) readsWhole = true;
+        return nameShape(name, locals, scope, (message) => problems.push({ offset: offsetOf(node), message }));
       }
       case 'selectExpr': {
         const { field } = kind.value;
