@@ -4,7 +4,7 @@
  * (engine/output/spool.ts), which are written to stdout or moved onto --out only once the run is
  * known to be good (an error in the last tenant writes nothing).
  */
-import type { PlanHeader, PlanSink } from '../plan/plan-by-tenant.ts';
+import type { PlanHeader, PlanSink } from '../plan/plan-tenant.ts';
 import { renderFindingsText } from '../plan/render-findings.ts';
 import { planJsonPieces } from '../plan/render-json.ts';
 import { renderPlanTextContract, renderPlanTextHead, renderPlanTextTail, renderPlanTextTenantHead, renderUnknownContractText } from '../plan/render-text.ts';

@@ -1,4 +1,4 @@
-import type { PlanHeader, PlanTrailer } from './plan-by-tenant.ts';
+import type { PlanHeader, PlanTrailer } from './plan-tenant.ts';
 import type { PlanContract, PlanDocument, PlanTenant } from './types.ts';
 
 /**

@@ -21,7 +21,7 @@ import { incrementalNote } from './incremental-note.ts';
 import { forEachUnknownOp } from './diff.ts';
 import { isCollectionField } from '../model/fields.ts';
 import { renderFindingsText } from './render-findings.ts';
-import type { PlanContractText } from './create-plan.ts';
+import type { PlanContractText } from './plan-contract.ts';
 import type { ContractFields } from '../model/types.ts';
 import { PLAN_VERSION, type PlanContract, type PlanDocument, type PlanTenant, type PlanUnmanagedContract } from './types.ts';
 

@@ -11,7 +11,7 @@ import { loadDesiredState } from '../desired/load.ts';
 import { parseDesiredFile } from '../desired/parse-file.ts';
 import { desiredPathMatcher, workingTreeSource, type DesiredSource } from '../desired/read-files.ts';
 import { selectShard, type ShardSelection } from '../desired/shard.ts';
-import { isTargeted, selectTargets, type TargetOptions } from '../desired/target.ts';
+import { isTargeted, type TargetOptions } from '../desired/target.ts';
 import type { ContractSet, DesiredFile, DesiredStateResult } from '../desired/types.ts';
 import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import { changedFiles } from '../git/changed-files.ts';
@@ -19,8 +19,7 @@ import { GitError } from '../git/errors.ts';
 import { missingRefMessage } from '../git/fetch-hint.ts';
 import { closeGitRepository, openGitRepository, type GitRepository } from '../git/repository.ts';
 import { checkRefSyntax, isShallow, remoteNames, resolveCommit } from '../git/resolve-ref.ts';
-import type { BaseInput } from '../plan/plan-by-tenant.ts';
-import { findTouchedContracts } from '../plan/touched-contracts.ts';
+import { ScopeTally, type BaseInput } from '../plan/scope.ts';
 import type { PlanIncremental, PlanSource, PlanTouched } from '../plan/types.ts';
 import type { StateStore } from '../state/types.ts';
 import { readBaseChanges, type BaseChanges } from './base-changes.ts';
@@ -305,23 +304,18 @@ export async function readWholeInput(input: OpenedInput, reading: WholeReading):
     if (earlyBase && !earlyBase.ok) throw earlyBase.error;
     changes = earlyBase?.value ?? (await readBase());
   }
-  const touched = changes ? findTouchedContracts(desired.contractSets, changes.baseContractSets, changes.changedPaths) : undefined;
-  let contractSets = chosen;
+  // The scope stage, tenant by tenant. With errors nothing is planned, and a target may be the very
+  // contract left out for its error: targets are not looked for.
+  const scope = new ScopeTally({ ...(changes ? { base: changes } : {}), ...(desired.errors.length === 0 ? { targets } : {}) });
+  let contractSets = scope.scopeAll(chosen);
+  scope.finish(selected === undefined ? undefined : new Set(selected));
+  const touched = scope.touched();
   if (scopes && repository) {
+    // Incremental runs are never targeted (readScopes): the scope stage kept every contract.
     const before = await declaredBefore(repository, config, scopes, changes);
-    contractSets = narrowToChangedContracts(narrowToScopes(chosen, scopes, changes?.changedPaths), scopes, before, touched?.contracts);
+    contractSets = narrowToChangedContracts(narrowToScopes(contractSets, scopes, changes?.changedPaths), scopes, before, touched?.contracts);
   }
-  let targeting: RunTargeting | undefined;
-  // With errors nothing is planned, and a target may be the very contract left out for its error.
-  if (isTargeted(targets) && desired.errors.length === 0) {
-    const selection = selectTargets(contractSets, targets);
-    if (selection.kind === 'unmatched') {
-      targeting = { description: '', narrowed: new Set(), unmatchedTargets: selection.unmatched, unmatchedExcludes: [] };
-    } else {
-      contractSets = [...selection.contractSets];
-      targeting = { description: selection.description, narrowed: selection.narrowed, unmatchedTargets: [], unmatchedExcludes: selection.unmatchedExcludes };
-    }
-  }
+  const targeting = scope.targeting();
   const incrementalSource = reading.describeIncremental && scopes ? planIncremental(scopes) : undefined;
   const planSource: PlanSource = { repo: where.repo, ref: where.ref ?? null, commit: head, ...(incrementalSource ? { incremental: incrementalSource } : {}) };
   const committed = reading.records ? await readsCommit(input) : undefined;
@@ -339,7 +333,7 @@ export async function readWholeInput(input: OpenedInput, reading: WholeReading):
     ...(targeting ? { targeting } : {}),
   };
   if (!changes || !touched) return { ...whole, source: planSource };
-  return { ...whole, source: { ...planSource, base: changes.base }, touched: selectTouched(touched, selected) };
+  return { ...whole, source: { ...planSource, base: changes.base }, touched };
 }
 
 /**
@@ -399,15 +393,6 @@ export async function readRunFiles(input: OpenedInput, base?: string): Promise<R
     if (!(error instanceof GitError)) throw error;
     return { files, source, baseError: error };
   }
-}
-
-function selectTouched(touched: PlanTouched, tenants: readonly string[] | undefined): PlanTouched {
-  if (tenants === undefined) return touched;
-  return {
-    ...touched,
-    contracts: new Map([...touched.contracts].filter(([tenant]) => tenants.includes(tenant))),
-    noLongerManaged: touched.noLongerManaged.filter((contract) => tenants.includes(contract.tenant)),
-  };
 }
 
 /** The files to read: undefined (all) as soon as one tenant is planned in full; `also`, a base's changed files. */

@@ -1,20 +1,20 @@
 /**
  * The plan run: desired state against the known state (the state store, or live reads), a plan
  * document; nothing is sent or written. A plan of every contract against the state store goes one
- * tenant at a time through the caller's sink (engine/plan/plan-by-tenant.ts) and is never held
+ * tenant at a time through the caller's sink (engine/pipeline/stream.ts) and is never held
  * whole; any other plan (incremental, live, or a caller without a sink) is one document.
  */
 import type { TenantScope } from '../apply/incremental.ts';
 import { readProblems } from '../apply/read-problems.ts';
 import type { Config } from '../config/types.ts';
 import { createPlan } from '../plan/create-plan.ts';
-import { planByTenant, type PlanSink, type PlanTrailer } from '../plan/plan-by-tenant.ts';
+import type { PlanSink, PlanTrailer } from '../plan/plan-tenant.ts';
 import type { Finding } from '../diagnostic/finding.ts';
-import type { ContractFields, KnownContracts, KnownState } from '../model/types.ts';
+import type { ContractFields, KnownState } from '../model/types.ts';
 import type { ContractSet } from '../desired/types.ts';
 import { runChecksOf } from './checks.ts';
 import type { Check } from '../pipeline/index.ts';
-import type { PlanContract, PlanDocument, PlanMadeWith, PlanSource } from '../plan/types.ts';
+import type { PlanDocument, PlanMadeWith, PlanSource } from '../plan/types.ts';
 import { plural } from '../text/plural.ts';
 import {
   desiredProblems,
@@ -201,7 +201,7 @@ async function livePlan(
   return { problems, summary: `${summary.join(', ')}: no plan written` };
 }
 
-/** Every contract against the state store, one tenant at a time through `sink`. */
+/** Every contract against the state store, one tenant at a time through `sink` (engine/pipeline/stream.ts). */
 async function streamedPlan(
   opened: OpenedInput,
   request: PlanRequest,
@@ -215,10 +215,8 @@ async function streamedPlan(
   // Tenant by tenant, each read from the store, planned and checked before the next.
   effects.onEvent?.({ type: 'phase', phase: 'read-known', known: 'store' });
   effects.onEvent?.({ type: 'phase', phase: 'plan' });
-  const checks = runChecksOf(opened.policies, effects);
   effects.onEvent?.({ type: 'phase', phase: 'check' });
-  const findings: Finding[] = [];
-  const knownOf = new Map<string, KnownContracts>();
+  const { planByTenant } = await import('../pipeline/stream.ts');
   const result = await planByTenant(
     {
       files: files.files,
@@ -229,69 +227,21 @@ async function streamedPlan(
       createdAt: new Date(effects.clock.now()).toISOString(),
       source: files.source,
     },
-    {
-      async readKnown(tenant) {
-        const read = await known.read(tenant);
-        if (checks.length > 0) knownOf.set(tenant, read);
-        return read;
-      },
-      sink: checks.length === 0 ? sink : await checkingSink(sink, checks, knownOf, findings),
-    },
+    { readKnown: (tenant) => known.read(tenant), sink, checks: runChecksOf(opened.policies, effects) },
   );
   const { targeting, errors, warnings } = result;
   const { configDiagnostics, shard } = opened;
   const problems = { configDiagnostics, errors, warnings, ...(files.baseError ? { baseError: files.baseError } : {}), ...(targeting ? { targeting } : {}) };
   if (errors.length > 0 || files.baseError !== undefined || (targeting?.unmatchedTargets.length ?? 0) > 0) return { kind: 'invalid-desired', problems, notes };
-  const common: PlanRunCommon = {
-    notes,
-    ...(shard ? { shard } : {}),
-    ...(targeting ? { targeting: { ...targeting, narrowed: new Set() } } : {}),
-    warnings: { ...problems, errors: [] },
-  };
+  const common: PlanRunCommon = { notes, ...(shard ? { shard } : {}), ...(targeting ? { targeting } : {}), warnings: { ...problems, errors: [] } };
   const problem = await known.problem();
   if (problem !== undefined) return { kind: 'refused', message: problem, ...common };
   return {
     kind: 'streamed',
     source: files.source,
-    trailer: { ...result.trailer, madeWith: planMadeWith(opened.config), ...(findings.length > 0 ? { findings } : {}) },
+    trailer: { ...result.trailer, madeWith: planMadeWith(opened.config) },
     unknown: result.unknown,
     repoDir: opened.repoDir,
     ...common,
-  };
-}
-
-/**
- * The caller's sink with the check stage in it: each tenant's plan, as it passes, judged at the
- * tenant's end as the pipeline judges it (engine/pipeline/check.ts), then dropped. `found` gathers
- * what no outcome shows; `knownOf` holds each tenant's known state until its end.
- */
-async function checkingSink(sink: PlanSink, checks: readonly Check[], knownOf: Map<string, KnownContracts>, found: Finding[]): Promise<PlanSink> {
-  const { judgePlanned, tenantToJudge } = await import('../pipeline/check.ts');
-  return {
-    start(header) {
-      // Started over (the run restarts): what was found goes with what was written.
-      found.length = 0;
-      return sink.start(header);
-    },
-    tenant(tenant) {
-      const out = sink.tenant(tenant);
-      const contracts: PlanContract[] = [];
-      const desired = new Map<string, { readonly fields: ContractFields }>();
-      return {
-        desired(contract) {
-          desired.set(contract.id, contract);
-        },
-        contract(contract) {
-          contracts.push(contract);
-          out.contract(contract);
-        },
-        async end(counts) {
-          const verdict = await judgePlanned(checks, tenantToJudge(tenant, knownOf.get(tenant) ?? new Map(), contracts, desired));
-          knownOf.delete(tenant);
-          found.push(...verdict.shownFindings);
-          await out.end(counts);
-        },
-      };
-    },
   };
 }

@@ -6,6 +6,7 @@
  */
 import type { ApplyProgress, Check, PhaseDetail, SendPreview, StagePhase } from '../pipeline/index.ts';
 import type { PlanDocument } from '../plan/types.ts';
+import type { ScopeTargeting } from '../plan/scope.ts';
 import type { Clock } from '../io/clock.ts';
 import type { Shard, ShardSelection } from '../desired/shard.ts';
 import type { TargetPattern } from '../desired/target.ts';
@@ -97,15 +98,8 @@ export interface ApplyPreview extends SendPreview {
   readonly scopes: readonly { readonly scope: TenantScope; readonly contracts: number }[];
 }
 
-export interface RunTargeting {
-  /** `Targeted run: 2 of 180 contracts (--target acme/4711 ...).` */
-  readonly description: string;
-  /** Tenants planned with some of their contracts left out: their run record keeps its commit. */
-  readonly narrowed: ReadonlySet<string>;
-  /** Targets that match no declared contract: the run is refused. */
-  readonly unmatchedTargets: readonly string[];
-  readonly unmatchedExcludes: readonly string[];
-}
+/** What a run says of its targeting (the scope stage's, engine/plan/scope.ts). */
+export type RunTargeting = ScopeTargeting;
 
 /** `read-input`: the config, the desired state read and validated (the scope and read stages); then the pipeline's stages. */
 export type RunPhase = 'read-input' | StagePhase;

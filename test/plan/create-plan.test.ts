@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, checkPlan, createPlan, diffContract, fingerprint, parsePlan, renderPlanJson, type PlanDocument } from '../../engine/index.ts';
-import { planContract, planContractText, planUnknownContract } from '../../engine/plan/create-plan.ts';
+import { planContract, planContractText, planUnknownContract } from '../../engine/plan/plan-contract.ts';
 import { diffCase } from './arbitraries.ts';
 import { BASE_SOURCE, CREATED_AT, desiredSets, KNOWN_4711, knownState, SOURCE, TOUCHED } from './fixtures.ts';
 

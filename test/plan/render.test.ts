@@ -13,7 +13,7 @@ import {
   viewChange,
 } from '../../engine/plan/render-common.ts';
 import { completeMember } from '../../engine/model/members.ts';
-import { planContract } from '../../engine/plan/create-plan.ts';
+import { planContract } from '../../engine/plan/plan-contract.ts';
 import { renderPlanTextContract, renderUnknownContractText } from '../../engine/plan/render-text.ts';
 import type { ContractFields } from '../../engine/model/types.ts';
 import { COLLECTION_FIELDS, FIELDS, getField, type FieldName, type FieldSpec } from '../../engine/model/fields.ts';

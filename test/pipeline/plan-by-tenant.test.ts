@@ -4,7 +4,9 @@ import { parseTargetPattern, selectTargets, type TargetPattern } from '../../eng
 import { validateDesiredState, type ContractSet, type DesiredFile } from '../../engine/desired/index.ts';
 import { findTouchedContracts } from '../../engine/plan/touched-contracts.ts';
 import { createPlan } from '../../engine/plan/create-plan.ts';
-import { planByTenant, wholeTenant, type BaseInput, type PlanByTenantInput } from '../../engine/plan/plan-by-tenant.ts';
+import { planByTenant, type PlanByTenantInput } from '../../engine/pipeline/stream.ts';
+import { wholeTenant } from '../../engine/plan/plan-tenant.ts';
+import type { BaseInput } from '../../engine/plan/scope.ts';
 import { planJsonPieces, renderPlanJson } from '../../engine/plan/render-json.ts';
 import {
   renderPlanText,
@@ -232,6 +234,34 @@ describe('planByTenant', () => {
     expect(alone.result).toEqual(result);
     expect(alone.unknownSeen).toBe(result.unknown);
     expect(alone.knownSeen).toBe(result.trailer.summary.contracts - result.unknown);
+  });
+
+  it('with a base and nothing known: each touched contract carries what the change did to its desired fields, as the document plan does', async () => {
+    const json = planJsonPieces();
+    let written = '';
+    const desired = validateDesiredState(FILES, CONFIG);
+    const whole = createPlan(desired.contractSets, new Map(), {
+      createdAt: CREATED_AT,
+      source: BASE_SOURCE,
+      collections: CONFIG.collections,
+      touched: findTouchedContracts(desired.contractSets, BASE.baseContractSets, BASE.changedPaths),
+    });
+
+    const result = await planByTenant(inputOf({ base: true }), {
+      readKnown: async () => new Map(),
+      sink: {
+        start: (header) => void (written = json.header(header)),
+        tenant: (tenant) => wholeTenant(tenant, (planned) => void (written += json.tenant(planned))),
+      },
+    });
+    written += json.trailer(result.trailer);
+
+    expect(written).toBe(renderPlanJson(whole));
+    const acme = whole.tenants.find((tenant) => tenant.tenant === 'acme')!;
+    expect(acme.contracts.find((contract) => contract.id === '1')?.desiredChanges).toEqual([
+      { field: 'Comment', before: null, after: 'ü ✓' },
+      { field: 'Name', before: null, after: 'One' },
+    ]);
   });
 
   it('reads the known state of the tenants it plans only', async () => {
