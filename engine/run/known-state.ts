@@ -4,8 +4,7 @@
  * record), or of every contract when a tenant is planned whole. A store that cannot be opened or
  * read is a problem kept for the end: the desired state's own errors are said first.
  */
-import type { ContractSet } from '../desired/types.ts';
-import type { KnownContracts, KnownState } from '../model/types.ts';
+import type { KnownContracts } from '../model/types.ts';
 import { StateFormatError } from '../state/file-format.ts';
 import { PostgresStateError } from '../state/postgres/errors.ts';
 import type { StateStore } from '../state/types.ts';
@@ -43,18 +42,7 @@ export function knownStateReader(store: LazyStore): KnownStateReader {
   };
 }
 
-/** Per tenant of `contractSets`, the records of their contracts only; a tenant with no contract planned is not read at all. */
-export async function readPlannedKnownState(reader: Pick<KnownStateReader, 'read'>, contractSets: readonly ContractSet[]): Promise<KnownState> {
-  const ids = new Map<string, Set<string>>();
-  for (const set of contractSets) {
-    const tenantIds = ids.get(set.tenant) ?? new Set<string>();
-    for (const contract of set.contracts) tenantIds.add(contract.id);
-    ids.set(set.tenant, tenantIds);
-  }
-  const known = new Map<string, KnownContracts>();
-  for (const tenant of [...ids.keys()].sort()) known.set(tenant, await reader.read(tenant, ids.get(tenant)));
-  return known;
-}
+export { readPlannedKnownState } from '../pipeline/plan-stored.ts';
 
 /** A store as a reader (tests and library callers holding an open store). */
 export function storeReader(store: StateStore): Pick<KnownStateReader, 'read'> {

@@ -7,13 +7,8 @@
 import type { TenantScope } from '../apply/incremental.ts';
 import { readProblems } from '../apply/read-problems.ts';
 import type { Config } from '../config/types.ts';
-import { createPlan } from '../plan/create-plan.ts';
 import type { PlanSink, PlanTrailer } from '../plan/plan-tenant.ts';
-import type { Finding } from '../diagnostic/finding.ts';
-import type { ContractFields, KnownState } from '../model/types.ts';
-import type { ContractSet } from '../desired/types.ts';
 import { runChecksOf } from './checks.ts';
-import type { Check } from '../pipeline/index.ts';
 import type { PlanDocument, PlanMadeWith, PlanSource } from '../plan/types.ts';
 import { plural } from '../text/plural.ts';
 import {
@@ -27,7 +22,7 @@ import {
   type RunInput,
   type RunTargeting,
 } from './input.ts';
-import { knownStateReader, readPlannedKnownState } from './known-state.ts';
+import { knownStateReader } from './known-state.ts';
 import type { LazyStore } from './lazy-store.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunSelection, RunUnread, RunWhere, ShardSelection } from './types.ts';
 import { packageVersion } from './version.ts';
@@ -126,38 +121,19 @@ async function documentPlan(input: RunInput, request: PlanRequest, store: LazySt
     return { kind: 'planned', plan: { ...live.plan, madeWith: planMadeWith(config) }, repoDir: input.repoDir, ...common };
   }
   const reader = knownStateReader(store);
-  effects.onEvent?.({ type: 'phase', phase: 'read-known', known: 'store' });
-  const known = await readPlannedKnownState(reader, contractSets);
+  const { planStored } = await import('../pipeline/plan-stored.ts');
+  const plan = await planStored(
+    contractSets,
+    { createdAt, source, collections: config.collections, ...(touched ? { touched } : {}) },
+    {
+      readKnown: (tenant, only) => reader.read(tenant, only),
+      checks: runChecksOf(input.policies, effects),
+      onPhase: (phase, detail) => effects.onEvent?.({ type: 'phase', phase, ...(detail ?? {}) }),
+    },
+  );
   const problem = await reader.problem();
   if (problem !== undefined) return { kind: 'refused', message: problem, ...common };
-  effects.onEvent?.({ type: 'phase', phase: 'plan' });
-  const plan = createPlan(contractSets, known, { createdAt, source, collections: config.collections, ...(touched ? { touched } : {}) });
-  effects.onEvent?.({ type: 'phase', phase: 'check' });
-  const findings = await planFindings(runChecksOf(input.policies, effects), plan, known, contractSets);
-  return {
-    kind: 'planned',
-    plan: { ...plan, madeWith: planMadeWith(config), ...(findings.length > 0 ? { findings } : {}) },
-    repoDir: input.repoDir,
-    ...common,
-  };
-}
-
-/** The check stage of a plan made from the state store: every tenant judged as the pipeline judges it (engine/pipeline/check.ts). */
-async function planFindings(checks: readonly Check[], plan: PlanDocument, known: KnownState, contractSets: readonly ContractSet[]): Promise<Finding[]> {
-  if (checks.length === 0) return [];
-  const { judgePlanned, tenantToJudge } = await import('../pipeline/check.ts');
-  const desired = new Map<string, Map<string, { readonly fields: ContractFields }>>();
-  for (const set of contractSets) {
-    const byId = desired.get(set.tenant) ?? new Map<string, { readonly fields: ContractFields }>();
-    desired.set(set.tenant, byId);
-    for (const contract of set.contracts) byId.set(contract.id, contract);
-  }
-  const verdicts = await Promise.all(
-    plan.tenants.map((tenant) =>
-      judgePlanned(checks, tenantToJudge(tenant.tenant, known.get(tenant.tenant) ?? new Map(), tenant.contracts, desired.get(tenant.tenant) ?? new Map())),
-    ),
-  );
-  return verdicts.flatMap((verdict) => verdict.shownFindings);
+  return { kind: 'planned', plan: { ...plan, madeWith: planMadeWith(config) }, repoDir: input.repoDir, ...common };
 }
 
 /**
