@@ -103,7 +103,7 @@ async function learnUnderLock(context: RunContext, start: TenantStart): Promise<
     const recorded = await readRecord(context, start);
     const refusal = await judgeLocked(context, recorded);
     if (refusal !== undefined) throw new TenantRefused(refusal);
-    return await learnKnown(context, recorded, 'stored');
+    return await learnKnown(context, recorded);
   } catch (error) {
     // Released now: another run may be waiting for this tenant while this run plans the others.
     await start.lock
@@ -118,7 +118,7 @@ async function learnUnderLock(context: RunContext, start: TenantStart): Promise<
 async function learnUnlocked(context: RunContext, tenant: string): Promise<LearntTenant> {
   const start = { tenant, lane: openLane(context, tenant) };
   try {
-    return await learnKnown(context, { ...start, known: new Map(), unreadable: new Map(), uncertain: new Map() }, 'live only');
+    return await learnKnown(context, { ...start, known: new Map(), unreadable: new Map(), uncertain: new Map() });
   } catch (error) {
     // A run that does not send applies nothing: its command reports the tenant's problem itself.
     return failedTenant(start, new Map(), error);

@@ -35,10 +35,11 @@ export async function readRecord(context: RunContext, start: TenantStart): Promi
 
 /**
  * The known state of the tenant's desired contracts: the state store's records, or each contract
- * read live. A run that sends and reads live also reads the records (`stored`), to record what it
- * finds unchanged only where the record differs. A contract that cannot be read is not planned.
+ * read live. A run that sends (it holds the tenant's lock) and reads live also reads the records
+ * (`stored`), to record what it finds unchanged only where the record differs. A contract that
+ * cannot be read is not planned.
  */
-export async function learnKnown(context: RunContext, tenant: LearntTenant, withStored: 'stored' | 'live only'): Promise<LearntTenant> {
+export async function learnKnown(context: RunContext, tenant: LearntTenant): Promise<LearntTenant> {
   const { store, tokens, api, logger, progress } = context;
   progress.phase('read-known', { known: context.refresh ? 'live' : 'store' });
   const name = tenant.tenant;
@@ -46,7 +47,7 @@ export async function learnKnown(context: RunContext, tenant: LearntTenant, with
   // Only the records of the contracts planned: an incremental run of a large tenant reads a few.
   const planned = new Set(desired.keys());
   if (!context.refresh) return { ...tenant, known: await store.readTenant(name, planned) };
-  const stored = withStored === 'stored' ? await store.readTenant(name, planned) : undefined;
+  const stored = tenant.lock === undefined ? undefined : await store.readTenant(name, planned);
   // The token is checked (tenant_id, scopes) before the first request is queued.
   await tokens.get(name);
   const known = new Map<string, KnownContract>();
