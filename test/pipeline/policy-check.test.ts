@@ -96,6 +96,39 @@ describe('policy rules in the check stage', () => {
     expect((await requestLog(emulator)).filter((entry) => entry.method === 'PATCH').length).toBe(before);
   });
 
+  it("drift fails on a deny as plan does (1, before --detailed-exitcode's 2), shows it in every format, and --fix sends nothing", async () => {
+    await withPolicies();
+    const before = (await requestLog(emulator)).filter((entry) => entry.method === 'PATCH').length;
+
+    const text = await runCli(['drift', '--repo', repo.dir], ROOT, fleet.env);
+    const detailed = await runCli(['drift', '--detailed-exitcode', '--format', 'json', '--repo', repo.dir], ROOT, fleet.env);
+    const markdown = await runCli(['drift', '--format', 'markdown', '--repo', repo.dir], ROOT, fleet.env);
+    const fix = await runCli(['drift', '--fix', '--auto-approve', '--repo', repo.dir], ROOT, fleet.env);
+
+    expect(text.code).toBe(1);
+    expect(text.stdout).toContain(`\n1 finding: 1 denied\n  ${FINDING} (`);
+    expect(text.stderr).toContain('contract-sync drift: 1 finding denies this change: an apply sends nothing while it stands');
+    expect(detailed.code).toBe(1);
+    expect(JSON.parse(detailed.stdout).findings).toEqual([
+      expect.objectContaining({ check: 'frozen-contract', action: 'deny', tenant: TENANT, contractId: DENIED, message: `contract ${DENIED} is frozen` }),
+    ]);
+    expect(markdown.code).toBe(1);
+    expect(markdown.stdout).toContain('#### Findings\n\n> [!CAUTION]\n> 1 finding denies this change');
+    expect(fix.code).toBe(1);
+    expect(fix.stdout).toContain(`not applied: frozen-contract denies ${TENANT}/${DENIED}: contract ${DENIED} is frozen; nothing sent in this run`);
+    expect((await requestLog(emulator)).filter((entry) => entry.method === 'PATCH').length).toBe(before);
+  });
+
+  it('drift with an excepted finding shows it and exits as drift does (2 with --detailed-exitcode)', async () => {
+    await withPolicies('2999-01-01');
+
+    const detailed = await runCli(['drift', '--detailed-exitcode', '--repo', repo.dir], ROOT, fleet.env);
+
+    expect(detailed.stdout).toContain(`\n1 finding: 1 excepted\n  excepted       frozen-contract  ${TENANT}/${DENIED} (`);
+    expect(detailed.stderr).not.toContain('denies');
+    expect(detailed.code).toBe(2);
+  });
+
   it('apply sends nothing for any tenant when a rule denies one contract', async () => {
     await withPolicies();
     const before = (await requestLog(emulator)).filter((entry) => entry.method === 'PATCH').length;
