@@ -129,6 +129,42 @@ describe('policy rules in the check stage', () => {
     expect(detailed.code).toBe(2);
   });
 
+  it('a saved plan is judged again at apply with the rules at its commit: not the findings it carries, not the rules merged since', async () => {
+    const config = path.join(repo.dir, 'contract-sync.yaml');
+    const plain = await readFile(config, 'utf8');
+    await withPolicies();
+    await repo.commit('freeze a contract');
+    const denied = await runCli(['plan', '--full', '--out', 'denied.json', '--repo', repo.dir], repo.dir);
+    const document = JSON.parse(await readFile(path.join(repo.dir, 'denied.json'), 'utf8'));
+    await writeFile(path.join(repo.dir, 'denied.json'), JSON.stringify({ ...document, findings: undefined }));
+    await repo.commit('lift the freeze', { 'contract-sync.yaml': plain });
+    const patches = (await requestLog(emulator)).filter((entry) => entry.method === 'PATCH').length;
+
+    const applied = await runCli(['apply', 'denied.json', '--auto-approve', '--repo', repo.dir], repo.dir, fleet.env);
+
+    expect(denied.code).toBe(1);
+    expect(document.findings).toEqual([expect.objectContaining({ check: 'frozen-contract', contractId: DENIED })]);
+    expect(applied.code).toBe(1);
+    expect(applied.stdout).toContain(`not applied: frozen-contract denies ${TENANT}/${DENIED}: contract ${DENIED} is frozen; nothing sent in this run`);
+    expect((await requestLog(emulator)).filter((entry) => entry.method === 'PATCH').length).toBe(patches);
+  });
+
+  it("a saved plan made before a rule was merged is applied as its commit's rules allow", async () => {
+    await repo.commit('no rules yet');
+    const planned = await runCli(['plan', '--full', '--out', 'plan.json', '--repo', repo.dir], repo.dir);
+    await withPolicies();
+    await repo.commit('freeze a contract');
+
+    const now = await runCli(['plan', '--full', '--repo', repo.dir], repo.dir);
+    const applied = await runCli(['apply', 'plan.json', '--auto-approve', '--repo', repo.dir], repo.dir, fleet.env);
+
+    expect(planned.code).toBe(0);
+    expect(applied.stdout).not.toContain('frozen-contract');
+    expect(applied.code).toBe(0);
+    expect(now.code).toBe(1);
+    expect((await requestLog(emulator)).some((entry) => entry.method === 'PATCH' && entry.path.endsWith(`/${DENIED}`))).toBe(true);
+  });
+
   it('apply sends nothing for any tenant when a rule denies one contract', async () => {
     await withPolicies();
     const before = (await requestLog(emulator)).filter((entry) => entry.method === 'PATCH').length;
