@@ -9,6 +9,7 @@ import { readProblems } from '../apply/read-problems.ts';
 import type { Config } from '../config/types.ts';
 import { createPlan } from '../plan/create-plan.ts';
 import { planByTenant, type PlanSink, type PlanTrailer } from '../plan/plan-by-tenant.ts';
+import { summaryWithFindings, withContractFindings, withPlanFindings } from '../plan/policy-findings.ts';
 import type { Finding } from '../diagnostic/finding.ts';
 import type { ContractFields, KnownContracts, KnownState } from '../model/types.ts';
 import type { ContractSet } from '../desired/types.ts';
@@ -136,7 +137,7 @@ async function documentPlan(input: RunInput, request: PlanRequest, store: LazySt
   const findings = await planFindings(runChecksOf(input.policies, effects), plan, known, contractSets);
   return {
     kind: 'planned',
-    plan: { ...plan, madeWith: planMadeWith(config), ...(findings.length > 0 ? { findings } : {}) },
+    plan: withPlanFindings({ ...plan, madeWith: planMadeWith(config) }, findings),
     repoDir: input.repoDir,
     ...common,
   };
@@ -253,7 +254,12 @@ async function streamedPlan(
   return {
     kind: 'streamed',
     source: files.source,
-    trailer: { ...result.trailer, madeWith: planMadeWith(opened.config), ...(findings.length > 0 ? { findings } : {}) },
+    trailer: {
+      ...result.trailer,
+      summary: summaryWithFindings(result.trailer.summary, findings),
+      madeWith: planMadeWith(opened.config),
+      ...(findings.length > 0 ? { findings } : {}),
+    },
     unknown: result.unknown,
     repoDir: opened.repoDir,
     ...common,
@@ -266,7 +272,8 @@ async function streamedPlan(
  * what no outcome shows; `knownOf` holds each tenant's known state until its end.
  */
 async function checkingSink(sink: PlanSink, checks: readonly Check[], knownOf: Map<string, KnownContracts>, found: Finding[]): Promise<PlanSink> {
-  const { judgePlanned, tenantToJudge } = await import('../pipeline/check.ts');
+  const { judgeContractwise, judgePlanned, tenantToJudge, tenantwiseChecks } = await import('../pipeline/check.ts');
+  const atEnd = tenantwiseChecks(checks);
   return {
     start(header) {
       // Started over (the run restarts): what was found goes with what was written.
@@ -277,18 +284,22 @@ async function checkingSink(sink: PlanSink, checks: readonly Check[], knownOf: M
       const out = sink.tenant(tenant);
       const contracts: PlanContract[] = [];
       const desired = new Map<string, { readonly fields: ContractFields }>();
+      // A contract is written with the findings of the checks that judge it alone (the policy rules).
+      const contractwise: Finding[] = [];
       return {
         desired(contract) {
           desired.set(contract.id, contract);
         },
         contract(contract) {
           contracts.push(contract);
-          out.contract(contract);
+          const own = judgeContractwise(checks, tenant, knownOf.get(tenant) ?? new Map(), desired, contract);
+          contractwise.push(...own);
+          out.contract(withContractFindings(contract, own));
         },
         async end(counts) {
-          const verdict = await judgePlanned(checks, tenantToJudge(tenant, knownOf.get(tenant) ?? new Map(), contracts, desired));
+          const verdict = await judgePlanned(atEnd, tenantToJudge(tenant, knownOf.get(tenant) ?? new Map(), contracts, desired));
           knownOf.delete(tenant);
-          found.push(...verdict.shownFindings);
+          found.push(...contractwise, ...verdict.shownFindings);
           await out.end(counts);
         },
       };

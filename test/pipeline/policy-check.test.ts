@@ -84,6 +84,27 @@ describe('policy rules in the check stage', () => {
     expect(json.code).toBe(1);
   });
 
+  it("the JSON plan carries each contract's findings with it and counts them in the summary, written tenant by tenant or whole, and reads back", async () => {
+    await withPolicies();
+
+    const streamed = await runCli(['plan', '--full', '--format', 'json', '--out', 'plan.json', '--repo', repo.dir], repo.dir);
+    const live = await runCli(['plan', '--full', '--refresh', '--format', 'json', '--repo', repo.dir], repo.dir, fleet.env);
+    const shown = await runCli(['show', 'plan.json', '--format', 'json'], repo.dir);
+
+    const own = [{ check: 'frozen-contract', action: 'deny', message: `contract ${DENIED} is frozen` }];
+    const summary = { findings: 1, denied: 1, needsOverride: 0, warned: 0, overridden: 0, excepted: 0, expired: 0 };
+    for (const output of [streamed.stdout, live.stdout, shown.stdout]) {
+      const plan = JSON.parse(output) as { tenants: { tenant: string; contracts: { id: string; policy?: unknown }[] }[]; summary: { policy?: unknown } };
+      const carrying = plan.tenants.flatMap((tenant) =>
+        tenant.contracts.filter((contract) => contract.policy !== undefined).map((contract) => [tenant.tenant, contract.id, contract.policy]),
+      );
+      expect(carrying).toEqual([[TENANT, DENIED, own]]);
+      expect(plan.summary.policy).toEqual(summary);
+    }
+    expect(shown.code).toBe(0);
+    expect(streamed.stdout).toBe(await readFile(path.join(repo.dir, 'plan.json'), 'utf8'));
+  });
+
   it('apply --dry-run fails where the apply would, naming the deny, and sends nothing', async () => {
     await withPolicies();
     const before = (await requestLog(emulator)).filter((entry) => entry.method === 'PATCH').length;
@@ -93,6 +114,12 @@ describe('policy rules in the check stage', () => {
     expect(dry.code).toBe(1);
     expect(dry.stdout).toContain(`${FINDING} (`);
     expect(dry.stderr).toContain('contract-sync apply: 1 finding denies this change: an apply sends nothing while it stands');
+    const logged = dry.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.msg === 'check finding');
+    expect(logged).toEqual([expect.objectContaining({ tenant: TENANT, contractId: DENIED, check: 'frozen-contract', action: 'deny', counts: true })]);
     expect((await requestLog(emulator)).filter((entry) => entry.method === 'PATCH').length).toBe(before);
   });
 

@@ -136,7 +136,16 @@ describe('the same rules and contracts give the same findings in every run', () 
     expect(plan.plan.findings?.some((finding) => finding.message.includes('the rule fails closed'))).toBe(true);
     expect(comparable(validate.findings)).toEqual(planned.filter((finding) => onContract.has(JSON.parse(finding)[0] as string)));
     expect(comparable(live.plan.findings ?? [])).toEqual(planned);
-    expect(comparable(JSON.parse(streamed.stdout).findings)).toEqual(planned);
+    const written = JSON.parse(streamed.stdout) as {
+      findings: Finding[];
+      tenants: { tenant: string; contracts: { id: string; file: string; line: number; policy?: Finding[] }[] }[];
+    };
+    expect(comparable(written.findings)).toEqual(planned);
+    // Each contract carries its own, written as it was planned.
+    const carried = written.tenants.flatMap(({ tenant, contracts }) =>
+      contracts.flatMap(({ id, file, line, policy }) => (policy ?? []).map((finding) => ({ ...finding, tenant, contractId: id, file, line }))),
+    );
+    expect(comparable(carried)).toEqual(planned);
     expect(comparable(dryRun.report.findings ?? [])).toEqual(planned);
     expect(comparable(drift.drift.findings ?? [])).toEqual(planned);
     expect((await requestLog(emulator)).filter((entry) => entry.method === 'PATCH').length).toBe(patches);
