@@ -159,8 +159,8 @@ async function renderDrift(
   if (format === 'json') io.stdout.write(renderDriftJson(drift));
   else if (format === 'markdown') io.stdout.write(renderDriftMarkdown(drift, { version: packageVersion() }));
   else io.stdout.write(renderDriftText(drift, { color: wantsColor(io) }));
-  // The run summary says what the fix sent; markdown and json carry the same per contract, and json stays one document.
-  if (fix && format === 'text') io.stdout.write(`\n${renderRunSummary(result.run)}`);
+  // The run summary says what the fix sent (the findings are in the drift report above); markdown and json carry the same per contract, and json stays one document.
+  if (fix && format === 'text') io.stdout.write(`\n${renderRunSummary({ ...result.run, findings: [] })}`);
   if (flags.report !== undefined) await writeOutputFile({ flag: '--report', name: flags.report, cwd: io.cwd }, renderDriftJson(drift));
   const denied = failingSentence(drift.findings ?? []);
   if (denied !== undefined) io.stderr.write(`contract-sync drift: ${denied}\n`);
