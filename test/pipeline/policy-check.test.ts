@@ -228,14 +228,27 @@ describe('policy rules in the check stage', () => {
 
     expect(stopped.kind === 'applied' && stopped.report.summary.applied).toBe(0);
     expect(lifted.kind).toBe('applied');
-    if (lifted.kind !== 'applied') return;
+    if (lifted.kind !== 'applied' || stopped.kind !== 'applied') return;
     expect(lifted.report.summary.applied).toBe(lifted.report.summary.changed);
     expect(lifted.report.findings).toEqual([expect.objectContaining({ check: 'frozen-contract', overridden: { reason: 'approved in CMS-7', by: 'jane' } })]);
     const history = await runCli(['state', 'history', '--format', 'json', '--repo', repo.dir], ROOT);
-    const runs = (JSON.parse(history.stdout) as { runs: { runId: string; overrides?: unknown }[] }).runs;
+    const runs = (JSON.parse(history.stdout) as { runs: { runId: string; overrides?: unknown; policy?: unknown }[] }).runs;
     expect(runs.find((entry) => entry.runId === lifted.report.runId)?.overrides).toEqual([
       { policy: 'frozen-contract', tenant: TENANT, contractId: DENIED, reason: 'approved in CMS-7', by: 'jane' },
     ]);
+    expect(runs.find((entry) => entry.runId === lifted.report.runId)?.policy).toEqual({
+      findings: 1,
+      denied: 0,
+      needsOverride: 0,
+      warned: 0,
+      overridden: 1,
+      excepted: 0,
+      expired: 0,
+    });
+    expect(runs.find((entry) => entry.runId === stopped.report.runId)?.policy).toMatchObject({ findings: 1, needsOverride: 1 });
+    const text = await runCli(['state', 'history', '--repo', repo.dir], ROOT);
+    expect(text.stdout).toContain(`  policy: 1 finding: 1 overridden\n  overridden: frozen-contract on ${TENANT}/${DENIED} by jane: approved in CMS-7\n`);
+    expect(text.stdout).toContain('  policy: 1 finding: 1 needing an override\n');
   });
 
   it('refuses an override of a rule the config does not have, or without a reason, before anything is read or sent', async () => {
