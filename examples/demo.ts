@@ -2,7 +2,8 @@
  * `npm run demo`: contract-sync on its built-in defaults, against the local emulator.
  *
  * Everything runs for real: the emulator (OpenID Connect provider + CMS API) starts in-process,
- * the demo repository is copied into a temporary git repository, then: validate, the plan a pull
+ * the demo repository is copied into a temporary git repository (with a policy rule that warns on
+ * one contract, shown by every command below), then: validate, the plan a pull
  * request would show (`--ref HEAD --base main`), apply after the merge, an incremental apply of a
  * second merge, an out-of-band change through the emulator's admin endpoint, `drift` (which
  * finds it) and `drift --fix` (which corrects it). Nothing is left running.
@@ -34,6 +35,23 @@ const io: CliIo = {
   cwd: ROOT,
 };
 
+/**
+ * A policy rule (docs/policies.md) the demo adds to the repository's config: a warning, shown by
+ * validate, the plan and its comment, apply and drift, that fails nothing (one contract, G-100,
+ * has a notice period over 90 days). The DORA pack in examples/policies/ has rules that deny.
+ */
+const WARNING_RULE = `policies:
+  - name: long-supplier-notice
+    on: contract
+    matchConditions:
+      - name: has-notice-days
+        expression: has(object.SupplierNoticePeriod) && has(object.SupplierNoticePeriod.Days)
+    validations:
+      - expression: object.SupplierNoticePeriod.Days <= 90
+        messageExpression: '"a supplier notice period of " + string(object.SupplierNoticePeriod.Days) + " days: put the renewal in the calendar"'
+    action: warn
+`;
+
 function indent(text: string): string {
   return text.replace(/^(?=.)/gm, '    ');
 }
@@ -54,11 +72,11 @@ const results: string[] = [];
 try {
   step(`Emulator ready: ${JSON.stringify(emulator.urls)}`);
 
-  step('A demo repository in a temporary git repository, pointed at the emulator');
+  step('A demo repository in a temporary git repository, pointed at the emulator, with a policy rule that warns (long-supplier-notice)');
   await cp(path.join(ROOT, 'examples/demo-repo'), repo, { recursive: true });
   const configFile = path.join(repo, 'contract-sync.yaml');
   const config = await readFile(configFile, 'utf8');
-  await writeFile(configFile, config.replaceAll('http://127.0.0.1:8080', emulator.urls.baseUrl));
+  await writeFile(configFile, `${config.replaceAll('http://127.0.0.1:8080', emulator.urls.baseUrl)}${WARNING_RULE}`);
   await git(repo, 'init', '-q', '-b', 'main');
   await git(repo, 'add', '-A');
   await git(repo, 'commit', '-q', '-m', 'Desired state of the demo contracts');

@@ -11,6 +11,7 @@ import { fixQuestion, interruptedLine, renderFixPreview, renderTargetedNote } fr
 import { packageVersion } from '../run/version.ts';
 import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { tenantSummary } from '../plan/render-common.ts';
+import { failingSentence } from '../plan/render-findings.ts';
 import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
 import { beforeQuestion, runView, sendingEffects } from './run-view.ts';
@@ -59,7 +60,7 @@ see the global options --log-format and CONTRACT_SYNC_LOG_LEVEL below.
 
 Exit codes: 0 no drift, or all of it fixed (without --detailed-exitcode: also drift found);
 1 any error (config, credentials, a contract that could not be read, a fix that failed, a tenant
-refused by the removal guard, the question not answered yes);
+refused by the removal guard, a policy rule's deny, the question not answered yes);
 2 with --detailed-exitcode: drift found and not fixed;
 130 / 143 stopped by SIGINT / SIGTERM (no new request starts, requests in flight finish within 10 s
 and are recorded, locks are released; no report is written).
@@ -158,9 +159,12 @@ async function renderDrift(
   if (format === 'json') io.stdout.write(renderDriftJson(drift));
   else if (format === 'markdown') io.stdout.write(renderDriftMarkdown(drift, { version: packageVersion() }));
   else io.stdout.write(renderDriftText(drift, { color: wantsColor(io) }));
-  // The run summary says what the fix sent; markdown and json carry the same per contract, and json stays one document.
-  if (fix && format === 'text') io.stdout.write(`\n${renderRunSummary(result.run)}`);
+  // The run summary says what the fix sent (the findings are in the drift report above); markdown and json carry the same per contract, and json stays one document.
+  if (fix && format === 'text') io.stdout.write(`\n${renderRunSummary({ ...result.run, findings: [] })}`);
   if (flags.report !== undefined) await writeOutputFile({ flag: '--report', name: flags.report, cwd: io.cwd }, renderDriftJson(drift));
+  const denied = failingSentence(drift.findings ?? []);
+  if (denied !== undefined) io.stderr.write(`contract-sync drift: ${denied}\n`);
+  // An error (a deny included) is 1 before drift's 2, as Terraform's plan -detailed-exitcode.
   if (driftFailed(drift)) return EXIT.error;
   if (flags.detailedExitcode && driftRemains(drift)) return EXIT.changes;
   return EXIT.ok;

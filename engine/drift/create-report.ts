@@ -3,6 +3,7 @@
  * contract, with or without the fix) plus the last applied state -> the drift report. Pure.
  */
 import type { ContractResult, RunReport, TenantReport } from '../apply/run-report.ts';
+import { findingFails } from '../policy/finding-diagnostic.ts';
 import type { PlanContract, PlanDocument, PlanTenant } from '../plan/types.ts';
 import type { KnownState } from '../state/types.ts';
 import { classifyChange } from './classify.ts';
@@ -103,6 +104,7 @@ export function createDriftReport(input: DriftReportInput): DriftReport {
     fix: input.fix,
     tenants,
     summary: summarise(tenants, input.fix),
+    ...(input.run.findings === undefined || input.run.findings.length === 0 ? {} : { findings: input.run.findings }),
   };
 }
 
@@ -111,7 +113,11 @@ export function driftRemains(report: DriftReport): boolean {
   return report.tenants.some((tenant) => tenant.contracts.some((contract) => contract.fix?.outcome !== 'applied'));
 }
 
-/** Anything that makes the run exit 1: a tenant not checked, a contract not read, a fix that failed. */
+/**
+ * Anything that makes the run exit 1: a tenant not checked, a contract not read, a fix that failed,
+ * a finding that denies (a policy rule's deny or override no exception covers: a drift run fails as
+ * plan does, and with --fix nothing was sent).
+ */
 export function driftFailed(report: DriftReport): boolean {
-  return report.summary.errors > 0 || (report.summary.fixFailed ?? 0) > 0;
+  return report.summary.errors > 0 || (report.summary.fixFailed ?? 0) > 0 || (report.findings ?? []).some(findingFails);
 }

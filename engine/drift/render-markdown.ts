@@ -8,6 +8,7 @@
  */
 import { codeSpan, escapeHtml, escapeInline } from '../text/markdown-escape.ts';
 import { formatUtc, plural, shortCommit } from '../plan/render-common.ts';
+import { findingsHeadline, renderFindingsMarkdown } from '../plan/render-findings.ts';
 import { attributionText } from './attribution.ts';
 import { ABSENT, driftSummaryLine, errorStatusText, fixText, nextStep, viewDriftItem } from './render-common.ts';
 import type { DriftContract, DriftReport } from './types.ts';
@@ -100,6 +101,10 @@ export function renderDriftMarkdown(report: DriftReport, options: DriftMarkdownO
   // The table grows with the tenant count only; a fleet too large for it is summarised by the verdict.
   const table = summaryTable(report);
   if (out.length + table.length + RESERVE < maxLength) out += table;
+  // The policy rules' findings before the contracts, as in the plan's comment; when they do not fit, their headline.
+  const findings = renderFindingsMarkdown(report.findings);
+  if (out.length + findings.length + RESERVE < maxLength) out += findings;
+  else if (report.findings !== undefined) out += `**${escapeInline(findingsHeadline(report.findings))}** (the JSON report lists them)\n\n`;
 
   let omitted = 0;
   for (const tenant of report.tenants) {

@@ -1,5 +1,6 @@
 /** The drift report for a terminal or a job log: per tenant and contract, each drifted field with its cause. Pure. */
 import { plural } from '../plan/render-common.ts';
+import { renderFindingsText } from '../plan/render-findings.ts';
 import { escapeForTerminal } from '../text/text-escape.ts';
 import { attributionText } from './attribution.ts';
 import { driftSummaryLine, errorStatusText, fixText, nextStep, viewDriftItem } from './render-common.ts';
@@ -53,6 +54,9 @@ export function renderDriftText(report: DriftReport, options: DriftTextOptions =
     ),
   ]);
   if (problems.length > 0) lines.push(paint('red', 'Not checked:'), ...problems, '');
+  // The policy rules' findings, as the text plan shows them (one renderer for every run).
+  const findings = renderFindingsText(report.findings, options);
+  if (findings !== '') lines.push(findings.slice(1));
   lines.push(paint('bold', driftSummaryLine(report)));
   // What to run next, as the markdown report says it; nothing when there is nothing to run.
   if (report.summary.drifted > 0 || report.summary.errors > 0) lines.push(`Next: ${nextStep(report, (command) => command)}`);

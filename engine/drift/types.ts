@@ -1,5 +1,6 @@
 /** The drift report document (`drift --format json`, `drift --report FILE`): versioned like the plan. */
 import type { ContractResultOutcome } from '../apply/run-report.ts';
+import type { Finding } from '../diagnostic/finding.ts';
 import type { FieldName } from '../model/fields.ts';
 import type { Op } from '../model/types.ts';
 import type { PlanSource } from '../plan/types.ts';
@@ -102,4 +103,6 @@ export interface DriftReport {
   readonly fix: boolean;
   readonly tenants: readonly DriftTenant[];
   readonly summary: DriftSummary;
+  /** What the run's checks found (policy rules: the same evaluator as validate, plan and apply), in tenant order; absent when nothing. */
+  readonly findings?: readonly Finding[];
 }

@@ -28,5 +28,6 @@ export function renderNextSteps({ config, dir, ci, installed, specs }: NextSteps
 Next:
 ${install}  edit ${config}: api.baseUrl, auth.url, auth.realm and each tenant's clientId
   npx contract-sync validate${chdir}
+  npx contract-sync policy test${chdir}   # the example policy rule's cases
 ${ciNote}${schemas}`;
 }

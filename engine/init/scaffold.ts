@@ -112,6 +112,46 @@ retry: { maxAttempts: 5 }
 # What contract-sync last applied, per contract (git-ignored). Keep it between CI runs (the CI
 # file written with this one caches it), or use { backend: postgres, url: { env: DATABASE_URL } }.
 state: { backend: file, path: .contract-sync/state }
+
+# Policy rules: what your organisation forbids, written in CEL and checked by validate, plan, apply
+# and drift (the package's docs/policies.md; a DORA pack is in its examples/policies/). Their tests
+# are in ${POLICY_TESTS_DIR}/: npx contract-sync policy test
+policies:
+  - name: valid-to-not-before-valid-from
+    on: contract                              # every desired contract (or change: every planned one)
+    matchConditions:                          # the rule applies where all are true
+      - name: has-both-dates
+        expression: has(object.ValidFrom) && has(object.ValidTo)
+    validations:                              # each must be true; a false one is a finding
+      - expression: timestamp(object.ValidTo) >= timestamp(object.ValidFrom)
+        messageExpression: '"ValidTo " + object.ValidTo + " is before ValidFrom " + object.ValidFrom'
+    action: deny                              # deny fails the run; warn is shown; override: apply --override-policy
+`;
+}
+
+/** Where init writes the example rule's tests (the default directory of `policy test`). */
+export const POLICY_TESTS_DIR = 'policy-tests';
+
+/** The example rule's cases: one contract it lets pass, one it denies. */
+function policyTestsFile(): string {
+  return `# Cases for the policy rules of contract-sync.yaml: npx contract-sync policy test
+# Each case is a contract (checked as desired-state files are) and every finding it must give.
+cases:
+  - name: a contract whose dates are in order passes
+    contract:
+      ValidFrom: 2027-01-01T00:00:00Z
+      ValidTo: 2027-12-31T23:59:59Z
+    expect: []
+
+  - name: a contract that ends before it starts is denied
+    id: "4711"
+    contract:
+      ValidFrom: 2027-01-01T00:00:00Z
+      ValidTo: 2026-12-31T23:59:59Z
+    expect:
+      - policy: valid-to-not-before-valid-from
+        action: deny
+        message: ValidTo 2026-12-31T23:59:59Z is before ValidFrom 2027-01-01T00:00:00Z
 `;
 }
 
@@ -166,8 +206,8 @@ export function ciFilePath(ci: CiProvider): string | undefined {
 }
 
 /**
- * Every file of a new repository except `.gitignore` (see mergeGitignore): the config, one
- * desired-state file per tenant, and the CI file. Tenant keys must be valid and distinct.
+ * Every file of a new repository except `.gitignore` (see mergeGitignore): the config (with an
+ * example policy rule), one desired-state file per tenant, the rule's tests, and the CI file. Tenant keys must be valid and distinct.
  */
 export function scaffoldRepository(options: ScaffoldOptions): ScaffoldFile[] {
   if (options.tenants.length === 0) throw new TypeError('scaffoldRepository: at least one tenant is needed');
@@ -181,6 +221,7 @@ export function scaffoldRepository(options: ScaffoldOptions): ScaffoldFile[] {
   const files: ScaffoldFile[] = [
     { path: CONFIG_FILE, content: configFile(names, schemas.config) },
     ...names.map(({ tenant }) => ({ path: contractsFilePath(tenant), content: contractsFile(tenant, schemas.contracts) })),
+    { path: `${POLICY_TESTS_DIR}/example.yaml`, content: policyTestsFile() },
   ];
   const ciPath = ciFilePath(options.ci);
   if (ciPath !== undefined) files.push({ path: ciPath, content: options.ci === 'github' ? githubWorkflow(names) : gitlabPipeline() });

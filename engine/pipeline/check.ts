@@ -70,6 +70,7 @@ export async function judgePlanned(checks: readonly Check[], tenant: TenantToJud
     });
     findings.push(...found);
     if (check.shownIn === 'findings') shownFindings.push(...found);
+    if (check.shownIn === 'findings') for (const finding of found) logFinding(logger, finding);
     for (const finding of found) {
       // A warning, or a finding an unexpired exception covers, is shown and refuses nothing.
       if (finding.action === 'warn' || !findingCounts(finding)) continue;
@@ -87,6 +88,43 @@ export async function judgePlanned(checks: readonly Check[], tenant: TenantToJud
     sending = sending.filter((contract) => !refusedContracts.has(contract.id)).map((contract) => fresh.get(contract.id) ?? contract);
   }
   return { findings, shownFindings, runDenials, refusedContracts, send: sending, ...(refused ? { refused } : {}) };
+}
+
+/**
+ * For a plan written contract by contract: the findings of the checks that judge a contract alone
+ * (Check.judgeContract, the policy rules) on `contract`, as it passes, so that it is written with
+ * them. The tenant's other checks are judged at its end (judgePlanned with tenantwiseChecks).
+ */
+export function judgeContractwise(
+  checks: readonly Check[],
+  tenant: string,
+  known: TenantToJudge['known'],
+  desired: TenantToJudge['desired'],
+  contract: PlanContract,
+): Finding[] {
+  const view = { tenant, known, desired: (contractId: string) => desired.get(contractId)?.fields };
+  return checks.flatMap((check) => (check.at === 'planned' && check.shownIn === 'findings' && check.judgeContract ? check.judgeContract(view, contract) : []));
+}
+
+/** The checks judgeContractwise leaves to the tenant's end. */
+export function tenantwiseChecks(checks: readonly Check[]): Check[] {
+  return checks.filter((check) => !(check.at === 'planned' && check.shownIn === 'findings' && check.judgeContract));
+}
+
+/** A finding in the run's log, as every output shows it: the rule, the contract, what it does. */
+function logFinding(logger: Logger | undefined, finding: Finding): void {
+  logger?.info(
+    {
+      tenant: finding.tenant,
+      ...(finding.contractId === undefined ? {} : { contractId: finding.contractId }),
+      check: finding.check,
+      action: finding.action,
+      ...(finding.exception ? { exception: finding.exception.state } : {}),
+      ...(finding.overridden ? { overriddenBy: finding.overridden.by } : {}),
+      counts: findingCounts(finding),
+    },
+    'check finding',
+  );
 }
 
 /** The check stage of a run that learnt through the pipeline. */

@@ -52,6 +52,12 @@ export interface Check {
   /** What a contract of a tenant it refuses says: `not sent: refused by the removal guard`. */
   readonly refusedBy?: string;
   judge(tenant: TenantUnderCheck): Promise<readonly Finding[]> | readonly Finding[];
+  /**
+   * Present on a check whose findings on a contract depend on that contract alone (the policy
+   * rules): its findings on one planned contract, so that a plan written contract by contract
+   * carries them with the contract (judge gives the same findings, contract after contract).
+   */
+  judgeContract?(tenant: Pick<TenantUnderCheck, 'tenant' | 'known' | 'desired'>, contract: PlanContract): readonly Finding[];
 }
 
 /** The commit check: a newer commit recorded while this run waited for the lock refuses the tenant (engine/run/commit-check.ts). */
@@ -137,23 +143,23 @@ export function policyCheck(policies: CompiledPolicies, today: string, overrides
     if (overrides === undefined || finding.action !== 'override' || !overrides.policies.includes(finding.check)) return finding;
     return { ...finding, overridden: { reason: overrides.reason, by: overrides.by } };
   }
+  function judgeContract({ tenant, known, desired }: Pick<TenantUnderCheck, 'tenant' | 'known' | 'desired'>, contract: PlanContract): Finding[] {
+    const object = desired(contract.id);
+    if (object === undefined) return [];
+    const subject = { tenant, id: contract.id, object, file: contract.file, line: contract.line };
+    const findings = evaluateContractPolicies(policies, subject, { today }).map(lifted);
+    if (contract.ops.length === 0) return findings;
+    const change = { ...subject, oldObject: known.get(contract.id)?.fields ?? null, knownFrom: contract.knownFrom, ops: contract.ops };
+    return [...findings, ...evaluateChangePolicies(policies, change, { today }).map(lifted)];
+  }
   return {
     name: 'policy',
     at: 'planned',
     denies: 'run',
     shownIn: 'findings',
-    judge({ tenant, planned, known, desired }) {
-      const findings: Finding[] = [];
-      for (const contract of planned) {
-        const object = desired(contract.id);
-        if (object === undefined) continue;
-        const subject = { tenant, id: contract.id, object, file: contract.file, line: contract.line };
-        findings.push(...evaluateContractPolicies(policies, subject, { today }).map(lifted));
-        if (contract.ops.length === 0) continue;
-        const change = { ...subject, oldObject: known.get(contract.id)?.fields ?? null, knownFrom: contract.knownFrom, ops: contract.ops };
-        findings.push(...evaluateChangePolicies(policies, change, { today }).map(lifted));
-      }
-      return findings;
+    judge(tenant) {
+      return tenant.planned.flatMap((contract) => judgeContract(tenant, contract));
     },
+    judgeContract,
   };
 }

@@ -20,6 +20,7 @@ import { indexPlan } from '../apply/reviewed-plan.ts';
 import { RUN_REPORT_VERSION, runWarnings, summarise, type RunReport, type TenantReport } from '../apply/run-report.ts';
 import type { Finding } from '../diagnostic/finding.ts';
 import type { PlanDocument } from '../plan/types.ts';
+import { withPlanFindings } from '../plan/policy-findings.ts';
 import { checkTenant, judgeLocked } from './check.ts';
 import { commitCheck, removalGuardCheck, reviewedPlanCheck, type Check } from './checks.ts';
 import { confirmRun, previewOf } from './confirm.ts';
@@ -224,8 +225,10 @@ function denyRun(tenants: readonly CheckedTenant[]): CheckedTenant[] {
 
 /** The plan with what the checks found that no outcome shows (absent when nothing, so that a plan without checks is as it was). */
 function withFindings(plan: PlanDocument, tenants: readonly CheckedTenant[]): PlanDocument {
-  const findings = tenants.flatMap((tenant) => tenant.shownFindings);
-  return findings.length === 0 ? plan : { ...plan, findings };
+  return withPlanFindings(
+    plan,
+    tenants.flatMap((tenant) => tenant.shownFindings),
+  );
 }
 
 function runReport(context: RunContext, deps: ApplyRunDeps, tenants: readonly TenantReport[], findings: readonly Finding[], dryRun: boolean): RunReport {

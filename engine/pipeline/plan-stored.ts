@@ -10,6 +10,7 @@ import { createPlan, type PlanOptions } from '../plan/create-plan.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import { judgePlanned, tenantToJudge } from './check.ts';
 import type { Check } from './checks.ts';
+import type { Finding } from '../diagnostic/finding.ts';
 import type { PhaseDetail, StagePhase } from './types.ts';
 
 export interface StoredPlanDeps {
@@ -19,22 +20,25 @@ export interface StoredPlanDeps {
   readonly onPhase?: (phase: StagePhase, detail?: PhaseDetail) => void;
 }
 
-/** Learn, plan, check: the plan of `contractSets` against the state store, with what the checks found that no outcome shows. */
-export async function planStored(contractSets: readonly ContractSet[], options: PlanOptions, deps: StoredPlanDeps): Promise<PlanDocument> {
+/** Learn, plan, check: the plan of `contractSets` against the state store, and what the checks found that no outcome shows. */
+export async function planStored(
+  contractSets: readonly ContractSet[],
+  options: PlanOptions,
+  deps: StoredPlanDeps,
+): Promise<{ readonly plan: PlanDocument; readonly findings: readonly Finding[] }> {
   deps.onPhase?.('read-known', { known: 'store' });
   const desired = desiredByTenant(contractSets);
   const known = await readPlannedKnownState({ read: deps.readKnown }, contractSets);
   deps.onPhase?.('plan');
   const plan = createPlan(contractSets, known, options);
   deps.onPhase?.('check');
-  if (deps.checks.length === 0) return plan;
+  if (deps.checks.length === 0) return { plan, findings: [] };
   const verdicts = await Promise.all(
     plan.tenants.map((tenant) =>
       judgePlanned(deps.checks, tenantToJudge(tenant.tenant, known.get(tenant.tenant) ?? new Map(), tenant.contracts, desired.get(tenant.tenant) ?? new Map())),
     ),
   );
-  const findings = verdicts.flatMap((verdict) => verdict.shownFindings);
-  return findings.length === 0 ? plan : { ...plan, findings };
+  return { plan, findings: verdicts.flatMap((verdict) => verdict.shownFindings) };
 }
 
 function desiredByTenant(contractSets: readonly ContractSet[]): Map<string, Map<string, { readonly fields: ContractFields }>> {

@@ -19,8 +19,9 @@ import { createPlan, sortNoLongerManaged } from '../plan/create-plan.ts';
 import type { DiffOptions } from '../plan/diff.ts';
 import type { PlanContract, PlanSource, PlanSummary } from '../plan/types.ts';
 import { planTenantContracts, type PlanHeader, type PlanSink, type PlanTrailer, type TenantPlanSink } from '../plan/plan-tenant.ts';
+import { withContractFindings } from '../plan/policy-findings.ts';
 import { ScopeTally, type BaseInput, type ScopedTenant, type ScopeTargeting } from '../plan/scope.ts';
-import { judgePlanned, tenantToJudge } from './check.ts';
+import { judgeContractwise, judgePlanned, tenantToJudge, tenantwiseChecks } from './check.ts';
 import type { Check } from './checks.ts';
 
 export interface PlanByTenantInput {
@@ -50,8 +51,10 @@ export interface PlanByTenantResult {
   readonly warnings: Diagnostic[];
   /** With targets or excludes; with unmatched targets, nothing may be written either. */
   readonly targeting?: ScopeTargeting;
-  /** What the document says after its tenants; `findings`: what the checks found that no outcome shows. */
+  /** What the document says after its tenants (without the findings). */
   readonly trailer: PlanTrailer;
+  /** What the checks found that no outcome shows, in plan order. */
+  readonly findings: readonly Finding[];
   /** Contracts planned with their known state unknown. */
   readonly unknown: number;
 }
@@ -91,7 +94,7 @@ export async function planByTenant(input: PlanByTenantInput, deps: PlanByTenantD
   async function planTenant(tenant: string, scoped: ScopedTenant): Promise<void> {
     const known = await deps.readKnown(tenant);
     const out = deps.sink.tenant(tenant);
-    const judged = checks.length === 0 ? undefined : judging(out);
+    const judged = checks.length === 0 ? undefined : judging(out, checks, tenant, known);
     const marking = scoped.touched ? { ids: scoped.touched.ids, desiredChanges: scoped.touched.desiredChanges } : undefined;
     const counts = planTenantContracts(tenant, scoped.contractSets, known, marking, judged?.sink ?? out, diffOptions);
     counters.tenants += 1;
@@ -101,8 +104,8 @@ export async function planByTenant(input: PlanByTenantInput, deps: PlanByTenantD
     counters.unknown += counts.unknown;
     counters.touched += counts.touched;
     if (judged) {
-      const verdict = await judgePlanned(checks, tenantToJudge(tenant, known, judged.contracts, judged.desired));
-      counters.findings.push(...verdict.shownFindings);
+      const verdict = await judgePlanned(tenantwiseChecks(checks), tenantToJudge(tenant, known, judged.contracts, judged.desired));
+      counters.findings.push(...judged.contractwise, ...verdict.shownFindings);
     }
     await out.end(counts);
   }
@@ -125,38 +128,49 @@ export async function planByTenant(input: PlanByTenantInput, deps: PlanByTenantD
 
   scope.finish(selected);
   const summary: PlanSummary = { tenants: counters.tenants, contracts: counters.contracts, changed: counters.changed, ops: counters.ops };
-  const findings = counters.findings.length > 0 ? { findings: counters.findings } : {};
   const noLongerManaged = sortNoLongerManaged(scope.touched()?.noLongerManaged ?? []);
   const trailer: PlanTrailer = base
-    ? { noLongerManaged, summary: { ...summary, touched: counters.touched, noLongerManaged: noLongerManaged.length }, ...findings }
-    : { summary, ...findings };
+    ? { noLongerManaged, summary: { ...summary, touched: counters.touched, noLongerManaged: noLongerManaged.length } }
+    : { summary };
   const targeting = scope.targeting();
   const { errors, warnings } = result;
-  return { errors, warnings, ...(targeting ? { targeting } : {}), trailer, unknown: counters.unknown };
+  return { errors, warnings, ...(targeting ? { targeting } : {}), trailer, findings: counters.findings, unknown: counters.unknown };
 }
 
 /**
  * The tenant's sink with the check stage's view of it: each contract as declared and as planned,
- * kept until the tenant's end to be judged. Every contract is planned whole (the checks see the
- * plan as a document holds it), so the sink's shortcuts for a text-only plan are not offered.
+ * kept until the tenant's end to be judged; the checks that judge a contract alone (the policy
+ * rules) judged as it passes, so that it is written with its findings. Every contract is planned
+ * whole (the checks see the plan as a document holds it), so the sink's shortcuts for a text-only
+ * plan are not offered.
  */
-function judging(out: TenantPlanSink): {
+function judging(
+  out: TenantPlanSink,
+  checks: readonly Check[],
+  tenant: string,
+  known: KnownContracts,
+): {
   readonly sink: TenantPlanSink;
   readonly contracts: PlanContract[];
   readonly desired: Map<string, { readonly fields: ContractFields }>;
+  readonly contractwise: Finding[];
 } {
   const contracts: PlanContract[] = [];
   const desired = new Map<string, { readonly fields: ContractFields }>();
+  const contractwise: Finding[] = [];
   return {
     contracts,
     desired,
+    contractwise,
     sink: {
       desired(contract) {
         desired.set(contract.id, contract);
       },
       contract(contract) {
         contracts.push(contract);
-        out.contract(contract);
+        const own = judgeContractwise(checks, tenant, known, desired, contract);
+        contractwise.push(...own);
+        out.contract(withContractFindings(contract, own));
       },
       end: (counts) => out.end(counts),
     },

@@ -8,6 +8,33 @@ const COUNT = { type: 'integer', minimum: 0 } as const;
 const NULLABLE_STRING = { type: ['string', 'null'] } as const;
 const COMMIT = { type: 'string', pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$' } as const;
 
+/** What a finding says of itself (the plan's Finding adds where it is: tenant, contract, file, line). */
+const FINDING_OWN = {
+  check: { type: 'string', minLength: 1, description: 'The check that found it: a built-in check or a policy rule.' },
+  action: { enum: ['deny', 'warn', 'override'], description: 'deny refuses; warn is shown only; override is a deny an apply may lift.' },
+  message: { type: 'string' },
+  exception: {
+    type: 'object',
+    description: 'A policy exception that matches it: excepted (shown, not failing) until it expires, then expired (the finding counts).',
+    properties: {
+      state: { enum: ['excepted', 'expired'] },
+      owner: { type: 'string' },
+      reason: { type: 'string' },
+      ticket: { type: 'string' },
+      expires: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
+    },
+    required: ['state', 'owner', 'reason', 'expires'],
+    additionalProperties: false,
+  },
+  overridden: {
+    type: 'object',
+    description: 'An override finding lifted for the run (--override-policy NAME --reason TEXT): why, and who ran it.',
+    properties: { reason: { type: 'string' }, by: { type: 'string' } },
+    required: ['reason', 'by'],
+    additionalProperties: false,
+  },
+} as const satisfies Record<string, JsonSchema>;
+
 export function planSchema(): JsonSchema {
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -72,7 +99,22 @@ export function planSchema(): JsonSchema {
       },
       summary: {
         type: 'object',
-        properties: { tenants: COUNT, contracts: COUNT, changed: COUNT, ops: COUNT, touched: COUNT, noLongerManaged: COUNT },
+        properties: {
+          tenants: COUNT,
+          contracts: COUNT,
+          changed: COUNT,
+          ops: COUNT,
+          touched: COUNT,
+          noLongerManaged: COUNT,
+          policy: {
+            type: 'object',
+            description:
+              'Only when the checks found something: `findings` counted by what they do (expired: of those denied, needing an override or warned, the ones whose exception has expired).',
+            properties: { findings: COUNT, denied: COUNT, needsOverride: COUNT, warned: COUNT, overridden: COUNT, excepted: COUNT, expired: COUNT },
+            required: ['findings', 'denied', 'needsOverride', 'warned', 'overridden', 'excepted', 'expired'],
+            additionalProperties: false,
+          },
+        },
         required: ['tenants', 'contracts', 'changed', 'ops'],
         additionalProperties: false,
       },
@@ -105,35 +147,20 @@ export function planSchema(): JsonSchema {
       Finding: {
         type: 'object',
         properties: {
-          check: { type: 'string', minLength: 1, description: 'The check that found it: a built-in check or a policy rule.' },
-          action: { enum: ['deny', 'warn', 'override'], description: 'deny refuses; warn is shown only; override is a deny an apply may lift.' },
+          ...FINDING_OWN,
           tenant: { type: 'string', pattern: TENANT_PATTERN },
           contractId: { type: 'string', minLength: 1 },
           file: { type: 'string', minLength: 1 },
           line: { type: 'integer', minimum: 1 },
-          message: { type: 'string' },
-          exception: {
-            type: 'object',
-            description: 'A policy exception that matches it: excepted (shown, not failing) until it expires, then expired (the finding counts).',
-            properties: {
-              state: { enum: ['excepted', 'expired'] },
-              owner: { type: 'string' },
-              reason: { type: 'string' },
-              ticket: { type: 'string' },
-              expires: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
-            },
-            required: ['state', 'owner', 'reason', 'expires'],
-            additionalProperties: false,
-          },
-          overridden: {
-            type: 'object',
-            description: 'An override finding lifted for the run (--override-policy NAME --reason TEXT): why, and who ran it.',
-            properties: { reason: { type: 'string' }, by: { type: 'string' } },
-            required: ['reason', 'by'],
-            additionalProperties: false,
-          },
         },
         required: ['check', 'action', 'tenant', 'message'],
+        additionalProperties: false,
+      },
+      ContractFinding: {
+        type: 'object',
+        description: "A finding on this contract, as in the plan's findings (where its tenant, file and line are).",
+        properties: FINDING_OWN,
+        required: ['check', 'action', 'message'],
         additionalProperties: false,
       },
       Tenant: {
@@ -160,6 +187,11 @@ export function planSchema(): JsonSchema {
           knownFingerprint: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
           ops: { type: 'array', items: { $ref: '#/$defs/Op' }, description: 'The PATCH body, exactly.' },
           changes: { type: 'array', items: { $ref: '#/$defs/Change' } },
+          policy: {
+            type: 'array',
+            items: { $ref: '#/$defs/ContractFinding' },
+            description: "Only when the checks found something on this contract: its findings, as in the plan's findings.",
+          },
           desiredChanges: {
             type: 'array',
             items: { $ref: '#/$defs/DesiredChange' },

@@ -44,6 +44,23 @@ export interface PlanContract {
    * the pull request changed; the pull-request comment shows this instead.
    */
   readonly desiredChanges?: readonly DesiredChange[];
+  /** What the checks (policy rules, a library caller's) found on this contract, as in the plan's `findings`; absent when nothing. */
+  readonly policy?: readonly ContractFinding[];
+}
+
+/** A finding on a planned contract (engine/plan/policy-findings.ts): the plan's Finding without what the contract already says. */
+export type ContractFinding = Omit<Finding, 'tenant' | 'contractId' | 'file' | 'line'>;
+
+/** The plan's findings counted by what they do: as the text plan's headline counts them. */
+export interface PolicySummary {
+  readonly findings: number;
+  readonly denied: number;
+  readonly needsOverride: number;
+  readonly warned: number;
+  readonly overridden: number;
+  readonly excepted: number;
+  /** Of those counted above as denied, needing an override or warned: findings whose exception has expired. */
+  readonly expired: number;
 }
 
 export interface PlanTenant {
@@ -130,6 +147,8 @@ export interface PlanSummary {
   readonly touched?: number;
   /** Only with a base: the length of `noLongerManaged`. */
   readonly noLongerManaged?: number;
+  /** Only when the checks found something: `findings` counted. */
+  readonly policy?: PolicySummary;
 }
 
 /**

@@ -127,7 +127,7 @@ export function checkExpression(
   expr: Expr,
   positions: Readonly<Record<string, number>>,
   scope: CheckScope,
-): { problems: ExpressionProblem[]; shape: Shape; cost: ExpressionCost; reads: ReadonlySet<string> | 'all' } {
+): { problems: ExpressionProblem[]; shape: Shape; cost: ExpressionCost; reads: ReadonlySet<string> | 'all'; names: ReadonlySet<string> } {
   const problems: ExpressionProblem[] = [];
   function offsetOf(node: Expr): number {
     return positions[String(node.id)] ?? 0;
@@ -140,6 +140,8 @@ export function checkExpression(
   const reads = new Set<string>();
   const selected = new Set<Expr>();
   let readsWhole = false;
+  // The names of the rule's scope it reads (tenant, id, object, variables, ...): what its value depends on.
+  const names = new Set<string>();
   function visit(node: Expr, locals: ReadonlyMap<string, Shape>, depth: number): Shape {
     nodes += 1;
     deepest = Math.max(deepest, depth);
@@ -149,6 +151,7 @@ export function checkExpression(
         const { name } = kind.value;
         // Read otherwise than field by field (or compared with null), the whole contract is read.
         if (!locals.has(name) && (name === 'object' || name === 'oldObject') && !selected.has(node)) readsWhole = true;
+        if (!locals.has(name)) names.add(name);
         return nameShape(name, locals, scope, (message) => problems.push({ offset: offsetOf(node), message }));
       }
       case 'selectExpr': {
@@ -237,5 +240,5 @@ export function checkExpression(
   }
 
   const shape = visit(expr, new Map(), 0);
-  return { problems, shape, cost: { nodes, depth: deepest, widest }, reads: readsWhole ? 'all' : reads };
+  return { problems, shape, cost: { nodes, depth: deepest, widest }, reads: readsWhole ? 'all' : reads, names };
 }

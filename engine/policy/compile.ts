@@ -12,6 +12,7 @@ import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import type { Shape } from './contract-shape.ts';
 import { toCel } from './cel-values.ts';
 import { checkExpression } from './check-expression.ts';
+import { memoFor } from './memo.ts';
 import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationResult, PolicyBindings } from './types.ts';
 
 export interface CompileResult {
@@ -156,7 +157,7 @@ function compileExpression(
     // has no oldObject, knownFrom or ops to read (the check above refuses them).
     return run(bindings as unknown as Readonly<Record<string, unknown>>);
   }
-  return { expression: { text: source.text, field, evaluate, cost: checked.cost }, shape: checked.shape };
+  return { expression: { text: source.text, field, evaluate, cost: checked.cost, names: checked.names, fields: checked.reads }, shape: checked.shape };
 }
 
 function compilePolicy(
@@ -189,11 +190,25 @@ function compilePolicy(
     messageExpression: validation.messageExpression === undefined ? undefined : compile(`validations[${i}].messageExpression`, validation.messageExpression),
   }));
   if (diagnostics.length > before) return undefined;
+  const expressions = [
+    ...matchConditions.map((condition) => condition.compiled!.expression),
+    ...compiledVariables.map((variable) => variable.compiled!.expression),
+    ...validations.flatMap((validation) => [
+      validation.compiled!.expression,
+      ...(validation.messageExpression ? [validation.messageExpression.expression] : []),
+    ]),
+  ];
+  const memo = policy.on === 'contract' ? memoFor<readonly string[]>(expressions, OBJECT_AND_VARIABLES) : undefined;
   return {
     name: policy.name,
     on: policy.on,
     action: policy.action,
-    matchConditions: matchConditions.map((condition) => ({ name: condition.name, expression: condition.compiled!.expression })),
+    ...(memo ? { memo } : {}),
+    matchConditions: matchConditions.map((condition) => {
+      // A rule answered whole needs no memo of its conditions.
+      const conditionMemo = memo ? undefined : memoFor<{ value: boolean } | { error: string }>([condition.compiled!.expression], OBJECT_ONLY);
+      return { name: condition.name, expression: condition.compiled!.expression, ...(conditionMemo ? { memo: conditionMemo } : {}) };
+    }),
     variables: compiledVariables.map((variable) => ({ name: variable.name, expression: variable.compiled!.expression })),
     validations: validations.map((validation) => ({
       expression: validation.compiled!.expression,
@@ -202,6 +217,9 @@ function compilePolicy(
     })),
   };
 }
+
+const OBJECT_ONLY: ReadonlySet<string> = new Set(['object']);
+const OBJECT_AND_VARIABLES: ReadonlySet<string> = new Set(['object', 'variables']);
 
 /** Compiles every rule of the config; `file` is the config file as messages show it. */
 export function compilePolicies(

@@ -13,6 +13,7 @@ import { CONTRACT_SHAPE, fieldShape, type Shape } from './contract-shape.ts';
 import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationResult, PolicyBindings } from './types.ts';
 import { evaluationCost, longestList, MAX_EVALUATION_COST } from './cost.ts';
 import { withException } from './exceptions.ts';
+import { memoKey, remember, type FieldKeys } from './memo.ts';
 
 /** A desired contract, as validate reads it (or plan, apply and drift select it). */
 export interface PolicyContract {
@@ -45,6 +46,26 @@ function describeValue(value: unknown): string {
 
 /** A contract's values as CEL reads them, and its longest list (the cost bound's n). */
 type ContractBindings = Omit<PolicyBindings, 'variables'> & { readonly longest: number };
+
+/**
+ * One contract as the rules see it: the fields they read, and their CEL values made only when an
+ * evaluation needs them (most are answered by a memo, engine/policy/memo.ts).
+ */
+interface ContractInput extends FieldKeys {
+  readonly policies: CompiledPolicies;
+  readonly contract: PolicyContract;
+  bindings?: ContractBindings;
+}
+
+function bindingsOf(input: ContractInput): ContractBindings {
+  input.bindings ??= {
+    tenant: input.contract.tenant,
+    id: input.contract.id,
+    object: input.policies.toCel(input.fields, CONTRACT_SHAPE),
+    longest: input.longest,
+  };
+  return input.bindings;
+}
 
 /** The value of `expression`, or why there is none; an expression over the cost bound is not run. */
 function run(expression: CompiledExpression, bindings: PolicyBindings & { readonly longest: number }): EvaluationResult {
@@ -84,32 +105,66 @@ function findingOf(policy: CompiledPolicy, contract: PolicyContract, message: st
   };
 }
 
-function failedWith(policy: CompiledPolicy, contract: PolicyContract, expression: CompiledExpression, error: string): Finding {
-  return findingOf(policy, contract, `evaluation error in ${expression.field}: ${error} (the rule fails closed)`);
+function failedMessage(expression: CompiledExpression, error: string): string {
+  return `evaluation error in ${expression.field}: ${error} (the rule fails closed)`;
 }
 
-/** The findings of one rule on one contract, before exceptions. */
-export function evaluatePolicy(policy: CompiledPolicy, contract: PolicyContract, bindings: ContractBindings): Finding[] {
+/** The messages of one rule's findings on a contract's bindings (an evaluation error is a finding too). */
+function policyMessages(policy: CompiledPolicy, bindings: ContractBindings, conditions?: ContractInput): readonly string[] {
   // Most rules on most contracts find nothing: nothing is allocated for them but the variables.
   const variables = new Map<string, unknown>();
   const scope = { ...bindings, variables };
   for (const condition of policy.matchConditions) {
-    const result = runBool(condition.expression, scope);
-    if ('error' in result) return [failedWith(policy, contract, condition.expression, result.error)];
-    if (!result.value) return [];
+    const result = conditionValue(condition, scope, conditions);
+    if ('error' in result) return [failedMessage(condition.expression, result.error)];
+    if (!result.value) return NONE;
   }
   for (const variable of policy.variables) {
     const result = run(variable.expression, scope);
-    if ('error' in result) return [failedWith(policy, contract, variable.expression, result.error)];
+    if ('error' in result) return [failedMessage(variable.expression, result.error)];
     variables.set(variable.name, result.value);
   }
-  const findings: Finding[] = [];
+  let messages: string[] | undefined;
   for (const validation of policy.validations) {
     const result = runBool(validation.expression, scope);
-    if ('error' in result) findings.push(failedWith(policy, contract, validation.expression, result.error));
-    else if (!result.value) findings.push(findingOf(policy, contract, messageOf(validation, scope)));
+    if ('error' in result) (messages ??= []).push(failedMessage(validation.expression, result.error));
+    else if (!result.value) (messages ??= []).push(messageOf(validation, scope));
   }
-  return findings;
+  return messages ?? NONE;
+}
+
+const NONE: readonly string[] = [];
+
+/** A match condition's value, from its memo when the contract's fields gave it before. */
+function conditionValue(
+  condition: CompiledPolicy['matchConditions'][number],
+  scope: PolicyBindings & { readonly longest: number },
+  input: ContractInput | undefined,
+): { value: boolean } | { error: string } {
+  const key = condition.memo && input ? memoKey(condition.memo, input) : undefined;
+  if (key === undefined) return runBool(condition.expression, scope);
+  return condition.memo!.results.get(key) ?? remember(condition.memo!, key, runBool(condition.expression, scope));
+}
+
+/** The findings of one rule on one contract, before exceptions. */
+export function evaluatePolicy(policy: CompiledPolicy, contract: PolicyContract, bindings: ContractBindings): Finding[] {
+  return policyMessages(policy, bindings).map((message) => findingOf(policy, contract, message));
+}
+
+/** One `on: contract` rule's messages on a contract: from the rule's memo, else evaluated (its conditions from theirs). */
+function contractRuleMessages(policy: CompiledPolicy, input: ContractInput): readonly string[] {
+  const { memo } = policy;
+  const key = memo ? memoKey(memo, input) : undefined;
+  if (key === undefined) {
+    // Only a condition that holds needs the contract's CEL values.
+    for (const condition of policy.matchConditions) {
+      const known = condition.memo && memoKey(condition.memo, input);
+      const held = known === undefined ? undefined : condition.memo!.results.get(known);
+      if (held !== undefined && 'value' in held && !held.value) return NONE;
+    }
+    return policyMessages(policy, bindingsOf(input), input);
+  }
+  return memo!.results.get(key) ?? remember(memo!, key, policyMessages(policy, bindingsOf(input)));
 }
 
 /** The fields of `fields` the rules read: converting the others for CEL would be wasted (a third of a pack's cost). */
@@ -124,9 +179,9 @@ function readFields(policies: CompiledPolicies, fields: ContractFields): Readonl
   return read;
 }
 
-function contractBindings(policies: CompiledPolicies, contract: PolicyContract): ContractBindings {
-  const object = readFields(policies, contract.object);
-  return { tenant: contract.tenant, id: contract.id, object: policies.toCel(object, CONTRACT_SHAPE), longest: longestList(object) };
+function contractInput(policies: CompiledPolicies, contract: PolicyContract): ContractInput {
+  const fields = readFields(policies, contract.object);
+  return { policies, contract, fields, longest: longestList(fields), made: new Map() };
 }
 
 /** The ops as CEL sees them: a Replace's value as its field's, an Add's or Remove's as one member of it. */
@@ -145,17 +200,22 @@ const opFields: readonly [string, Shape][] = [
 
 /** The findings of every `on: contract` rule on one desired contract, exceptions applied. */
 export function evaluateContractPolicies(policies: CompiledPolicies, contract: PolicyContract, options: EvaluateOptions): Finding[] {
-  const rules = policies.policies.filter((policy) => policy.on === 'contract');
-  if (rules.length === 0) return [];
-  const bindings = contractBindings(policies, contract);
-  return rules.flatMap((policy) => evaluatePolicy(policy, contract, bindings)).map((finding) => withException(finding, policies.exceptions, options.today));
+  const findings: Finding[] = [];
+  let input: ContractInput | undefined;
+  for (const policy of policies.policies) {
+    if (policy.on !== 'contract') continue;
+    input ??= contractInput(policies, contract);
+    for (const message of contractRuleMessages(policy, input))
+      findings.push(withException(findingOf(policy, contract, message), policies.exceptions, options.today));
+  }
+  return findings;
 }
 
 /** The findings of every `on: change` rule on one planned contract, exceptions applied. */
 export function evaluateChangePolicies(policies: CompiledPolicies, change: PolicyChange, options: EvaluateOptions): Finding[] {
   const rules = policies.policies.filter((policy) => policy.on === 'change');
   if (rules.length === 0) return [];
-  const base = contractBindings(policies, change);
+  const base = bindingsOf(contractInput(policies, change));
   const bindings = {
     ...base,
     longest: Math.max(base.longest, change.oldObject === null ? 0 : longestList(readFields(policies, change.oldObject)), change.ops.length),

@@ -27,13 +27,39 @@ export interface CompiledExpression {
   readonly evaluate: (bindings: PolicyBindings) => EvaluationResult;
   /** Its nodes and comprehension depth: with the contract's longest list, a bound on one evaluation's work (engine/policy/cost.ts). */
   readonly cost: { readonly nodes: number; readonly depth: number; readonly widest: number };
+  /** The names of the rule's scope it reads (`object`, `id`, `variables`, ...). */
+  readonly names: ReadonlySet<string>;
+  /** The contract fields it selects (`object.Type`), or `all` when it reads a contract otherwise. */
+  readonly fields: ReadonlySet<string> | 'all';
+}
+
+/**
+ * What an evaluation that depends only on some contract fields gave, by those fields' values
+ * (engine/policy/memo.ts): CEL is pure, so the same values give the same result, and a pack's
+ * rules mostly look at fields whose values repeat across contracts (types, dates, categories).
+ * Owned by the compiled config, like the timestamp cache; bounded.
+ */
+export interface EvaluationMemo<T> {
+  /** The contract fields the key is made of, in order. */
+  readonly fields: readonly string[];
+  readonly results: Map<string, T>;
 }
 
 export interface CompiledPolicy {
   readonly name: string;
   readonly on: PolicyConfig['on'];
   readonly action: PolicyConfig['action'];
-  readonly matchConditions: readonly { readonly name: string; readonly expression: CompiledExpression }[];
+  /**
+   * An `on: contract` rule that reads nothing but contract fields (not `id`, `tenant`, nor a whole
+   * contract): the messages of its findings by the values of the fields it reads.
+   */
+  readonly memo?: EvaluationMemo<readonly string[]>;
+  readonly matchConditions: readonly {
+    readonly name: string;
+    readonly expression: CompiledExpression;
+    /** A condition that reads nothing but contract fields: its value (or error) by theirs. */
+    readonly memo?: EvaluationMemo<{ readonly value: boolean } | { readonly error: string }>;
+  }[];
   readonly variables: readonly { readonly name: string; readonly expression: CompiledExpression }[];
   readonly validations: readonly {
     readonly expression: CompiledExpression;

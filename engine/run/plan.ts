@@ -8,6 +8,7 @@ import type { TenantScope } from '../apply/incremental.ts';
 import { readProblems } from '../apply/read-problems.ts';
 import type { Config } from '../config/types.ts';
 import type { PlanSink, PlanTrailer } from '../plan/plan-tenant.ts';
+import { summaryWithFindings, withPlanFindings } from '../plan/policy-findings.ts';
 import { runChecksOf } from './checks.ts';
 import type { PlanDocument, PlanMadeWith, PlanSource } from '../plan/types.ts';
 import { plural } from '../text/plural.ts';
@@ -122,7 +123,7 @@ async function documentPlan(input: RunInput, request: PlanRequest, store: LazySt
   }
   const reader = knownStateReader(store);
   const { planStored } = await import('../pipeline/plan-stored.ts');
-  const plan = await planStored(
+  const { plan, findings } = await planStored(
     contractSets,
     { createdAt, source, collections: config.collections, ...(touched ? { touched } : {}) },
     {
@@ -133,7 +134,7 @@ async function documentPlan(input: RunInput, request: PlanRequest, store: LazySt
   );
   const problem = await reader.problem();
   if (problem !== undefined) return { kind: 'refused', message: problem, ...common };
-  return { kind: 'planned', plan: { ...plan, madeWith: planMadeWith(config) }, repoDir: input.repoDir, ...common };
+  return { kind: 'planned', plan: withPlanFindings({ ...plan, madeWith: planMadeWith(config) }, findings), repoDir: input.repoDir, ...common };
 }
 
 /**
@@ -215,7 +216,12 @@ async function streamedPlan(
   return {
     kind: 'streamed',
     source: files.source,
-    trailer: { ...result.trailer, madeWith: planMadeWith(opened.config) },
+    trailer: {
+      ...result.trailer,
+      summary: summaryWithFindings(result.trailer.summary, result.findings),
+      madeWith: planMadeWith(opened.config),
+      ...(result.findings.length > 0 ? { findings: result.findings } : {}),
+    },
     unknown: result.unknown,
     repoDir: opened.repoDir,
     ...common,

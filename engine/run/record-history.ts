@@ -1,6 +1,7 @@
 /** Adapter: stores a finished run in the state store's run history (docs/architecture.md section 7). */
 import type { RunReport } from '../apply/run-report.ts';
 import type { Logger } from '../log/logger.ts';
+import { policySummary } from '../plan/policy-findings.ts';
 import { startedByFromEnv, type HistoryCommand, type HistoryOverride, type RunHistoryEntry, type StartedBy } from '../state/history.ts';
 import type { StateStore } from '../state/types.ts';
 
@@ -21,6 +22,7 @@ export function historyEntryOf(report: RunReport, command: HistoryCommand, start
       ...(tenant.error === undefined ? {} : { error: tenant.error }),
     })),
     ...overridesOf(report),
+    ...(report.findings === undefined || report.findings.length === 0 ? {} : { policy: policySummary(report.findings) }),
   };
 }
 

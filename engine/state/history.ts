@@ -45,6 +45,19 @@ export interface RunHistoryEntry {
   readonly tenants: readonly HistoryTenant[];
   /** Policy findings the run lifted (`--override-policy`): the rule, the contract, the reason and who lifted it. Absent when none. */
   readonly overrides?: readonly HistoryOverride[];
+  /** What the run's checks found (policy rules), counted as the plan's summary counts them. Absent when nothing. */
+  readonly policy?: HistoryPolicy;
+}
+
+/** The plan document's summary.policy (engine/plan/policy-findings.ts), as the history keeps it. */
+export interface HistoryPolicy {
+  readonly findings: number;
+  readonly denied: number;
+  readonly needsOverride: number;
+  readonly warned: number;
+  readonly overridden: number;
+  readonly excepted: number;
+  readonly expired: number;
 }
 
 export interface HistoryOverride {

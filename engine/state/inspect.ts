@@ -1,9 +1,10 @@
 /** What `contract-sync state` shows of a state store: a summary per tenant, and its text renderings. */
-import type { RunHistoryEntry } from './history.ts';
+import type { HistoryPolicy, RunHistoryEntry } from './history.ts';
 import type { LockHolder } from './lock-timeout-message.ts';
 import type { StateStore, StoredContract } from './types.ts';
 import { hostname as osHostname } from 'node:os';
 import { plural } from '../text/plural.ts';
+import { escapeForTerminal } from '../text/text-escape.ts';
 import { isProcessAlive } from './file-store-options.ts';
 
 export interface TenantSummary {
@@ -85,6 +86,14 @@ export function renderRecordText(tenant: string, record: StoredContract): string
   ].join('\n');
 }
 
+/** `3 findings: 1 denied, 2 warned` (the counts that are not 0). */
+function policyCounts(policy: HistoryPolicy): string {
+  const counts = (['denied', 'needsOverride', 'warned', 'overridden', 'excepted', 'expired'] as const)
+    .filter((key) => policy[key] > 0)
+    .map((key) => `${policy[key]} ${key === 'needsOverride' ? 'needing an override' : key}`);
+  return `${plural(policy.findings, 'finding')}${counts.length > 0 ? `: ${counts.join(', ')}` : ''}`;
+}
+
 export function renderHistoryText(entries: readonly RunHistoryEntry[]): string {
   if (entries.length === 0) return 'No run recorded.\n';
   const lines: string[] = [];
@@ -95,6 +104,11 @@ export function renderHistoryText(entries: readonly RunHistoryEntry[]): string {
       lines.push(
         `  ${tenant.tenant}: ${tenant.changed} changed, ${tenant.applied} applied, ${tenant.failed} failed${tenant.worker === undefined ? '' : ` (worker ${tenant.worker})`}${tenant.error === undefined ? '' : `; ${tenant.error}`}`,
       );
+    }
+    if (entry.policy !== undefined) lines.push(`  policy: ${policyCounts(entry.policy)}`);
+    for (const lifted of entry.overrides ?? []) {
+      const where = lifted.contractId === undefined ? lifted.tenant : `${lifted.tenant}/${lifted.contractId}`;
+      lines.push(`  overridden: ${escapeForTerminal(`${lifted.policy} on ${where} by ${lifted.by}: ${lifted.reason}`)}`);
     }
   }
   return `${lines.join('\n')}\n`;

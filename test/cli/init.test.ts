@@ -65,10 +65,29 @@ describe('contract-sync init', () => {
     const validated = await runCli(['validate'], dir);
 
     expect(written).toMatchObject({ code: 0, stderr: '' });
-    expect(written.stdout).toContain('created  contract-sync.yaml\ncreated  contracts/example/example.yaml\ncreated  .gitignore\n');
+    expect(written.stdout).toContain(
+      'created  contract-sync.yaml\ncreated  contracts/example/example.yaml\ncreated  policy-tests/example.yaml\ncreated  .gitignore\n',
+    );
+    expect(written.stdout).toContain("\n  npx contract-sync policy test   # the example policy rule's cases\n");
     expect(validated.stderr).toBe('');
     expect(validated.stdout).toBe('0 errors, 0 warnings; 0 valid contracts in 1 file\n');
     expect(validated.code).toBe(0);
+  });
+
+  it('writes an example policy rule whose tests pass, and fail when the rule is changed', async () => {
+    await gitInit(dir);
+    await init([], dir);
+
+    const passed = await runCli(['policy', 'test'], dir);
+    const config = await read(dir, 'contract-sync.yaml');
+    await writeFile(path.join(dir, 'contract-sync.yaml'), config.replace('    action: deny ', '    action: warn '));
+    const failed = await runCli(['policy', 'test'], dir);
+
+    expect(config).toContain('\npolicies:\n  - name: valid-to-not-before-valid-from\n');
+    expect(passed.stdout).toContain('2 cases: 2 passed');
+    expect(passed.code).toBe(0);
+    expect(failed.stdout).toContain('1 failed');
+    expect(failed.code).toBe(1);
   });
 
   it('writes a commented example contract that validates once uncommented', async () => {
@@ -283,7 +302,7 @@ describe('contract-sync init', () => {
       [
         'GitLab',
         (): string[][] => {
-          const pipeline = parse(scaffoldRepository({ tenants: ['acme'], ci: 'gitlab' })[2]?.content ?? '', { merge: true }) as Record<
+          const pipeline = parse(scaffoldRepository({ tenants: ['acme'], ci: 'gitlab' }).at(-1)?.content ?? '', { merge: true }) as Record<
             string,
             { script?: string[] }
           >;
@@ -295,7 +314,7 @@ describe('contract-sync init', () => {
       [
         'GitHub',
         (): string[][] => {
-          const workflow = parse(scaffoldRepository({ tenants: ['acme'], ci: 'github' })[2]?.content ?? '') as {
+          const workflow = parse(scaffoldRepository({ tenants: ['acme'], ci: 'github' }).at(-1)?.content ?? '') as {
             jobs: Record<string, { steps: { with?: { command?: string; args?: string } }[] }>;
           };
           return Object.values(workflow.jobs).flatMap((job) =>

@@ -1,0 +1,182 @@
+/**
+ * engine/policy/memo.ts: an evaluation answered from what the same field values gave before finds
+ * exactly what running it finds. A property over contracts whose values repeat (as a repository's
+ * do), with the values CEL tells apart and a key could confuse (-0 and 0, an absent field and a
+ * null, a map's keys in another order, a string that looks like a number), and rules that read
+ * only fields, read `id`, read a contract whole, fail closed, or go over the cost bound (which
+ * depends on the contract's longest list, whichever field holds it).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../engine/config/parse.ts';
+import type { ContractFields } from '../../engine/model/types.ts';
+import { compilePolicies } from '../../engine/policy/compile.ts';
+import { evaluateContractPolicies } from '../../engine/policy/evaluate.ts';
+import { valueKey } from '../../engine/policy/memo.ts';
+import type { CompiledPolicies } from '../../engine/policy/types.ts';
+
+const CONFIG = `api: { baseUrl: https://cms.example.com }
+auth: { url: https://login.example.com, realm: cms }
+tenants:
+  acme: { clientId: c, clientSecret: { env: ACME_SECRET } }
+policies:
+  - name: dora-types-need-eba-code
+    on: contract
+    matchConditions:
+      - name: has-types
+        expression: has(object.Type)
+    variables:
+      - name: missing
+        expression: object.Type.filter(t, t.IsDora && (!has(t.EbaCode) || t.EbaCode == null || t.EbaCode == "")).map(t, t.Lookup)
+    validations:
+      - expression: size(variables.missing) == 0
+        messageExpression: '"DORA types without an EbaCode: " + variables.missing.join(", ")'
+    action: deny
+  - name: dates-in-order
+    on: contract
+    matchConditions:
+      - name: has-both
+        expression: has(object.ValidFrom) && has(object.ValidTo)
+    validations:
+      - expression: timestamp(object.ValidTo) >= timestamp(object.ValidFrom)
+        messageExpression: '"ValidTo " + object.ValidTo + " is before ValidFrom " + object.ValidFrom'
+    action: warn
+  - name: amount-sign
+    on: contract
+    matchConditions:
+      - name: has-amount
+        expression: has(object.AnnualExpensesAmount)
+    validations:
+      - expression: 1.0 / object.AnnualExpensesAmount > 0.0
+        messageExpression: '"amount " + string(object.AnnualExpensesAmount)'
+    action: warn
+  - name: dora-owner
+    on: contract
+    matchConditions:
+      - name: is-dora
+        expression: has(object.Type) && object.Type.exists(t, t.IsDora)
+    validations:
+      - expression: has(object.Owner) && size(object.Owner) > 0
+        messageExpression: '"contract " + id + " has no owner"'
+    action: deny
+  - name: first-key
+    on: contract
+    matchConditions:
+      - name: has-units
+        expression: has(object.OrganizationalUnit)
+    validations:
+      - expression: object.OrganizationalUnit.all(u, u.map(k, k)[0] != "Name")
+        message: a unit whose first key is its name
+    action: warn
+  - name: whole
+    on: contract
+    validations:
+      - expression: size(object) < 4
+        message: many fields
+    action: warn
+  - name: types-deep
+    on: contract
+    validations:
+      - expression: object.Type.all(a, object.Type.all(b, object.Type.all(c, a.IsDora || !b.IsDora || c.IsDora)))
+        message: a DORA type beside others
+    action: warn
+  - name: many-units
+    on: contract
+    validations:
+      - expression: object.OrganizationalUnit.all(a, object.OrganizationalUnit.all(b, object.OrganizationalUnit.all(c, a.Id + b.Id + c.Id >= 0)))
+        message: never false
+    action: warn
+`;
+
+function compiled(): CompiledPolicies {
+  const { config, diagnostics } = parseConfig('contract-sync.yaml', CONFIG);
+  expect(diagnostics).toEqual([]);
+  const result = compilePolicies('contract-sync.yaml', config!);
+  expect(result.diagnostics).toEqual([]);
+  return result.policies!;
+}
+
+const TODAY = { today: '2027-01-15' };
+
+const type = fc.record(
+  { Lookup: fc.constantFrom('ICT', 'Lease', '1'), IsDora: fc.boolean(), EbaCode: fc.constantFrom(null, '', 'S05') },
+  { requiredKeys: ['Lookup', 'IsDora'] },
+);
+const unit = fc.oneof(
+  fc.record({ Id: fc.integer({ min: 1, max: 3 }), Name: fc.constantFrom('A', 'B') }),
+  // The same members with their keys in the other order: a comprehension over a map follows them.
+  fc.record({ Name: fc.constantFrom('A', 'B'), Id: fc.integer({ min: 1, max: 3 }) }),
+  fc.constant({ Name: 'A' }),
+);
+const contractFields = fc.record(
+  {
+    Type: fc.array(type, { maxLength: 2 }),
+    ValidFrom: fc.constantFrom('2026-01-01T00:00:00Z', '2027-01-01T00:00:00Z', 'not a date'),
+    ValidTo: fc.constantFrom('2026-12-31T23:59:59Z', '2026-01-01T00:00:00Z'),
+    AnnualExpensesAmount: fc.constantFrom(0, -0, 1.5, 100),
+    Owner: fc.constantFrom([], [{ OwnerType: { Name: 'Responsible', Value: 1 }, User: { Id: 7 } }]),
+    // Up to 70 units: three comprehensions over them go over the cost bound.
+    OrganizationalUnit: fc.oneof(fc.array(unit, { maxLength: 3 }), fc.array(unit, { minLength: 60, maxLength: 70 })),
+  },
+  { requiredKeys: [] },
+);
+
+describe('the evaluation memo', () => {
+  it('finds what running every rule on every contract finds', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom('1', '2', '3'), contractFields), { minLength: 1, maxLength: 30 }), (contracts) => {
+        const warm = compiled();
+
+        for (const [id, object] of contracts) {
+          const contract = { tenant: 'acme', id, object: object as ContractFields, file: 'contracts/a.yaml', line: 3 };
+          // A config compiled for this contract alone has held nothing: every rule runs.
+          expect(evaluateContractPolicies(warm, contract, TODAY)).toEqual(evaluateContractPolicies(compiled(), contract, TODAY));
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('holds rules that read only fields, and neither those that read id nor those that read a contract whole', () => {
+    const policies = compiled();
+
+    const memos = Object.fromEntries(
+      policies.policies.map((policy) => [policy.name, [policy.memo?.fields, policy.matchConditions.map((c) => c.memo?.fields)]]),
+    );
+
+    expect(memos).toEqual({
+      'dora-types-need-eba-code': [['Type'], [undefined]],
+      'dates-in-order': [['ValidFrom', 'ValidTo'], [undefined]],
+      'amount-sign': [['AnnualExpensesAmount'], [undefined]],
+      'dora-owner': [undefined, [['Type']]],
+      'first-key': [['OrganizationalUnit'], [undefined]],
+      whole: [undefined, []],
+      'types-deep': [['Type'], []],
+      'many-units': [['OrganizationalUnit'], []],
+    });
+  });
+
+  it.each([
+    [0, -0],
+    [null, undefined],
+    ['1', 1],
+    [
+      { a: 1, b: 2 },
+      { b: 2, a: 1 },
+    ],
+    [
+      [1, 2],
+      [2, 1],
+    ],
+    [Number.NaN, null],
+    [true, 't'],
+  ])('tells %j from %j', (a, b) => {
+    expect(valueKey(a)).not.toBe(valueKey(b));
+  });
+
+  it('holds nothing for a value it cannot tell apart from others', () => {
+    expect(valueKey(new Date(0))).toBeUndefined();
+    expect(valueKey([new Map()])).toBeUndefined();
+    expect(valueKey({ at: () => 1 })).toBeUndefined();
+  });
+});
