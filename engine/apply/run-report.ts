@@ -117,12 +117,34 @@ function isUnstarted(failure: ContractResult): boolean {
   return failure.outcome === 'skipped' && failure.reason?.endsWith('could not start') === true;
 }
 
+/** Failures without an answer whose reason several contracts of a tenant share (no request path in it): counted by tenant and reason. */
+function sameFailures(report: RunReport): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const tenant of report.tenants) {
+    for (const failure of tenant.failures) {
+      if (failure.status !== null || failure.outcome !== 'failed' || failure.reason === undefined) continue;
+      const key = `${tenant.tenant}\n${failure.reason}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+  }
+  return new Map([...counts].filter(([, count]) => count > 1));
+}
+
+/** A tenant that did not start before anything was planned (no token): nothing planned, read or sent, for one reason. */
+function notStarted(tenant: TenantReport): boolean {
+  return tenant.error !== undefined && tenant.changed === 0 && tenant.requests === 0 && tenant.failures.every(isUnstarted);
+}
+
 /** The human summary: one line per tenant, then one line per failure. */
 export function renderRunSummary(report: RunReport): string {
   const lines: string[] = [];
   const verb = report.dryRun ? 'would change' : 'changed';
   for (const tenant of report.tenants) {
     const failed = tenant.failures.length;
+    if (notStarted(tenant)) {
+      lines.push(`${tenant.tenant}: not started, ${plural(failed, 'contract')} not sent: ${escapeForTerminal(tenant.error!)}`);
+      continue;
+    }
     if (tenant.changed === 0 && failed === 0 && tenant.error === undefined) {
       lines.push(`${tenant.tenant}: no changes${tenant.requests > 0 ? ` (${plural(tenant.requests, 'request')})` : ''}`);
       continue;
@@ -133,16 +155,26 @@ export function renderRunSummary(report: RunReport): string {
     if (tenant.error !== undefined) lines.push(`  ${escapeForTerminal(tenant.error)}`);
   }
   const failures = report.tenants.flatMap((tenant) => tenant.failures.map((failure) => ({ tenant: tenant.tenant, failure })));
-  if (failures.length > 0) {
+  // A tenant that did not start is said on its own line above, whole.
+  if (report.tenants.some((tenant) => tenant.failures.length > 0 && !notStarted(tenant))) {
     lines.push('', 'Failures:');
     // A tenant that could not start sent none of its contracts, for the one reason printed above: one line, not one per contract.
     const unstarted = new Set(report.tenants.filter((tenant) => tenant.error !== undefined).map((tenant) => tenant.tenant));
-    for (const tenant of report.tenants) {
+    for (const tenant of report.tenants.filter((each) => !notStarted(each))) {
       const unsent = unstarted.has(tenant.tenant) ? tenant.failures.filter(isUnstarted).length : 0;
       if (unsent > 0) lines.push(`  ${tenant.tenant}: ${plural(unsent, 'contract')} not sent: the tenant could not start (see above)`);
     }
+    // The same failure of many contracts (no answer: the service cannot be reached) is one line for them all.
+    const alike = sameFailures(report);
+    const said = new Set<string>();
     for (const { tenant, failure } of failures) {
       if (unstarted.has(tenant) && isUnstarted(failure)) continue;
+      const same = alike.get(`${tenant}\n${failure.reason}`);
+      if (same !== undefined && failure.status === null && failure.outcome === 'failed') {
+        if (!said.has(`${tenant}\n${failure.reason}`)) lines.push(`  ${tenant}: ${plural(same, 'contract')} failed: ${escapeForTerminal(failure.reason!)}`);
+        said.add(`${tenant}\n${failure.reason}`);
+        continue;
+      }
       // A stale contract's reason starts with "stale plan:" already.
       const status =
         failure.outcome === 'not-on-service'

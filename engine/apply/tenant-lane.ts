@@ -13,6 +13,7 @@ import type { Logger } from '../log/logger.ts';
 import { RunInterrupted } from './interrupted.ts';
 import { QuotaPacer } from './quota-pacer.ts';
 import { decideRetry, MAX_THROTTLE_WAIT_MS, type AttemptHistory, type RetryBudget } from './retry-policy.ts';
+import { isConnectionFailure, ServiceUnreachable, UNREACHABLE_AFTER } from './service-unreachable.ts';
 
 export interface LaneOptions {
   readonly tenant: string;
@@ -37,6 +38,11 @@ export interface LaneOptions {
    * was not sent yet gives up with the last answer's error.
    */
   readonly signal?: AbortSignal;
+  /**
+   * The service's host (api.baseUrl's): when set, UNREACHABLE_AFTER connection failures in a row
+   * stop the lane, and every request not sent yet rejects with one ServiceUnreachable naming it.
+   */
+  readonly serviceHost?: string;
 }
 
 export interface LaneCounters {
@@ -94,6 +100,10 @@ export class TenantLane {
   #halt: AbortSignal | undefined;
   /** Requests not sent yet, when the run has a signal: each rejects with RunInterrupted once it aborts. */
   readonly #unsent = new Set<() => void>();
+  /** Connection failures since the last request that was answered. */
+  #connectionFailures = 0;
+  /** Set once the service could not be reached UNREACHABLE_AFTER times in a row: nothing more is sent. */
+  #unreachable: ServiceUnreachable | undefined;
 
   constructor(options: LaneOptions) {
     for (const name of ['requestsPerSecond', 'concurrency'] as const) {
@@ -153,6 +163,8 @@ export class TenantLane {
         // A retry not sent because the run stopped: the request ends with what its last send was answered.
         if (error instanceof RunInterrupted && last !== undefined) throw last;
         if (!(error instanceof ApiError)) throw error;
+        // The service is not there: no retry of a connection that will be refused again.
+        if (this.#unreachable !== undefined && isConnectionFailure(error)) throw this.#unreachable;
         last = error;
         sends += 1;
         const decision = decideRetry(
@@ -274,14 +286,18 @@ export class TenantLane {
 
   async #send<T>(sends: number, token: string, send: (token: string) => Promise<T>): Promise<T> {
     if (this.#halt?.aborted === true) throw new LaneHaltedError(this.#halt.reason);
+    if (this.#unreachable !== undefined) throw this.#unreachable;
     // p-queue's pause stops only tasks not yet started; this one may have waited for a global slot.
     if (this.#options.clock.now() < this.#pausedUntil) throw new PausedBeforeSending();
     this.counters.requests += 1;
     if (sends > 0) this.counters.retries += 1;
     this.#sending += 1;
     try {
-      return await send(token);
+      const answer = await send(token);
+      this.#connectionFailures = 0;
+      return answer;
     } catch (error) {
+      this.#countConnection(error);
       // Paused before the answer is handed on, so that no request of this tenant slips out meanwhile.
       if (error instanceof ApiError && error.retryAfterMs !== undefined && error.retryAfterMs <= MAX_THROTTLE_WAIT_MS) this.pause(error.retryAfterMs);
       // A 429 that publishes the quota teaches the pacer as a success would: the requests after the
@@ -291,6 +307,21 @@ export class TenantLane {
       throw error;
     } finally {
       this.#sending -= 1;
+    }
+  }
+
+  /** A connection failure counts towards the lane's stop (when it knows its service's host); any answer from the service resets the count. */
+  #countConnection(error: unknown): void {
+    const host = this.#options.serviceHost;
+    if (host === undefined) return;
+    if (!isConnectionFailure(error)) {
+      if (error instanceof ApiError && error.status !== null) this.#connectionFailures = 0;
+      return;
+    }
+    this.#connectionFailures += 1;
+    if (this.#connectionFailures >= UNREACHABLE_AFTER && this.#unreachable === undefined) {
+      this.#unreachable = new ServiceUnreachable(host, error, this.#connectionFailures);
+      this.#options.logger.info({ tenant: this.tenant, host, failures: this.#connectionFailures }, 'service unreachable; tenant stopped');
     }
   }
 

@@ -6,6 +6,7 @@ import type { ContractResult, RunReport, TenantReport } from '../apply/run-repor
 import { findingFails } from '../policy/finding-diagnostic.ts';
 import type { PlanContract, PlanDocument, PlanTenant } from '../plan/types.ts';
 import type { KnownState } from '../state/types.ts';
+import { compareText } from '../text/compare-text.ts';
 import { classifyChange } from './classify.ts';
 import { DRIFT_REPORT_VERSION, type DriftContract, type DriftError, type DriftFix, type DriftReport, type DriftSummary, type DriftTenant } from './types.ts';
 
@@ -95,7 +96,13 @@ function summarise(tenants: readonly DriftTenant[], fix: boolean): DriftSummary 
 
 export function createDriftReport(input: DriftReportInput): DriftReport {
   const runTenants = new Map(input.run.tenants.map((tenant) => [tenant.tenant, tenant]));
+  const planned = new Set(input.plan.tenants.map((tenant) => tenant.tenant));
   const tenants = input.plan.tenants.map((planTenant) => driftTenant(planTenant, runTenants.get(planTenant.tenant), input));
+  // A tenant that did not start (no token) was not planned: not checked, for its one reason.
+  for (const run of input.run.tenants) {
+    if (!planned.has(run.tenant) && run.error !== undefined) tenants.push(driftTenant({ tenant: run.tenant, contracts: [] }, { ...run, failures: [] }, input));
+  }
+  tenants.sort((a, b) => compareText(a.tenant, b.tenant));
   return {
     version: DRIFT_REPORT_VERSION,
     createdAt: input.plan.createdAt,

@@ -4,6 +4,7 @@
  */
 import { messageOf, statusOf } from '../apply/failure.ts';
 import { RunInterrupted } from '../apply/interrupted.ts';
+import { ServiceUnreachable } from '../apply/service-unreachable.ts';
 import { notOnServiceReason, type ContractResult } from '../apply/run-report.ts';
 import type { KnownContract } from '../model/types.ts';
 import type { PendingContract } from '../state/types.ts';
@@ -61,6 +62,8 @@ export async function learnKnown(context: RunContext, tenant: LearntTenant): Pro
       } catch (error) {
         // Not read because the run stopped: the run sends nothing (see compose.ts).
         if (error instanceof RunInterrupted) return;
+        // The service cannot be reached: the whole tenant stops, on one line (not one per contract).
+        if (error instanceof ServiceUnreachable) throw error;
         const status = statusOf(error);
         logger.info({ tenant: name, contractId, status }, 'read failed; contract not planned');
         unreadable.set(

@@ -31,6 +31,7 @@ export function openLane(context: RunContext, tenant: string): TenantLane {
     random: context.random,
     logger: context.logger,
     ...(signal ? { signal } : {}),
+    serviceHost: new URL(options.config.api.baseUrl).host,
   });
 }
 

@@ -4,7 +4,7 @@
  * send: the fresh plan's updates, or a saved plan's reviewed updates (the checks judge them next).
  */
 import type { ContractSet } from '../desired/types.ts';
-import { createPlan } from '../plan/create-plan.ts';
+import { createPlan, planWithout } from '../plan/create-plan.ts';
 import type { PlanContract, PlanDocument } from '../plan/types.ts';
 import type { LearntTenant, PlannedTenant, RunContext, TenantWork } from './tenant.ts';
 
@@ -22,7 +22,8 @@ export function planTenants(context: RunContext, tenants: readonly LearntTenant[
   );
   const plannedByTenant = new Map(plan.tenants.map((tenant) => [tenant.tenant, tenant.contracts]));
   return {
-    plan,
+    // A tenant that could not start is reported with its error, not shown planned against no known state.
+    plan: planWithout(plan, new Set(tenants.filter((tenant) => tenant.error !== undefined).map((tenant) => tenant.tenant))),
     tenants: tenants.map((tenant) => {
       const planned = plannedByTenant.get(tenant.tenant) ?? [];
       return { ...tenant, planned, work: selectWork(context, tenant, planned) };

@@ -104,3 +104,22 @@ export function createPlan(desired: readonly ContractSet[], known: KnownState, o
     summary: { ...summary, touched: touchedCount, noLongerManaged: noLongerManaged.length },
   };
 }
+
+/**
+ * `plan` without the tenants in `left` (tenants that could not start: no known state was learnt,
+ * and their contracts planned against nothing would read as every field to set), its summary
+ * counted again.
+ */
+export function planWithout(plan: PlanDocument, left: ReadonlySet<string>): PlanDocument {
+  if (left.size === 0 || !plan.tenants.some((tenant) => left.has(tenant.tenant))) return plan;
+  const tenants = plan.tenants.filter((tenant) => !left.has(tenant.tenant));
+  const contracts = tenants.flatMap((tenant) => tenant.contracts);
+  const counts = {
+    tenants: tenants.length,
+    contracts: contracts.length,
+    changed: contracts.filter((contract) => contract.ops.length > 0).length,
+    ops: contracts.reduce((sum, contract) => sum + contract.ops.length, 0),
+  };
+  const touched = plan.summary.touched === undefined ? {} : { touched: contracts.filter((contract) => contract.touched === true).length };
+  return { ...plan, tenants, summary: { ...plan.summary, ...counts, ...touched } };
+}

@@ -17,6 +17,7 @@ import type { StateStore } from '../state/types.ts';
 import type { EngineSetup } from './engine-setup.ts';
 import type { LazyStore } from './lazy-store.ts';
 import { recordRunHistory } from './record-history.ts';
+import { notStartedMessage, notStartedReport, notStartedRun, tenantsWithoutToken, withNotStarted, withoutTenants } from './tokens-first.ts';
 import type { ApplyPreview, RunEffects, RunRefused, RunTargeting, SendingRequest } from './types.ts';
 
 /** What a run asks of the tenant pipeline: its composition, and the pipeline's options but the run id, which the engine setup makes. */
@@ -59,22 +60,33 @@ export type PipelineRunResult =
  * a cancelled one).
  */
 export async function runPipeline(request: PipelineRunRequest, effects: RunEffects, store: LazyStore): Promise<PipelineRunResult> {
-  const { options } = request;
   const sends = request.composition === 'apply';
   // Loaded here: the HTTP client and the OpenID client, only for runs that talk to the service.
-  const [{ applyTenants, previewTenants }, { createEngineSetup }] = await Promise.all([import('../pipeline/compose.ts'), import('./engine-setup.ts')]);
-  // Builds objects only: nothing is sent before the store is open.
-  const engine = request.shared?.engine ?? createEngineSetup(effects, options.config, request.tokenScopes.tokens);
+  const [{ applyTenants, previewTenants }, { createEngineSetup }, { createPlan }] = await Promise.all([
+    import('../pipeline/compose.ts'),
+    import('./engine-setup.ts'),
+    import('../plan/create-plan.ts'),
+  ]);
+  const engine = request.shared?.engine ?? createEngineSetup(effects, request.options.config, request.tokenScopes.tokens);
   const opening = await store.get(engine.redactor);
   if (typeof opening === 'string') return { kind: 'refused', message: opening };
   const stateStore = opening;
   const refused = await request.before?.(stateStore);
   if (refused) return refused;
+  // Fail early: every tenant's token before anything is read from the service (the local state store is
+  // checked first); a tenant without one is left out, said on one line.
+  const selected = [...request.options.contractSets.map((set) => set.tenant), ...(request.saved?.tenants.map((tenant) => tenant.tenant) ?? [])];
+  const notStarted = await tenantsWithoutToken(engine.tokens, selected, request.options.config);
+  for (const [tenant, line] of notStarted) effects.onEvent?.({ type: 'not-started', tenant, message: notStartedMessage(tenant, line) });
+  const options = notStarted.size === 0 ? request.options : withoutNotStarted(request.options, notStarted);
+  const saved =
+    notStarted.size === 0 || request.saved === undefined ? request.saved : { ...request.saved, tenants: withoutTenants(request.saved.tenants, notStarted) };
+  const unstarted = [...notStarted].map(([tenant, line]) => notStartedReport(tenant, line, request.options.contractSets));
   const readTokens = request.tokenScopes.reads === undefined ? undefined : engine.tokensFor(request.tokenScopes.reads);
 
   /** Before the first PATCH: the preview for the caller to show, then its answer when something would be sent. */
   async function confirm(preview: SendPreview): Promise<boolean> {
-    const { saved, targeting } = request;
+    const { targeting } = request;
     const full: ApplyPreview = {
       ...preview,
       shown: saved ?? preview.plan,
@@ -82,14 +94,27 @@ export async function runPipeline(request: PipelineRunRequest, effects: RunEffec
       ...(targeting ? { targeting } : {}),
       scopes: request.previewScopes ?? [],
     };
-    effects.onEvent?.({ type: 'preview', preview: full });
+    // Every tenant failed before its plan (the service cannot be reached): no plan to show; the report says why.
+    const nothingPlanned = preview.plan.tenants.length === 0 && options.contractSets.length > 0 && saved === undefined;
+    if (!nothingPlanned) effects.onEvent?.({ type: 'preview', preview: full });
     // A saved plan was reviewed when it was made: applied without asking, as Terraform does.
     const ask = sends && !(saved || preview.sending.ops === 0 || effects.confirm === undefined);
     return ask ? answerUnlessStopped(effects.confirm!(full), effects.signal) : true;
   }
 
+  if (options.contractSets.length === 0 && (saved?.tenants.length ?? 0) === 0 && unstarted.length > 0) {
+    // No tenant could start: no plan to show, nothing to ask.
+    const startedAt = new Date(effects.clock.now()).toISOString();
+    const plan = createPlan([], new Map(), { createdAt: startedAt, source: options.source });
+    return {
+      plan,
+      report: notStartedRun({ runId: engine.runId, startedAt, source: options.source, dryRun: !sends }, unstarted),
+      cancelled: false,
+      warnings: [],
+    };
+  }
   const compose = sends ? applyTenants : previewTenants;
-  const { plan, report, cancelled, interrupted } = await compose(
+  const composed = await compose(
     { ...options, runId: engine.runId },
     {
       ...pipelineDeps(engine, effects, stateStore),
@@ -99,10 +124,22 @@ export async function runPipeline(request: PipelineRunRequest, effects: RunEffec
       ...(request.shared ? { inFlight: request.shared.inFlight } : {}),
     },
   );
+  const { plan, cancelled, interrupted } = composed;
+  const report = withNotStarted(composed.report, unstarted);
   const warnings: string[] = [];
   if (sends && !cancelled && request.shared === undefined)
     await recordRunHistory(stateStore, report, { command: request.command, env: effects.env, logger: engine.logger, warn: (line) => warnings.push(line) });
   return { plan, report, cancelled: cancelled === true, warnings, ...(interrupted ? { interrupted } : {}) };
+}
+
+/** The run's options without the tenants that did not start: neither planned nor, from a saved plan, sent. */
+function withoutNotStarted(options: PipelineRunRequest['options'], notStarted: ReadonlyMap<string, string>): PipelineRunRequest['options'] {
+  const { reviewed } = options;
+  return {
+    ...options,
+    contractSets: withoutTenants(options.contractSets, notStarted),
+    ...(reviewed ? { reviewed: { ...reviewed, tenants: withoutTenants(reviewed.tenants, notStarted) } } : {}),
+  };
 }
 
 /** What every composition takes from the engine set up and the run's effects: tokens, the API client, the clock, the log, events. */

@@ -148,14 +148,22 @@ async function livePlan(
 ): Promise<{ readonly plan: PlanDocument } | { readonly problems: string[]; readonly summary: string }> {
   const { config, contractSets, source, touched } = input;
   // Loaded here: a plan against the state store needs neither the HTTP client nor the OpenID client.
-  const [{ previewTenants }, { createEngineSetup }, { emptyStateStore }, { countNotOnService, notOnServiceText }, { pipelineDeps }] = await Promise.all([
+  const [{ previewTenants }, { createEngineSetup }, { emptyStateStore }, { countNotOnService, notOnServiceText }, { pipelineDeps }, first] = await Promise.all([
     import('../pipeline/compose.ts'),
     import('./engine-setup.ts'),
     import('../state/memory-store.ts'),
     import('../apply/run-report.ts'),
     import('./pipeline-run.ts'),
+    import('./tokens-first.ts'),
   ]);
   const engine = createEngineSetup(effects, config, ['core:read']);
+  // Fail early: every tenant's token before anything is read (a plan missing a tenant is no plan).
+  const notStarted = await first.tenantsWithoutToken(engine.tokens, new Set(contractSets.map((set) => set.tenant)), config);
+  if (notStarted.size > 0)
+    return {
+      problems: [...notStarted].map(([tenant, line]) => first.notStartedMessage(tenant, line)),
+      summary: `${plural(notStarted.size, 'tenant')} not started: no plan written`,
+    };
   const { plan, report } = await previewTenants(
     {
       config,

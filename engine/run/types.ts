@@ -71,7 +71,9 @@ export type RunEvent =
   /** Before the first PATCH (also in a dry run): what would be sent. */
   | { readonly type: 'preview'; readonly preview: ApplyPreview }
   /** A worker of a shared run (`--shard auto`): the run it joined, each tenant it took. */
-  | { readonly type: 'shared'; readonly shared: SharedRunEvent };
+  | { readonly type: 'shared'; readonly shared: SharedRunEvent }
+  /** Before anything is read: a tenant whose token could not be had, in one line (`tenant acme not started: ...`); the run goes on without it. */
+  | { readonly type: 'not-started'; readonly tenant: string; readonly message: string };
 
 export type SharedRunEvent =
   | {

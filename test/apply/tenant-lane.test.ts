@@ -748,3 +748,64 @@ describe('TenantLane: the tenant lock lost', () => {
     expect(sends).toBe(1);
   });
 });
+
+function refused(): ApiError {
+  return new ApiError('PATCH /contract/C-1: connection refused (ECONNREFUSED)', { kind: 'retryable', status: null, excerpt: '', ambiguous: false });
+}
+
+describe('TenantLane: a service that cannot be reached', () => {
+  it('stops after 3 connection failures in a row: one error naming the host and the cause, and nothing more sent', async () => {
+    const clock = manualClock();
+    const lane = new TenantLane(laneOptions(clock, { serviceHost: 'cms.example.com', budget: retryBudget(10) }));
+    const { send, sent } = scripted(clock, [refused()]);
+
+    const first = await drive(clock, lane.call(RESENDABLE, send));
+    const second = await drive(clock, lane.call(RESENDABLE, send));
+
+    expect(sent).toHaveLength(3);
+    for (const result of [first, second]) {
+      expect(result).toMatchObject({
+        status: 'rejected',
+        reason: {
+          code: 'service-unreachable',
+          message:
+            'the service at cms.example.com (api.baseUrl) cannot be reached: connection refused (ECONNREFUSED), 3 times in a row; nothing more sent for this tenant',
+        },
+      });
+    }
+  });
+
+  it('counts only failures in a row: an answer of the service starts the count again', async () => {
+    const clock = manualClock();
+    const lane = new TenantLane(laneOptions(clock, { serviceHost: 'cms.example.com', budget: retryBudget(10) }));
+    const { send, sent } = scripted(clock, [refused(), refused(), apiError(503), refused(), refused(), {}]);
+
+    const result = await drive(clock, lane.call(RESENDABLE, send));
+
+    expect(result).toEqual({ status: 'fulfilled', value: {} });
+    expect(sent).toHaveLength(6);
+  });
+
+  it('without serviceHost, retries by the policy as before', async () => {
+    const clock = manualClock();
+    const lane = new TenantLane(laneOptions(clock, { budget: retryBudget(5) }));
+    const { send, sent } = scripted(clock, [refused()]);
+
+    const result = await drive(clock, lane.call(RESENDABLE, send));
+
+    expect(result).toMatchObject({ status: 'rejected', reason: { code: 'api' } });
+    expect(sent).toHaveLength(5);
+  });
+
+  it('a failure after sending (ambiguous: a reset) is not counted', async () => {
+    const clock = manualClock();
+    const reset = new ApiError('PATCH /contract/C-1: connection reset (ECONNRESET)', { kind: 'retryable', status: null, excerpt: '', ambiguous: true });
+    const lane = new TenantLane(laneOptions(clock, { serviceHost: 'cms.example.com', budget: retryBudget(5) }));
+    const { send, sent } = scripted(clock, [reset]);
+
+    const result = await drive(clock, lane.call(RESENDABLE, send));
+
+    expect(result).toMatchObject({ status: 'rejected', reason: { code: 'api' } });
+    expect(sent).toHaveLength(5);
+  });
+});

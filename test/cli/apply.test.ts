@@ -102,7 +102,7 @@ describe('contract-sync apply', () => {
     const run = await runCli(['apply', '--report', 'report.json'], dir, env);
 
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/\ntenant-a: 0 of \d+ contracts changed.*\n {2}.*invalid_client/);
+    expect(run.stdout).toMatch(/\ntenant-a: not started, \d+ contracts not sent: .*invalid_client/);
     expect(run.stdout).toContain('tenant-b: 4 contracts changed');
     const log = await requestLog(emulator!);
     expect(log.filter((entry) => entry.kind === 'api' && entry.tenant === 'tenant-a')).toEqual([]);
@@ -122,7 +122,9 @@ describe('contract-sync apply', () => {
     const run = await runCli(['apply'], dir, fleet.env);
 
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/\ntenant-a: 0 of \d+ contracts changed.*\n.*core:write/);
+    expect(run.stdout).toMatch(
+      /\ntenant-a: not started, \d+ contracts not sent: .*core:write.*; grant client cs-tenant-a the scopes in the identity provider\n/,
+    );
     expect((await requestLog(emulator!)).filter((entry) => entry.kind === 'api' && entry.tenant === 'tenant-a')).toEqual([]);
   });
 

@@ -51,29 +51,29 @@ describe('messages that say what to do', () => {
 
     expect(run.code).toBe(1);
     expect(run.stderr.trimEnd().split('\n')).toEqual([
-      'contract-sync plan: tenant acme: clientSecret cannot be resolved: environment variable ACME_SECRET is not set; 3 contracts not read',
-      'contract-sync plan: tenant globex: clientSecret cannot be resolved: environment variable GLOBEX_SECRET is not set; 1 contract not read',
-      '2 problems reading the known state live: no plan written',
+      'contract-sync plan: tenant acme not started: clientSecret cannot be resolved: environment variable ACME_SECRET is not set; set it, or point tenants.acme.clientSecret elsewhere; nothing of it read or sent',
+      'contract-sync plan: tenant globex not started: clientSecret cannot be resolved: environment variable GLOBEX_SECRET is not set; set it, or point tenants.globex.clientSecret elsewhere; nothing of it read or sent',
+      '2 tenants not started: no plan written',
     ]);
     expect(run.stdout).toBe('');
   });
 
-  it('apply with two missing secrets: the reason once per tenant, one line per tenant under Failures', async () => {
+  it('apply with two missing secrets: one line per tenant before anything, no plan printed, one line per tenant in the summary', async () => {
     const run = await runCli(['apply', '--auto-approve', '--full'], repo.dir);
 
     expect(run.code).toBe(1);
-    expect(run.stdout).toContain(
+    expect(run.stderr.split('\n').slice(0, 2)).toEqual([
+      'contract-sync apply: tenant acme not started: clientSecret cannot be resolved: environment variable ACME_SECRET is not set; set it, or point tenants.acme.clientSecret elsewhere; nothing of it read or sent',
+      'contract-sync apply: tenant globex not started: clientSecret cannot be resolved: environment variable GLOBEX_SECRET is not set; set it, or point tenants.globex.clientSecret elsewhere; nothing of it read or sent',
+    ]);
+    expect(run.stdout).toBe(
       [
-        'acme: 0 of 3 contracts changed, 3 ops, 0 requests, 0 retries, 3 failed',
-        '  tenant acme: clientSecret cannot be resolved: environment variable ACME_SECRET is not set',
-        'globex: 0 of 1 contract changed, 1 op, 0 requests, 0 retries, 1 failed',
-        '  tenant globex: clientSecret cannot be resolved: environment variable GLOBEX_SECRET is not set',
         '',
-        'Failures:',
-        '  acme: 3 contracts not sent: the tenant could not start (see above)',
-        '  globex: 1 contract not sent: the tenant could not start (see above)',
+        'acme: not started, 3 contracts not sent: clientSecret cannot be resolved: environment variable ACME_SECRET is not set; set it, or point tenants.acme.clientSecret elsewhere',
+        'globex: not started, 1 contract not sent: clientSecret cannot be resolved: environment variable GLOBEX_SECRET is not set; set it, or point tenants.globex.clientSecret elsewhere',
         '',
-        'Apply: 0 of 4 contracts changed, 4 ops, 0 requests, 0 retries, 4 failed.',
+        'Apply: no contract changed, 0 ops, 0 requests, 0 retries, 4 failed.',
+        '',
       ].join('\n'),
     );
   });
@@ -83,7 +83,7 @@ describe('messages that say what to do', () => {
 
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(
-      `contract-sync plan: tenant acme: OIDC discovery at ${origin}/realms/cms failed: no answer from ${origin}: connection refused (ECONNREFUSED)`,
+      `contract-sync plan: tenant acme not started: OIDC discovery at ${origin}/realms/cms failed: no answer from ${origin}: connection refused (ECONNREFUSED) (gave up after 3 attempts); check auth.url (${origin.slice('http://'.length)}) and auth.realm; nothing of it read or sent`,
     );
     expect(run.stderr).not.toContain('TypeError');
   });
@@ -91,7 +91,9 @@ describe('messages that say what to do', () => {
   it('drift names the tenant once under "Not checked"', async () => {
     const run = await runCli(['drift'], repo.dir, { GLOBEX_SECRET: 's2' });
 
-    expect(run.stdout).toContain('Not checked:\n  acme: clientSecret cannot be resolved: environment variable ACME_SECRET is not set\n');
+    expect(run.stdout).toContain(
+      'Not checked:\n  acme: clientSecret cannot be resolved: environment variable ACME_SECRET is not set; set it, or point tenants.acme.clientSecret elsewhere\n',
+    );
     expect(run.stdout).not.toContain('acme: tenant acme');
   });
 

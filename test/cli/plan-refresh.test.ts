@@ -120,11 +120,13 @@ describe('plan --refresh', () => {
     const run = await runCli(['plan', '--refresh', '--out', 'plan.json'], repo.dir, env);
 
     expect(run.code).toBe(1);
-    // One line for the tenant, naming it once and counting its contracts; none per contract.
+    // One line for the tenant, naming it once and what to fix; none per contract; nothing read of any tenant.
     expect(run.stderr).toMatch(
-      /^contract-sync plan: tenant tenant-a: the token endpoint rejected client cs-tenant-a \(invalid_client\).*; 3 contracts not read$/m,
+      /^contract-sync plan: tenant tenant-a not started: the token endpoint rejected client cs-tenant-a \(invalid_client\).*; check the secret in environment variable SECRET_TENANT_A \(tenants\.tenant-a\.clientSecret\) and tenants\.tenant-a\.clientId; nothing of it read or sent$/m,
     );
+    expect(run.stderr).toContain('1 tenant not started: no plan written');
     expect(run.stderr).not.toContain('could not start');
+    expect((await requestLog(emulator!)).filter((entry) => entry.kind === 'api')).toEqual([]);
     await expect(access(path.join(repo.dir, 'plan.json'))).rejects.toThrow(/ENOENT/);
     for (const secret of Object.values(env)) expect(run.stdout + run.stderr).not.toContain(secret);
   });
