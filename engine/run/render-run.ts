@@ -82,9 +82,9 @@ export function describeSharedEvent(event: SharedRunEvent): string {
     return `shared run ${event.runId}: worker ${event.worker} joined (${event.tenants} tenant${event.tenants === 1 ? '' : 's'}, ${event.done} done); ${validated}`;
   }
   if (event.kind === 'lost' && event.error !== undefined)
-    return `worker ${event.worker} lost its claim of tenant ${event.tenant} (its database session ended) after running it; its run ended with: ${escapeForTerminal(event.error)}, so requests in flight may not be recorded: the next run settles them; another worker of the run marks the tenant done`;
+    return `worker ${event.worker} lost its claim of tenant ${event.tenant} (its database session ended) after running it; its run ended with: ${escapeForTerminal(event.error)}, so requests in flight may not be recorded: the next run settles them and counts those that landed; another worker of the run marks the tenant done`;
   if (event.kind === 'lost')
-    return `worker ${event.worker} lost its claim of tenant ${event.tenant} (its database session ended) after running it: what it applied is recorded; another worker of the run marks the tenant done`;
+    return `worker ${event.worker} lost its claim of tenant ${event.tenant} (its database session ended) after running it: what it applied is recorded and counted in the run's history; another worker of the run marks the tenant done`;
   const over = event.takenOverFrom.length === 0 ? '' : `; taken over from worker ${event.takenOverFrom.join(', then ')}, which did not finish it`;
   return `worker ${event.worker} took tenant ${event.tenant} (${event.size} contract${event.size === 1 ? '' : 's'} to plan${over})`;
 }
