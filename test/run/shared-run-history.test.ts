@@ -11,7 +11,9 @@ import type { ChildProcess } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator, type RequestLogEntry } from '../../emulator/index.ts';
+import { fingerprint } from '../../engine/model/fingerprint.ts';
 import type { RunHistoryEntry } from '../../engine/state/history.ts';
+import { openPostgresStateStore } from '../../engine/state/postgres/index.ts';
 import { createRepo, type TestRepo } from '../git/helpers.ts';
 import { cleanupsAfterEach } from '../helpers/cleanups.ts';
 import { startCli, type CliChild, type CliFinished } from '../helpers/cli-child.ts';
@@ -47,14 +49,30 @@ interface Setup {
   readonly database: string;
 }
 
-/** `tenants` tenants of `perTenant` contracts (two in three changed), with api.read, and a fresh PostgreSQL database; every API request waits `latencyMs`. */
-async function setup(tenants: number, perTenant: number, latencyMs: number): Promise<Setup> {
+/**
+ * `tenants` tenants of `perTenant` contracts (two in three changed), and a fresh PostgreSQL database;
+ * every API request waits `latencyMs`. With api.read, unless `read` is false: then the store starts
+ * as a previous run left it, every contract recorded as it is live (without reads, the plan comes
+ * from the store).
+ */
+async function setup(tenants: number, perTenant: number, latencyMs: number, read = true): Promise<Setup> {
   const fleet = createFleet(tenants, perTenant);
   emulator = await startEmulator(fleetSeed(fleet));
   await setFaults(emulator, { api: { latencyMs: [latencyMs, latencyMs] } });
-  const files = fleetRepoFiles(fleet, emulator, { read: true, rate: '{ requestsPerSecond: 1000, concurrency: 2, maxInFlight: 4 }' });
+  const files = fleetRepoFiles(fleet, emulator, { read, rate: '{ requestsPerSecond: 1000, concurrency: 2, maxInFlight: 4 }' });
   files['contract-sync.yaml'] += 'state: { backend: postgres, url: { env: STATE_DB_URL } }\n';
   const url = await server!.createDatabase();
+  if (!read) {
+    const store = await openPostgresStateStore({ url });
+    try {
+      for (const [tenant, contracts] of fleet.live) {
+        for (const [contractId, fields] of contracts)
+          await store.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt: '2026-01-01T00:00:00.000Z', commit: null });
+      }
+    } finally {
+      await store.close();
+    }
+  }
   const repo = await createRepo(files);
   cleanups.push(() => repo.cleanup());
   return { fleet, repo, env: { ...fleet.env, STATE_DB_URL: url }, database: new URL(url).pathname.slice(1) };
@@ -142,6 +160,34 @@ describe("a shared run's history counts what was applied, by whichever worker, h
     expect(before).toBeLessThan(changedTotal(s));
     expect(entries[0]!.tenants.every((tenant) => tenant.failed === 0 && tenant.unknown === undefined)).toBe(true);
   });
+
+  it(
+    'a worker SIGKILLed, no reads configured: what it had in flight and no read can settle is said (unknown), never counted as applied',
+    { timeout: 180_000 },
+    async () => {
+      const s = await setup(4, 24, 60, false);
+      const victim = worker(s, 'victim');
+      await patchesAnswered(12);
+      victim.child.kill('SIGKILL');
+      await victim.finished;
+
+      const rescuer = await worker(s, 'rescuer').finished;
+
+      // Its Add/Remove patches left in flight are not sent blindly: those contracts fail, named, and the run exits 1.
+      expectNoCrash(rescuer);
+      expect(rescuer.code === 0 || /not sent blindly/.test(rescuer.stdout), `${rescuer.stdout}\n${rescuer.stderr}`).toBe(true);
+      const { entries, counts } = await countsBeside(s);
+      expect(entries).toHaveLength(1);
+      for (const line of entries[0]!.tenants) {
+        const { changedOnService } = counts[line.tenant]!;
+        // Every contract counted was changed on the service; one changed and not counted is among those said unknown.
+        expect(line.applied, line.tenant).toBeLessThanOrEqual(changedOnService);
+        expect(changedOnService - line.applied, line.tenant).toBeLessThanOrEqual(line.unknown ?? 0);
+        expect(line.failed, line.tenant).toBe(line.unknown ?? 0);
+      }
+      expect(entries[0]!.tenants.some((line) => line.takenOverFrom?.includes('victim'))).toBe(true);
+    },
+  );
 
   it(
     'the claim sessions terminated with pg_terminate_backend while three workers run: no stack trace, each says so, every tenant counted',
