@@ -193,7 +193,7 @@ describe("a shared run's history counts what was applied, by whichever worker, h
     'the claim sessions terminated with pg_terminate_backend while three workers run: no stack trace, each says so, every tenant counted',
     { timeout: 180_000 },
     async () => {
-      const s = await setup(6, 24, 80);
+      const s = await setup(6, 24, 150);
       // PATCHes held until every worker has joined, so that all three take part.
       await setFaults(emulator!, { api: { latencyMs: [HOLD_MS, HOLD_MS] } });
       const workers = ['w1', 'w2', 'w3'].map((name) => worker(s, name));
@@ -201,7 +201,7 @@ describe("a shared run's history counts what was applied, by whichever worker, h
         const exited = await Promise.race([Promise.all(workers.map((run) => run.finished)), delay(50)]);
         if (exited !== undefined) break;
       }
-      await setFaults(emulator!, { api: { latencyMs: [80, 80] } });
+      await setFaults(emulator!, { api: { latencyMs: [150, 150] } });
       await patchesAnswered(20);
 
       const { rows } = await server!.query(
