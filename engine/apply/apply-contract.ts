@@ -31,6 +31,11 @@ export interface ContractWork {
    * and re-planned first when reads are configured.
    */
   readonly uncertain?: string;
+  /**
+   * The run that counts this contract as applied when it is (AppliedContract.runId): the contracts a
+   * run planned to change. Left out for one the run only settles by a read.
+   */
+  readonly runId?: string;
 }
 
 export interface ContractContext {
@@ -137,7 +142,7 @@ export async function applyContract(work: ContractWork, context: ContractContext
       }
       known = live;
       ops = diffContract(live, work.desired, { collections: context.collections });
-      if (ops.length === 0) return recordOrUnknown(context, lane.tenant, contractId, live, true);
+      if (ops.length === 0) return recordOrUnknown(context, lane.tenant, work, live, true);
     }
     // Checked against specs/patch.schema.json before it is queued: a body the schema refuses is a
     // defect of the planner (or of a saved plan), never sent (docs/architecture.md section 2).
@@ -176,7 +181,7 @@ export async function applyContract(work: ContractWork, context: ContractContext
       reading = 'ambiguous';
       continue;
     }
-    return recordApplied(context, lane.tenant, contractId, known, ops, reconciled || reconciles > 0);
+    return recordApplied(context, lane.tenant, work, known, ops, reconciled || reconciles > 0);
   }
 }
 
@@ -189,7 +194,7 @@ export async function applyContract(work: ContractWork, context: ContractContext
 async function recordApplied(
   context: ContractContext,
   tenant: string,
-  contractId: string,
+  work: Pick<ContractWork, 'contractId' | 'runId'>,
   known: ContractFields | undefined,
   ops: readonly Op[],
   reconciled: boolean,
@@ -200,7 +205,7 @@ async function recordApplied(
   } catch (error) {
     return { outcome: 'unknown', status: null, reason: `applied, but its new state could not be computed from the known state: ${messageOf(error)}` };
   }
-  return recordOrUnknown(context, tenant, contractId, fields, reconciled);
+  return recordOrUnknown(context, tenant, work, fields, reconciled);
 }
 
 /**
@@ -211,7 +216,7 @@ async function recordApplied(
 async function recordOrUnknown(
   context: ContractContext,
   tenant: string,
-  contractId: string,
+  { contractId, runId }: Pick<ContractWork, 'contractId' | 'runId'>,
   fields: ContractFields,
   reconciled: boolean,
 ): Promise<ContractOutcome> {
@@ -224,6 +229,7 @@ async function recordOrUnknown(
         fingerprint: fingerprint(fields),
         appliedAt: new Date(context.now()).toISOString(),
         commit: context.commit,
+        ...(runId === undefined ? {} : { runId }),
       },
       { lock: context.lock },
     );

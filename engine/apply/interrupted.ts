@@ -15,6 +15,15 @@ export class RunInterrupted extends Error {
 /** The reason a contract of an interrupted run carries in the report and in its pending entry. */
 export const INTERRUPTED = 'not sent: the run was interrupted';
 
+/**
+ * The reason of the pending entry a run writes, before its first PATCH, for each contract it is
+ * about to send (engine/pipeline/send.ts): a later pass of the same run (a shared run's worker
+ * taking over) knows from it which contracts that run itself had in flight.
+ */
+export function inFlightReason(runId: string): string {
+  return `run ${runId}`;
+}
+
 /** What an interrupted run sent and did not: what the CLI says on its last line. */
 export interface InterruptedCount {
   /** Contracts whose PATCH was sent (and answered, applied or not). */

@@ -3,7 +3,7 @@
  * instead of listing them with a `git ls-tree` of their own: the answer listTree gives for them.
  */
 import { GitError } from './errors.ts';
-import type { TreeEntry } from './list-tree.ts';
+import type { TreeEntry, TreeListing } from './list-tree.ts';
 import type { GitRepository } from './repository.ts';
 import { isObjectId } from './resolve-ref.ts';
 
@@ -20,6 +20,7 @@ const DIRECTORY = 0o040000;
 // Whatever its permission bits, as `git ls-tree` shows it (100644 or 100755): symbolic links
 // (120000) and submodules (160000) are not regular files, and listTree skips them.
 const REGULAR_FILE = 0o100000;
+const SYMBOLIC_LINK = 0o120000;
 
 /** `<mode> SP <name> NUL <binary object id>`, repeated; undefined when it is not that, or names an entry twice. */
 function parseTree(content: Buffer, idBytes: number): Tree | undefined {
@@ -58,6 +59,11 @@ interface Walk {
  * tree it cannot parse, a failed process): the caller lists them instead.
  */
 export async function findFiles(repo: GitRepository, commit: string, paths: readonly string[]): Promise<TreeEntry[] | undefined> {
+  return (await findEntries(repo, commit, paths))?.files;
+}
+
+/** findFiles, with the paths among `paths` that are symbolic links (as listTreeEntries says them). */
+export async function findEntries(repo: GitRepository, commit: string, paths: readonly string[]): Promise<TreeListing | undefined> {
   if (!isObjectId(commit)) throw new TypeError(`findFiles: expected a commit id, got ${JSON.stringify(commit)}`);
   if (!paths.every(isPlainPath) || (repo.prefix !== '' && !isPlainPath(repo.prefix.slice(0, -1)))) return undefined;
   try {
@@ -68,7 +74,7 @@ export async function findFiles(repo: GitRepository, commit: string, paths: read
   }
 }
 
-async function walk(repo: GitRepository, commit: string, paths: readonly string[]): Promise<TreeEntry[] | undefined> {
+async function walk(repo: GitRepository, commit: string, paths: readonly string[]): Promise<TreeListing | undefined> {
   const idBytes = commit.length / 2;
   const trees = new Map<string, Tree>();
 
@@ -89,6 +95,7 @@ async function walk(repo: GitRepository, commit: string, paths: readonly string[
   if (root === undefined) return undefined;
   const walks: Walk[] = paths.map((path) => ({ path, steps: Buffer.from(`${repo.prefix}${path}`).toString('latin1').split('/'), step: 0, tree: root }));
   const found: { readonly path: string; readonly oid: string }[] = [];
+  const links: string[] = [];
   let open = walks;
   while (open.length > 0) {
     const next: Walk[] = [];
@@ -98,6 +105,7 @@ async function walk(repo: GitRepository, commit: string, paths: readonly string[
       if (!item) continue;
       if (walk.step === walk.steps.length - 1) {
         if ((item.mode & TYPE_BITS) === REGULAR_FILE) found.push({ path: walk.path, oid: item.oid });
+        else if ((item.mode & TYPE_BITS) === SYMBOLIC_LINK) links.push(walk.path);
         continue;
       }
       if ((item.mode & TYPE_BITS) !== DIRECTORY) continue;
@@ -121,5 +129,5 @@ async function walk(repo: GitRepository, commit: string, paths: readonly string[
     if (!answer.found || answer.type !== 'blob') return undefined;
     entries.push({ path: file.path, oid: file.oid, size: answer.size });
   }
-  return entries;
+  return { files: entries, links };
 }

@@ -6,8 +6,8 @@
  * most the bound and one byte more is ever read, so the parser can refuse it by size instead of the
  * run hanging or running out of memory.
  */
-import { constants, type Stats } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
+import { lstat, open, type FileHandle } from 'node:fs/promises';
 
 /** Bounds, in bytes, of what each kind of input may hold. */
 export const READ_LIMITS = {
@@ -104,4 +104,61 @@ export async function readTextBounded(file: string, maxBytes: number): Promise<s
   const bytes = await readBounded(file, maxBytes);
   if (bytes.byteLength > maxBytes) throw new FileTooLargeError(file, maxBytes);
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
+
+/**
+ * A file the engine keeps itself (the file state store's journals, run records, history, format
+ * marker), read whole (up to 2 GiB, a Buffer's most): as readBounded, a FIFO, device or socket put there is refused before a byte
+ * is read (NotRegularFileError, naming it), instead of hanging the run. No bound of its own: a
+ * tenant's journal grows with its contracts.
+ */
+export async function readRegularFile(file: string): Promise<Buffer> {
+  const bytes = await readBounded(file, MAX_WHOLE_FILE);
+  if (bytes.byteLength > MAX_WHOLE_FILE) throw new FileTooLargeError(file, MAX_WHOLE_FILE);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** readRegularFile as UTF-8 text. */
+export async function readRegularText(file: string): Promise<string> {
+  return (await readRegularFile(file)).toString('utf8');
+}
+
+/** readRegularText, synchronously: for the many small files a plan reads at its start (a run record each). */
+export function readRegularTextSync(file: string): string {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) throw new NotRegularFileError(file, stats);
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+// The most a Buffer holds, less the byte readBounded reads past its bound.
+const MAX_WHOLE_FILE = 2 ** 31 - 2;
+
+/**
+ * `file` opened with `flags` (e.g. O_RDONLY, or O_WRONLY | O_APPEND | O_CREAT) only when it is a
+ * regular file: opened without blocking, then checked, so that a FIFO or device in its place is
+ * refused (NotRegularFileError, naming it) instead of the open or the first read waiting forever.
+ */
+export async function openRegular(file: string, flags: number): Promise<FileHandle> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, flags | constants.O_NONBLOCK, 0o666);
+  } catch (error) {
+    // ENXIO: a FIFO opened for writing without a reader.
+    if ((error as NodeJS.ErrnoException).code === 'ENXIO') throw new NotRegularFileError(file, await lstat(file));
+    throw error;
+  }
+  const stats = await handle.stat().catch(async (error: unknown) => {
+    await handle.close();
+    throw error;
+  });
+  if (!stats.isFile()) {
+    await handle.close();
+    throw new NotRegularFileError(file, stats);
+  }
+  return handle;
 }

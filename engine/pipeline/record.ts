@@ -5,7 +5,7 @@
  * to do (`pending`). reportTenant says how each contract ended, for the run report.
  */
 import type { ContractOutcome } from '../apply/apply-contract.ts';
-import { INTERRUPTED } from '../apply/interrupted.ts';
+import { INTERRUPTED, inFlightReason } from '../apply/interrupted.ts';
 import { planningFingerprint } from '../apply/incremental.ts';
 import { pendingAfterRun } from '../apply/pending-after-run.ts';
 import { notOnServiceReason, type ContractResult, type TenantReport } from '../apply/run-report.ts';
@@ -26,6 +26,14 @@ const RECORD_CONCURRENCY = 16;
  */
 export async function recordUnchanged(context: RunContext, tenant: CheckedTenant): Promise<void> {
   const appliedAt = new Date(context.clock.now()).toISOString();
+  // Contracts this very run had in flight when a worker of it stopped (a shared run taken over, or
+  // run again after its store was lost), unrecorded and now found applied: that worker's PATCH
+  // landed, so they count as this run's work (AppliedContract.runId).
+  const inFlight = new Set(
+    (tenant.previousRun?.pending ?? [])
+      .filter((entry) => entry.outcome === 'interrupted' && entry.reason === inFlightReason(context.runId))
+      .map((entry) => entry.contractId),
+  );
   const writes: AppliedContract[] = [];
   for (const contract of tenant.planned) {
     if (contract.action !== 'noop' || contract.knownFrom !== 'live') continue;
@@ -34,7 +42,14 @@ export async function recordUnchanged(context: RunContext, tenant: CheckedTenant
     const liveFingerprint = fingerprint(live);
     const stored = tenant.stored?.get(contract.id)?.fields;
     if (stored !== undefined && fingerprint(stored) === liveFingerprint) continue;
-    writes.push({ contractId: contract.id, fields: live, fingerprint: liveFingerprint, appliedAt, commit: context.source.commit });
+    writes.push({
+      contractId: contract.id,
+      fields: live,
+      fingerprint: liveFingerprint,
+      appliedAt,
+      commit: context.source.commit,
+      ...(inFlight.has(contract.id) ? { runId: context.runId } : {}),
+    });
   }
   for (let start = 0; start < writes.length; start += RECORD_CONCURRENCY) {
     await Promise.all(

@@ -6,7 +6,7 @@
  */
 import { applyContract, type ContractOutcome } from '../apply/apply-contract.ts';
 import { messageOf, statusOf } from '../apply/failure.ts';
-import { RunInterrupted } from '../apply/interrupted.ts';
+import { inFlightReason, RunInterrupted } from '../apply/interrupted.ts';
 import type { PlanContract } from '../plan/types.ts';
 import type { PendingContract } from '../state/types.ts';
 import type { CheckedTenant, RunContext } from './tenant.ts';
@@ -31,7 +31,7 @@ export async function markInFlight(context: RunContext, tenant: CheckedTenant): 
         ...tenant.send.map((contract): PendingContract => ({
           contractId: contract.id,
           outcome: 'interrupted',
-          reason: `run ${context.runId}`,
+          reason: inFlightReason(context.runId),
           since: context.startedAt,
           file: contract.file,
         })),
@@ -66,6 +66,8 @@ export async function sendTenant(context: RunContext, tenant: CheckedTenant, out
         knownIsLive: known === 'planned' && contract.knownFrom === 'live',
         desired: desired.get(contract.id)!.fields,
         uncertain: tenant.uncertain.get(contract.id),
+        // What the run planned to change counts as its applied work; a contract it only settles does not.
+        ...(known === 'planned' ? { runId: context.runId } : {}),
       },
       applyContext,
     ).catch((error: unknown): ContractOutcome | undefined =>

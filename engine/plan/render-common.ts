@@ -207,9 +207,9 @@ export function headline(plan: PlanDocument, notPlanned?: NotPlanned): string {
           ? ': not on the service'
           : ` (${notPlanned.notOnService} not on the service)`;
     const missing = `${plural(notPlanned.count, 'contract')} could not be planned${why}`;
-    if (contracts === 0) return `Nothing to send: ${missing} (see Failures).`;
-    if (changed === 0) return `Nothing to send for ${plural(contracts, 'planned contract')} in ${plural(tenants, 'tenant')}, but ${missing} (see Failures).`;
-    return `${changed} of ${plural(contracts, 'planned contract')} in ${plural(tenants, 'tenant')} to update, ${plural(ops, 'op')}; ${missing} (see Failures).`;
+    if (contracts === 0) return `Nothing to send: ${missing} (listed below).`;
+    if (changed === 0) return `Nothing to send for ${plural(contracts, 'planned contract')} in ${plural(tenants, 'tenant')}, but ${missing} (listed below).`;
+    return `${changed} of ${plural(contracts, 'planned contract')} in ${plural(tenants, 'tenant')} to update, ${plural(ops, 'op')}; ${missing} (listed below).`;
   }
   if (contracts === 0) return 'No changes: no contract to plan.';
   const inTenants = `in ${plural(tenants, 'tenant')}`;

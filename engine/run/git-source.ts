@@ -4,8 +4,8 @@ import { desiredPathMatcher, patternRoots, type DesiredSource, type ReadDesiredO
 import type { DesiredFile } from '../desired/types.ts';
 import { DEFAULT_YAML_LIMITS } from '../yaml/yaml-source.ts';
 import { readBlobs } from '../git/cat-file.ts';
-import { findFiles } from '../git/find-files.ts';
-import { listTree, type TreeEntry } from '../git/list-tree.ts';
+import { findEntries } from '../git/find-files.ts';
+import { listTreeEntries, type TreeEntry, type TreeListing } from '../git/list-tree.ts';
 import type { GitRepository } from '../git/repository.ts';
 
 /**
@@ -26,9 +26,17 @@ async function readEntries(repo: GitRepository, entries: readonly TreeEntry[], m
 /** Up to this many `only` paths are looked up by name; more, and the tree is listed. */
 const LISTED_BY_NAME = 1000;
 
-/** The regular files at `paths` exactly: looked up in the commit's trees (no process of their own), else listed. */
-async function filesAt(repo: GitRepository, commit: string, paths: readonly string[]): Promise<TreeEntry[]> {
-  return (await findFiles(repo, commit, paths)) ?? listTree(repo, commit, paths);
+/** The regular files (and symbolic links) at `paths` exactly: looked up in the commit's trees (no process of their own), else listed. */
+async function filesAt(repo: GitRepository, commit: string, paths: readonly string[]): Promise<TreeListing> {
+  return (await findEntries(repo, commit, paths)) ?? listTreeEntries(repo, commit, paths);
+}
+
+/**
+ * A symbolic link the patterns select: never followed, and said, as the working-tree reader says
+ * it (desired/parse-file.ts turns it into a warning naming the path).
+ */
+function skippedLink(path: string): DesiredFile {
+  return { path, content: '', skipped: 'a symbolic link' };
 }
 
 /** The desired-state files of `commit` (a commit id), selected like the working tree's. */
@@ -41,9 +49,15 @@ export function gitCommitSource(repo: GitRepository, commit: string): DesiredSou
       // to keep three of them costs more than everything else such a run does.
       const byName = only !== undefined && only.size <= LISTED_BY_NAME;
       const roots = byName ? [...only].filter(selected) : patternRoots(patterns);
-      const listed = roots.length === 0 ? [] : byName ? await filesAt(repo, commit, roots) : await listTree(repo, commit, roots);
-      const entries = listed.filter((entry) => selected(entry.path) && (!only || only.has(entry.path))).sort((a, b) => compareText(a.path, b.path));
-      return readEntries(repo, entries, options.maxBytes ?? DEFAULT_YAML_LIMITS.maxBytes);
+      const listed: TreeListing =
+        roots.length === 0 ? { files: [], links: [] } : byName ? await filesAt(repo, commit, roots) : await listTreeEntries(repo, commit, roots);
+      function wanted(file: string): boolean {
+        return selected(file) && (!only || only.has(file));
+      }
+      const entries = listed.files.filter((entry) => wanted(entry.path)).sort((a, b) => compareText(a.path, b.path));
+      const files = await readEntries(repo, entries, options.maxBytes ?? DEFAULT_YAML_LIMITS.maxBytes);
+      const links = listed.links.filter(wanted).map(skippedLink);
+      return links.length === 0 ? files : [...files, ...links].sort((a, b) => compareText(a.path, b.path));
     },
   };
 }
@@ -55,7 +69,7 @@ export async function readFileAtCommit(
   file: string,
   maxBytes = DEFAULT_YAML_LIMITS.maxBytes,
 ): Promise<DesiredFile | undefined> {
-  const entry = (await filesAt(repo, commit, [file])).find((candidate) => candidate.path === file);
+  const entry = (await filesAt(repo, commit, [file])).files.find((candidate) => candidate.path === file);
   if (!entry) return undefined;
   const [read] = await readEntries(repo, [entry], maxBytes);
   return read;

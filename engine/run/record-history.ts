@@ -1,8 +1,9 @@
 /** Adapter: stores a finished run in the state store's run history (docs/architecture.md section 7). */
-import type { RunReport } from '../apply/run-report.ts';
+import type { RunReport, TenantReport } from '../apply/run-report.ts';
 import type { Logger } from '../log/logger.ts';
 import { policySummary } from '../plan/policy-findings.ts';
 import { startedByFromEnv, type HistoryCommand, type HistoryOverride, type RunHistoryEntry, type StartedBy } from '../state/history.ts';
+import type { SharedTenantResult } from '../state/shared-run.ts';
 import type { StateStore } from '../state/types.ts';
 
 /** The history entry of a finished run. */
@@ -14,15 +15,21 @@ export function historyEntryOf(report: RunReport, command: HistoryCommand, start
     finishedAt: report.finishedAt,
     commit: report.source.commit,
     startedBy,
-    tenants: report.tenants.map((tenant) => ({
-      tenant: tenant.tenant,
-      changed: tenant.changed,
-      applied: tenant.applied,
-      failed: tenant.failures.length,
-      ...(tenant.error === undefined ? {} : { error: tenant.error }),
-    })),
+    tenants: report.tenants.map((tenant) => ({ tenant: tenant.tenant, ...historyCountsOf(tenant) })),
     ...overridesOf(report),
     ...(report.findings === undefined || report.findings.length === 0 ? {} : { policy: policySummary(report.findings) }),
+  };
+}
+
+/** A tenant's counts in the history, from its report: what it changed, applied and failed, and of the failed, those left unknown. */
+export function historyCountsOf(tenant: TenantReport): SharedTenantResult {
+  const unknown = tenant.failures.filter((failure) => failure.outcome === 'unknown').length;
+  return {
+    changed: tenant.changed,
+    applied: tenant.applied,
+    failed: tenant.failures.length,
+    ...(unknown === 0 ? {} : { unknown }),
+    ...(tenant.error === undefined ? {} : { error: tenant.error }),
   };
 }
 

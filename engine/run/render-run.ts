@@ -23,10 +23,32 @@ export function renderTargetedNote(description: string, format: 'text' | 'markdo
     : `${description} Contracts not targeted were not ${notDone}.\n\n`;
 }
 
-/** The plan of a preview, its headline counting the contracts whose read failed (not in the plan: it must not say "No changes" then). */
+/** Contracts named one by one under "Not planned:"; the rest are counted. */
+const NOT_PLANNED_SHOWN = 20;
+
+/**
+ * The plan of a preview, its headline counting the contracts whose read failed (not in the plan: it
+ * must not say "No changes" then), and those contracts listed under it, each with why: the headline
+ * points there, and the preview stands alone (a run that stops before its report, e.g. when its
+ * state store goes away, prints no Failures section).
+ */
 function previewPlanText(plan: PlanDocument, notPlanned: SendPreview['unreadable'], color: boolean): string {
   const notOnService = notPlanned.filter(({ result }) => result.outcome === 'not-on-service').length;
-  return renderPlanText(plan, { color, notPlanned: { count: notPlanned.length, notOnService } });
+  return renderPlanText(plan, { color, notPlanned: { count: notPlanned.length, notOnService } }) + notPlannedText(notPlanned);
+}
+
+function notPlannedText(notPlanned: SendPreview['unreadable']): string {
+  if (notPlanned.length === 0) return '';
+  const lines = ['', 'Not planned:'];
+  for (const { tenant, result } of notPlanned.slice(0, NOT_PLANNED_SHOWN)) {
+    const status = result.outcome === 'not-on-service' ? 'not on the service' : result.status === null ? result.outcome : String(result.status);
+    lines.push(
+      `  ${escapeForTerminal(tenant)} ${escapeForTerminal(result.contractId)} (${escapeForTerminal(result.file)}:${result.line}) ${status}: ${escapeForTerminal(result.reason ?? result.outcome)}`,
+    );
+  }
+  const more = notPlanned.length - NOT_PLANNED_SHOWN;
+  if (more > 0) lines.push(`  and ${plural(more, 'contract')} more`);
+  return `${lines.join('\n')}\n`;
 }
 
 /** apply, before the first PATCH: what was selected (`head`), then the plan (with a saved plan, what was reviewed). */
@@ -82,9 +104,9 @@ export function describeSharedEvent(event: SharedRunEvent): string {
     return `shared run ${event.runId}: worker ${event.worker} joined (${event.tenants} tenant${event.tenants === 1 ? '' : 's'}, ${event.done} done); ${validated}`;
   }
   if (event.kind === 'lost' && event.error !== undefined)
-    return `worker ${event.worker} lost its claim of tenant ${event.tenant} (its database session ended) after running it; its run ended with: ${escapeForTerminal(event.error)}, so requests in flight may not be recorded: the next run settles them; another worker of the run marks the tenant done`;
+    return `worker ${event.worker} lost its claim of tenant ${event.tenant} (its database session ended) after running it; its run ended with: ${escapeForTerminal(event.error)}, so requests in flight may not be recorded: the next run settles them and counts those that landed; another worker of the run marks the tenant done`;
   if (event.kind === 'lost')
-    return `worker ${event.worker} lost its claim of tenant ${event.tenant} (its database session ended) after running it: what it applied is recorded; another worker of the run marks the tenant done`;
+    return `worker ${event.worker} lost its claim of tenant ${event.tenant} (its database session ended) after running it: what it applied is recorded and counted in the run's history; another worker of the run marks the tenant done`;
   const over = event.takenOverFrom.length === 0 ? '' : `; taken over from worker ${event.takenOverFrom.join(', then ')}, which did not finish it`;
   return `worker ${event.worker} took tenant ${event.tenant} (${event.size} contract${event.size === 1 ? '' : 's'} to plan${over})`;
 }

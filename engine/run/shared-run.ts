@@ -12,6 +12,7 @@ import type { Clock } from '../io/clock.ts';
 import type { Config } from '../config/types.ts';
 import type { HistoryCommand } from '../state/history.ts';
 import type { SharedRunJoined, SharedRuns, SharedTenantResult } from '../state/shared-run.ts';
+import { historyCountsOf } from './record-history.ts';
 import type { RunEffects, RunEvent, RunSelection } from './types.ts';
 
 /** Said when `--shard auto` meets a store that cannot share a run. */
@@ -226,8 +227,7 @@ async function workLane<T>(
 /** A tenant's line in the shared run's history, from the report of the run that applied it. */
 export function tenantResultOf(report: RunReport, tenant: string): SharedTenantResult {
   const entry = report.tenants.find((candidate) => candidate.tenant === tenant);
-  if (entry === undefined) return { changed: 0, applied: 0, failed: 0 };
-  return { changed: entry.changed, applied: entry.applied, failed: entry.failures.length, ...(entry.error === undefined ? {} : { error: entry.error }) };
+  return entry === undefined ? { changed: 0, applied: 0, failed: 0 } : historyCountsOf(entry);
 }
 
 /** The reports of a worker's tenants, each applied as a run of its own, as one report of the shared run. */

@@ -69,8 +69,11 @@ export type StateOutcome =
   | { readonly kind: 'rm'; readonly tenant: string; readonly id: string; readonly record?: StoredContract; readonly removed: boolean }
   | { readonly kind: 'push' | 'pull'; readonly copy: Awaited<ReturnType<typeof copyStore>> };
 
-/** The store's own errors, said in one line; any other error is a defect and is thrown. */
-const STORE_ERRORS: ReadonlySet<unknown> = new Set(['state-format', 'state-postgres', 'lock-timeout']);
+/**
+ * The store's own errors, said in one line, and a file in a file store's directory that is no
+ * regular file or is too large to read (engine/io/bounded-read.ts); any other error is a defect and is thrown.
+ */
+const STORE_ERRORS: ReadonlySet<unknown> = new Set(['state-format', 'state-postgres', 'lock-timeout', 'ENOTREG', 'EISDIR', 'EFBIG']);
 
 export async function runState(request: StateRequest, place: RunPlace): Promise<StateOutcome> {
   const store = await openConfiguredStore(place, request.where);

@@ -21,7 +21,9 @@
  *   lock the first of them took. What remains: a third run's link landing in the microseconds the
  *   wrongly moved lock is away; putting it back then fails and two runs hold the tenant.
  */
+import { constants } from 'node:fs';
 import { link, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
+import { openRegular } from '../io/bounded-read.ts';
 import path from 'node:path';
 import { ensureDirectory } from './atomic-write.ts';
 import { isTempFileName, LOCK_FILE_NAME, parseLockFile, serialiseLockFile, tempFileName, type LockFileContent } from './file-format.ts';
@@ -60,7 +62,8 @@ async function sight(handle: FileHandle): Promise<LockSighting> {
 async function inspectLock(file: string): Promise<LockSighting | undefined> {
   let handle: FileHandle;
   try {
-    handle = await open(file, 'r');
+    // A FIFO or device where the lock file should be is refused, naming it, rather than waited on.
+    handle = await openRegular(file, constants.O_RDONLY);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return undefined;
     throw error;

@@ -4,7 +4,7 @@
  * by the tenant's lock holder before it lets the lock go; the run record is written atomically and
  * durably (atomic-write.ts); the per-tenant lock is file-lock.ts.
  */
-import { readFileSync } from 'node:fs';
+import { readRegularTextSync } from '../io/bounded-read.ts';
 import path from 'node:path';
 import { compareText } from '../text/compare-text.ts';
 import { ensureDirectory, writeFileDurably } from './atomic-write.ts';
@@ -45,7 +45,8 @@ export const HISTORY_DIR_NAME = '.history';
  */
 function readIfPresent(file: string): string | undefined {
   try {
-    return readFileSync(file, 'utf8');
+    // A FIFO or device put in the state directory is refused, naming it, instead of blocking the process.
+    return readRegularTextSync(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;

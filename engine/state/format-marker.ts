@@ -2,7 +2,8 @@
  * Adapter: the file backend's format marker, `DIR/.format.json` (format: file-format.ts). Checked
  * before a store's first operation; written, if absent, before its first write.
  */
-import { link, open, readFile, rm } from 'node:fs/promises';
+import { link, open, rm } from 'node:fs/promises';
+import { readRegularText } from '../io/bounded-read.ts';
 import path from 'node:path';
 import { ensureDirectory, syncDirectory } from './atomic-write.ts';
 import { checkFormatMarker, FORMAT_FILE_NAME, serialiseFormatMarker, tempFileName } from './file-format.ts';
@@ -16,7 +17,7 @@ export async function checkStateDirectory(directory: string): Promise<boolean> {
   const file = path.join(directory, FORMAT_FILE_NAME);
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readRegularText(file);
   } catch (error) {
     if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return false;
     throw error;

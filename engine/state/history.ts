@@ -31,8 +31,19 @@ export interface HistoryTenant {
   readonly applied: number;
   readonly failed: number;
   readonly error?: string;
+  /**
+   * Of `failed`, the contracts whose patch may or may not have landed (its answer lost, or a worker
+   * stopped with it in flight, and no read settled it): not counted as applied; the next run
+   * settles them. Absent when none.
+   */
+  readonly unknown?: number;
   /** Shared runs (`--shard auto`): the worker that did the tenant. */
   readonly worker?: string;
+  /**
+   * Shared runs: the workers that took the tenant before `worker` and did not finish it (killed, or
+   * their claim's session ended). What they applied is counted all the same. Absent when none.
+   */
+  readonly takenOverFrom?: readonly string[];
 }
 
 export interface RunHistoryEntry {

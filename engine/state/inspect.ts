@@ -101,8 +101,11 @@ export function renderHistoryText(entries: readonly RunHistoryEntry[]): string {
     const who = [entry.startedBy.actor, entry.startedBy.url].filter((part) => part !== undefined).join(' ');
     lines.push(`${entry.finishedAt}  ${entry.command}  run ${entry.runId}  commit ${entry.commit?.slice(0, 12) ?? 'none'}${who === '' ? '' : `  by ${who}`}`);
     for (const tenant of entry.tenants) {
+      const unknown = tenant.unknown === undefined ? '' : ` (${tenant.unknown} unknown: may have been applied, not counted; the next run settles them)`;
+      const from = tenant.takenOverFrom ?? [];
+      const takenOver = from.length === 0 ? '' : `, taken over from ${from.length === 1 ? 'worker' : 'workers'} ${from.join(', ')}`;
       lines.push(
-        `  ${tenant.tenant}: ${tenant.changed} changed, ${tenant.applied} applied, ${tenant.failed} failed${tenant.worker === undefined ? '' : ` (worker ${tenant.worker})`}${tenant.error === undefined ? '' : `; ${tenant.error}`}`,
+        `  ${tenant.tenant}: ${tenant.changed} changed, ${tenant.applied} applied, ${tenant.failed} failed${unknown}${tenant.worker === undefined ? '' : ` (worker ${tenant.worker}${takenOver})`}${tenant.error === undefined ? '' : `; ${tenant.error}`}`,
       );
     }
     if (entry.policy !== undefined) lines.push(`  policy: ${policyCounts(entry.policy)}`);

@@ -159,7 +159,8 @@ export function memoryStateStore(state: KnownState = new Map(), options: MemoryS
       checkTenant(tenant);
       checkApplied(record);
       checkFence(tenant, guard);
-      const copy = structuredClone(record);
+      // The run that applied it: only a store that keeps shared runs counts it (PostgreSQL).
+      const { runId: _run, ...copy } = structuredClone(record);
       let contracts = written.get(tenant);
       if (contracts === undefined) {
         contracts = new Map(state.get(tenant));

@@ -40,8 +40,13 @@ export interface SharedRunJoined {
   readonly done: number;
 }
 
-/** What a worker records of a tenant it finished: the history entry's line, without the worker. */
-export type SharedTenantResult = Omit<HistoryTenant, 'tenant' | 'worker'>;
+/**
+ * What a worker records of a tenant it finished: its own pass's line of the history entry, without
+ * the worker. The entry counts `applied` from what every pass of the run recorded (the store keeps
+ * each contract applied with the run's id), so a pass that finds the work done by a worker that
+ * stopped does not make it zero.
+ */
+export type SharedTenantResult = Omit<HistoryTenant, 'tenant' | 'worker' | 'takenOverFrom'>;
 
 /** A tenant taken: no other worker of the run takes it while this claim is open. */
 export interface SharedRunClaim {

@@ -28,6 +28,8 @@ export function checkApplied(applied: AppliedContract): void {
   if (typeof fingerprint !== 'string') throw new TypeError(`applied ${contractId}: "fingerprint" must be a string, got ${String(fingerprint)}`);
   if (typeof appliedAt !== 'string') throw new TypeError(`applied ${contractId}: "appliedAt" must be a string, got ${String(appliedAt)}`);
   if (commit !== null && typeof commit !== 'string') throw new TypeError(`applied ${contractId}: "commit" must be a string or null, got ${String(commit)}`);
+  if (applied.runId !== undefined && (typeof applied.runId !== 'string' || applied.runId === ''))
+    throw new TypeError(`applied ${contractId}: "runId" must be a non-empty string when given, got ${JSON.stringify(applied.runId)}`);
 }
 
 export function checkRunRecord(record: TenantRunRecord): void {

@@ -17,7 +17,9 @@
  *   its fsync, that the journal was replaced meanwhile appends again to the new one. A line is
  *   therefore never left only in a replaced journal; carried twice it is harmless (the same entry).
  */
-import { open, readdir, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { readdir, rm, stat, type FileHandle } from 'node:fs/promises';
+import { openRegular, readRegularFile, readRegularText } from '../io/bounded-read.ts';
 import path from 'node:path';
 import { compareText } from '../text/compare-text.ts';
 import { ensureDirectory, syncDirectory, writeFileDurably } from './atomic-write.ts';
@@ -45,7 +47,7 @@ export async function entriesOf(directory: string): Promise<string[]> {
 
 async function readTextIfPresent(file: string): Promise<string | undefined> {
   try {
-    return await readFile(file, 'utf8');
+    return await readRegularText(file);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return undefined;
     throw error;
@@ -105,7 +107,7 @@ export async function readTenantRecords(tenantDir: string, tenant: string, wante
   const file = path.join(tenantDir, JOURNAL_FILE_NAME);
   let bytes: Buffer;
   try {
-    bytes = await readFile(file);
+    bytes = await readRegularFile(file);
   } catch (error) {
     if (errorCode(error) !== 'ENOENT') throw error;
     return { records: sortedById(legacy), legacyIds: new Set(legacy.keys()), journalBytes: 0, liveBytes: 0 };
@@ -128,7 +130,7 @@ async function appendDurably(tenantDir: string, text: string): Promise<number> {
   const file = path.join(tenantDir, JOURNAL_FILE_NAME);
   const batch = `\n${text}`;
   for (;;) {
-    const handle = await open(file, 'a');
+    const handle = await openRegular(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
     let written;
     try {
       written = await handle.stat({ bigint: true });
@@ -174,7 +176,7 @@ async function compact(tenantDir: string, tenant: string, ratio: number, randomI
   const file = path.join(tenantDir, JOURNAL_FILE_NAME);
   let handle: FileHandle | undefined;
   try {
-    handle = await open(file, 'r');
+    handle = await openRegular(file, constants.O_RDONLY);
   } catch (error) {
     if (errorCode(error) !== 'ENOENT') throw error;
   }

@@ -18,13 +18,21 @@ export interface AppliedContract {
   readonly appliedAt: string;
   /** The git commit the desired state came from; null for a working tree that is not a repository. */
   readonly commit: string | null;
+  /**
+   * The run whose PATCH this record follows (its id), when the run counts the contract as applied;
+   * left out for a record written without applying anything (a live read found unchanged, an
+   * uncertain contract settled, an import). A store that keeps shared runs counts the contract for
+   * its run in the same write, so that the run's history counts what any of its workers applied
+   * (engine/state/shared-run.ts); the others keep only the record.
+   */
+  readonly runId?: string;
 }
 
 /**
  * A contract's record as stored. Records written before apply recorded appliedAt and commit lack
  * them (file backend); the fingerprint is then computed from the fields.
  */
-export type StoredContract = Omit<AppliedContract, 'appliedAt' | 'commit'> & { readonly appliedAt?: string; readonly commit?: string | null };
+export type StoredContract = Omit<AppliedContract, 'appliedAt' | 'commit' | 'runId'> & { readonly appliedAt?: string; readonly commit?: string | null };
 
 /**
  * A contract a run did not finish:

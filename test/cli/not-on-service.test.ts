@@ -43,7 +43,9 @@ describe('a contract not on the service', () => {
 
     expect(run.code).toBe(1);
     expect(run.stdout).not.toContain('No changes');
-    expect(run.stdout).toContain('Nothing to send for 1 planned contract in 1 tenant, but 1 contract could not be planned: not on the service (see Failures).');
+    expect(run.stdout).toContain('Nothing to send for 1 planned contract in 1 tenant, but 1 contract could not be planned: not on the service (listed below).');
+    // Listed in the preview itself, before the run's own Failures: the headline never points at a section that is not printed.
+    expect(run.stdout).toMatch(/\nNot planned:\n {2}tenant-a tenant-a-0000 \(contracts\/tenant-a\.yaml:\d+\) not on the service: [^\n]+\n[\s\S]*\nFailures:\n/);
     expect(run.stdout).toMatch(
       /\n {2}tenant-a tenant-a-0000 \(contracts\/tenant-a\.yaml:\d+\) not on the service: the service has no contract tenant-a-0000 \(its read was answered 404\); contract-sync manages contracts that exist and cannot create one/,
     );

@@ -180,8 +180,15 @@ describe('gitCommitSource with a few files', () => {
     const after = await gitCommitSource(repository, second).readFiles(['contracts/**/*.yaml'], { only });
 
     expect(asText(config)).toEqual({ path: 'contract-sync.yaml', content: 'api: {}\n' });
-    expect(before.map((file) => asText(file))).toEqual([{ path: 'contracts/acme/a.yaml', content: 'tenant: acme\n' }]);
-    expect(after.map((file) => asText(file))).toEqual([{ path: 'contracts/acme/a.yaml', content: 'tenant: acme\n# edited\n' }]);
+    // The link is said (a skipped file, never followed), as the working-tree reader says it.
+    expect(before.map((file) => [asText(file), file.skipped])).toEqual([
+      [{ path: 'contracts/acme/a.yaml', content: 'tenant: acme\n' }, undefined],
+      [{ path: 'contracts/acme/link.yaml', content: '' }, 'a symbolic link'],
+    ]);
+    expect(after.map((file) => [asText(file), file.skipped])).toEqual([
+      [{ path: 'contracts/acme/a.yaml', content: 'tenant: acme\n# edited\n' }, undefined],
+      [{ path: 'contracts/acme/link.yaml', content: '' }, 'a symbolic link'],
+    ]);
     // Trees and blobs with content, sizes without: one process answers both.
     expect(await git.calls()).toEqual(['cat-file --batch-command']);
   });

@@ -91,7 +91,16 @@ async function runServerBinary(binDir: string, name: string, args: readonly stri
 
 let databases = 0;
 
-export async function startPostgres(): Promise<PostgresServer> {
+export interface PostgresOptions {
+  /**
+   * Every COMMIT acknowledged is in the WAL the server wrote (synchronous_commit on), so that a
+   * server stopped with `-m immediate` keeps everything it acknowledged, as a production server does.
+   * Off by default: the last few hundred milliseconds of commits may be lost then, which is faster.
+   */
+  readonly durableCommits?: boolean;
+}
+
+export async function startPostgres(options: PostgresOptions = {}): Promise<PostgresServer> {
   const binDir = await findBinaries();
   const dir = await mkdtemp(path.join(tmpdir(), 'contract-sync-pg-'));
   if (asRoot) {
@@ -104,7 +113,9 @@ export async function startPostgres(): Promise<PostgresServer> {
   const hba = ['local all all trust', 'host all postgres 127.0.0.1/32 trust', 'host all all 127.0.0.1/32 scram-sha-256', ''].join('\n');
   await writeFile(path.join(data, 'pg_hba.conf'), hba);
   const port = await freePort();
-  const settings = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+  // fsync off: a server stopped at once leaves what it wrote to the OS, which keeps it (only a crash of the machine would lose it).
+  const commits = options.durableCommits ? 'on' : 'off';
+  const settings = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=${commits} -c full_page_writes=off -c max_connections=200`;
   await runServerBinary(binDir, 'pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-o', settings, '-w', '-t', '30', 'start']);
 
   function superuserUrl(database = 'postgres'): string {

@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { validateDesiredState, workingTreeSource } from '../../engine/desired/index.ts';
 import { GitError, openGitRepository, resolveCommit, type GitRepository } from '../../engine/git/index.ts';
 import { gitCommitSource, readFileAtCommit } from '../../engine/run/index.ts';
-import { writeTree } from '../helpers/files.ts';
+import { runCli } from '../helpers/cli.ts';
+import { configYaml, writeTree } from '../helpers/files.ts';
 import { createRepo, type TestRepo } from '../git/helpers.ts';
 
 const PATTERNS = ['contracts/**/*.yaml'];
@@ -76,18 +77,40 @@ describe('gitCommitSource', () => {
     expect(text(files)).toEqual([['contracts/a.yaml', contractFile('acme', '1', 'First')]]);
   });
 
-  it('skips symbolic links and node_modules, as the working-tree reader does (which lists a link as skipped, issue 41)', async () => {
+  it('skips symbolic links and node_modules, and lists a link as skipped, as the working-tree reader does (issue 41)', async () => {
     const repo = await repoWith({ 'contracts/a.yaml': contractFile('acme', '1', 'A'), 'contracts/node_modules/x.yaml': contractFile('acme', '9', 'X') });
     await symlink('a.yaml', path.join(repo.dir, 'contracts/link.yaml'));
-    await repo.commit('link');
+    await symlink('../outside', path.join(repo.dir, 'contracts/dangling.yml'));
+    await repo.commit('links');
     const repository = await open(repo.dir);
+    const commit = (await resolveCommit(repository, 'HEAD'))!;
 
-    const files = await gitCommitSource(repository, (await resolveCommit(repository, 'HEAD'))!).readFiles(PATTERNS);
+    const files = await gitCommitSource(repository, commit).readFiles(PATTERNS);
+    const byName = await gitCommitSource(repository, commit).readFiles(PATTERNS, { only: new Set(['contracts/a.yaml', 'contracts/link.yaml']) });
 
-    expect(files.map((file) => file.path)).toEqual(['contracts/a.yaml']);
+    const link = { path: 'contracts/link.yaml', content: '', skipped: 'a symbolic link' };
+    expect(files.filter((file) => file.skipped === undefined).map((file) => file.path)).toEqual(['contracts/a.yaml']);
+    expect(files.filter((file) => file.skipped !== undefined)).toEqual([link]);
+    expect(byName.filter((file) => file.skipped !== undefined)).toEqual([link]);
     const working = await workingTreeSource(repo.dir).readFiles(PATTERNS);
-    expect(working.filter((file) => file.skipped === undefined).map((file) => file.path)).toEqual(['contracts/a.yaml']);
-    expect(working.filter((file) => file.skipped !== undefined)).toEqual([{ path: 'contracts/link.yaml', content: '', skipped: 'a symbolic link' }]);
+    expect(working.map((file) => [file.path, file.skipped])).toEqual(files.map((file) => [file.path, file.skipped]));
+  });
+
+  it('validate --ref HEAD warns naming a symbolic link of the commit, reads the other files, exit 0', async () => {
+    const repo = await repoWith({
+      'contract-sync.yaml': configYaml(['acme']),
+      'contracts/acme/a.yaml': contractFile('acme', '1', 'A'),
+      'outside.yaml': contractFile('acme', '9', 'Y'),
+    });
+    await symlink('../../outside.yaml', path.join(repo.dir, 'contracts/acme/link.yaml'));
+    await repo.commit('link');
+
+    const run = await runCli(['validate', '--ref', 'HEAD'], repo.dir);
+
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(
+      /^contracts\/acme\/link\.yaml:1:1 {2}- {2}warning: not read: a symbolic link, not a regular file \(desired-state files are read only as regular files in the repository\)\n\n0 errors, 1 warning; 1 valid contract in 2 files at HEAD \([0-9a-f]+\)\n$/,
+    );
   });
 
   it('works from a subdirectory of the work tree, with paths relative to it', async () => {

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import type { RunReport } from '../../engine/apply/run-report.ts';
 import { historyEntryOf } from '../../engine/run/record-history.ts';
-import { selectHistory, startedByFromEnv } from '../../engine/state/history.ts';
+import { selectHistory, startedByFromEnv, type RunHistoryEntry } from '../../engine/state/history.ts';
+import { renderHistoryText } from '../../engine/state/inspect.ts';
 
 describe('startedByFromEnv', () => {
   it.each([
@@ -103,4 +104,29 @@ it('selects history newest first, ties by run id', () => {
   ];
 
   expect(selectHistory(entries).map((entry) => entry.runId)).toEqual(['c', 'b', 'a']);
+});
+
+describe('renderHistoryText', () => {
+  it("says a shared run's tenant taken over from workers that stopped, and the contracts left unknown (not counted as applied)", () => {
+    const entry: RunHistoryEntry = {
+      runId: 'run-1',
+      command: 'apply',
+      startedAt: '2027-01-01T00:00:00.000Z',
+      finishedAt: '2027-01-01T00:01:00.000Z',
+      commit: 'c'.repeat(40),
+      startedBy: {},
+      tenants: [
+        { tenant: 'acme', changed: 16, applied: 14, failed: 2, unknown: 2, worker: 'w2', takenOverFrom: ['w1', 'w3'] },
+        { tenant: 'globex', changed: 16, applied: 16, failed: 0, worker: 'w2' },
+      ],
+    };
+
+    const text = renderHistoryText([entry]);
+
+    expect(text).toBe(
+      '2027-01-01T00:01:00.000Z  apply  run run-1  commit cccccccccccc\n' +
+        '  acme: 16 changed, 14 applied, 2 failed (2 unknown: may have been applied, not counted; the next run settles them) (worker w2, taken over from workers w1, w3)\n' +
+        '  globex: 16 changed, 16 applied, 0 failed (worker w2)\n',
+    );
+  });
 });

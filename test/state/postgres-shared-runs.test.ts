@@ -7,6 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStateStore, type PostgresStateStore } from '../../engine/state/postgres/index.ts';
 import type { SharedRunStart, SharedRuns } from '../../engine/state/shared-run.ts';
+import type { AppliedContract } from '../../engine/state/types.ts';
+import { fingerprint } from '../../engine/model/fingerprint.ts';
 import { sharedRunKey, runOccasion } from '../../engine/run/shared-run.ts';
 import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
 
@@ -26,6 +28,18 @@ async function open(url: string, options: { readonly sharedWaitMs?: number } = {
   const store = await openPostgresStateStore({ url, ...options });
   opened.push(store);
   return { store, runs: store.sharedRuns! };
+}
+
+function applied(contractId: string, runId?: string): AppliedContract {
+  const fields = { Name: `contract ${contractId}` };
+  return {
+    contractId,
+    fields,
+    fingerprint: fingerprint(fields),
+    appliedAt: '2027-01-01T00:00:00.000Z',
+    commit: null,
+    ...(runId === undefined ? {} : { runId }),
+  };
 }
 
 function start(runId: string, tenants: Record<string, number>, files: Record<string, string[]> = {}): SharedRunStart {
@@ -97,7 +111,65 @@ describe('PostgreSQL shared runs', () => {
     expect(next.claim.tenant).toBe('only');
     expect(next.claim.takenOverFrom).toEqual(['dying']);
     await next.claim.finish({ changed: 3, applied: 3, failed: 0 });
-    expect((await rescuer.store.readHistory())[0]!.tenants).toEqual([{ tenant: 'only', changed: 3, applied: 3, failed: 0, worker: 'rescuer' }]);
+    expect((await rescuer.store.readHistory())[0]!.tenants).toEqual([
+      { tenant: 'only', changed: 3, applied: 3, failed: 0, worker: 'rescuer', takenOverFrom: ['dying'] },
+    ]);
+  });
+
+  it("counts in the run's history what every worker recorded as applied in the run, once per contract, whoever finished the tenant", async () => {
+    const url = await server.createDatabase();
+    const dying = await open(url);
+    const rescuer = await open(url);
+    await dying.runs.join(start('run-a', { only: 6 }));
+    const taken = await dying.runs.next('run-key-1', 'dying');
+    expect(taken.kind).toBe('claimed');
+    await dying.store.writeContract('only', applied('c1', 'run-a'));
+    await dying.store.writeContract('only', applied('c2', 'run-a'));
+    // Recorded again in the same run (a resend): one contract changed, counted once.
+    await dying.store.writeContract('only', applied('c2', 'run-a'));
+    // Recorded without applying (a live read found it unchanged), and by a run that is no shared run: not this run's count.
+    await dying.store.writeContract('only', applied('c3'));
+    await dying.store.writeContract('only', applied('c4', 'a-plain-run'));
+
+    // The worker dies with its claim: the rescuer takes the tenant over and applies the rest under the tenant's lock.
+    await server.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'idle in transaction'", new URL(url).pathname.slice(1));
+    let next = await rescuer.runs.next('run-key-1', 'rescuer');
+    for (let tries = 0; next.kind === 'wait' && tries < 50; tries += 1) next = await rescuer.runs.next('run-key-1', 'rescuer');
+    if (next.kind !== 'claimed') throw new Error(`not taken over: ${next.kind}`);
+    const lock = await rescuer.store.lock('only', { timeoutMs: 5000, owner: 'run-a' });
+    await rescuer.store.writeContract('only', applied('c5', 'run-a'), { lock });
+    await lock.release();
+    // Its own pass applied c5 and left one contract unknown.
+    expect(await next.claim.finish({ changed: 2, applied: 1, failed: 1, unknown: 1 })).toBe('done');
+
+    expect((await rescuer.store.readHistory())[0]!.tenants).toEqual([
+      { tenant: 'only', changed: 4, applied: 3, failed: 1, unknown: 1, worker: 'rescuer', takenOverFrom: ['dying'] },
+    ]);
+    expect((await rescuer.store.listRecords('only')).map((record) => record.contractId)).toEqual(['c1', 'c2', 'c3', 'c4', 'c5']);
+  });
+
+  it('a claim session terminated while it waits on tenants other workers hold: the lane asks again on a new session', async () => {
+    const url = await server.createDatabase();
+    const holder = await open(url);
+    const waiter = await open(url, { sharedWaitMs: 3000 });
+    await holder.runs.join(start('run-a', { only: 1 }));
+    const held = await holder.runs.next('run-key-1', 'holder');
+    expect(held.kind).toBe('claimed');
+    const database = new URL(url).pathname.slice(1);
+
+    const waiting = waiter.runs.next('run-key-1', 'waiter');
+    let cut = 0;
+    while (cut === 0) {
+      const { rows } = await server.query(
+        `SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE' AND query NOT LIKE '%SKIP LOCKED%') AS cut`,
+        database,
+      );
+      cut = (rows[0] as { n: number }).n;
+    }
+
+    expect(await waiting).toEqual({ kind: 'wait', open: 1 });
+    if (held.kind === 'claimed') await held.claim.abandon();
   });
 
   it("says a claim whose session was cut while its worker lives is lost: the tenant goes to another worker, is listed once, and the worker's next claim opens a new session", async () => {

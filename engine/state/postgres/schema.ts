@@ -13,6 +13,9 @@
  *   shared_run_tenants  one row per tenant of a shared run: its size, its desired-state files (version
  *                       4), and once done, who did it and how
  *   shared_run_claims   one row per time a worker took a tenant: who took it over from whom
+ *   shared_run_applied  one row per contract a shared run applied, written in the statement that
+ *                       records the contract (version 5): the run's history counts these, whichever
+ *                       worker applied them and however its part ended
  *
  * Timestamps the engine hands over as ISO strings are stored as text, so that a record reads back
  * exactly as it was written, as in the file backend.
@@ -20,7 +23,7 @@
 import type { PoolClient } from 'pg';
 
 /** The version of the tables this binary creates and reads. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** Migration N takes the tables from version N - 1 to N. `s` is the quoted schema name. */
 const MIGRATIONS: readonly ((s: string) => string)[] = [
@@ -94,6 +97,17 @@ const MIGRATIONS: readonly ((s: string) => string)[] = [
   // 4: a shared run's tenants name their desired-state files: a worker joining a run whose first
   // worker validated the whole desired state reads only the files of the tenants it takes.
   (s) => `ALTER TABLE ${s}.shared_run_tenants ADD COLUMN files jsonb;`,
+  // 5: what a shared run applied, contract by contract, written with each contract's record: the
+  // run's history is the sum over its workers and passes, not what the last one remembered.
+  (s) => `
+    CREATE INDEX ON ${s}.shared_runs (run_id);
+    CREATE TABLE ${s}.shared_run_applied (
+      run_key text NOT NULL REFERENCES ${s}.shared_runs (run_key) ON DELETE CASCADE,
+      tenant text NOT NULL,
+      contract_id text NOT NULL,
+      applied_at text NOT NULL,
+      PRIMARY KEY (run_key, tenant, contract_id)
+    );`,
 ];
 
 // One key for every migration of every schema: migrations are rare and short.

@@ -1,6 +1,6 @@
 /**
  * Shared runs on PostgreSQL (`--shard auto`, engine/state/shared-run.ts): workers that know
- * nothing of each other share one run through three tables (schema.ts, versions 3 and 4).
+ * nothing of each other share one run through four tables (schema.ts, versions 3 to 5).
  *
  * - A run is a row of `shared_runs` keyed by what every worker computes alike (the command, the
  *   commit, the selection); each worker inserts it and its tenants with ON CONFLICT DO NOTHING,
@@ -21,6 +21,10 @@
  * - The run's history entry (run_history) is written in the transaction that marks a tenant
  *   done, under a transaction advisory lock of the run, from every tenant done: the last worker to
  *   finish writes the run whole, once, with every tenant and the worker that did it.
+ * - What the run applied is counted from `shared_run_applied`, one row per contract, written by the
+ *   statement that records the contract (store.ts): a tenant's `applied` is what every worker and
+ *   every pass of the run recorded, whether the worker that did it finished, was killed, lost its
+ *   claim's session or its server; the finishing pass adds only what it left undone.
  *
  * Why not a job queue on PostgreSQL (pg-boss, graphile-worker): their jobs end on a timeout the
  * worker must outlive or renew, where a row lock ends exactly when the session does; and they
@@ -71,6 +75,10 @@ interface DoneRow {
   worker: string;
   result: SharedTenantResult;
   done_at: string;
+  /** Contracts of the tenant any worker recorded as applied in this run. */
+  applied: number;
+  /** Every worker that took the tenant, in the order they took it. */
+  workers: string[] | null;
 }
 
 interface RunRow {
@@ -138,11 +146,14 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
     if (run === undefined) return undefined;
     const done = (
       await client.query<DoneRow>(
-        `SELECT tenant, worker, result, done_at FROM ${s}.shared_run_tenants WHERE run_key = $1 AND done_at IS NOT NULL ORDER BY tenant COLLATE "C"`,
+        `SELECT t.tenant, t.worker, t.result, t.done_at,
+           (SELECT count(*)::integer FROM ${s}.shared_run_applied a WHERE a.run_key = t.run_key AND a.tenant = t.tenant) AS applied,
+           (SELECT array_agg(c.worker ORDER BY c.claimed_at) FROM ${s}.shared_run_claims c WHERE c.run_key = t.run_key AND c.tenant = t.tenant) AS workers
+         FROM ${s}.shared_run_tenants t WHERE t.run_key = $1 AND t.done_at IS NOT NULL ORDER BY t.tenant COLLATE "C"`,
         [key],
       )
     ).rows;
-    const tenants: HistoryTenant[] = done.map((row) => ({ tenant: row.tenant, ...row.result, worker: row.worker }));
+    const tenants = done.map(historyTenantOf);
     const finishedAt = done.reduce((latest, row) => (row.done_at > latest ? row.done_at : latest), run.started_at);
     return { runId: run.run_id, command: run.command, startedAt: run.started_at, finishedAt, commit: run.commit, startedBy: run.started_by, tenants };
   }
@@ -260,53 +271,17 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
       const lane = laneOf(index);
       if (lane.claimed) throw new TypeError(`lane ${index} takes one tenant at a time: finish or abandon its claim first`);
       const client = await claimSession(lane);
-      await client.query('BEGIN');
-      let row: TenantRow | undefined;
       try {
-        row = (await client.query<TenantRow>(`${nextTenant} FOR UPDATE SKIP LOCKED`, [key])).rows[0];
-        if (row === undefined) {
-          // Every tenant left is held. Wait on the held rows in turn: a row whose claim commits done
-          // is passed over at once, and one whose worker died (or gave it up) is taken over. So the
-          // run's end, or a takeover, is seen the moment it happens, not at the next poll.
-          await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(deps.waitForHeldMs ?? WAIT_FOR_HELD_MS))}`);
-          row = (await client.query<TenantRow>(`${nextTenant} FOR UPDATE`, [key])).rows[0];
-        }
+        return await nextOn(lane, client, key, worker);
       } catch (error) {
-        if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) {
-          await client.query('ROLLBACK').catch(() => undefined);
-          throw error;
-        }
-      }
-      if (row === undefined) {
-        await client.query('ROLLBACK');
-        const open = (
-          await deps.query<{ open: number }>(`SELECT count(*)::integer AS open FROM ${s}.shared_run_tenants WHERE run_key = $1 AND done_at IS NULL`, [key])
-        ).rows[0]!.open;
-        return open === 0 ? { kind: 'finished' } : { kind: 'wait', open };
-      }
-      lane.claimed = true;
-      try {
-        // Outside the claim's transaction: kept even when this worker dies, to say who took over from whom.
-        const earlier = await deps.query<{ worker: string }>(
-          `SELECT worker FROM ${s}.shared_run_claims WHERE run_key = $1 AND tenant = $2 ORDER BY claimed_at`,
-          [key, row.tenant],
-        );
-        await deps.query(`INSERT INTO ${s}.shared_run_claims (run_key, tenant, worker) VALUES ($1, $2, $3)`, [key, row.tenant, worker]);
-        return {
-          kind: 'claimed',
-          claim: claimOf(
-            lane,
-            client,
-            key,
-            worker,
-            row,
-            earlier.rows.map((claim) => claim.worker),
-          ),
-        };
-      } catch (error) {
-        lane.claimed = false;
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
+        // The session ended while it held no claim (pg_terminate_backend, a cut connection): nothing
+        // of the run is lost with it, so the lane asks once more on a new session. A server that is
+        // gone fails that one too, and the worker stops saying so.
+        if (lane.claimed || !(endedSessions.has(client) || isConnectionLoss(error))) throw error;
+        endedSessions.add(client);
+        delete lane.session;
+        void client.end().catch(() => undefined);
+        return nextOn(lane, await claimSession(lane), key, worker);
       }
     },
 
@@ -315,6 +290,78 @@ export function createSharedRuns(deps: SharedRunDeps): SharedRunManager {
       lanes.clear();
       await Promise.all(sessions.map(async (session) => (await session.catch(() => undefined))?.end().catch(() => undefined)));
     },
+  };
+
+  /** Takes the next tenant on the lane's claim session `client` (see SharedRuns.next). */
+  async function nextOn(lane: Lane, client: pg.Client, key: string, worker: string): Promise<SharedRunNext> {
+    await client.query('BEGIN');
+    let row: TenantRow | undefined;
+    try {
+      row = (await client.query<TenantRow>(`${nextTenant} FOR UPDATE SKIP LOCKED`, [key])).rows[0];
+      if (row === undefined) {
+        // Every tenant left is held. Wait on the held rows in turn: a row whose claim commits done
+        // is passed over at once, and one whose worker died (or gave it up) is taken over. So the
+        // run's end, or a takeover, is seen the moment it happens, not at the next poll.
+        await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(deps.waitForHeldMs ?? WAIT_FOR_HELD_MS))}`);
+        row = (await client.query<TenantRow>(`${nextTenant} FOR UPDATE`, [key])).rows[0];
+      }
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    }
+    if (row === undefined) {
+      await client.query('ROLLBACK');
+      const open = (
+        await deps.query<{ open: number }>(`SELECT count(*)::integer AS open FROM ${s}.shared_run_tenants WHERE run_key = $1 AND done_at IS NULL`, [key])
+      ).rows[0]!.open;
+      return open === 0 ? { kind: 'finished' } : { kind: 'wait', open };
+    }
+    lane.claimed = true;
+    try {
+      // Outside the claim's transaction: kept even when this worker dies, to say who took over from whom.
+      const earlier = await deps.query<{ worker: string }>(`SELECT worker FROM ${s}.shared_run_claims WHERE run_key = $1 AND tenant = $2 ORDER BY claimed_at`, [
+        key,
+        row.tenant,
+      ]);
+      await deps.query(`INSERT INTO ${s}.shared_run_claims (run_key, tenant, worker) VALUES ($1, $2, $3)`, [key, row.tenant, worker]);
+      return {
+        kind: 'claimed',
+        claim: claimOf(
+          lane,
+          client,
+          key,
+          worker,
+          row,
+          earlier.rows.map((claim) => claim.worker),
+        ),
+      };
+    } catch (error) {
+      lane.claimed = false;
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  }
+}
+
+/**
+ * A done tenant's line in the run's history: `applied` counts every contract the run recorded as
+ * applied for it, by any worker in any pass (never fewer than the finishing pass says it applied);
+ * `changed` adds what the finishing pass planned and did not apply; `failed`, `unknown` and `error`
+ * are the finishing pass's, which planned what every earlier pass left.
+ */
+export function historyTenantOf(row: Pick<DoneRow, 'tenant' | 'worker' | 'result' | 'applied' | 'workers'>): HistoryTenant {
+  const { result } = row;
+  const applied = Math.max(row.applied, result.applied);
+  const earlier = [...new Set(row.workers ?? [])].filter((worker) => worker !== row.worker);
+  return {
+    tenant: row.tenant,
+    ...result,
+    changed: applied + Math.max(0, result.changed - result.applied),
+    applied,
+    worker: row.worker,
+    ...(earlier.length === 0 ? {} : { takenOverFrom: earlier }),
   };
 }
 

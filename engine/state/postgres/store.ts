@@ -300,20 +300,28 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
       const fence = fenceValues(tenant, writeGuard);
       const values = [tenant, applied.contractId, JSON.stringify(applied.fields), applied.fingerprint, applied.appliedAt, applied.commit];
       const upsert = `ON CONFLICT (tenant, contract_id) DO UPDATE SET fields = EXCLUDED.fields, fingerprint = EXCLUDED.fingerprint, applied_at = EXCLUDED.applied_at, commit = EXCLUDED.commit`;
+      const insert =
+        fence === undefined
+          ? `INSERT INTO ${s}.contracts (tenant, contract_id, fields, fingerprint, applied_at, commit) VALUES ($1, $2, $3, $4, $5, $6) ${upsert}`
+          : `INSERT INTO ${s}.contracts (tenant, contract_id, fields, fingerprint, applied_at, commit)
+             SELECT $1::text, $2::text, $3::json, $4::text, $5::text, $6::text WHERE ${fenceCondition(7)} ${upsert}`;
+      const parameters: unknown[] = fence === undefined ? values : [...values, ...fence];
       const written = await guard('write to', async () => {
-        if (fence === undefined) {
-          await pool.query(
-            `INSERT INTO ${s}.contracts (tenant, contract_id, fields, fingerprint, applied_at, commit) VALUES ($1, $2, $3, $4, $5, $6) ${upsert}`,
-            values,
-          );
-          return true;
-        }
-        const result = await pool.query(
-          `INSERT INTO ${s}.contracts (tenant, contract_id, fields, fingerprint, applied_at, commit)
-           SELECT $1::text, $2::text, $3::json, $4::text, $5::text, $6::text WHERE ${fenceCondition(7)} ${upsert}`,
-          [...values, ...fence],
+        if (applied.runId === undefined) return ((await pool.query(insert, parameters)).rowCount ?? 0) > 0;
+        // The record and, when its run is a shared run, the run's count of it: one statement, so
+        // that a contract recorded is counted even if the worker dies at the next instruction.
+        const runId = `$${parameters.push(applied.runId)}::text`;
+        const result = await pool.query<{ written: number }>(
+          `WITH written AS (${insert} RETURNING tenant, contract_id),
+           counted AS (
+             INSERT INTO ${s}.shared_run_applied (run_key, tenant, contract_id, applied_at)
+             SELECT r.run_key, w.tenant, w.contract_id, $5::text FROM written w JOIN ${s}.shared_runs r ON r.run_id = ${runId}
+             ON CONFLICT DO NOTHING
+           )
+           SELECT count(*)::integer AS written FROM written`,
+          parameters,
         );
-        return (result.rowCount ?? 0) > 0;
+        return (result.rows[0]?.written ?? 0) > 0;
       });
       if (!written) throw await fenceRefused(tenant, writeGuard!.lock!);
     },
