@@ -87,7 +87,8 @@ describe('a shared run worker’s lanes', () => {
 
     expect(log).toEqual(['start a', 'start b', 'end a', 'start c', 'end b', 'end c']);
     expect(most).toBe(2);
-    expect(worked.outcomes).toEqual(['a', 'b', 'c']);
+    // Each once; in the order their claims were ended, which the database's answers decide.
+    expect([...worked.outcomes].sort()).toEqual(['a', 'b', 'c']);
   });
 
   it('a tenant that never says it is ending keeps its lane: one lane runs its tenants one after another', async () => {
