@@ -94,18 +94,20 @@ function policyCounts(policy: HistoryPolicy): string {
   return `${plural(policy.findings, 'finding')}${counts.length > 0 ? `: ${counts.join(', ')}` : ''}`;
 }
 
+/** The run history as text. What came from CI variables, workers' names and the service (actor, URL, worker, error) is escaped for a terminal. */
 export function renderHistoryText(entries: readonly RunHistoryEntry[]): string {
   if (entries.length === 0) return 'No run recorded.\n';
   const lines: string[] = [];
   for (const entry of entries) {
-    const who = [entry.startedBy.actor, entry.startedBy.url].filter((part) => part !== undefined).join(' ');
+    const who = escapeForTerminal([entry.startedBy.actor, entry.startedBy.url].filter((part) => part !== undefined).join(' '));
     lines.push(`${entry.finishedAt}  ${entry.command}  run ${entry.runId}  commit ${entry.commit?.slice(0, 12) ?? 'none'}${who === '' ? '' : `  by ${who}`}`);
     for (const tenant of entry.tenants) {
       const unknown = tenant.unknown === undefined ? '' : ` (${tenant.unknown} unknown: may have been applied, not counted; the next run settles them)`;
-      const from = tenant.takenOverFrom ?? [];
+      const from = (tenant.takenOverFrom ?? []).map(escapeForTerminal);
       const takenOver = from.length === 0 ? '' : `, taken over from ${from.length === 1 ? 'worker' : 'workers'} ${from.join(', ')}`;
+      const worker = tenant.worker === undefined ? '' : ` (worker ${escapeForTerminal(tenant.worker)}${takenOver})`;
       lines.push(
-        `  ${tenant.tenant}: ${tenant.changed} changed, ${tenant.applied} applied, ${tenant.failed} failed${unknown}${tenant.worker === undefined ? '' : ` (worker ${tenant.worker}${takenOver})`}${tenant.error === undefined ? '' : `; ${tenant.error}`}`,
+        `  ${escapeForTerminal(tenant.tenant)}: ${tenant.changed} changed, ${tenant.applied} applied, ${tenant.failed} failed${unknown}${worker}${tenant.error === undefined ? '' : `; ${escapeForTerminal(tenant.error)}`}`,
       );
     }
     if (entry.policy !== undefined) lines.push(`  policy: ${policyCounts(entry.policy)}`);

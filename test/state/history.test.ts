@@ -129,4 +129,21 @@ describe('renderHistoryText', () => {
         '  globex: 16 changed, 16 applied, 0 failed (worker w2)\n',
     );
   });
+
+  it('escapes what came from CI variables, worker names and the service', () => {
+    const entry: RunHistoryEntry = {
+      runId: 'run-2',
+      command: 'apply',
+      startedAt: '2027-01-01T00:00:00.000Z',
+      finishedAt: '2027-01-01T00:01:00.000Z',
+      commit: null,
+      startedBy: { actor: 'octo\u001b[2Jcat' },
+      tenants: [{ tenant: 'acme', changed: 1, applied: 0, failed: 1, error: 'refused \u202eevil', worker: 'w\u009b1', takenOverFrom: ['v\r1'] }],
+    };
+
+    expect(renderHistoryText([entry])).toBe(
+      '2027-01-01T00:01:00.000Z  apply  run run-2  commit none  by octo\\e[2Jcat\n' +
+        '  acme: 1 changed, 0 applied, 1 failed (worker w\\u009b1, taken over from worker v\\r1); refused \\u202eevil\n',
+    );
+  });
 });
