@@ -1,6 +1,6 @@
 /** What `contract-sync state` shows of a state store: a summary per tenant, and its text renderings. */
 import type { HistoryPolicy, RunHistoryEntry } from './history.ts';
-import type { LockHolder } from './lock-timeout-message.ts';
+import { holderParts, type LockHolder } from './lock-timeout-message.ts';
 import type { StateStore, StoredContract } from './types.ts';
 import { hostname as osHostname } from 'node:os';
 import { plural } from '../text/plural.ts';
@@ -50,12 +50,11 @@ export async function readStateSummary(
   return summary;
 }
 
+/** Who holds a lock, as the lock says (escaped for a terminal: a lock file is anyone's to write). */
 export function describeLockHolder(holder: LockHolder): string {
-  if (holder.owner === undefined) return holder.modifiedAt === undefined ? 'an unknown run' : `an unknown run (lock last modified ${holder.modifiedAt})`;
-  const parts = [`owner ${JSON.stringify(holder.owner)}`];
-  if (holder.pid !== undefined) parts.push(`pid ${holder.pid}${holder.hostname === undefined ? '' : ` on host ${holder.hostname}`}`);
-  if (holder.acquiredAt !== undefined) parts.push(`since ${holder.acquiredAt}`);
-  return parts.join(', ');
+  if (holder.owner === undefined)
+    return holder.modifiedAt === undefined ? 'an unknown run' : `an unknown run (lock last modified ${escapeForTerminal(holder.modifiedAt)})`;
+  return holderParts(holder).join(', ');
 }
 
 export function renderSummaryText(summary: readonly TenantSummary[]): string {
@@ -68,11 +67,12 @@ export function renderSummaryText(summary: readonly TenantSummary[]): string {
         : tenant.lockStale
           ? `stale lock (its process ${tenant.lock.pid} is not running on this host; the next run takes it over) of ${describeLockHolder(tenant.lock)}`
           : `locked by ${describeLockHolder(tenant.lock)}`;
-    return `${tenant.tenant}: ${plural(tenant.records, 'record')}, ${commit}, ${tenant.pending} pending, ${lock}`;
+    return `${escapeForTerminal(tenant.tenant)}: ${plural(tenant.records, 'record')}, ${escapeForTerminal(commit)}, ${tenant.pending} pending, ${lock}`;
   });
   return `${lines.join('\n')}\n`;
 }
 
+/** A record as text: what the store holds (ids, commit, fields) escaped for a terminal, line by line. */
 export function renderRecordText(tenant: string, record: StoredContract): string {
   return [
     `tenant:      ${tenant}`,
@@ -81,9 +81,11 @@ export function renderRecordText(tenant: string, record: StoredContract): string
     `commit:      ${record.commit ?? 'none'}`,
     `fingerprint: ${record.fingerprint}`,
     `fields:`,
-    JSON.stringify(record.fields, null, 2),
+    ...JSON.stringify(record.fields, null, 2).split('\n'),
     '',
-  ].join('\n');
+  ]
+    .map(escapeForTerminal)
+    .join('\n');
 }
 
 /** `3 findings: 1 denied, 2 warned` (the counts that are not 0). */

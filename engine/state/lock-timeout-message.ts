@@ -1,4 +1,5 @@
 /** The message a run prints when another run kept a tenant's lock for longer than it would wait. */
+import { escapeForTerminal } from '../text/text-escape.ts';
 
 /** What is known of the run holding the lock; every part may be missing (an unreadable lock file). */
 export interface LockHolder {
@@ -11,15 +12,24 @@ export interface LockHolder {
   readonly modifiedAt?: string;
 }
 
+/**
+ * What a lock says of its holder that names it (owner, pid and host, since when), escaped for a
+ * terminal: a lock file is anyone's to write. Only for a holder that said who it is (`owner`).
+ */
+export function holderParts(holder: LockHolder): string[] {
+  const parts = [`owner ${escapeForTerminal(JSON.stringify(holder.owner))}`];
+  if (holder.pid !== undefined) parts.push(`pid ${holder.pid}${holder.hostname === undefined ? '' : ` on host ${escapeForTerminal(holder.hostname)}`}`);
+  if (holder.acquiredAt !== undefined) parts.push(`since ${escapeForTerminal(holder.acquiredAt)}`);
+  return parts;
+}
+
 function describeHolder(holder: LockHolder): string {
   if (holder.owner === undefined) {
-    const modified = holder.modifiedAt === undefined ? '' : `, last modified ${holder.modifiedAt}`;
+    const modified = holder.modifiedAt === undefined ? '' : `, last modified ${escapeForTerminal(holder.modifiedAt)}`;
     return `a run that did not say who it is (its lock file is empty or unreadable${modified})`;
   }
-  const parts = [`owner ${JSON.stringify(holder.owner)}`];
-  if (holder.pid !== undefined) parts.push(`pid ${holder.pid}${holder.hostname === undefined ? '' : ` on host ${holder.hostname}`}`);
-  if (holder.acquiredAt !== undefined) parts.push(`since ${holder.acquiredAt}`);
-  if (holder.heartbeatAt !== undefined) parts.push(`last heartbeat ${holder.heartbeatAt}`);
+  const parts = holderParts(holder);
+  if (holder.heartbeatAt !== undefined) parts.push(`last heartbeat ${escapeForTerminal(holder.heartbeatAt)}`);
   return `another run (${parts.join(', ')})`;
 }
 
