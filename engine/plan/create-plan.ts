@@ -128,7 +128,7 @@ export function planContractText(
 }
 
 /** A touched contract planned without known state keeps what the change did to its desired fields (its ops set them all). */
-function withDesiredChanges(planned: PlanContract, tenant: string, desiredChanges: DesiredChanges | undefined): PlanContract {
+export function withDesiredChanges(planned: PlanContract, tenant: string, desiredChanges: DesiredChanges | undefined): PlanContract {
   if (desiredChanges === undefined || planned.touched !== true || planned.knownFrom !== 'unknown') return planned;
   const changes = desiredChanges.get(contractKey(tenant, planned.id));
   return changes === undefined ? planned : { ...planned, desiredChanges: changes };

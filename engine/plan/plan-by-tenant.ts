@@ -13,6 +13,7 @@ import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import { findTouchedContracts } from './touched-contracts.ts';
 import type { KnownContracts } from '../model/types.ts';
 import { createPlan, planContract, planContractText, sortNoLongerManaged, tenantContracts, type PlanContractText, type TenantContract } from './create-plan.ts';
+import { withDesiredChanges } from './create-plan.ts';
 import { unknownOpCount, type DiffOptions } from './diff.ts';
 import type { PlanContract, PlanDocument, PlanSource, PlanSummary, PlanTenant, PlanUnmanagedContract } from './types.ts';
 
@@ -212,7 +213,7 @@ export async function planByTenant(input: PlanByTenantInput, deps: PlanByTenantD
       }
       let planned: PlanContractText;
       if (out.known === undefined) {
-        const whole = planContract(contract, known, touchedIds, diffOptions);
+        const whole = withDesiredChanges(planContract(contract, known, touchedIds, diffOptions), tenant, touched?.desiredChanges);
         out.contract(whole);
         planned = whole;
       } else {

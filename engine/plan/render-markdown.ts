@@ -1,14 +1,17 @@
 /**
  * The plan as a pull-request comment: title, where it comes from (head, base, contract-sync
- * version, time), headline, a summary table, then the contracts. Without a base: one collapsible
- * section per tenant. With a base (`plan --base`): the contracts the pull request changes first,
- * then those it no longer manages, then the other contracts with ops (drift, or not applied yet),
- * then how many match; a tenant with many contracts in a section gets a collapsible section of its
- * own. Within a tenant, contracts with the same ops (same values) are shown once, as one ```diff
- * block with the list of their ids (collapsed past a few). With `links` (a CI job's repository,
- * engine/plan/file-links.ts) and a head commit, file paths link to the file there. Never longer
- * than `maxLength` characters: what does not fit is summarised, and every contract left out is
- * still named by id (GitHub refuses comments over 65,536 characters). Pure.
+ * version, time), headline, a summary table and the findings, then the contracts. Without a base:
+ * every removal and every change a finding names, then one collapsible section per tenant. With a
+ * base (`plan --base`), in the order of docs/architecture.md section 5: the contracts the pull
+ * request changes alone, and those it no longer manages; every removal and every change a finding
+ * names (never cut); its groups of identical changes; then the other contracts with ops (drift, or
+ * not applied yet), counted per tenant before their details, then how many match. A tenant with
+ * many contracts in a section gets a collapsible section of its own. Contracts with the same ops
+ * (same values) are shown once, as one ```diff block with the list of their ids (collapsed past a
+ * few). With `links` (a CI job's repository, engine/plan/file-links.ts) and a head commit, file
+ * paths link to the file there. Never longer than `maxLength` characters: shortening cuts from the
+ * bottom, what does not fit is summarised, and every contract left out is still named by id or
+ * counted (GitHub refuses comments over 65,536 characters). Pure.
  */
 import { codeSpan, escapeHtml, escapeInline } from '../text/markdown-escape.ts';
 import { escapeForTerminal } from '../text/text-escape.ts';
@@ -407,7 +410,7 @@ function countedUnitOf(context: RenderContext, group: Group, titleTenant: string
  * The parts of a section of the pull-request layout: per tenant in plan order, its contracts in
  * groups; a tenant with more than TENANT_SECTION contracts is wrapped in a <details> of its own.
  */
-function sectionParts(context: RenderContext, items: readonly TenantContract[], make: typeof unitOf = unitOf): TenantPart[] {
+function sectionParts(context: RenderContext, items: readonly TenantContract[], make: typeof unitOf = unitOf, wrap = true): TenantPart[] {
   const byTenant = new Map<string, PlanContract[]>();
   for (const { tenant, contract } of items) {
     const list = byTenant.get(tenant) ?? [];
@@ -416,7 +419,7 @@ function sectionParts(context: RenderContext, items: readonly TenantContract[], 
   }
   return [...byTenant].map(([tenant, contracts]) => {
     const groups = groupsOf(tenant, contracts);
-    if (contracts.length <= TENANT_SECTION) return { tenant, open: '', close: '', units: groups.map((group) => make(context, group, tenant)) };
+    if (!wrap || contracts.length <= TENANT_SECTION) return { tenant, open: '', close: '', units: groups.map((group) => make(context, group, tenant)) };
     const ops = contracts.reduce((sum, contract) => sum + contract.ops.length, 0);
     const distinct = groups.length === 1 ? 'all the same' : `${groups.length} different change lists`;
     const open = `<details><summary><b>${escapeHtml(tenant)}</b>: ${plural(contracts.length, 'contract')}, ${plural(ops, 'op')} (${distinct})</summary>\n\n`;
@@ -553,9 +556,14 @@ function closingNote(
 function renderByTenant(context: RenderContext, plan: PlanDocument): string {
   const { maxLength } = context;
   let out = opening(context, plan);
+  const flaggedIds = flaggedKeys(plan);
+  const flagged = withoutFlagged(
+    plan.tenants.flatMap((tenant) => changedContracts(tenant).map((contract) => ({ tenant: tenant.tenant, contract }))),
+    flaggedIds,
+  ).flagged;
   const parts = plan.tenants.map((tenant) => {
     const c = tenantCounts(tenant);
-    const changed = changedContracts(tenant);
+    const changed = changedContracts(tenant).filter((contract) => !flaggedIds.has(`${tenant.tenant}\n${contract.id}`));
     const summary = c.changed === 0 ? `no changes (${plural(c.contracts, 'contract')})` : `${c.changed} to update, ${plural(c.ops, 'op')}`;
     const open =
       `<details><summary><b>${escapeHtml(tenant.tenant)}</b>: ${summary}</summary>\n\n` +
@@ -566,6 +574,8 @@ function renderByTenant(context: RenderContext, plan: PlanDocument): string {
   const fixed = parts.reduce((sum, part) => sum + part.open.length + part.close.length, 0) + listHeads(parts);
   // Every removal is named before the tenants' sections, and never cut.
   out += removalsSection(context, plan, maxLength - RESERVE - out.length - fixed);
+  // So is every change a finding names.
+  out += flaggedSection(context, flagged, maxLength - RESERVE - out.length - fixed);
   const choices = choose(units, maxLength - RESERVE - out.length - fixed);
   const shortening = newShortening();
   let full = false;
@@ -654,6 +664,47 @@ function removalsSection(context: RenderContext, plan: PlanDocument, room: numbe
   return `${heading}Too many to name here (${shown.join(', ')}). ${fullPlanSentence(context)}\n\n`;
 }
 
+/** `tenant\ncontractId` of every contract a finding names (a policy rule's, or another check's): its change is never cut. */
+function flaggedKeys(plan: PlanDocument): Set<string> {
+  return new Set((plan.findings ?? []).filter((finding) => finding.contractId !== undefined).map((finding) => `${finding.tenant}\n${finding.contractId}`));
+}
+
+/** `items` without the contracts a finding names (shown in their own section), and those contracts with ops. */
+function withoutFlagged(items: readonly TenantContract[], flagged: ReadonlySet<string>): { rest: TenantContract[]; flagged: TenantContract[] } {
+  const rest: TenantContract[] = [];
+  const named: TenantContract[] = [];
+  for (const item of items) (flagged.has(`${item.tenant}\n${item.contract.id}`) && item.contract.ops.length > 0 ? named : rest).push(item);
+  return { rest, flagged: named };
+}
+
+/** `items` split into the contracts whose change no other of their tenant shares, and those in groups of identical changes. */
+function singlesAndGroups(items: readonly TenantContract[]): { singles: TenantContract[]; grouped: TenantContract[] } {
+  const byTenant = new Map<string, PlanContract[]>();
+  for (const { tenant, contract } of items) byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), contract]);
+  const inGroups = new Set<PlanContract>();
+  for (const [tenant, contracts] of byTenant)
+    for (const group of groupsOf(tenant, contracts)) if (group.contracts.length > 1) for (const c of group.contracts) inGroups.add(c);
+  return { singles: items.filter((item) => !inGroups.has(item.contract)), grouped: items.filter((item) => inGroups.has(item.contract)) };
+}
+
+/**
+ * Every change to a contract a finding names, each with its diff: never cut. When they alone do not
+ * fit in `room`, they are counted per tenant and the note says where the whole plan is. '' when none.
+ */
+function flaggedSection(context: RenderContext, flagged: readonly TenantContract[], room: number): string {
+  if (flagged.length === 0) return '';
+  const heading = `#### Changes the findings name (${flagged.length})\n\n`;
+  const blocks = flagged.map(({ tenant, contract }) => groupBlock(context, { tenant, contracts: [contract] }, tenant)).join('');
+  const whole = `${heading}Each contract a finding above names, with its changes (never cut):\n\n${blocks}`;
+  if (whole.length <= room) return whole;
+  const perTenant = new Map<string, number>();
+  for (const { tenant } of flagged) perTenant.set(tenant, (perTenant.get(tenant) ?? 0) + 1);
+  const counts = [...perTenant].map(([tenant, count]) => `${escapeInline(tenant)} ${count}`);
+  const shown =
+    counts.length > REMOVAL_TENANTS_COUNTED ? [...counts.slice(0, REMOVAL_TENANTS_COUNTED), `${counts.length - REMOVAL_TENANTS_COUNTED} more tenants`] : counts;
+  return `${heading}Too many to show here (${shown.join(', ')}). ${fullPlanSentence(context)}\n\n`;
+}
+
 /** A removals section too long to list counts this many tenants by name. */
 const REMOVAL_TENANTS_COUNTED = 20;
 
@@ -682,6 +733,21 @@ function otherCounts(others: readonly TenantContract[]): string {
   return `${out}\n`;
 }
 
+/** The heading of the pull request's groups of identical changes: how many groups and contracts. */
+function groupsHeadingOf(parts: readonly TenantPart[], contracts: number): string {
+  const groups = parts.reduce((sum, part) => sum + part.units.length, 0);
+  return `#### Identical changes (${plural(groups, 'group')}, ${plural(contracts, 'contract')})\n\nEach change once, then the contracts it is made to.\n\n`;
+}
+
+/** Under the pull request's heading: where its contracts shown in other sections are. '' when none is. */
+function elsewhereNote(grouped: number, flagged: number): string {
+  const places = [
+    ...(flagged > 0 ? [`${plural(flagged, 'contract')} under "Changes the findings name"`] : []),
+    ...(grouped > 0 ? [`${plural(grouped, 'contract')} under "Identical changes"`] : []),
+  ];
+  return places.length === 0 ? '' : `Below: ${places.join(', ')}.\n\n`;
+}
+
 /**
  * Sections in the order a reviewer needs them (docs/architecture.md section 5, "The pull-request comment"):
  * the contracts this pull request changes, each with its diff, get the room first; then those it no
@@ -701,24 +767,41 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
     return !full;
   }
 
+  const flaggedIds = flaggedKeys(plan);
   const touched = touchedContracts(plan);
-  const others = untouchedChangedContracts(plan);
-  const touchedParts = sectionParts(context, touched);
+  const ownUnflagged = withoutFlagged(touched, flaggedIds);
+  const othersSplit = withoutFlagged(untouchedChangedContracts(plan), flaggedIds);
+  const others = othersSplit.rest;
+  const flagged = [...ownUnflagged.flagged, ...othersSplit.flagged];
+  const { singles, grouped } = singlesAndGroups(ownUnflagged.rest);
+  const singleParts = sectionParts(context, singles);
+  // Never a tenant's collapsed section: each group is one diff (its ids collapse), and a reviewer must see it unfolded.
+  const groupParts = sectionParts(context, grouped, unitOf, false);
   const otherParts = sectionParts(context, others, countedUnitOf);
   const notes = desiredNote(touched);
-  const fixed = fixedLength(context, plan, touchedParts, otherParts, notes) + otherCounts(others).length;
-  // Every removal is named first (never cut); then the pull request's own contracts get all the room left, the others what is left after them.
+  const groupsHeading = grouped.length === 0 ? '' : groupsHeadingOf(groupParts, grouped.length);
+  const elsewhere = elsewhereNote(grouped.length, ownUnflagged.flagged.length);
+  const fixed =
+    fixedLength(context, plan, [...singleParts, ...groupParts], otherParts, notes) + otherCounts(others).length + groupsHeading.length + elsewhere.length;
+  // Never cut, so given their room first: every removal named, every change a finding names.
   const removals = removalsSection(context, plan, maxLength - RESERVE - out.length - fixed);
-  const budget = maxLength - RESERVE - out.length - fixed - removals.length;
-  const touchedChoices = choose(
-    touchedParts.flatMap((part) => part.units),
+  const flaggedText = flaggedSection(context, flagged, maxLength - RESERVE - out.length - fixed - removals.length);
+  // Then, in the comment's order, each section gets what the ones above it leave: the pull request's own
+  // contracts, its groups of identical changes, then the other contracts' details.
+  const budget = maxLength - RESERVE - out.length - fixed - removals.length - flaggedText.length;
+  const singleChoices = choose(
+    singleParts.flatMap((part) => part.units),
     budget,
+  );
+  const groupChoices = choose(
+    groupParts.flatMap((part) => part.units),
+    budget - chosenLength(singleChoices),
   );
   const otherChoices = choose(
     otherParts.flatMap((part) => part.units),
-    budget - chosenLength(touchedChoices),
+    budget - chosenLength(singleChoices) - chosenLength(groupChoices),
   );
-  const choices = new Map([...touchedChoices, ...otherChoices]);
+  const choices = new Map([...singleChoices, ...groupChoices, ...otherChoices]);
 
   /** A section's tenants, each inline or in its own <details>; what does not fit is named in the closing list (or counted, `into`). */
   function writeParts(parts: readonly TenantPart[], closing: number, into: Shortening): void {
@@ -738,9 +821,10 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
   if (fits(changesHere)) out += changesHere;
   const none = 'None: this pull request changes no contract of the desired state.\n\n';
   if (touched.length === 0 && fits(none)) out += none;
+  if (elsewhere !== '' && fits(elsewhere)) out += elsewhere;
   if (notes !== '' && fits(notes)) out += notes;
-  writeParts(touchedParts, 0, shortening);
-  out += removals;
+  writeParts(singleParts, 0, shortening);
+  out += removals + flaggedText;
 
   const dropped = plan.noLongerManaged ?? [];
   if (dropped.length > 0) {
@@ -756,6 +840,12 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
       else omittedUnmanaged += 1;
     }
     if (!out.endsWith('\n\n')) out += '\n';
+  }
+  if (groupsHeading !== '' && groupParts.some((part) => part.units.some((unit) => shows(choices.get(unit)))) && fits(groupsHeading)) {
+    out += groupsHeading;
+    writeParts(groupParts, 0, shortening);
+  } else {
+    for (const part of groupParts) nameOnly(part, choices, shortening);
   }
 
   if (others.length > 0) {

@@ -102,3 +102,19 @@ describe('plan --base with an empty state store (a first pull request)', () => {
     expect(plan.tenants[0]!.contracts.find((entry) => entry.id === '4712')!.desiredChanges).toBeUndefined();
   });
 });
+
+describe('the streamed JSON plan (written tenant by tenant)', () => {
+  it('carries the same desiredChanges as the plan file', async () => {
+    const repo = await firstPullRequest();
+
+    const streamed = await runCli(['plan', '--ref', 'HEAD', '--base', 'main', '--format', 'json'], repo.dir);
+
+    expect(streamed.code, streamed.stderr).toBe(0);
+    const contract = parsePlan(streamed.stdout).tenants[0]!.contracts.find((entry) => entry.id === '4711')!;
+    expect(contract.desiredChanges).toEqual([
+      { field: 'AnnualExpensesAmount', before: 48000, after: null, unmanaged: true },
+      { field: 'Name', before: 'Facility cleaning', after: 'Facility cleaning 2028' },
+      { field: 'Company', before: { Id: 12, RelationType: 'Supplier' }, after: null },
+    ]);
+  });
+});

@@ -3,13 +3,12 @@ import { describe, expect, it } from 'vitest';
 import type { ContractSet } from '../../engine/desired/index.ts';
 import type { ContractFields } from '../../engine/model/index.ts';
 import { createPlan } from '../../engine/plan/create-plan.ts';
-import { findTouchedContracts } from '../../engine/plan/touched-contracts.ts';
 import { planArtifact, repositoryLinks } from '../../engine/plan/file-links.ts';
 import { GROUP_LISTED, renderPlanMarkdown, TENANT_SECTION } from '../../engine/plan/render-markdown.ts';
 import type { PlanDocument } from '../../engine/plan/types.ts';
 import type { KnownState } from '../../engine/state/index.ts';
 import { BASE_SOURCE, CREATED_AT } from './fixtures.ts';
-import { distinct300, identical300, MADE_WITH, mixed300 } from './scale-fixtures.ts';
+import { distinct300, firstPullRequest600, identical300, mixed300, variedWithRemovals } from './scale-fixtures.ts';
 
 const HEAD = BASE_SOURCE.commit;
 const GITHUB = repositoryLinks({ GITHUB_SERVER_URL: 'https://github.com', GITHUB_REPOSITORY: 'acme/contracts' })!;
@@ -109,16 +108,18 @@ describe('contracts with the same ops', () => {
 
 describe('a tenant with many contracts', () => {
   it(`more than ${TENANT_SECTION} in a section: its own collapsed <details> with counts, titles inside without the tenant`, () => {
-    const many = pullRequest([...renewals(TENANT_SECTION), { desired: { Name: 'x' }, known: { Name: 'y' } }]);
-    const few = pullRequest([...renewals(TENANT_SECTION - 1), { desired: { Name: 'x' }, known: { Name: 'y' } }]);
+    function renames(count: number): { desired: ContractFields; known: ContractFields }[] {
+      return Array.from({ length: count }, (_, index) => ({ desired: { Name: `x${index}` }, known: { Name: 'y' } }));
+    }
+    const many = pullRequest(renames(TENANT_SECTION + 1));
+    const few = pullRequest(renames(TENANT_SECTION));
 
     const manyMarkdown = renderPlanMarkdown(many);
     const fewMarkdown = renderPlanMarkdown(few);
 
     expect(manyMarkdown).toContain(
-      '<details><summary><b>acme</b>: 21 contracts, 21 ops (2 different change lists)</summary>\n\n**20 contracts, the same op each** · known',
+      '<details><summary><b>acme</b>: 21 contracts, 21 ops (21 different change lists)</summary>\n\n**`C-1`** · contracts/acme.yaml:3 · known',
     );
-    expect(manyMarkdown).toContain('**`C-21`** · contracts/acme.yaml:83 · known');
     expect(fewMarkdown).not.toContain('<summary><b>acme</b>');
     expect(fewMarkdown).toContain('**`C-20`** · acme · contracts/acme.yaml:79 · known');
   });
@@ -199,35 +200,6 @@ describe('planArtifact', () => {
 });
 
 describe('a first pull request: no known state (issue 38, item 1)', () => {
-  /** 600 contracts in 4 tenants, nothing in the state store; the pull request renews 5 of them. */
-  function firstPullRequest600(): PlanDocument {
-    const tenants = ['acme', 'beta', 'gamma', 'delta'];
-    function fields(index: number, renewed: boolean): ContractFields {
-      return {
-        Name: `Contract ${index}${renewed ? ' (renewed)' : ''}`,
-        ValidFrom: '2026-01-01T00:00:00Z',
-        ValidTo: renewed ? '2028-12-31T23:59:59Z' : '2027-12-31T23:59:59Z',
-        Comment: `Framework agreement number ${index}, reviewed yearly by procurement`,
-        Company: Array.from({ length: 7 }, (_, member) => ({ Id: member + 1, RelationType: member === 0 ? 'Supplier' : 'Customer' })),
-      };
-    }
-    const renewed = new Set(['acme/1003', 'acme/1010', 'acme/1100', 'beta/1004', 'delta/1149']);
-    function sets(atHead: boolean): ContractSet[] {
-      return tenants.map((tenant) => ({
-        tenant,
-        file: `contracts/${tenant}.yaml`,
-        contracts: Array.from({ length: 150 }, (_, index) => ({
-          id: String(1000 + index),
-          line: 3 + index * 12,
-          column: 3,
-          fields: fields(index, atHead && renewed.has(`${tenant}/${1000 + index}`)),
-        })),
-      }));
-    }
-    const marks = findTouchedContracts(sets(true), sets(false), new Set(tenants.map((tenant) => `contracts/${tenant}.yaml`)));
-    return { ...createPlan(sets(true), new Map(), { createdAt: CREATED_AT, source: BASE_SOURCE, touched: marks }), madeWith: MADE_WITH };
-  }
-
   it("shows the 5 changed contracts' own diffs under the note, counts the 595 others per tenant and names none of them", () => {
     const plan = firstPullRequest600();
 
@@ -259,39 +231,6 @@ describe('a first pull request: no known state (issue 38, item 1)', () => {
 });
 
 describe('removals are never cut (issue 38, item 2)', () => {
-  /** 300 varied changes in 4 tenants: 148 suppliers removed, and long distinct comments that cannot all fit. */
-  function variedWithRemovals(): PlanDocument {
-    const tenants = ['acme', 'beta', 'gamma', 'delta'];
-    const sets: ContractSet[] = [];
-    const known = new Map<string, Map<string, { fields: ContractFields; from: 'state' }>>();
-    for (const tenant of tenants) {
-      const contracts = Array.from({ length: 75 }, (_, index) => {
-        const removes = index < 37;
-        return {
-          id: String(2000 + index),
-          desired: removes ? { Company: [{ Id: 1, RelationType: 'Customer' }] } : { Comment: `${tenant} ${index} ${'long note '.repeat(60)}` },
-          known: removes
-            ? {
-                Company: [
-                  { Id: 1, RelationType: 'Customer' },
-                  { Id: 99, RelationType: 'Supplier' },
-                ],
-              }
-            : { Comment: 'old' },
-        };
-      });
-      sets.push({
-        tenant,
-        file: `contracts/${tenant}.yaml`,
-        contracts: contracts.map((c, index) => ({ id: c.id, line: 3 + index * 5, column: 3, fields: c.desired })),
-      });
-      known.set(tenant, new Map(contracts.map((c) => [c.id, { fields: c.known, from: 'state' as const }])));
-    }
-    const touched = { contracts: new Map([['acme', new Set(['2040'])]]), noLongerManaged: [] };
-    const state: KnownState = known;
-    return { ...createPlan(sets, state, { createdAt: CREATED_AT, source: BASE_SOURCE, touched }), madeWith: MADE_WITH };
-  }
-
   it('every removed member is named, whatever else is cut', () => {
     const plan = variedWithRemovals();
 
@@ -315,6 +254,90 @@ describe('removals are never cut (issue 38, item 2)', () => {
     expect(markdown.length).toBeLessThanOrEqual(4_000);
     expect(markdown).toContain(
       `#### Members removed (148 in 4 tenants)\n\nToo many to name here (acme 37, beta 37, delta 37, gamma 37). The whole plan, as text and as JSON, is in the artifact \`${ARTIFACT.name}\``,
+    );
+  });
+});
+
+describe("the comment's order (issue 38, item 1): own contracts, removals and findings never cut, groups, then the others", () => {
+  /** acme: C-1..C-100 the same renewal, C-101..C-110 renamed, C-111 a supplier removed; globex (not in the pull request): G-1 drifted, named by a finding. */
+  function planWithEverything(): PlanDocument {
+    const own = pullRequest([
+      ...renewals(100),
+      ...Array.from({ length: 10 }, (_, index) => ({ desired: { Name: `new ${index}` }, known: { Name: 'old' } })),
+      { desired: { Company: [] }, known: { Company: [{ Id: 9, RelationType: 'Supplier' }] } },
+    ]);
+    const drift = createPlan(
+      [{ tenant: 'globex', file: 'contracts/globex.yaml', contracts: [{ id: 'G-1', line: 3, column: 3, fields: { Comment: 'long '.repeat(200) } }] }],
+      new Map([['globex', new Map([['G-1', { fields: { Comment: 'short' }, from: 'state' as const }]])]]),
+      { createdAt: CREATED_AT, source: BASE_SOURCE, touched: { contracts: new Map(), noLongerManaged: [] } },
+    );
+    return {
+      ...own,
+      tenants: [...own.tenants, ...drift.tenants],
+      summary: { ...own.summary, tenants: 2, contracts: 112, changed: 112, ops: own.summary.ops + drift.summary.ops },
+      findings: [
+        { check: 'no-long-comments', action: 'warn', tenant: 'globex', contractId: 'G-1', file: 'contracts/globex.yaml', line: 3, message: 'Comment is long' },
+      ],
+    };
+  }
+
+  it('sections in the order of docs/architecture.md section 5', () => {
+    const markdown = renderPlanMarkdown(planWithEverything());
+
+    const order = [
+      '#### Contracts this pull request changes (111)',
+      'Below: 100 contracts under "Identical changes".',
+      '**`C-101`** · acme',
+      '**`C-111`** · acme',
+      '#### Members removed (1 in 1 tenant)',
+      '#### Changes the findings name (1)',
+      '**`G-1`** · globex',
+      '#### Identical changes (1 group, 100 contracts)',
+      '**100 contracts, the same op each**',
+    ].map((text) => markdown.indexOf(text));
+    expect(order.every((index) => index >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    // G-1 is in no other section: named by the finding, shown once; the pull request changed nothing else.
+    expect(markdown.match(/\*\*`G-1`\*\*/g)).toHaveLength(1);
+    expect(markdown).not.toContain('#### Other contracts with changes');
+  });
+
+  it('shortening cuts from the bottom: the group goes before the own contracts; the finding and the removal never', () => {
+    const plan = planWithEverything();
+    const whole = renderPlanMarkdown(plan);
+
+    const markdown = renderPlanMarkdown(plan, { maxLength: whole.length - 400, artifact: ARTIFACT });
+
+    expect(markdown.length).toBeLessThanOrEqual(whole.length - 400);
+    for (let index = 0; index < 10; index += 1) expect(markdown).toContain(`\`\`\`diff\n! Name: "old" -> "new ${index}"\n\`\`\``);
+    expect(markdown).toContain('- acme · C-111 · Company (Id 9, RelationType "Supplier")');
+    expect(markdown).toContain(`! Comment: "short" -> "${'long '.repeat(20)}`);
+    // The group, last of the pull request's sections, is what is cut: counted in the note, the artifact named.
+    expect(markdown).not.toContain('ValidTo: "2026-12-31T23:59:59Z" -> "2027-12-31T23:59:59Z"');
+    expect(markdown).toMatch(
+      /> Shortened to stay under [\d,]+ characters: 100 contracts \(100 ops\) not shown\. The whole plan, as text and as JSON, is in the artifact/,
+    );
+  });
+
+  it("a group is never folded into its tenant's collapsed section: 300 identical changes show their diff unfolded, the ids folded", () => {
+    const markdown = renderPlanMarkdown(identical300());
+
+    expect(markdown).toContain('#### Identical changes (1 group, 300 contracts)');
+    expect(markdown).not.toContain('<summary><b>acme</b>');
+    expect(markdown.indexOf('```diff')).toBeGreaterThan(0);
+    expect(markdown.indexOf('```diff')).toBeLessThan(markdown.indexOf('<details>'));
+    expect(markdown).toContain('**300 contracts, the same 2 ops each** · acme · known from the state store');
+  });
+
+  it('changes the findings name that alone exceed the limit are counted per tenant, with where the whole plan is', () => {
+    const plan = planWithEverything();
+    const many: PlanDocument = { ...plan, findings: [...plan.findings!, { ...plan.findings![0]!, tenant: 'acme', contractId: 'C-101' }] };
+
+    const markdown = renderPlanMarkdown(many, { maxLength: 2_400, artifact: ARTIFACT });
+
+    expect(markdown.length).toBeLessThanOrEqual(2_400);
+    expect(markdown).toContain(
+      `#### Changes the findings name (2)\n\nToo many to show here (acme 1, globex 1). The whole plan, as text and as JSON, is in the artifact \`${ARTIFACT.name}\``,
     );
   });
 });

@@ -6,6 +6,7 @@
 import type { ContractSet } from '../../engine/desired/index.ts';
 import type { ContractFields } from '../../engine/model/index.ts';
 import { createPlan } from '../../engine/plan/create-plan.ts';
+import { findTouchedContracts } from '../../engine/plan/touched-contracts.ts';
 import type { PlanDocument } from '../../engine/plan/types.ts';
 import type { KnownContract, KnownState } from '../../engine/state/index.ts';
 import { BASE_SOURCE, CREATED_AT } from './fixtures.ts';
@@ -107,4 +108,66 @@ export function distinct300(): PlanDocument {
       known: { Name: `Contract ${i}` },
     })),
   );
+}
+
+/** 600 contracts in 4 tenants, nothing in the state store; the pull request renews 5 of them. */
+export function firstPullRequest600(): PlanDocument {
+  const tenants = ['acme', 'beta', 'gamma', 'delta'];
+  function fields(index: number, renewed: boolean): ContractFields {
+    return {
+      Name: `Contract ${index}${renewed ? ' (renewed)' : ''}`,
+      ValidFrom: '2026-01-01T00:00:00Z',
+      ValidTo: renewed ? '2028-12-31T23:59:59Z' : '2027-12-31T23:59:59Z',
+      Comment: `Framework agreement number ${index}, reviewed yearly by procurement`,
+      Company: Array.from({ length: 7 }, (_, member) => ({ Id: member + 1, RelationType: member === 0 ? 'Supplier' : 'Customer' })),
+    };
+  }
+  const renewed = new Set(['acme/1003', 'acme/1010', 'acme/1100', 'beta/1004', 'delta/1149']);
+  function sets(atHead: boolean): ContractSet[] {
+    return tenants.map((tenant) => ({
+      tenant,
+      file: `contracts/${tenant}.yaml`,
+      contracts: Array.from({ length: 150 }, (_, index) => ({
+        id: String(1000 + index),
+        line: 3 + index * 12,
+        column: 3,
+        fields: fields(index, atHead && renewed.has(`${tenant}/${1000 + index}`)),
+      })),
+    }));
+  }
+  const marks = findTouchedContracts(sets(true), sets(false), new Set(tenants.map((tenant) => `contracts/${tenant}.yaml`)));
+  return { ...createPlan(sets(true), new Map(), { createdAt: CREATED_AT, source: BASE_SOURCE, touched: marks }), madeWith: MADE_WITH };
+}
+
+/** 300 varied changes in 4 tenants: 148 suppliers removed, and long distinct comments that cannot all fit. */
+export function variedWithRemovals(): PlanDocument {
+  const tenants = ['acme', 'beta', 'gamma', 'delta'];
+  const sets: ContractSet[] = [];
+  const known = new Map<string, Map<string, { fields: ContractFields; from: 'state' }>>();
+  for (const tenant of tenants) {
+    const contracts = Array.from({ length: 75 }, (_, index) => {
+      const removes = index < 37;
+      return {
+        id: String(2000 + index),
+        desired: removes ? { Company: [{ Id: 1, RelationType: 'Customer' }] } : { Comment: `${tenant} ${index} ${'long note '.repeat(60)}` },
+        known: removes
+          ? {
+              Company: [
+                { Id: 1, RelationType: 'Customer' },
+                { Id: 99, RelationType: 'Supplier' },
+              ],
+            }
+          : { Comment: 'old' },
+      };
+    });
+    sets.push({
+      tenant,
+      file: `contracts/${tenant}.yaml`,
+      contracts: contracts.map((c, index) => ({ id: c.id, line: 3 + index * 5, column: 3, fields: c.desired })),
+    });
+    known.set(tenant, new Map(contracts.map((c) => [c.id, { fields: c.known, from: 'state' as const }])));
+  }
+  const touched = { contracts: new Map([['acme', new Set(['2040'])]]), noLongerManaged: [] };
+  const state: KnownState = known;
+  return { ...createPlan(sets, state, { createdAt: CREATED_AT, source: BASE_SOURCE, touched }), madeWith: MADE_WITH };
 }
