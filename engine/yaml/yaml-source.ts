@@ -10,6 +10,7 @@ import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import type { PathSegment } from '../model/schema-validator.ts';
 import { inexactNumber } from '../model/exact-number.ts';
 import { plural } from '../text/plural.ts';
+import { mistakePlace } from './syntax-place.ts';
 
 export interface YamlLimits {
   /** Larger files are refused unread. */
@@ -146,9 +147,11 @@ export function parseYamlSource(file: string, content: Uint8Array | string, limi
   // real problem, the rest only noise.
   const syntax = doc.errors.filter((error) => error.code !== 'DUPLICATE_KEY');
   if (syntax.length > 0) {
-    const [first] = syntax;
-    const more = syntax.length > 1 ? ` (and ${plural(syntax.length - 1, 'more error')} after it)` : '';
-    diagnostics.push(fileDiagnostic(file, 'yaml-syntax', `invalid YAML: ${first!.message}${more}`, 'error', at(first!.pos[0])));
+    // Said where the mistake starts (an unclosed quote's opening, the line indented too deep), not where the package noticed it.
+    const place = mistakePlace(syntax, tokens, text);
+    const rest = syntax.length - place.errors;
+    const more = rest > 0 ? ` (and ${plural(rest, 'more error')} after it)` : '';
+    diagnostics.push(fileDiagnostic(file, 'yaml-syntax', `invalid YAML: ${place.message}${more}`, 'error', at(place.offset)));
   }
   for (const warning of doc.warnings) {
     diagnostics.push(fileDiagnostic(file, 'yaml-warning', warning.message, 'warning', at(warning.pos[0])));

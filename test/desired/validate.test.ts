@@ -145,6 +145,21 @@ describe('validateDesiredState: file shape', () => {
       '3:18    invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] (and 1 more error after it)',
     ],
     ['a second document', 'tenant: acme\ncontracts: {}\n---\ntenant: acme\n', '3:1    a file holds one YAML document; found another'],
+    [
+      'a quote opened on line 4 and never closed: said at the quote, not at the end of the file',
+      'tenant: acme\ncontracts:\n  c4711:\n    Name: "Facility cleaning\n    Category: 3\n',
+      '4:11    invalid YAML: Missing closing "quote: the quote opened here is never closed (a quoted value runs on, across lines, to its closing quote)',
+    ],
+    [
+      'a single quote never closed, other contracts after it',
+      "tenant: acme\ncontracts:\n  c4711:\n    Name: 'Facility cleaning\n    Category: 3\n  c4712:\n    Name: ok\n",
+      "4:11    invalid YAML: Missing closing 'quote: the quote opened here is never closed (a quoted value runs on, across lines, to its closing quote)",
+    ],
+    [
+      'a line indented deeper than the key above it: said at that line, not the one above',
+      'tenant: acme\ncontracts:\n  c4711:\n    Name: Cleaning\n      Category: 3\n',
+      '5:7    invalid YAML: this line is indented deeper than line 4, whose key has its value already: indent it as the keys beside it',
+    ],
   ])('%s', (_, content, expected) => {
     expect(problems([{ path: 'contracts/acme/a.yaml', content }])).toEqual([`contracts/acme/a.yaml:${expected}`]);
   });
