@@ -4,12 +4,16 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+// Before oidc-provider: its "Unsupported runtime" warning on Node 20 is dropped (see the module).
+import { restoreWarnings } from './quiet-runtime-warning.ts';
 import { errors, Provider, type KoaContextLike } from 'oidc-provider';
 import type { JWK } from 'jose';
 import type { Logger } from 'pino';
 import { memoryAdapterFactory } from './memory-adapter.ts';
 import { SERVICE_SCOPES } from './scopes.ts';
 import type { ResolvedSeed } from './seed.ts';
+
+restoreWarnings();
 
 /** Keycloak's endpoint paths, relative to /realms/{realm}. */
 export const REALM_ROUTES = {

@@ -169,7 +169,9 @@ export async function startEmulator(seedInput: unknown, options: EmulatorOptions
     } finally {
       const entry = { time: new Date(started).toISOString(), kind: endpoint, method: req.method ?? '', path, tenant, status, fault };
       log.add(entry);
-      logger.info({ ...entry, ms: now() - started }, 'request');
+      // The log line has its own "time" (pino's, when it is written): the request's start is `startedAt`.
+      const { time: startedAt, ...logged } = entry;
+      logger.info({ ...logged, startedAt, ms: now() - started }, 'request');
     }
   }
 

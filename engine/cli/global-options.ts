@@ -12,18 +12,6 @@ export interface GlobalOptions {
   readonly logFormat?: LogFormat;
 }
 
-export const GLOBAL_OPTIONS_HELP = `Global options (every command):
-  --chdir DIR           run as if started in DIR: every path is relative to it (also:
-                        CONTRACT_SYNC_CHDIR)
-  --no-color            no colour (also: NO_COLOR set to any value)
-  --log-format F        json or text log lines on stderr (also: CONTRACT_SYNC_LOG_FORMAT); default:
-                        text at a terminal, showing warnings and errors only, else JSON lines at info
-                        (CONTRACT_SYNC_LOG_LEVEL=debug|info|warn|error|silent overrides the level)
-Without --config or --repo, contract-sync.yaml is looked for in the working directory, then in each
-directory above it up to the git repository's root. Environment variables for common flags
-(CONTRACT_SYNC_CONFIG, ...): see contract-sync --help.
-`;
-
 /** The global options and the arguments left for the command; arguments after `--` are left alone. */
 export function takeGlobalOptions(args: readonly string[]): { options: GlobalOptions; rest: string[] } {
   const rest: string[] = [];

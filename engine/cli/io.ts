@@ -10,8 +10,8 @@ export interface CliIo {
    * `rows`: a terminal's height (apply repeats the plan's summary line before its question when the plan is taller).
    * A stream's `once`/`off`/`destroyed` (process.stdout has them): writeOut waits for 'drain' when write() returns false.
    */
-  readonly stdout: { write(text: string): unknown; readonly isTTY?: boolean; readonly rows?: number } & Drainable;
-  readonly stderr: { write(text: string): unknown; readonly isTTY?: boolean };
+  readonly stdout: { write(text: string): unknown; readonly isTTY?: boolean; readonly rows?: number; readonly columns?: number } & Drainable;
+  readonly stderr: { write(text: string): unknown; readonly isTTY?: boolean; readonly columns?: number };
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
   /** The clock (plan's createdAt); the system clock when left out. */

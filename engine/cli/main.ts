@@ -3,7 +3,8 @@ import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
 import { closest } from '../text/suggest.ts';
 import { argsWithEnvironment, argsWithRepository, checkEnvironment, environmentHelp, namedForEnvironment, workingDirectory } from './environment-args.ts';
 import { fileSystemErrorLine } from '../output/output-file.ts';
-import { GLOBAL_OPTIONS_HELP, takeGlobalOptions } from './global-options.ts';
+import { takeGlobalOptions } from './global-options.ts';
+import { GLOBAL_OPTIONS_HELP, MAIN_GLOBAL_OPTIONS_HELP } from '../output/global-options-help.ts';
 import { interruptOnSignals } from './interrupt.ts';
 import { packageVersion } from '../run/version.ts';
 
@@ -118,7 +119,7 @@ Options:
   -h, --help      show help (also: contract-sync <command> --help)
   -V, --version   print the version
 
-${GLOBAL_OPTIONS_HELP}
+${MAIN_GLOBAL_OPTIONS_HELP}
 Environment variables for the flags CI sets most (a flag given on the command line wins):
 ${environmentHelp()}
 Exit codes: 0 success, 1 error, 2 changes present (with --detailed-exitcode).

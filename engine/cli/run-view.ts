@@ -10,7 +10,7 @@ import { describeSharedEvent, type Sending } from '../run/render-run.ts';
 import { askYes, promptStream, shouldAsk } from './confirm.ts';
 import { clockOf, type CliIo } from './io.ts';
 import { runEffects } from './run-effects.ts';
-import { createProgress, type Progress } from '../output/progress.ts';
+import { createProgress, fitLinesToWidth, type Progress } from '../output/progress.ts';
 
 export interface RunView {
   readonly onEvent: (event: RunEvent) => void;
@@ -95,7 +95,7 @@ export function sendingEffects(io: CliIo, view: RunView, autoApprove: boolean, q
       // The plan went into a pipe (`apply | tee log`): give its reader a moment to print it, so the
       // question comes below the plan on the terminal, not in the middle of it.
       if (prompt !== io.stdout) await clockOf(io).sleep(PIPE_SETTLE_MS);
-      if (again !== undefined) prompt.write(`\n${again}`);
+      if (again !== undefined) prompt.write(`\n${fitLinesToWidth(again, prompt.columns)}`);
       prompt.write('\n');
       return askYes(io, question.text(preview.sending));
     },

@@ -95,6 +95,14 @@ export function fitToWidth(line: string, columns: number | undefined): string {
   return line.length <= room ? line : `${line.slice(0, Math.max(0, room - 1))}…`;
 }
 
+/** Each line of `text` cut as fitToWidth cuts one: the summary above a question, where a wrapped line would read as two. */
+export function fitLinesToWidth(text: string, columns: number | undefined): string {
+  return text
+    .split('\n')
+    .map((line) => fitToWidth(line, columns))
+    .join('\n');
+}
+
 export function createProgress(output: ProgressOutput): Progress {
   const terminal = output.stream.isTTY === true;
   let state: StepState | undefined;

@@ -410,7 +410,7 @@ function countedUnitOf(context: RenderContext, group: Group, titleTenant: string
  * The parts of a section of the pull-request layout: per tenant in plan order, its contracts in
  * groups; a tenant with more than TENANT_SECTION contracts is wrapped in a <details> of its own.
  */
-function sectionParts(context: RenderContext, items: readonly TenantContract[], make: typeof unitOf = unitOf): TenantPart[] {
+function sectionParts(context: RenderContext, items: readonly TenantContract[], make: typeof unitOf = unitOf, wrap = true): TenantPart[] {
   const byTenant = new Map<string, PlanContract[]>();
   for (const { tenant, contract } of items) {
     const list = byTenant.get(tenant) ?? [];
@@ -419,7 +419,7 @@ function sectionParts(context: RenderContext, items: readonly TenantContract[], 
   }
   return [...byTenant].map(([tenant, contracts]) => {
     const groups = groupsOf(tenant, contracts);
-    if (contracts.length <= TENANT_SECTION) return { tenant, open: '', close: '', units: groups.map((group) => make(context, group, tenant)) };
+    if (!wrap || contracts.length <= TENANT_SECTION) return { tenant, open: '', close: '', units: groups.map((group) => make(context, group, tenant)) };
     const ops = contracts.reduce((sum, contract) => sum + contract.ops.length, 0);
     const distinct = groups.length === 1 ? 'all the same' : `${groups.length} different change lists`;
     const open = `<details><summary><b>${escapeHtml(tenant)}</b>: ${plural(contracts.length, 'contract')}, ${plural(ops, 'op')} (${distinct})</summary>\n\n`;
@@ -775,7 +775,8 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
   const flagged = [...ownUnflagged.flagged, ...othersSplit.flagged];
   const { singles, grouped } = singlesAndGroups(ownUnflagged.rest);
   const singleParts = sectionParts(context, singles);
-  const groupParts = sectionParts(context, grouped);
+  // Never a tenant's collapsed section: each group is one diff (its ids collapse), and a reviewer must see it unfolded.
+  const groupParts = sectionParts(context, grouped, unitOf, false);
   const otherParts = sectionParts(context, others, countedUnitOf);
   const notes = desiredNote(touched);
   const groupsHeading = grouped.length === 0 ? '' : groupsHeadingOf(groupParts, grouped.length);

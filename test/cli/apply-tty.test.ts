@@ -38,8 +38,9 @@ function onPty(
   rows?: number,
   /** Shell text after the command, e.g. `| tee log` (stdout piped, stdin and stderr still the terminal). */
   after = '',
+  cols = 200,
 ): Promise<{ code: number | null; output: string }> {
-  const command = `${rows === undefined ? '' : `stty rows ${rows} cols 200; `}${[process.execPath, BIN, ...args].map(shellQuote).join(' ')}${after}`;
+  const command = `${rows === undefined ? '' : `stty rows ${rows} cols ${cols}; `}${[process.execPath, BIN, ...args].map(shellQuote).join(' ')}${after}`;
   const child = spawn('script', ['-qefc', command, '/dev/null'], {
     cwd,
     env: { ...process.env, ...env, NO_COLOR: '1', CONTRACT_SYNC_LOG_LEVEL: 'warn' },
@@ -116,6 +117,24 @@ describe.runIf(HAS_SCRIPT)('apply on a pseudo-terminal', () => {
       // One line redrawn in place: the bar, done/total, rate, time left, failures.
       expect(short.output).toContain('\r\u001b[Kreading [########################] 12/12  ');
       expect(short.output).toMatch(/reading \[#{24}\] 12\/12 {2}[\d.]+\/s {2}done in \d+s {2}0 failed\n/);
+    },
+  );
+
+  it(
+    'on a narrow terminal (40 columns) the summary above the question is cut to the width, as the progress line is, never wrapped',
+    { timeout: 60_000 },
+    async () => {
+      const { fleet, dir } = await setup();
+
+      const run = await onPty(['apply'], dir, fleet.env, 'no\n', 10, '', 40);
+
+      const block = /\n\n(8 of 12 contracts in 2 tenants to u.*…)\n(.*)\n(.*)\n(.*)\n\nApply \d+ ops/.exec(run.output);
+      expect(block).not.toBeNull();
+      const [, headline, tenantA, tenantB, where] = block!;
+      for (const line of [headline!, tenantA!, tenantB!, where!]) expect(line.length).toBeLessThanOrEqual(39);
+      expect(tenantA).toMatch(/^ {2}tenant-a: 4 to update, \d+ ops, 2.*…$/);
+      expect(where).toBe('The whole plan is above.');
+      expect(run.output).toContain('Apply cancelled.');
     },
   );
 

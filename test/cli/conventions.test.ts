@@ -51,6 +51,18 @@ describe('help and version', () => {
     expect(run.code).toBe(0);
     for (const command of [...COMMANDS, 'help', 'version']) expect(run.stdout).toMatch(new RegExp(`\\n {2}${command} +\\S`));
   });
+
+  it("the main help (`--help` too) does not send the reader to itself; a command's help sends to it for the variables", async () => {
+    const help = await runCli(['help'], process.cwd());
+    const flag = await runCli(['--help'], process.cwd());
+    const command = await runCli(['plan', '--help'], process.cwd());
+
+    expect(flag).toEqual(help);
+    expect(help.stdout).not.toContain('see contract-sync --help');
+    expect(help.stdout).toContain('Environment variables for common flags\n(CONTRACT_SYNC_CONFIG, ...): below.\n');
+    expect(help.stdout).toContain('CONTRACT_SYNC_CONFIG');
+    expect(command.stdout).toContain('(CONTRACT_SYNC_CONFIG, ...): see contract-sync --help.\n');
+  });
 });
 
 describe('did you mean', () => {

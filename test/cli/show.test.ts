@@ -86,7 +86,21 @@ describe('contract-sync show', () => {
       '{"version": 2, "tenants": []}',
       'contract-sync show: plan.json: plan version 2 is not supported (this contract-sync reads version 1)\n',
     ],
-    ['a plan without a version', '[]', 'contract-sync show: plan.json: plan version undefined is not supported (this contract-sync reads version 1)\n'],
+    [
+      'a JSON list',
+      '[]',
+      'contract-sync show: plan.json: not a contract-sync plan: the file holds a list; a plan is an object with version, createdAt, source, tenants and summary, as contract-sync plan --out PLAN.json writes it\n',
+    ],
+    [
+      'an object without a version',
+      '{"name": "package"}',
+      'contract-sync show: plan.json: not a contract-sync plan: it has no "version"; a plan is an object with version, createdAt, source, tenants and summary, as contract-sync plan --out PLAN.json writes it\n',
+    ],
+    [
+      'a drift report',
+      '{"version": 1, "runId": "r", "fix": false, "tenants": []}',
+      /^contract-sync show: plan\.json: not a contract-sync plan: it looks like a drift report \(it has a runId\); a plan is an object/,
+    ],
     ['a document that is not a plan', '{"version": 1, "tenants": []}', /^contract-sync show: plan\.json: invalid plan: .+\n$/],
   ])('refuses %s in one line naming the file, exit 1', async (_name, content, stderr) => {
     const repo = await createRepo({});

@@ -84,6 +84,11 @@ describe('contract-sync emulator', () => {
     expect(logLines).toContainEqual(expect.objectContaining({ msg: 'request', kind: 'token', status: 200, tenant: 'acme' }));
     expect(logLines).toContainEqual(expect.objectContaining({ msg: 'shutting down', signal: 'SIGTERM' }));
     expect(run.stderr).not.toContain('dev-secret-acme');
+    // One "time" per line (pino's), the request's start as startedAt; no oidc-provider runtime warning on Node 20.
+    const requestLine = run.stderr.split('\n').find((line) => line.includes('"msg":"request"'))!;
+    expect(requestLine.match(/"time":/g)).toHaveLength(1);
+    expect(JSON.parse(requestLine)).toMatchObject({ time: expect.any(Number), startedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    expect(run.stderr).not.toContain('Unsupported runtime');
   });
 
   it('refuses a bad seed with a clear error and exit code 1', async () => {

@@ -319,6 +319,16 @@ describe("the comment's order (issue 38, item 1): own contracts, removals and fi
     );
   });
 
+  it("a group is never folded into its tenant's collapsed section: 300 identical changes show their diff unfolded, the ids folded", () => {
+    const markdown = renderPlanMarkdown(identical300());
+
+    expect(markdown).toContain('#### Identical changes (1 group, 300 contracts)');
+    expect(markdown).not.toContain('<summary><b>acme</b>');
+    expect(markdown.indexOf('```diff')).toBeGreaterThan(0);
+    expect(markdown.indexOf('```diff')).toBeLessThan(markdown.indexOf('<details>'));
+    expect(markdown).toContain('**300 contracts, the same 2 ops each** · acme · known from the state store');
+  });
+
   it('changes the findings name that alone exceed the limit are counted per tenant, with where the whole plan is', () => {
     const plan = planWithEverything();
     const many: PlanDocument = { ...plan, findings: [...plan.findings!, { ...plan.findings![0]!, tenant: 'acme', contractId: 'C-101' }] };
