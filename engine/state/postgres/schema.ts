@@ -13,6 +13,7 @@
  *   shared_run_tenants  one row per tenant of a shared run: its size, its desired-state files (version
  *                       4), and once done, who did it and how
  *   shared_run_claims   one row per time a worker took a tenant: who took it over from whom
+ *   drift_notified  one row per contract whose drift was notified: the drift's key (version 5)
  *
  * Timestamps the engine hands over as ISO strings are stored as text, so that a record reads back
  * exactly as it was written, as in the file backend.
@@ -20,7 +21,7 @@
 import type { PoolClient } from 'pg';
 
 /** The version of the tables this binary creates and reads. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** Migration N takes the tables from version N - 1 to N. `s` is the quoted schema name. */
 const MIGRATIONS: readonly ((s: string) => string)[] = [
@@ -94,6 +95,14 @@ const MIGRATIONS: readonly ((s: string) => string)[] = [
   // 4: a shared run's tenants name their desired-state files: a worker joining a run whose first
   // worker validated the whole desired state reads only the files of the tenants it takes.
   (s) => `ALTER TABLE ${s}.shared_run_tenants ADD COLUMN files jsonb;`,
+  // 5: the drift notifications' memory (engine/notify/dedupe.ts): a hash per contract, no contract data.
+  (s) => `
+    CREATE TABLE ${s}.drift_notified (
+      tenant text NOT NULL,
+      contract_id text NOT NULL,
+      drift_key text NOT NULL,
+      PRIMARY KEY (tenant, contract_id)
+    );`,
 ];
 
 // One key for every migration of every schema: migrations are rare and short.
