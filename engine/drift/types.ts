@@ -3,7 +3,9 @@ import type { ContractResultOutcome } from '../apply/run-report.ts';
 import type { FieldName } from '../model/fields.ts';
 import type { Op } from '../model/types.ts';
 import type { PlanSource } from '../plan/types.ts';
+import type { DeliveryWarning } from '../diagnostic/delivery-warning.ts';
 import type { FieldAttribution } from './attribution.ts';
+import type { AuditWarning } from './audit-warnings.ts';
 
 /** The drift report version this code writes. */
 export const DRIFT_REPORT_VERSION = 1;
@@ -102,4 +104,6 @@ export interface DriftReport {
   readonly fix: boolean;
   readonly tenants: readonly DriftTenant[];
   readonly summary: DriftSummary;
+  /** What the run says beyond the drift: audit events it could not use, notifications not delivered. Absent when nothing. */
+  readonly warnings?: readonly (AuditWarning | DeliveryWarning)[];
 }

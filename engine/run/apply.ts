@@ -17,6 +17,7 @@ import { commitCheck } from './commit-check.ts';
 import { desiredProblems, readScopes, readWholeInput, withRunInput, type OpenedInput, type RunInput } from './input.ts';
 import type { LazyStore } from './lazy-store.ts';
 import { removalLimits, runPipeline, type SharedTenantRun } from './pipeline-run.ts';
+import { notifyAfterApply } from './notify-run.ts';
 import { readSavedPlan } from './saved-plan.ts';
 import { endingOf, SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
 import { joinSharedApply, openSharedRun, sharedTenantRun } from './shared-workers.ts';
@@ -185,9 +186,13 @@ async function applyInput(
     store,
   );
   if ('kind' in sent) return sent;
+  // Told after the run, from what it returned: a channel that fails is a warning in the report, never the run's result.
+  const told =
+    request.mode === 'send' && !sent.cancelled && sent.interrupted === undefined ? await notifyAfterApply(config, sent.plan, sent.report, effects) : [];
   return {
     kind: 'applied',
     ...sent,
+    ...(told.length === 0 ? {} : { report: { ...sent.report, warnings: [...(sent.report.warnings ?? []), ...told] } }),
     ...(input.shard ? { shard: input.shard } : {}),
     incremental: scopeList.some((scope) => scope.kind === 'incremental'),
     behind: scopeList.filter((scope) => scope.kind === 'behind'),

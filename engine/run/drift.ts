@@ -4,6 +4,7 @@
  * is sent through apply's lanes, so what is reported is exactly what was corrected.
  */
 import { createDriftReport } from '../drift/create-report.ts';
+import { withAttributions } from '../drift/with-attributions.ts';
 import type { DriftReport } from '../drift/types.ts';
 import type { KnownContracts } from '../model/types.ts';
 import { StateFormatError } from '../state/file-format.ts';
@@ -16,7 +17,9 @@ import type { PlanDocument } from '../plan/types.ts';
 import { removalLimits, runPipeline, type PipelineRunRequest, type PipelineRunResult, type SharedTenantRun } from './pipeline-run.ts';
 import { openSharedRun, sharedTenantRun, sharedTenantsOf } from './shared-workers.ts';
 import { overrideProblem, runChecksOf } from './checks.ts';
+import { attributeDriftRun } from './drift-attribution.ts';
 import { desiredProblems, readWholeInput, withRunInput, type RunTargeting } from './input.ts';
+import { notifyDrift } from './notify-run.ts';
 import { endingOf, SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunUnread, SendingRequest } from './types.ts';
 
@@ -136,7 +139,29 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
       sent = await runPipeline(fixRequest(contractSets), effects, store);
     }
     if ('kind' in sent) return sent;
-    const drift = createDriftReport({ plan: sent.plan, run: sent.report, lastApplied, fix });
+    let drift = createDriftReport({ plan: sent.plan, run: sent.report, lastApplied, fix });
+    // Who caused it, and who hears of it: after the run, from what it returned; never its result.
+    if (!sent.cancelled && sent.interrupted === undefined && effects.signal?.aborted !== true) {
+      const attribution = await attributeDriftRun(drift, config, effects);
+      if (attribution !== undefined) drift = withAttributions(drift, attribution.attributions);
+      const stateStore = await store.get();
+      const told =
+        typeof stateStore === 'string'
+          ? []
+          : await notifyDrift(
+              {
+                config,
+                drift,
+                plan: sent.plan,
+                ...(fix ? { fixRun: sent.report } : {}),
+                ...(attribution === undefined ? {} : { attributions: attribution.attributions }),
+                store: stateStore,
+              },
+              effects,
+            );
+      const warnings = [...(attribution?.warnings ?? []), ...told];
+      if (warnings.length > 0) drift = { ...drift, warnings };
+    }
     return {
       kind: 'checked',
       drift,
