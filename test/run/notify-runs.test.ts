@@ -3,7 +3,8 @@
  * for Slack, Teams and a webhook, over a real git repository and the file state store: a drift told
  * once to each subscribed channel (attributed to the UI user from the service's audit events), not
  * told again by the scheduled runs that follow, resolved once; apply, apply-failed and
- * policy-denied.
+ * policy-denied; receivers that answer 500 or hang are warnings in the outcome and the report,
+ * within the bound, the run's result unchanged, and the drift is told by the next run.
  */
 import { createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -234,6 +235,86 @@ describe('notifications from the runs', () => {
     ]);
     expect(quiet.kind === 'checked' && quiet.drift.summary.drifted).toBe(0);
     expect(afterQuiet).toEqual([]);
+  });
+
+  it('turns receivers that answer 500 or hang into warnings within the bound, the result unchanged; the next run tells the drift', async () => {
+    const { repo, service, hooks, env } = await setup();
+    expect((await runCli(['apply'], repo.dir, env)).code).toBe(0);
+    hooks.received.splice(0);
+    await editByHand(service, 'acme', '4711', { Name: 'Cleaning (edited by hand)' }, 'jane@example.com');
+    hooks.behaviour.set('/slack', 500);
+    hooks.behaviour.set('/teams', 'hang');
+    hooks.behaviour.set('/hook', 500);
+    const bounds = { delivery: { timeoutMs: 300, deadlineMs: 1500, baseDelayMs: 10, maxDelayMs: 20 } };
+
+    const started = Date.now();
+    const failing = await drift(repo, env, bounds);
+    const took = Date.now() - started;
+    hooks.behaviour.clear();
+    hooks.received.splice(0);
+    const next = await drift(repo, env, bounds);
+    const nextTold = told(hooks.received.splice(0));
+
+    expect(failing.kind).toBe('checked');
+    if (failing.kind !== 'checked') return;
+    expect(failing.drift.summary.drifted).toBe(1);
+    const host = new URL(hooks.origin).host;
+    expect(failing.drift.warnings?.map((warning) => warning.message).sort()).toEqual([
+      `notify channel audit-sink: ${host} answered 500 after 4 attempts; the drift message of tenant acme was not delivered`,
+      expect.stringMatching(
+        new RegExp(
+          `^notify channel contract-owners: ${host} no answer within \\d+ ms after \\d attempts?( \\(no time left for another\\))?; the drift message of tenant acme was not delivered$`,
+        ),
+      ),
+      `notify channel platform-team: ${host} answered 500 after 4 attempts; the drift message of tenant acme was not delivered`,
+    ]);
+    // The bound, and a little for the run itself.
+    expect(took).toBeLessThan(1500 + 5000);
+    expect(renderDriftText(failing.drift)).toMatch(/\nWarnings:\n( {2}notify channel [a-z-]+: 127\.0\.0\.1:\d+ .*\n){3}\n/);
+    expect(JSON.stringify(failing.drift)).not.toContain('/slack');
+    expect(nextTold.sort()).toEqual([
+      '/hook Drift in tenant acme: 1 contract changed outside git',
+      '/slack Drift in tenant acme: 1 contract changed outside git',
+      '/teams Drift in tenant acme: 1 contract changed outside git',
+    ]);
+    expect(next.kind === 'checked' && next.drift.warnings).toBeUndefined();
+  });
+
+  it('keeps the exit codes of apply and drift when a channel refuses: the warning is in the text, markdown and JSON reports', async () => {
+    const { repo, service, hooks, env } = await setup();
+    hooks.behaviour.set('/hook', 404);
+
+    const applied = await runCli(['apply', '--report', 'apply-report.json'], repo.dir, env);
+    await editByHand(service, 'acme', '4711', { Name: 'Cleaning (edited by hand)' }, 'jane@example.com');
+    const text = await runCli(['drift', '--detailed-exitcode'], repo.dir, env);
+    hooks.behaviour.set('/hook', 410);
+    await editByHand(service, 'acme', '4712', { Name: 'Catering (edited)' }, 'jane@example.com');
+    const json = await runCli(['drift', '--format', 'json'], repo.dir, env);
+    await editByHand(service, 'globex', '9001', { Name: 'Lease (edited)' }, 'sam@example.com');
+    const markdown = await runCli(['drift', '--format', 'markdown'], repo.dir, env);
+
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(applied.stdout).toMatch(
+      /\nWarnings:\n {2}notify channel audit-sink: 127\.0\.0\.1:\d+ answered 404; the apply message of tenant acme was not delivered\n/,
+    );
+    expect(JSON.parse(await readFile(path.join(repo.dir, 'apply-report.json'), 'utf8'))).toMatchObject({
+      warnings: [
+        { code: 'notify-delivery', channel: 'audit-sink', event: 'apply', tenant: 'acme' },
+        { code: 'notify-delivery', channel: 'audit-sink', event: 'apply', tenant: 'globex' },
+      ],
+    });
+    expect(text.code).toBe(2);
+    expect(text.stdout).toMatch(
+      /Warnings:\n {2}notify channel audit-sink: 127\.0\.0\.1:\d+ answered 404; the drift message of tenant acme was not delivered\n/,
+    );
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      warnings: [{ code: 'notify-delivery', channel: 'audit-sink', event: 'drift', tenant: 'acme', message: expect.stringContaining('answered 410') }],
+    });
+    expect(markdown.code).toBe(0);
+    expect(markdown.stdout).toMatch(
+      /#### Warnings\n\n- notify channel audit-sink: 127\.0\.0\.1:\d+ answered 410; the drift message of tenant globex was not delivered\n/,
+    );
   });
 
   it('tells apply-failed for a contract the service does not have, and policy-denied for a change a rule denies', async () => {
