@@ -17,7 +17,6 @@ import { commitCheck } from './commit-check.ts';
 import { desiredProblems, readScopes, readWholeInput, withRunInput, type OpenedInput, type RunInput } from './input.ts';
 import type { LazyStore } from './lazy-store.ts';
 import { removalLimits, runPipeline, type SharedTenantRun } from './pipeline-run.ts';
-import { notifyAfterApply } from './notify-run.ts';
 import { readSavedPlan } from './saved-plan.ts';
 import { endingOf, SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
 import { joinSharedApply, openSharedRun, sharedTenantRun } from './shared-workers.ts';
@@ -187,8 +186,9 @@ async function applyInput(
   );
   if ('kind' in sent) return sent;
   // Told after the run, from what it returned: a channel that fails is a warning in the report, never the run's result.
-  const told =
-    request.mode === 'send' && !sent.cancelled && sent.interrupted === undefined ? await notifyAfterApply(config, sent.plan, sent.report, effects) : [];
+  const tells = (config.notify ?? []).length > 0 && request.mode === 'send' && !sent.cancelled && sent.interrupted === undefined;
+  // Loaded only when channels are configured: the senders are not every apply's.
+  const told = tells ? await (await import('./notify-run.ts')).notifyAfterApply(config, sent.plan, sent.report, effects) : [];
   return {
     kind: 'applied',
     ...sent,

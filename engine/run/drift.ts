@@ -5,6 +5,8 @@
  */
 import { createDriftReport } from '../drift/create-report.ts';
 import { withAttributions } from '../drift/with-attributions.ts';
+import type { Config } from '../config/types.ts';
+import type { DeliveryWarning } from '../diagnostic/delivery-warning.ts';
 import type { DriftReport } from '../drift/types.ts';
 import type { KnownContracts } from '../model/types.ts';
 import { StateFormatError } from '../state/file-format.ts';
@@ -17,10 +19,9 @@ import type { PlanDocument } from '../plan/types.ts';
 import { removalLimits, runPipeline, type PipelineRunRequest, type PipelineRunResult, type SharedTenantRun } from './pipeline-run.ts';
 import { openSharedRun, sharedTenantRun, sharedTenantsOf } from './shared-workers.ts';
 import { overrideProblem, runChecksOf } from './checks.ts';
-import { attributeDriftRun } from './drift-attribution.ts';
 import { desiredProblems, readWholeInput, withRunInput, type RunTargeting } from './input.ts';
-import { notifyDrift } from './notify-run.ts';
 import { endingOf, SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
+import type { LazyStore } from './lazy-store.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunUnread, SendingRequest } from './types.ts';
 
 export interface DriftRequest extends SendingRequest {
@@ -142,25 +143,7 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
     let drift = createDriftReport({ plan: sent.plan, run: sent.report, lastApplied, fix });
     // Who caused it, and who hears of it: after the run, from what it returned; never its result.
     if (!sent.cancelled && sent.interrupted === undefined && effects.signal?.aborted !== true) {
-      const attribution = await attributeDriftRun(drift, config, effects);
-      if (attribution !== undefined) drift = withAttributions(drift, attribution.attributions);
-      const stateStore = await store.get();
-      const told =
-        typeof stateStore === 'string'
-          ? []
-          : await notifyDrift(
-              {
-                config,
-                drift,
-                plan: sent.plan,
-                ...(fix ? { fixRun: sent.report } : {}),
-                ...(attribution === undefined ? {} : { attributions: attribution.attributions }),
-                store: stateStore,
-              },
-              effects,
-            );
-      const warnings = [...(attribution?.warnings ?? []), ...told];
-      if (warnings.length > 0) drift = { ...drift, warnings };
+      drift = await attributeAndTell(drift, { config, plan: sent.plan, ...(fix ? { fixRun: sent.report } : {}) }, effects, store);
     }
     return {
       kind: 'checked',
@@ -174,6 +157,30 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
   });
 }
 type Sent = PipelineRunResult;
+
+/**
+ * The drift report with who caused each drifted field (`api.audit`) and the warnings of what could
+ * not be read or told (`notify:`). Each part is loaded only when configured: the audit reader and
+ * the senders are not every drift's.
+ */
+async function attributeAndTell(
+  report: DriftReport,
+  run: { readonly config: Config; readonly plan: PlanDocument; readonly fixRun?: RunReport },
+  effects: RunEffects,
+  store: LazyStore,
+): Promise<DriftReport> {
+  const { config } = run;
+  const attribution = config.api.audit === undefined ? undefined : await (await import('./drift-attribution.ts')).attributeDriftRun(report, config, effects);
+  const drift = attribution === undefined ? report : withAttributions(report, attribution.attributions);
+  const stateStore = (config.notify ?? []).length === 0 ? undefined : await store.get();
+  let told: readonly DeliveryWarning[] = [];
+  if (stateStore !== undefined && typeof stateStore !== 'string') {
+    const { notifyDrift } = await import('./notify-run.ts');
+    told = await notifyDrift({ ...run, drift, store: stateStore, ...(attribution === undefined ? {} : { attributions: attribution.attributions }) }, effects);
+  }
+  const warnings = [...(attribution?.warnings ?? []), ...told];
+  return warnings.length === 0 ? drift : { ...drift, warnings };
+}
 
 /** A shared drift --fix worker's tenants, each sent as a run of its own: one plan and one report of them all. */
 function combineSent(outcomes: readonly Sent[], runId: string, startedAt: string, finishedAt: string, source: PlanDocument['source']): Sent {
