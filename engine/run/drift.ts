@@ -22,6 +22,7 @@ import { overrideProblem, runChecksOf } from './checks.ts';
 import { desiredProblems, readWholeInput, withRunInput, type RunTargeting } from './input.ts';
 import { endingOf, SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
 import type { LazyStore } from './lazy-store.ts';
+import { exportRunTelemetry } from './telemetry-run.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunUnread, SendingRequest } from './types.ts';
 
 export interface DriftRequest extends SendingRequest {
@@ -49,7 +50,7 @@ export type DriftRunOutcome =
 export async function runDrift(request: DriftRequest, effects: RunEffects): Promise<DriftRunOutcome> {
   const fix = request.mode === 'fix';
   effects.onEvent?.({ type: 'phase', phase: 'read-input' });
-  return withRunInput(effects, 'drift', request, async (opened, store) => {
+  const outcome = await withRunInput(effects, 'drift', request, async (opened, store): Promise<DriftRunOutcome> => {
     const shared = request.selection?.shard === 'auto';
     if (shared && (opened.config.state.backend !== 'postgres' || !fix)) {
       return {
@@ -155,6 +156,8 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
       ...(sent.interrupted ? { interrupted: sent.interrupted } : {}),
     };
   });
+  if (outcome.kind === 'checked') await exportRunTelemetry(outcome, effects);
+  return outcome;
 }
 type Sent = PipelineRunResult;
 
