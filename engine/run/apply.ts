@@ -18,7 +18,7 @@ import { desiredProblems, readScopes, readWholeInput, withRunInput, type OpenedI
 import type { LazyStore } from './lazy-store.ts';
 import { removalLimits, runPipeline, type SharedTenantRun } from './pipeline-run.ts';
 import { readSavedPlan } from './saved-plan.ts';
-import { exportRunTelemetry } from './telemetry-run.ts';
+import { exportRunTelemetry, withRequestRecorder } from './telemetry-run.ts';
 import { endingOf, SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
 import { joinSharedApply, openSharedRun, sharedTenantRun } from './shared-workers.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunUnread, RunWhere, SendingRequest, ShardSelection } from './types.ts';
@@ -77,7 +77,9 @@ function readsLive(request: Pick<ApplyRequest, 'known'>, canRead: boolean): bool
   return request.known === undefined ? canRead : request.known === 'live';
 }
 
-export async function runApplyRequest(request: ApplyRequest, effects: RunEffects): Promise<ApplyRunOutcome> {
+export async function runApplyRequest(request: ApplyRequest, given: RunEffects): Promise<ApplyRunOutcome> {
+  // With OTEL_* set, the run's reads and PATCHes are recorded for its trace.
+  const effects = withRequestRecorder(given);
   effects.onEvent?.({ type: 'phase', phase: 'read-input' });
   let saved: PlanDocument | undefined;
   if (request.savedPlan !== undefined) {

@@ -22,7 +22,7 @@ import { overrideProblem, runChecksOf } from './checks.ts';
 import { desiredProblems, readWholeInput, withRunInput, type RunTargeting } from './input.ts';
 import { endingOf, SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
 import type { LazyStore } from './lazy-store.ts';
-import { exportRunTelemetry } from './telemetry-run.ts';
+import { exportRunTelemetry, withRequestRecorder } from './telemetry-run.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunUnread, SendingRequest } from './types.ts';
 
 export interface DriftRequest extends SendingRequest {
@@ -47,7 +47,9 @@ export type DriftRunOutcome =
       readonly interrupted?: InterruptedCount;
     };
 
-export async function runDrift(request: DriftRequest, effects: RunEffects): Promise<DriftRunOutcome> {
+export async function runDrift(request: DriftRequest, given: RunEffects): Promise<DriftRunOutcome> {
+  // With OTEL_* set, the run's reads and PATCHes are recorded for its trace.
+  const effects = withRequestRecorder(given);
   const fix = request.mode === 'fix';
   effects.onEvent?.({ type: 'phase', phase: 'read-input' });
   const outcome = await withRunInput(effects, 'drift', request, async (opened, store): Promise<DriftRunOutcome> => {

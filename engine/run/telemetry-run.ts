@@ -6,10 +6,11 @@
  */
 import { driftFailed } from '../drift/create-report.ts';
 import { runSignals, type RunSignalInput } from '../telemetry/run-signals.ts';
+import { requestRecorder } from '../telemetry/requests.ts';
 import { otlpTargets } from '../telemetry/targets.ts';
 import type { RunReport } from '../apply/run-report.ts';
 import type { DriftReport } from '../drift/types.ts';
-import type { RunPlace } from './types.ts';
+import type { RunEffects, RunPlace } from './types.ts';
 import { packageVersion } from './version.ts';
 
 /** The export's bound: a collector that hangs delays the run's end by at most this (plus a second). */
@@ -49,10 +50,19 @@ function signalInput(outcome: AppliedRun | CheckedRun): RunSignalInput {
   return { kind: outcome.drift.fix ? 'drift --fix' : 'drift', result, report: outcome.run, drift: outcome.drift };
 }
 
+/** The run's effects, with a recorder of its requests when OTEL_* asks for an export (plain data: nothing of the SDK is loaded). */
+export function withRequestRecorder(effects: RunEffects): RunEffects {
+  return effects.requests !== undefined || otlpTargets(effects.env) === undefined ? effects : { ...effects, requests: requestRecorder() };
+}
+
 /** A run refused before it read anything has no report to tell of: only runs that ran are exported. */
-export async function exportRunTelemetry(outcome: AppliedRun | CheckedRun, place: Pick<RunPlace, 'env'>): Promise<void> {
+export async function exportRunTelemetry(outcome: AppliedRun | CheckedRun, place: Pick<RunPlace, 'env'> & Pick<RunEffects, 'requests'>): Promise<void> {
   const targets = otlpTargets(place.env);
   if (targets === undefined) return;
   const { exportRunSignals } = await import('../telemetry/otlp.ts');
-  await exportRunSignals(runSignals(signalInput(outcome)), targets, { version: packageVersion(), timeoutMs: EXPORT_TIMEOUT_MS });
+  const requests = place.requests?.records;
+  await exportRunSignals(runSignals({ ...signalInput(outcome), ...(requests === undefined ? {} : { requests }) }), targets, {
+    version: packageVersion(),
+    timeoutMs: EXPORT_TIMEOUT_MS,
+  });
 }

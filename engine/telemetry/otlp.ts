@@ -5,7 +5,7 @@
  * are shut down at its end, which flushes what they hold; the export is bounded by `timeoutMs`,
  * and a receiver that fails or hangs costs the run at most that, never its result.
  */
-import { SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -48,6 +48,11 @@ export async function exportRunSignals(
       const span = tracer.startSpan(tenant.name, { startTime: tenant.start, attributes: tenant.attributes }, parent);
       if (tenant.error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: tenant.error });
       span.end(tenant.end);
+    }
+    for (const request of signals.requests) {
+      const span = tracer.startSpan(request.name, { kind: SpanKind.CLIENT, startTime: request.start, attributes: request.attributes }, parent);
+      if (request.error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: request.error });
+      span.end(request.end);
     }
     if (signals.run.error !== undefined) run.setStatus({ code: SpanStatusCode.ERROR, message: signals.run.error });
     run.end(signals.run.end);

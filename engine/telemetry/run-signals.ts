@@ -6,6 +6,7 @@
  */
 import type { RunReport } from '../apply/run-report.ts';
 import type { DriftReport } from '../drift/types.ts';
+import type { RequestRecord } from './requests.ts';
 
 export type RunKind = 'apply' | 'drift' | 'drift --fix';
 
@@ -24,6 +25,8 @@ export interface SignalSpan {
 export interface RunSignals {
   readonly run: SignalSpan;
   readonly tenants: readonly SignalSpan[];
+  /** One per read or PATCH, under the run's span, with HTTP semantic conventions' attributes. */
+  readonly requests: readonly SignalSpan[];
   /** One labelled value per metric; counters are added to, gauges set. */
   readonly counters: readonly { readonly name: string; readonly value: number; readonly attributes: Readonly<Record<string, string>> }[];
   readonly histograms: readonly { readonly name: string; readonly value: number; readonly attributes: Readonly<Record<string, string>> }[];
@@ -45,6 +48,11 @@ export const METRICS = {
     unit: '{request}',
     description: 'Requests answered 429 or 503 with Retry-After, by kind and tenant',
   },
+  requestDuration: {
+    name: 'contract_sync_request_duration_seconds',
+    unit: 's',
+    description: 'How long a read or PATCH to the service took, by method and result',
+  },
   drifted: { name: 'contract_sync_drifted_contracts', unit: '{contract}', description: 'Contracts drifted at the last drift run, by tenant' },
 } as const;
 
@@ -54,6 +62,25 @@ export interface RunSignalInput {
   /** The run report (apply, drift --fix: what was sent; drift: what was read). */
   readonly report: RunReport;
   readonly drift?: DriftReport;
+  /** The run's reads and PATCHes (requests.ts). */
+  readonly requests?: readonly RequestRecord[];
+}
+
+function requestSpan(record: RequestRecord): SignalSpan {
+  return {
+    name: `${record.method} ${record.template}`,
+    start: record.start,
+    end: record.end,
+    attributes: {
+      'http.request.method': record.method,
+      'url.template': record.template,
+      'server.address': record.server,
+      'server.port': record.port,
+      ...(record.status === null ? {} : { 'http.response.status_code': record.status }),
+      ...(record.errorType === undefined ? {} : { 'error.type': record.status === null ? record.errorType : String(record.status) }),
+    },
+    ...(record.errorType === undefined ? {} : { error: record.errorType }),
+  };
 }
 
 export function runSignals(input: RunSignalInput): RunSignals {
@@ -118,8 +145,16 @@ export function runSignals(input: RunSignalInput): RunSignals {
       ...(result === 'failed' ? { error: `${report.summary.failed} contracts not applied` } : {}),
     },
     tenants,
+    requests: (input.requests ?? []).map(requestSpan),
     counters,
-    histograms: [{ name: METRICS.duration.name, value: Math.max(0, end - start) / 1000, attributes: { kind, result } }],
+    histograms: [
+      { name: METRICS.duration.name, value: Math.max(0, end - start) / 1000, attributes: { kind, result } },
+      ...(input.requests ?? []).map((record) => ({
+        name: METRICS.requestDuration.name,
+        value: Math.max(0, record.end - record.start) / 1000,
+        attributes: { method: record.method, result: record.errorType === undefined ? 'ok' : 'error' },
+      })),
+    ],
     gauges,
   };
 }

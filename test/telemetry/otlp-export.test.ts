@@ -1,7 +1,8 @@
 /**
  * OpenTelemetry from real runs: an apply and a drift against the emulator, over a real git
  * repository, with OTEL_EXPORTER_OTLP_ENDPOINT pointing at a local OTLP/HTTP receiver that decodes
- * what the SDK sends (JSON). A span per run and per tenant, the runs' metrics by kind and result;
+ * what the SDK sends (JSON). A span per run, per tenant and per request, the runs' metrics by kind
+ * and result, request durations;
  * no secret in any attribute; nothing sent without the variable.
  */
 import { createServer, type Server } from 'node:http';
@@ -172,6 +173,24 @@ describe('OpenTelemetry from the runs', () => {
     ]);
     expect(attributes(tenants[0]!.attributes)).toMatchObject({ 'contract_sync.contracts': 2, 'contract_sync.changed': 1, 'contract_sync.applied': 1 });
     expect(attributes(tenants[1]!.attributes)).toMatchObject({ 'contract_sync.drifted': 1 });
+    const requests = spans.filter((span) => /^(GET|PATCH) /.test(span.name));
+    expect(
+      requests
+        .map((span) => `${span.name} under ${span.parentSpanId === runs[0]!.spanId ? 'apply' : span.parentSpanId === runs[1]!.spanId ? 'drift' : '?'}`)
+        .sort(),
+    ).toEqual([
+      'GET /contract/{id} under apply',
+      'GET /contract/{id} under apply',
+      'GET /contract/{id} under drift',
+      'GET /contract/{id} under drift',
+      'PATCH /contract/{id} under apply',
+    ]);
+    expect(attributes(requests.find((span) => span.name.startsWith('PATCH'))!.attributes)).toEqual({
+      'http.request.method': 'PATCH',
+      'url.template': '/contract/{id}',
+      'server.address': '127.0.0.1',
+      'server.port': expect.any(Number),
+    });
     const metrics = metricsOf(collector.received);
     expect(points(metrics, 'contract_sync_runs_total').map((point) => point.attributes)).toEqual([
       { kind: 'apply', result: 'succeeded' },
@@ -181,6 +200,13 @@ describe('OpenTelemetry from the runs', () => {
     expect(points(metrics, 'contract_sync_drifted_contracts')).toEqual([{ value: 1, attributes: { tenant: 'acme' } }]);
     expect(points(metrics, 'contract_sync_contracts_planned_total').map((point) => point.value)).toEqual([2, 2]);
     expect(metrics.map((metric) => metric.name)).toContain('contract_sync_run_duration_seconds');
+    const durations = metrics.filter((metric) => metric.name === 'contract_sync_request_duration_seconds').flatMap((metric) => metric.histogram!.dataPoints);
+    expect(durations.map((point) => [attributes(point.attributes), Number(point.count)])).toEqual([
+      [{ method: 'GET', result: 'ok' }, 2],
+      [{ method: 'PATCH', result: 'ok' }, 1],
+      [{ method: 'GET', result: 'ok' }, 2],
+    ]);
+
     expect(JSON.stringify(collector.received)).not.toContain(SECRET);
   });
 
