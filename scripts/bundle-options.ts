@@ -15,9 +15,11 @@ import type { BuildOptions } from 'esbuild';
  * - oidc-provider: only the `emulator` command uses it, and it is large;
  * - pg: it requires its optional native binding (pg-native) when asked to;
  * - ajv: not imported at all, loaded with createRequire by engine/model/schema-validator.ts, as is
- *   the runtime helper the precompiled validators require (dist/engine/model/precompiled-schemas.cjs).
+ *   the runtime helper the precompiled validators require (dist/engine/model/precompiled-schemas.cjs);
+ * - the OpenTelemetry SDK: only a run with OTEL_EXPORTER_OTLP_ENDPOINT (or a per-signal endpoint)
+ *   set loads it (engine/run/telemetry-run.ts); left out, the bundle every start reads is as it was.
  */
-const EXTERNAL = ['pino', 'oidc-provider', 'pg', 'ajv'];
+const EXTERNAL = ['pino', 'oidc-provider', 'pg', 'ajv', '@opentelemetry/*'];
 
 /**
  * js-yaml's CommonJS build, not the ES module its `import` condition names: on Node 20 the ES

@@ -17,7 +17,8 @@ const ENGINE = path.resolve(import.meta.dirname, '../engine');
  * and `diagnostic` import nothing of the engine above them; `yaml` (the readers with source
  * positions) sits on `model`; `package` (the package's own files and generated specs) on `plan`.
  * `notify` (message builders, the signature, drift dedupe, delivery) sits on `drift` (attributions)
- * and below `pipeline`, whose runs' outcomes it is sent from.
+ * and below `pipeline`, whose runs' outcomes it is sent from. `telemetry` (OpenTelemetry: where to
+ * export, what a run's report says as spans and metrics, the SDK adapter) sits on `apply` and `drift`.
  * `policy` (the CEL rules: compiled from the config's rules, evaluated on contracts) sits on `config`
  * and `model`, below `plan`, whose runs evaluate it.
  * `output` (spools, streams written at the reader's pace, the progress line, output files) sits
@@ -43,6 +44,7 @@ const LAYERS = [
   'apply',
   'drift',
   'notify',
+  'telemetry',
   'init',
   'pipeline',
   'run',

@@ -1,5 +1,6 @@
 /** The JSON run report (`apply --report FILE`) and the summary printed after a run. */
 import type { RunWarning } from '../auth/rotation-overlap.ts';
+import type { DeliveryWarning } from '../diagnostic/delivery-warning.ts';
 import type { Finding } from '../diagnostic/finding.ts';
 import type { PlanSource } from '../plan/types.ts';
 import { renderFindingsText } from '../plan/render-findings.ts';
@@ -68,8 +69,8 @@ export interface RunReport {
   readonly dryRun: boolean;
   readonly source: PlanSource;
   readonly tenants: readonly TenantReport[];
-  /** What the run says beyond its outcomes (a previousClientSecret used past the overlap); absent when nothing. */
-  readonly warnings?: readonly RunWarning[];
+  /** What the run says beyond its outcomes (a previousClientSecret used past the overlap, a notification not delivered); absent when nothing. */
+  readonly warnings?: readonly (RunWarning | DeliveryWarning)[];
   /** What the run's checks found that no outcome shows (policy rules, a library caller's checks); absent when nothing. */
   readonly findings?: readonly Finding[];
   readonly summary: {

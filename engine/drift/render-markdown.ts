@@ -140,6 +140,11 @@ export function renderDriftMarkdown(report: DriftReport, options: DriftMarkdownO
     }
     out += '\n';
   }
+  const warnings = (report.warnings ?? []).map((warning) => `- ${escapeInline(warning.message)}\n`);
+  if (warnings.length > 0) {
+    const block = `#### Warnings\n\n${warnings.join('')}\n`;
+    if (out.length + block.length + RESERVE < maxLength) out += block;
+  }
   // Fixed text, written within the reserve.
   out += `**Next:** ${nextStep(report)}\n\n`;
   const notes: string[] = [];

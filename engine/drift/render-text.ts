@@ -57,6 +57,9 @@ export function renderDriftText(report: DriftReport, options: DriftTextOptions =
   // The policy rules' findings, as the text plan shows them (one renderer for every run).
   const findings = renderFindingsText(report.findings, options);
   if (findings !== '') lines.push(findings.slice(1));
+  if (report.warnings !== undefined && report.warnings.length > 0) {
+    lines.push(paint('yellow', 'Warnings:'), ...report.warnings.map((warning) => `  ${escapeForTerminal(warning.message)}`), '');
+  }
   lines.push(paint('bold', driftSummaryLine(report)));
   // What to run next, as the markdown report says it; nothing when there is nothing to run.
   if (report.summary.drifted > 0 || report.summary.errors > 0) lines.push(`Next: ${nextStep(report, (command) => command)}`);

@@ -4,7 +4,9 @@ import type { Finding } from '../diagnostic/finding.ts';
 import type { FieldName } from '../model/fields.ts';
 import type { Op } from '../model/types.ts';
 import type { PlanSource } from '../plan/types.ts';
+import type { DeliveryWarning } from '../diagnostic/delivery-warning.ts';
 import type { FieldAttribution } from './attribution.ts';
+import type { AuditWarning } from './audit-warnings.ts';
 
 /** The drift report version this code writes. */
 export const DRIFT_REPORT_VERSION = 1;
@@ -105,4 +107,6 @@ export interface DriftReport {
   readonly summary: DriftSummary;
   /** What the run's checks found (policy rules: the same evaluator as validate, plan and apply), in tenant order; absent when nothing. */
   readonly findings?: readonly Finding[];
+  /** What the run says beyond the drift: audit events it could not use, notifications not delivered. Absent when nothing. */
+  readonly warnings?: readonly (AuditWarning | DeliveryWarning)[];
 }

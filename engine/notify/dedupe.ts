@@ -31,6 +31,11 @@ export interface DriftDedupeInput {
    * checked and not drifted.
    */
   readonly checked: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Per tenant, drifted contracts this run corrected (`drift --fix`): a new one is notified as drift
+   * (someone changed the service) and not remembered; a remembered one is resolved.
+   */
+  readonly corrected?: Readonly<Record<string, readonly string[]>>;
 }
 
 export interface DriftDedupeDecision {
@@ -56,11 +61,14 @@ export function decideDriftNotifications(input: DriftDedupeInput): DriftDedupeDe
   const notify: DriftSighting[] = [];
   const repeated: DriftSighting[] = [];
   const drifted = new Set<string>();
+  const corrected = new Set(Object.entries(input.corrected ?? {}).flatMap(([tenant, ids]) => ids.map((id) => JSON.stringify([tenant, id]))));
   for (const sighting of input.drifted) {
     const key = driftKey(sighting);
-    drifted.add(JSON.stringify([sighting.tenant, sighting.contractId]));
+    const at = JSON.stringify([sighting.tenant, sighting.contractId]);
     if (input.previous[sighting.tenant]?.[sighting.contractId] === key) repeated.push(sighting);
     else notify.push(sighting);
+    if (corrected.has(at)) continue;
+    drifted.add(at);
     (next[sighting.tenant] ??= {})[sighting.contractId] = key;
   }
   const resolved: { tenant: string; contractId: string }[] = [];

@@ -3,6 +3,8 @@ export { channelsFor, prepareDelivery, type Preparation, type ReadyDelivery } fr
 export { decideDriftNotifications, driftKey, type DriftDedupeDecision, type DriftDedupeInput, type DriftMemory, type DriftSighting } from './dedupe.ts';
 export { driftNotifications, driftSightings, type DriftNotificationInput } from './from-drift.ts';
 export { deliver, DELIVERY_DEFAULTS, type DeliveryOptions, type DeliveryResult } from './deliver.ts';
+export { isPolicyDenial, runNotifications, type RunNotificationInput } from './from-run.ts';
+export { sendAll, type SendAllOptions, type SendAllResult, type SentNotification } from './send-all.ts';
 export { signBody, SIGNATURE_HEADER, verifySignature } from './signature.ts';
 export { slackMessage } from './slack.ts';
 export { teamsMessage } from './teams.ts';

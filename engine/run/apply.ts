@@ -18,6 +18,7 @@ import { desiredProblems, readScopes, readWholeInput, withRunInput, type OpenedI
 import type { LazyStore } from './lazy-store.ts';
 import { removalLimits, runPipeline, type SharedTenantRun } from './pipeline-run.ts';
 import { readSavedPlan } from './saved-plan.ts';
+import { exportRunTelemetry, withRequestRecorder } from './telemetry-run.ts';
 import { endingOf, SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
 import { joinSharedApply, openSharedRun, sharedTenantRun } from './shared-workers.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunUnread, RunWhere, SendingRequest, ShardSelection } from './types.ts';
@@ -76,7 +77,9 @@ function readsLive(request: Pick<ApplyRequest, 'known'>, canRead: boolean): bool
   return request.known === undefined ? canRead : request.known === 'live';
 }
 
-export async function runApplyRequest(request: ApplyRequest, effects: RunEffects): Promise<ApplyRunOutcome> {
+export async function runApplyRequest(request: ApplyRequest, given: RunEffects): Promise<ApplyRunOutcome> {
+  // With OTEL_* set, the run's reads and PATCHes are recorded for its trace.
+  const effects = withRequestRecorder(given);
   effects.onEvent?.({ type: 'phase', phase: 'read-input' });
   let saved: PlanDocument | undefined;
   if (request.savedPlan !== undefined) {
@@ -85,26 +88,35 @@ export async function runApplyRequest(request: ApplyRequest, effects: RunEffects
     saved = read;
   }
   const where: RunWhere = saved ? { ...request.where, ...(saved.source.commit === null ? {} : { ref: saved.source.commit }) } : request.where;
-  return withRunInput(effects, 'apply', { where, ...(saved ? {} : { selection: request.selection ?? {} }) }, async (opened, store) => {
-    const shared = request.selection?.shard === 'auto';
-    if (shared && (opened.config.state.backend !== 'postgres' || request.mode === 'dry-run')) {
-      return {
-        kind: 'bad-request',
-        message:
-          request.mode === 'dry-run' ? '--shard auto shares a run that sends between workers; a dry run sends nothing: use --shard I/N' : SHARED_NEEDS_POSTGRES,
-      };
-    }
-    // A saved plan names its contracts: never incremental.
-    const scopes = request.scope === 'incremental' && !saved ? await readScopes(opened, await store.get(), 'ancestor') : undefined;
-    if (shared) return applyShared(opened, scopes, request, effects, store);
-    const input = await readWholeInput(opened, { ...(scopes ? { scopes } : {}), describeIncremental: false, records: !saved });
-    const invalid = desiredProblems(input);
-    if (invalid) return invalid;
-    effects.onEvent?.({ type: 'input', ...(input.shard ? { shard: input.shard } : {}) });
-    // A shard without tenants has nothing to lock, read or send.
-    if (input.shard && input.shard.tenants.length === 0) return { kind: 'empty-shard', shard: input.shard };
-    return applyInput(opened, input, saved, request, effects, store);
-  });
+  const outcome = await withRunInput(
+    effects,
+    'apply',
+    { where, ...(saved ? {} : { selection: request.selection ?? {} }) },
+    async (opened, store): Promise<ApplyRunOutcome> => {
+      const shared = request.selection?.shard === 'auto';
+      if (shared && (opened.config.state.backend !== 'postgres' || request.mode === 'dry-run')) {
+        return {
+          kind: 'bad-request',
+          message:
+            request.mode === 'dry-run'
+              ? '--shard auto shares a run that sends between workers; a dry run sends nothing: use --shard I/N'
+              : SHARED_NEEDS_POSTGRES,
+        };
+      }
+      // A saved plan names its contracts: never incremental.
+      const scopes = request.scope === 'incremental' && !saved ? await readScopes(opened, await store.get(), 'ancestor') : undefined;
+      if (shared) return applyShared(opened, scopes, request, effects, store);
+      const input = await readWholeInput(opened, { ...(scopes ? { scopes } : {}), describeIncremental: false, records: !saved });
+      const invalid = desiredProblems(input);
+      if (invalid) return invalid;
+      effects.onEvent?.({ type: 'input', ...(input.shard ? { shard: input.shard } : {}) });
+      // A shard without tenants has nothing to lock, read or send.
+      if (input.shard && input.shard.tenants.length === 0) return { kind: 'empty-shard', shard: input.shard };
+      return applyInput(opened, input, saved, request, effects, store);
+    },
+  );
+  if (outcome.kind === 'applied') await exportRunTelemetry(outcome, effects);
+  return outcome;
 }
 
 async function applyInput(
@@ -185,9 +197,14 @@ async function applyInput(
     store,
   );
   if ('kind' in sent) return sent;
+  // Told after the run, from what it returned: a channel that fails is a warning in the report, never the run's result.
+  const tells = (config.notify ?? []).length > 0 && request.mode === 'send' && !sent.cancelled && sent.interrupted === undefined;
+  // Loaded only when channels are configured: the senders are not every apply's.
+  const told = tells ? await (await import('./notify-run.ts')).notifyAfterApply(config, sent.plan, sent.report, effects) : [];
   return {
     kind: 'applied',
     ...sent,
+    ...(told.length === 0 ? {} : { report: { ...sent.report, warnings: [...(sent.report.warnings ?? []), ...told] } }),
     ...(input.shard ? { shard: input.shard } : {}),
     incremental: scopeList.some((scope) => scope.kind === 'incremental'),
     behind: scopeList.filter((scope) => scope.kind === 'behind'),

@@ -4,6 +4,9 @@
  * is sent through apply's lanes, so what is reported is exactly what was corrected.
  */
 import { createDriftReport } from '../drift/create-report.ts';
+import { withAttributions } from '../drift/with-attributions.ts';
+import type { Config } from '../config/types.ts';
+import type { DeliveryWarning } from '../diagnostic/delivery-warning.ts';
 import type { DriftReport } from '../drift/types.ts';
 import type { KnownContracts } from '../model/types.ts';
 import { StateFormatError } from '../state/file-format.ts';
@@ -18,6 +21,8 @@ import { openSharedRun, sharedTenantRun, sharedTenantsOf } from './shared-worker
 import { overrideProblem, runChecksOf } from './checks.ts';
 import { desiredProblems, readWholeInput, withRunInput, type RunTargeting } from './input.ts';
 import { endingOf, SHARED_NEEDS_POSTGRES, tenantResultOf, workerReport, workShared } from './shared-run.ts';
+import type { LazyStore } from './lazy-store.ts';
+import { exportRunTelemetry, withRequestRecorder } from './telemetry-run.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunUnread, SendingRequest } from './types.ts';
 
 export interface DriftRequest extends SendingRequest {
@@ -42,10 +47,12 @@ export type DriftRunOutcome =
       readonly interrupted?: InterruptedCount;
     };
 
-export async function runDrift(request: DriftRequest, effects: RunEffects): Promise<DriftRunOutcome> {
+export async function runDrift(request: DriftRequest, given: RunEffects): Promise<DriftRunOutcome> {
+  // With OTEL_* set, the run's reads and PATCHes are recorded for its trace.
+  const effects = withRequestRecorder(given);
   const fix = request.mode === 'fix';
   effects.onEvent?.({ type: 'phase', phase: 'read-input' });
-  return withRunInput(effects, 'drift', request, async (opened, store) => {
+  const outcome = await withRunInput(effects, 'drift', request, async (opened, store): Promise<DriftRunOutcome> => {
     const shared = request.selection?.shard === 'auto';
     if (shared && (opened.config.state.backend !== 'postgres' || !fix)) {
       return {
@@ -136,7 +143,11 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
       sent = await runPipeline(fixRequest(contractSets), effects, store);
     }
     if ('kind' in sent) return sent;
-    const drift = createDriftReport({ plan: sent.plan, run: sent.report, lastApplied, fix });
+    let drift = createDriftReport({ plan: sent.plan, run: sent.report, lastApplied, fix });
+    // Who caused it, and who hears of it: after the run, from what it returned; never its result.
+    if (!sent.cancelled && sent.interrupted === undefined && effects.signal?.aborted !== true) {
+      drift = await attributeAndTell(drift, { config, plan: sent.plan, ...(fix ? { fixRun: sent.report } : {}) }, effects, store);
+    }
     return {
       kind: 'checked',
       drift,
@@ -147,8 +158,34 @@ export async function runDrift(request: DriftRequest, effects: RunEffects): Prom
       ...(sent.interrupted ? { interrupted: sent.interrupted } : {}),
     };
   });
+  if (outcome.kind === 'checked') await exportRunTelemetry(outcome, effects);
+  return outcome;
 }
 type Sent = PipelineRunResult;
+
+/**
+ * The drift report with who caused each drifted field (`api.audit`) and the warnings of what could
+ * not be read or told (`notify:`). Each part is loaded only when configured: the audit reader and
+ * the senders are not every drift's.
+ */
+async function attributeAndTell(
+  report: DriftReport,
+  run: { readonly config: Config; readonly plan: PlanDocument; readonly fixRun?: RunReport },
+  effects: RunEffects,
+  store: LazyStore,
+): Promise<DriftReport> {
+  const { config } = run;
+  const attribution = config.api.audit === undefined ? undefined : await (await import('./drift-attribution.ts')).attributeDriftRun(report, config, effects);
+  const drift = attribution === undefined ? report : withAttributions(report, attribution.attributions);
+  const stateStore = (config.notify ?? []).length === 0 ? undefined : await store.get();
+  let told: readonly DeliveryWarning[] = [];
+  if (stateStore !== undefined && typeof stateStore !== 'string') {
+    const { notifyDrift } = await import('./notify-run.ts');
+    told = await notifyDrift({ ...run, drift, store: stateStore, ...(attribution === undefined ? {} : { attributions: attribution.attributions }) }, effects);
+  }
+  const warnings = [...(attribution?.warnings ?? []), ...told];
+  return warnings.length === 0 ? drift : { ...drift, warnings };
+}
 
 /** A shared drift --fix worker's tenants, each sent as a run of its own: one plan and one report of them all. */
 function combineSent(outcomes: readonly Sent[], runId: string, startedAt: string, finishedAt: string, source: PlanDocument['source']): Sent {

@@ -6,7 +6,9 @@ import { randomUUID } from 'node:crypto';
 import { apiClientSettings, createApiClient, type ApiClient } from '../api/client.ts';
 import { createTenantTokens, type Scope, type TenantTokens } from '../auth/index.ts';
 import type { Config } from '../config/types.ts';
+import { systemClock, type Clock } from '../io/clock.ts';
 import { Redactor, silentLogger, type Logger } from '../log/logger.ts';
+import { recordingApiClient } from '../telemetry/requests.ts';
 import type { RunEffects } from './types.ts';
 import { packageVersion } from './version.ts';
 
@@ -25,7 +27,7 @@ export interface EngineSetup {
 
 /** `runId`: a shared run's (`--shard auto`), the same in every worker; else a fresh one. */
 export function createEngineSetup(
-  effects: Pick<RunEffects, 'env' | 'logger'>,
+  effects: Pick<RunEffects, 'env' | 'logger' | 'requests'> & { readonly clock?: Clock },
   config: Config,
   scopes: readonly Scope[],
   runId: string = randomUUID(),
@@ -36,11 +38,21 @@ export function createEngineSetup(
     return createTenantTokens({ auth: config.auth, tenants: config.tenants, scopes: wanted, env: effects.env, logger, redactor });
   }
   const tokens = tokensFor(scopes);
-  const api = createApiClient({
+  const client = createApiClient({
     ...apiClientSettings(config.api),
     userAgent: USER_AGENT,
     correlationId: runId,
     redactor,
   });
+  // Recorded only when the run exports telemetry: otherwise the client is used as it is.
+  const clock = effects.clock ?? systemClock;
+  const api =
+    effects.requests === undefined
+      ? client
+      : recordingApiClient(client, effects.requests, {
+          baseUrl: config.api.baseUrl,
+          ...(config.api.read === undefined ? {} : { readPath: config.api.read.path }),
+          now: () => clock.now(),
+        });
   return { runId, redactor, logger, tokens, tokensFor, api };
 }

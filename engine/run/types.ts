@@ -14,6 +14,8 @@ import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import type { GitError, GitErrorCode } from '../git/errors.ts';
 import type { Logger, Redactor } from '../log/logger.ts';
 import type { TenantScope } from '../apply/incremental.ts';
+import type { DeliveryOptions } from '../notify/deliver.ts';
+import type { RequestRecorder } from '../telemetry/requests.ts';
 
 /** Where a run reads its repository: `--repo`, `--config` and `--ref` as given. */
 export interface RunWhere {
@@ -128,6 +130,15 @@ export interface RunEffects extends RunPlace {
    * outcome says what was sent and what not (`interrupted`). The next run plans what was not sent.
    */
   readonly signal?: AbortSignal;
+  /** Notifications (`notify:`): their HTTP (default globalThis.fetch) and bounds (default: 10 s an attempt, 30 s for all of a run's). */
+  readonly notify?: NotifyEffects;
+  /** Where the run's reads and PATCHes are recorded for OpenTelemetry; set by the run when OTEL_* asks for an export. */
+  readonly requests?: RequestRecorder;
+}
+
+export interface NotifyEffects {
+  readonly fetch?: typeof fetch;
+  readonly delivery?: Partial<Pick<DeliveryOptions, 'maxAttempts' | 'timeoutMs' | 'deadlineMs' | 'baseDelayMs' | 'maxDelayMs'>>;
 }
 
 /** A run that could not start: its input could not be read. */

@@ -10,6 +10,7 @@ import { compareText } from '../text/compare-text.ts';
 import { ensureDirectory, writeFileDurably } from './atomic-write.ts';
 import { contractIdOfFile, parseRunRecord, RUN_FILE_NAME, serialiseRunRecord, stateRecordOf, StateFormatError, type StateRecord } from './file-format.ts';
 import { acquireFileLock, fileLockLostReason, forceRemoveFileLock, readFileLockHolder, type HeldFileLock } from './file-lock.ts';
+import { applyDriftKeyChanges, checkDriftKeyChanges } from './drift-memory.ts';
 import { checkHistoryEntry, checkHistoryQuery, selectHistory, type RunHistoryEntry } from './history.ts';
 import { JOURNAL_FILE_NAME, journalRecordLine, journalRemovalLine } from './journal-format.ts';
 import type { LockHolder } from './lock-timeout-message.ts';
@@ -31,11 +32,38 @@ import {
   type TenantLock,
   type TenantRunRecord,
   type WriteGuard,
+  type DriftKeyChanges,
+  type DriftKeys,
 } from './types.ts';
 import { checkLastApplied } from './write-guard.ts';
 
 /** The run history's directory inside the state directory: a dot name, never a tenant's. */
 export const HISTORY_DIR_NAME = '.history';
+
+/** The drift notifications' memory inside the state directory: one file per tenant, `<tenant>.json`. */
+export const DRIFT_KEYS_DIR_NAME = '.drift-notified';
+const DRIFT_KEYS_VERSION = 1;
+
+function parseDriftKeys(text: string, file: string, tenant: string): DriftKeys {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new StateFormatError(file, `not JSON (${(error as Error).message})`);
+  }
+  const content = parsed as { version?: unknown; tenant?: unknown; drift?: unknown };
+  if (typeof parsed !== 'object' || parsed === null || content.version !== DRIFT_KEYS_VERSION || content.tenant !== tenant) {
+    throw new StateFormatError(file, `expected {"version": ${DRIFT_KEYS_VERSION}, "tenant": "${tenant}", "drift": {...}}`);
+  }
+  const drift = content.drift as Record<string, string | null>;
+  try {
+    checkDriftKeyChanges(drift);
+  } catch (error) {
+    throw new StateFormatError(file, (error as Error).message);
+  }
+  if (Object.values(drift).includes(null)) throw new StateFormatError(file, 'a drift key is null');
+  return drift as DriftKeys;
+}
 
 /**
  * The text of a small file (a tenant's run record, a history entry: a few hundred bytes), or
@@ -114,6 +142,9 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
     }
     return journal;
   }
+
+  // One write at a time per tenant's drift memory in this instance: each reads what the one before wrote.
+  const driftWrites = new Map<string, Promise<void>>();
 
   // The locks this instance handed out, to fire their `lost` signal when a write is refused for one.
   const held = new WeakMap<TenantLock, HeldFileLock>();
@@ -286,6 +317,32 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
         if (text !== undefined) entries.push(parseHistoryEntry(text, file));
       }
       return selectHistory(entries, query);
+    },
+
+    async readDriftKeys(tenant: string): Promise<DriftKeys> {
+      checkTenant(tenant);
+      await readable();
+      const file = path.join(directory, DRIFT_KEYS_DIR_NAME, `${tenant}.json`);
+      const text = readIfPresent(file);
+      return text === undefined ? {} : parseDriftKeys(text, file, tenant);
+    },
+
+    async writeDriftKeys(tenant: string, changes: DriftKeyChanges): Promise<void> {
+      checkTenant(tenant);
+      checkDriftKeyChanges(changes);
+      const dir = path.join(directory, DRIFT_KEYS_DIR_NAME);
+      const file = path.join(dir, `${tenant}.json`);
+      const write = (driftWrites.get(tenant) ?? Promise.resolve())
+        .catch(() => undefined)
+        .then(async () => {
+          await writable();
+          const text = readIfPresent(file);
+          const drift = applyDriftKeyChanges(text === undefined ? {} : parseDriftKeys(text, file, tenant), changes);
+          await ensureDirectory(dir);
+          await writeFileDurably(dir, `${tenant}.json`, `${JSON.stringify({ version: DRIFT_KEYS_VERSION, tenant, drift }, null, 2)}\n`, settings.randomId());
+        });
+      driftWrites.set(tenant, write);
+      return write;
     },
 
     async close(): Promise<void> {},

@@ -36,6 +36,8 @@ export type { LockHolder } from './lock-timeout-message.ts';
 export { LastAppliedChangedError, LockLostError, LockTimeoutError } from './types.ts';
 export type {
   AppliedContract,
+  DriftKeyChanges,
+  DriftKeys,
   HistoryQuery,
   StoredContract,
   KnownContract,

@@ -7,6 +7,7 @@
 import { systemClock } from '../io/clock.ts';
 import { compareText } from '../text/compare-text.ts';
 import { fingerprint } from '../model/fingerprint.ts';
+import { applyDriftKeyChanges, checkDriftKeyChanges } from './drift-memory.ts';
 import { checkHistoryEntry, checkHistoryQuery, selectHistory, type RunHistoryEntry } from './history.ts';
 import { checkLockOptions } from './lock-options.ts';
 import { lockTimeoutMessage, type LockHolder } from './lock-timeout-message.ts';
@@ -26,6 +27,8 @@ import {
   type TenantLock,
   type TenantRunRecord,
   type WriteGuard,
+  type DriftKeyChanges,
+  type DriftKeys,
 } from './types.ts';
 
 /** The timers a waiting lock() uses for its timeout; the global ones by default. */
@@ -81,6 +84,7 @@ export function memoryStateStore(state: KnownState = new Map(), options: MemoryS
   const runs = new Map<string, TenantRunRecord>();
   const holders = new Map<string, Holder>();
   const history = new Map<string, RunHistoryEntry>();
+  const driftKeys = new Map<string, DriftKeys>();
   // FIFO per tenant; not empty only while the tenant is held (release hands the lock on at once).
   const waiters = new Map<string, (() => void)[]>();
 
@@ -275,6 +279,19 @@ export function memoryStateStore(state: KnownState = new Map(), options: MemoryS
       if (query.tenant !== undefined) checkTenant(query.tenant);
       checkHistoryQuery(query);
       return structuredClone(selectHistory([...history.values()], query));
+    },
+
+    async readDriftKeys(tenant: string): Promise<DriftKeys> {
+      checkTenant(tenant);
+      return { ...driftKeys.get(tenant) };
+    },
+
+    async writeDriftKeys(tenant: string, changes: DriftKeyChanges): Promise<void> {
+      checkTenant(tenant);
+      checkDriftKeyChanges(changes);
+      const next = applyDriftKeyChanges(driftKeys.get(tenant) ?? {}, changes);
+      if (Object.keys(next).length === 0) driftKeys.delete(tenant);
+      else driftKeys.set(tenant, next);
     },
 
     async close(): Promise<void> {},

@@ -151,6 +151,12 @@ export class LockTimeoutError extends Error {
   }
 }
 
+/** The drift notifications' memory of a tenant: contract id -> the key of the drift last notified (engine/notify/dedupe.ts). */
+export type DriftKeys = Readonly<Record<string, string>>;
+
+/** Per contract: its drift's key to remember, or null to forget it. Contracts not named keep theirs. */
+export type DriftKeyChanges = Readonly<Record<string, string | null>>;
+
 /** Where the engine keeps what it last applied (docs/architecture.md section 7). */
 export interface StateStore {
   /**
@@ -189,6 +195,14 @@ export interface StateStore {
   appendHistory(entry: RunHistoryEntry): Promise<void>;
   /** Finished runs, newest first (by finishedAt); with `tenant`, those that ran for it. */
   readHistory(query?: HistoryQuery): Promise<RunHistoryEntry[]>;
+  /**
+   * The drift notifications' memory of a tenant (engine/notify/dedupe.ts): contract id -> the key of
+   * the drift last notified; empty when none. Not guarded by the tenant's lock: `drift` without
+   * `--fix` takes none.
+   */
+  readDriftKeys(tenant: string): Promise<DriftKeys>;
+  /** Remembers (a key) or forgets (null) the drift of each contract named; the others keep theirs. Durable when it resolves. */
+  writeDriftKeys(tenant: string, changes: DriftKeyChanges): Promise<void>;
   /**
    * Shared runs (`--shard auto`): only a store every worker reaches and that notices a dead worker
    * has them (PostgreSQL); undefined for the others.

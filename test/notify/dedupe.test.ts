@@ -33,6 +33,23 @@ describe('decideDriftNotifications', () => {
     expect(second.resolved).toEqual([]);
   });
 
+  it('drift --fix: a new drift it corrected is notified and not remembered; a remembered one it corrected is resolved', () => {
+    const other: DriftSighting = { tenant: 'acme', contractId: '4712', ops: RENAME };
+    const previous = { acme: { '4712': driftKey(other) } };
+
+    const decision = decideDriftNotifications({
+      previous,
+      drifted: [DRIFT, other],
+      checked: { acme: ['4711', '4712'] },
+      corrected: { acme: ['4711', '4712'] },
+    });
+
+    expect(decision.notify).toEqual([DRIFT]);
+    expect(decision.repeated).toEqual([other]);
+    expect(decision.resolved).toEqual([{ tenant: 'acme', contractId: '4712' }]);
+    expect(decision.next).toEqual({});
+  });
+
   it('notifies again when the drift changes what it would take to correct it', () => {
     const previous = { acme: { '4711': driftKey(DRIFT) } };
     const changed = { ...DRIFT, ops: [{ op: 'Replace', path: '/Contract/Name', value: 'Other' }] as Op[] };

@@ -48,6 +48,7 @@ describe('postgres state store: its tables', () => {
 
     expect(tables.rows.map((row) => row.table_name)).toEqual([
       'contracts',
+      'drift_notified',
       'lock_fences',
       'locks',
       'run_history',
@@ -104,7 +105,7 @@ describe('postgres state store: its tables', () => {
     await first.close();
     // What a version-1 database looks like: no lock_fences, version 1.
     await server.query(
-      'DROP TABLE contract_sync.lock_fences, contract_sync.shared_run_applied, contract_sync.shared_run_claims, contract_sync.shared_run_tenants, contract_sync.shared_runs; UPDATE contract_sync.schema_version SET version = 1',
+      'DROP TABLE contract_sync.drift_notified, contract_sync.lock_fences, contract_sync.shared_run_applied, contract_sync.shared_run_claims, contract_sync.shared_run_tenants, contract_sync.shared_runs; UPDATE contract_sync.schema_version SET version = 1',
       databaseOf(url),
     );
 

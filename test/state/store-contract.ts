@@ -353,6 +353,45 @@ export function describeStateStore(name: string, makeHarness: () => Promise<Stor
       await expect(other.readHistory({ limit: 0 })).rejects.toThrow(TypeError);
     });
 
+    function key(digit: string): string {
+      return digit.repeat(64);
+    }
+
+    it('remembers drift keys per tenant and contract, changes and forgets them, as another instance sees them', async () => {
+      const store = await open();
+      const empty = await store.readDriftKeys('acme');
+
+      await store.writeDriftKeys('acme', { '4711': key('a'), '4712': key('b') });
+      await store.writeDriftKeys('globex', { '4711': key('c') });
+      await store.writeDriftKeys(
+        'acme',
+        JSON.parse(`{"4712": "${key('d')}", "__proto__": "${key('e')}", "4711": null, "9999": null}`) as Record<string, string | null>,
+      );
+      const other = await open();
+      const acme = await other.readDriftKeys('acme');
+      await other.writeDriftKeys('globex', { '4711': null });
+      await other.writeDriftKeys('globex', {});
+
+      expect(empty).toEqual({});
+      expect(Object.entries(acme)).toEqual([
+        ['4712', key('d')],
+        ['__proto__', key('e')],
+      ]);
+      expect(await store.readDriftKeys('globex')).toEqual({});
+      expect(await store.readDriftKeys('initech')).toEqual({});
+      // The memory is no contract record: the tenants and records listed are unchanged.
+      expect(await other.listTenants()).toEqual([]);
+    });
+
+    it('refuses a drift key that is not a hash, or a contract id no record may have (TypeError)', async () => {
+      const store = await open();
+
+      await expect(store.writeDriftKeys('acme', { '4711': 'not a hash' })).rejects.toThrow(TypeError);
+      await expect(store.writeDriftKeys('acme', { ' 4711': 'a'.repeat(64) })).rejects.toThrow(TypeError);
+      await expect(store.readDriftKeys('../acme')).rejects.toThrow(TypeError);
+      expect(await store.readDriftKeys('acme')).toEqual({});
+    });
+
     it('closes idempotently', async () => {
       const store = await harness.open();
 

@@ -16,6 +16,7 @@
  *   shared_run_applied  one row per contract a shared run applied, written in the statement that
  *                       records the contract (version 5): the run's history counts these, whichever
  *                       worker applied them and however its part ended
+ *   drift_notified      one row per contract whose drift was notified: the drift's key (version 6)
  *
  * Timestamps the engine hands over as ISO strings are stored as text, so that a record reads back
  * exactly as it was written, as in the file backend.
@@ -23,7 +24,7 @@
 import type { PoolClient } from 'pg';
 
 /** The version of the tables this binary creates and reads. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** Migration N takes the tables from version N - 1 to N. `s` is the quoted schema name. */
 const MIGRATIONS: readonly ((s: string) => string)[] = [
@@ -107,6 +108,14 @@ const MIGRATIONS: readonly ((s: string) => string)[] = [
       contract_id text NOT NULL,
       applied_at text NOT NULL,
       PRIMARY KEY (run_key, tenant, contract_id)
+    );`,
+  // 6: the drift notifications' memory (engine/notify/dedupe.ts): a hash per contract, no contract data.
+  (s) => `
+    CREATE TABLE ${s}.drift_notified (
+      tenant text NOT NULL,
+      contract_id text NOT NULL,
+      drift_key text NOT NULL,
+      PRIMARY KEY (tenant, contract_id)
     );`,
 ];
 

@@ -29,7 +29,10 @@ import {
   type TenantLock,
   type TenantRunRecord,
   type WriteGuard,
+  type DriftKeyChanges,
+  type DriftKeys,
 } from '../types.ts';
+import { checkDriftKeyChanges } from '../drift-memory.ts';
 import { checkHistoryEntry, checkHistoryQuery, selectHistory, type RunHistoryEntry } from '../history.ts';
 import type { LockHolder } from '../lock-timeout-message.ts';
 import { createLockManager, lockKeyOf } from './advisory-lock.ts';
@@ -496,6 +499,36 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
         return selectHistory(
           result.rows.map((row) => row.report),
           query,
+        );
+      });
+    },
+
+    async readDriftKeys(tenant: string): Promise<DriftKeys> {
+      checkTenant(tenant);
+      return guard('read', async () => {
+        const result = await pool.query<{ contract_id: string; drift_key: string }>(
+          `SELECT contract_id, drift_key FROM ${s}.drift_notified WHERE tenant = $1 ORDER BY contract_id COLLATE "C"`,
+          [tenant],
+        );
+        return Object.fromEntries(result.rows.map((row) => [row.contract_id, row.drift_key]));
+      });
+    },
+
+    async writeDriftKeys(tenant: string, changes: DriftKeyChanges): Promise<void> {
+      checkTenant(tenant);
+      checkDriftKeyChanges(changes);
+      const entries = Object.entries(changes);
+      if (entries.length === 0) return;
+      const forget = entries.filter(([, key]) => key === null).map(([contractId]) => contractId);
+      const remember = entries.filter((entry): entry is [string, string] => entry[1] !== null);
+      return guard('write to', async () => {
+        // One statement: every change of the call lands, or none.
+        await pool.query(
+          `WITH gone AS (DELETE FROM ${s}.drift_notified WHERE tenant = $1 AND contract_id = ANY($2::text[]))
+           INSERT INTO ${s}.drift_notified (tenant, contract_id, drift_key)
+             SELECT $1, contract_id, drift_key FROM unnest($3::text[], $4::text[]) AS t(contract_id, drift_key)
+           ON CONFLICT (tenant, contract_id) DO UPDATE SET drift_key = EXCLUDED.drift_key`,
+          [tenant, forget, remember.map(([contractId]) => contractId), remember.map(([, key]) => key)],
         );
       });
     },

@@ -1,0 +1,68 @@
+/**
+ * OpenTelemetry for the runs that talk to the service: with OTEL_EXPORTER_OTLP_ENDPOINT (or a
+ * per-signal endpoint) in the run's environment, a finished apply or drift exports its span, a span
+ * per tenant and its metrics (engine/telemetry/). Without it nothing is loaded: the SDK is imported
+ * here, on demand, and only then.
+ */
+import { driftFailed } from '../drift/create-report.ts';
+import { runSignals, type RunSignalInput } from '../telemetry/run-signals.ts';
+import { requestRecorder } from '../telemetry/requests.ts';
+import { otlpTargets } from '../telemetry/targets.ts';
+import type { RunReport } from '../apply/run-report.ts';
+import type { DriftReport } from '../drift/types.ts';
+import type { RunEffects, RunPlace } from './types.ts';
+import { packageVersion } from './version.ts';
+
+/** The export's bound: a collector that hangs delays the run's end by at most this (plus a second). */
+const EXPORT_TIMEOUT_MS = 5000;
+
+/** What an apply that ran returns (ApplyRunOutcome's `applied`), as far as telemetry reads it. */
+export interface AppliedRun {
+  readonly kind: 'applied';
+  readonly report: RunReport;
+  readonly cancelled: boolean;
+  readonly interrupted?: unknown;
+  readonly behind: readonly unknown[];
+}
+
+/** What a drift that ran returns (DriftRunOutcome's `checked`), as far as telemetry reads it. */
+export interface CheckedRun {
+  readonly kind: 'checked';
+  readonly drift: DriftReport;
+  readonly run: RunReport;
+  readonly cancelled: boolean;
+  readonly interrupted?: unknown;
+}
+
+function signalInput(outcome: AppliedRun | CheckedRun): RunSignalInput {
+  if (outcome.kind === 'applied') {
+    const { report } = outcome;
+    const result = outcome.cancelled
+      ? 'cancelled'
+      : outcome.interrupted !== undefined
+        ? 'interrupted'
+        : report.summary.failed > 0 || outcome.behind.length > 0 || report.tenants.some((tenant) => tenant.error !== undefined)
+          ? 'failed'
+          : 'succeeded';
+    return { kind: 'apply', result, report };
+  }
+  const result = outcome.cancelled ? 'cancelled' : outcome.interrupted !== undefined ? 'interrupted' : driftFailed(outcome.drift) ? 'failed' : 'succeeded';
+  return { kind: outcome.drift.fix ? 'drift --fix' : 'drift', result, report: outcome.run, drift: outcome.drift };
+}
+
+/** The run's effects, with a recorder of its requests when OTEL_* asks for an export (plain data: nothing of the SDK is loaded). */
+export function withRequestRecorder(effects: RunEffects): RunEffects {
+  return effects.requests !== undefined || otlpTargets(effects.env) === undefined ? effects : { ...effects, requests: requestRecorder() };
+}
+
+/** A run refused before it read anything has no report to tell of: only runs that ran are exported. */
+export async function exportRunTelemetry(outcome: AppliedRun | CheckedRun, place: Pick<RunPlace, 'env'> & Pick<RunEffects, 'requests'>): Promise<void> {
+  const targets = otlpTargets(place.env);
+  if (targets === undefined) return;
+  const { exportRunSignals } = await import('../telemetry/otlp.ts');
+  const requests = place.requests?.records;
+  await exportRunSignals(runSignals({ ...signalInput(outcome), ...(requests === undefined ? {} : { requests }) }), targets, {
+    version: packageVersion(),
+    timeoutMs: EXPORT_TIMEOUT_MS,
+  });
+}

@@ -1,0 +1,74 @@
+/**
+ * The requests a run sends to the service, as telemetry sees them: one record per read or PATCH
+ * (method, the path template, the server, the answer's status or the failure's kind, start and
+ * end), kept by an object the run owns, and exported with the run as spans under the run's span
+ * and as the request-duration histogram. Only the template is kept, never the URL with its id, a
+ * header or a body: nothing of a token or a contract's value. The clock is injected.
+ */
+import type { ApiClient } from '../api/client.ts';
+
+export interface RequestRecord {
+  readonly method: 'GET' | 'PATCH';
+  /** e.g. `/contract/{id}` (the configured path, not the contract's). */
+  readonly template: string;
+  readonly server: string;
+  readonly port: number;
+  /**
+   * A failed request's status; null when there was none (network, timeout), and for a success,
+   * whose exact 2xx the client does not hand back (a PATCH succeeds on 204 or an empty 200).
+   */
+  readonly status: number | null;
+  /** A failure's kind (`retryable`, `permanent`, ...) when the request failed. */
+  readonly errorType?: string;
+  /** ms since the epoch. */
+  readonly start: number;
+  readonly end: number;
+}
+
+export interface RequestRecorder {
+  readonly records: RequestRecord[];
+}
+
+export function requestRecorder(): RequestRecorder {
+  return { records: [] };
+}
+
+export interface RecordedApi {
+  readonly baseUrl: string;
+  readonly readPath?: string;
+  readonly now: () => number;
+}
+
+/** `api` with each read and PATCH recorded in `recorder`; answers and failures pass through unchanged. */
+export function recordingApiClient(api: ApiClient, recorder: RequestRecorder, options: RecordedApi): ApiClient {
+  const url = new URL(options.baseUrl);
+  const server = url.hostname;
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  const base = url.pathname.replace(/\/+$/, '');
+  async function recorded<T>(method: RequestRecord['method'], template: string, send: () => Promise<T>): Promise<T> {
+    const start = options.now();
+    try {
+      const answer = await send();
+      recorder.records.push({ method, template, server, port, status: null, start, end: options.now() });
+      return answer;
+    } catch (error) {
+      const failure = error as { status?: unknown; kind?: unknown };
+      recorder.records.push({
+        method,
+        template,
+        server,
+        port,
+        status: typeof failure.status === 'number' ? failure.status : null,
+        errorType: typeof failure.kind === 'string' ? failure.kind : 'error',
+        start,
+        end: options.now(),
+      });
+      throw error;
+    }
+  }
+  return {
+    canRead: api.canRead,
+    patch: (contractId, ops, token) => recorded('PATCH', `${base}/contract/{id}`, () => api.patch(contractId, ops, token)),
+    read: (contractId, token) => recorded('GET', `${base}${options.readPath ?? '/contract/{id}'}`, () => api.read(contractId, token)),
+  };
+}

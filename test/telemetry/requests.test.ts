@@ -1,0 +1,52 @@
+/**
+ * recordingApiClient: the CMS client's reads and PATCHes recorded for telemetry against a local
+ * server: the template, never the contract's id or the token; a failure's status and kind; answers
+ * and failures passed through unchanged.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiClient } from '../../engine/api/client.ts';
+import { recordingApiClient, requestRecorder } from '../../engine/telemetry/requests.ts';
+
+let server: Server;
+let baseUrl: string;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    req.resume();
+    if (req.method === 'PATCH') res.writeHead(204).end();
+    else if (req.url === '/api/contract/4711') res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"Name":"Facility cleaning"}');
+    else res.writeHead(403, { 'Content-Type': 'application/json' }).end('{"error":"forbidden"}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+describe('recordingApiClient', () => {
+  it('records each read and PATCH by its template, with a failure status and kind, and passes everything through', async () => {
+    let now = 1000;
+    const recorder = requestRecorder();
+    const client = createApiClient({ baseUrl, readPath: '/contract/{id}', timeoutMs: 2000, userAgent: 'contract-sync/test', correlationId: 'run-1' });
+    const api = recordingApiClient(client, recorder, { baseUrl, readPath: '/contract/{id}', now: () => (now += 5) });
+
+    const read = await api.read('4711', 'throwaway-token');
+    await api.patch('4711', [{ op: 'Replace', path: '/Contract/Name', value: 'x' }], 'throwaway-token');
+    const refused = await api.read('4712', 'throwaway-token').catch((error: unknown) => error);
+
+    expect(read.fields).toEqual({ Name: 'Facility cleaning' });
+    expect(refused).toMatchObject({ status: 403 });
+    const port = Number(new URL(baseUrl).port);
+    expect(recorder.records).toEqual([
+      { method: 'GET', template: '/api/contract/{id}', server: '127.0.0.1', port, status: null, start: 1005, end: 1010 },
+      { method: 'PATCH', template: '/api/contract/{id}', server: '127.0.0.1', port, status: null, start: 1015, end: 1020 },
+      { method: 'GET', template: '/api/contract/{id}', server: '127.0.0.1', port, status: 403, errorType: 'permanent', start: 1025, end: 1030 },
+    ]);
+    expect(JSON.stringify(recorder.records)).not.toMatch(/throwaway-token|4712|4711/);
+  });
+});
