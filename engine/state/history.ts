@@ -2,6 +2,7 @@
  * Run history: one entry per finished `apply` or `drift --fix` run, kept by the state store
  * (docs/architecture.md section 7), read by `contract-sync state history`. Pure.
  */
+import type { PolicySummary } from '../plan/types.ts';
 
 export type HistoryCommand = 'apply' | 'drift --fix';
 
@@ -61,15 +62,7 @@ export interface RunHistoryEntry {
 }
 
 /** The plan document's summary.policy (engine/plan/policy-findings.ts), as the history keeps it. */
-export interface HistoryPolicy {
-  readonly findings: number;
-  readonly denied: number;
-  readonly needsOverride: number;
-  readonly warned: number;
-  readonly overridden: number;
-  readonly excepted: number;
-  readonly expired: number;
-}
+export type HistoryPolicy = PolicySummary;
 
 export interface HistoryOverride {
   readonly policy: string;
