@@ -8,7 +8,7 @@ import { createTenantTokens, type Scope, type TenantTokens } from '../auth/index
 import type { Config } from '../config/types.ts';
 import { systemClock, type Clock } from '../io/clock.ts';
 import { Redactor, silentLogger, type Logger } from '../log/logger.ts';
-import { recordingApiClient } from '../telemetry/requests.ts';
+import { recordingApiClient, recordingTokens } from '../telemetry/requests.ts';
 import type { RunEffects } from './types.ts';
 import { packageVersion } from './version.ts';
 
@@ -35,7 +35,9 @@ export function createEngineSetup(
   const redactor = new Redactor();
   const logger = effects.logger?.({ runId, redactor }) ?? silentLogger();
   function tokensFor(wanted: readonly Scope[]): TenantTokens {
-    return createTenantTokens({ auth: config.auth, tenants: config.tenants, scopes: wanted, env: effects.env, logger, redactor });
+    const tokens = createTenantTokens({ auth: config.auth, tenants: config.tenants, scopes: wanted, env: effects.env, logger, redactor });
+    // A run that exports telemetry knows each request's tenant by the token it carries.
+    return effects.requests === undefined ? tokens : recordingTokens(tokens, effects.requests);
   }
   const tokens = tokensFor(scopes);
   const client = createApiClient({

@@ -44,16 +44,21 @@ export async function exportRunSignals(
     const tracer = provider.getTracer(SCOPE, options.version);
     const run = tracer.startSpan(signals.run.name, { startTime: signals.run.start, attributes: signals.run.attributes });
     const parent = trace.setSpan(context.active(), run);
-    for (const tenant of signals.tenants) {
+    const underTenant = new Map<string, ReturnType<typeof trace.setSpan>>();
+    const tenantSpans = signals.tenants.map((tenant) => {
       const span = tracer.startSpan(tenant.name, { startTime: tenant.start, attributes: tenant.attributes }, parent);
       if (tenant.error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: tenant.error });
-      span.end(tenant.end);
-    }
+      const name = tenant.attributes['contract_sync.tenant'];
+      if (typeof name === 'string') underTenant.set(name, trace.setSpan(context.active(), span));
+      return { span, end: tenant.end };
+    });
     for (const request of signals.requests) {
-      const span = tracer.startSpan(request.name, { kind: SpanKind.CLIENT, startTime: request.start, attributes: request.attributes }, parent);
+      const within = (request.tenant === undefined ? undefined : underTenant.get(request.tenant)) ?? parent;
+      const span = tracer.startSpan(request.name, { kind: SpanKind.CLIENT, startTime: request.start, attributes: request.attributes }, within);
       if (request.error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: request.error });
       span.end(request.end);
     }
+    for (const { span, end } of tenantSpans) span.end(end);
     if (signals.run.error !== undefined) run.setStatus({ code: SpanStatusCode.ERROR, message: signals.run.error });
     run.end(signals.run.end);
     work.push(provider.forceFlush().finally(() => provider.shutdown()));

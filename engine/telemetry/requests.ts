@@ -1,14 +1,18 @@
 /**
  * The requests a run sends to the service, as telemetry sees them: one record per read or PATCH
  * (method, the path template, the server, the answer's status or the failure's kind, start and
- * end), kept by an object the run owns, and exported with the run as spans under the run's span
- * and as the request-duration histogram. Only the template is kept, never the URL with its id, a
- * header or a body: nothing of a token or a contract's value. The clock is injected.
+ * end, and the tenant whose token it carried), kept by an object the run owns, and exported with
+ * the run as spans under their tenant's span and as the request-duration histogram. Only the
+ * template is kept, never the URL with its id, a header or a body: nothing of a token or a
+ * contract's value. The clock is injected.
  */
 import type { ApiClient } from '../api/client.ts';
+import type { TenantTokens } from '../auth/index.ts';
 
 export interface RequestRecord {
   readonly method: 'GET' | 'PATCH';
+  /** The tenant whose token the request carried (recordingTokens), when the run's tokens are recorded. */
+  readonly tenant?: string;
   /** e.g. `/contract/{id}` (the configured path, not the contract's). */
   readonly template: string;
   readonly server: string;
@@ -27,10 +31,29 @@ export interface RequestRecord {
 
 export interface RequestRecorder {
   readonly records: RequestRecord[];
+  /**
+   * Each access token the run's token caches handed out, and its tenant: a request is its tenant's
+   * by the token it carries (one token cache per tenant, never shared). Held in memory for the run,
+   * as the caches hold the tokens; never recorded or exported.
+   */
+  readonly tenantOfToken: Map<string, string>;
 }
 
 export function requestRecorder(): RequestRecorder {
-  return { records: [] };
+  return { records: [], tenantOfToken: new Map() };
+}
+
+/** `tokens` with every token it hands out known to `recorder` as its tenant's. */
+export function recordingTokens(tokens: TenantTokens, recorder: RequestRecorder): TenantTokens {
+  return {
+    async get(tenant) {
+      const token = await tokens.get(tenant);
+      recorder.tenantOfToken.set(token, tenant);
+      return token;
+    },
+    invalidate: (tenant, token) => tokens.invalidate(tenant, token),
+    ...(tokens.warnings ? { warnings: () => tokens.warnings!() } : {}),
+  };
 }
 
 export interface RecordedApi {
@@ -45,16 +68,19 @@ export function recordingApiClient(api: ApiClient, recorder: RequestRecorder, op
   const server = url.hostname;
   const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
   const base = url.pathname.replace(/\/+$/, '');
-  async function recorded<T>(method: RequestRecord['method'], template: string, send: () => Promise<T>): Promise<T> {
+  async function recorded<T>(method: RequestRecord['method'], template: string, token: string, send: () => Promise<T>): Promise<T> {
     const start = options.now();
+    const tenant = recorder.tenantOfToken.get(token);
+    const mine = tenant === undefined ? {} : { tenant };
     try {
       const answer = await send();
-      recorder.records.push({ method, template, server, port, status: null, start, end: options.now() });
+      recorder.records.push({ method, ...mine, template, server, port, status: null, start, end: options.now() });
       return answer;
     } catch (error) {
       const failure = error as { status?: unknown; kind?: unknown };
       recorder.records.push({
         method,
+        ...mine,
         template,
         server,
         port,
@@ -68,7 +94,7 @@ export function recordingApiClient(api: ApiClient, recorder: RequestRecorder, op
   }
   return {
     canRead: api.canRead,
-    patch: (contractId, ops, token) => recorded('PATCH', `${base}/contract/{id}`, () => api.patch(contractId, ops, token)),
-    read: (contractId, token) => recorded('GET', `${base}${options.readPath ?? '/contract/{id}'}`, () => api.read(contractId, token)),
+    patch: (contractId, ops, token) => recorded('PATCH', `${base}/contract/{id}`, token, () => api.patch(contractId, ops, token)),
+    read: (contractId, token) => recorded('GET', `${base}${options.readPath ?? '/contract/{id}'}`, token, () => api.read(contractId, token)),
   };
 }

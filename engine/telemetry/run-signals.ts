@@ -15,6 +15,8 @@ export type RunResult = 'succeeded' | 'failed' | 'refused' | 'cancelled' | 'inte
 
 export interface SignalSpan {
   readonly name: string;
+  /** A request's tenant: its span goes under that tenant's span (else under the run's). */
+  readonly tenant?: string;
   /** ms since the epoch. */
   readonly start: number;
   readonly end: number;
@@ -25,7 +27,7 @@ export interface SignalSpan {
 export interface RunSignals {
   readonly run: SignalSpan;
   readonly tenants: readonly SignalSpan[];
-  /** One per read or PATCH, under the run's span, with HTTP semantic conventions' attributes. */
+  /** One per read or PATCH, under its tenant's span, with HTTP semantic conventions' attributes. */
   readonly requests: readonly SignalSpan[];
   /** One labelled value per metric; counters are added to, gauges set. */
   readonly counters: readonly { readonly name: string; readonly value: number; readonly attributes: Readonly<Record<string, string>> }[];
@@ -69,6 +71,7 @@ export interface RunSignalInput {
 function requestSpan(record: RequestRecord): SignalSpan {
   return {
     name: `${record.method} ${record.template}`,
+    ...(record.tenant === undefined ? {} : { tenant: record.tenant }),
     start: record.start,
     end: record.end,
     attributes: {
@@ -89,6 +92,16 @@ export function runSignals(input: RunSignalInput): RunSignals {
   const end = Date.parse(report.finishedAt);
   const sends = !report.dryRun && kind !== 'drift';
   const drifted = new Map((input.drift?.tenants ?? []).map((tenant) => [tenant.tenant, tenant]));
+  // A tenant's span lasts from its first request to its last: where its work talked to the service.
+  const window = new Map<string, { start: number; end: number }>();
+  for (const record of input.requests ?? []) {
+    if (record.tenant === undefined) continue;
+    const seen = window.get(record.tenant);
+    window.set(
+      record.tenant,
+      seen === undefined ? { start: record.start, end: record.end } : { start: Math.min(seen.start, record.start), end: Math.max(seen.end, record.end) },
+    );
+  }
   const counters: RunSignals['counters'][number][] = [{ name: METRICS.runs.name, value: 1, attributes: { kind, result } }];
   const gauges: RunSignals['gauges'][number][] = [];
   const tenants = report.tenants.map((tenant): SignalSpan => {
@@ -111,8 +124,8 @@ export function runSignals(input: RunSignalInput): RunSignals {
       gauges.push({ name: METRICS.drifted.name, value: drift.contracts.length, attributes: { tenant: tenant.tenant } });
     return {
       name: `contract-sync ${kind} tenant`,
-      start,
-      end,
+      start: window.get(tenant.tenant)?.start ?? start,
+      end: window.get(tenant.tenant)?.end ?? end,
       attributes: {
         'contract_sync.tenant': tenant.tenant,
         'contract_sync.contracts': tenant.contracts,

@@ -62,6 +62,8 @@ interface OtlpSpan {
   readonly name: string;
   readonly spanId: string;
   readonly parentSpanId?: string;
+  readonly startTimeUnixNano: string | number;
+  readonly endTimeUnixNano: string | number;
   readonly attributes?: OtlpAttribute[];
 }
 
@@ -176,15 +178,28 @@ describe('OpenTelemetry from the runs', () => {
     const requests = spans.filter((span) => /^(GET|PATCH) /.test(span.name));
     expect(
       requests
-        .map((span) => `${span.name} under ${span.parentSpanId === runs[0]!.spanId ? 'apply' : span.parentSpanId === runs[1]!.spanId ? 'drift' : '?'}`)
+        .map(
+          (span) =>
+            `${span.name} under ${span.parentSpanId === tenants[0]!.spanId ? 'apply tenant' : span.parentSpanId === tenants[1]!.spanId ? 'drift tenant' : '?'}`,
+        )
         .sort(),
     ).toEqual([
-      'GET /contract/{id} under apply',
-      'GET /contract/{id} under apply',
-      'GET /contract/{id} under drift',
-      'GET /contract/{id} under drift',
-      'PATCH /contract/{id} under apply',
+      'GET /contract/{id} under apply tenant',
+      'GET /contract/{id} under apply tenant',
+      'GET /contract/{id} under drift tenant',
+      'GET /contract/{id} under drift tenant',
+      'PATCH /contract/{id} under apply tenant',
     ]);
+    // A tenant's span lasts from its first request to its last, within its run's.
+    for (const [tenant, run] of [
+      [tenants[0]!, runs[0]!],
+      [tenants[1]!, runs[1]!],
+    ] as const) {
+      const mine = requests.filter((span) => span.parentSpanId === tenant.spanId);
+      expect(BigInt(tenant.startTimeUnixNano)).toBe(mine.map((span) => BigInt(span.startTimeUnixNano)).reduce((a, b) => (a < b ? a : b)));
+      expect(BigInt(tenant.endTimeUnixNano)).toBe(mine.map((span) => BigInt(span.endTimeUnixNano)).reduce((a, b) => (a > b ? a : b)));
+      expect(BigInt(tenant.startTimeUnixNano) >= BigInt(run.startTimeUnixNano)).toBe(true);
+    }
     expect(attributes(requests.find((span) => span.name.startsWith('PATCH'))!.attributes)).toEqual({
       'http.request.method': 'PATCH',
       'url.template': '/contract/{id}',

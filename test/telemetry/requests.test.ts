@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../engine/api/client.ts';
-import { recordingApiClient, requestRecorder } from '../../engine/telemetry/requests.ts';
+import { recordingApiClient, recordingTokens, requestRecorder } from '../../engine/telemetry/requests.ts';
 
 let server: Server;
 let baseUrl: string;
@@ -48,5 +48,19 @@ describe('recordingApiClient', () => {
       { method: 'GET', template: '/api/contract/{id}', server: '127.0.0.1', port, status: 403, errorType: 'permanent', start: 1025, end: 1030 },
     ]);
     expect(JSON.stringify(recorder.records)).not.toMatch(/throwaway-token|4712|4711/);
+  });
+
+  it("knows each request's tenant by the token its tenant's cache handed out, and keeps no token in what it records", async () => {
+    const recorder = requestRecorder();
+    const caches = recordingTokens({ get: async (tenant) => `throwaway-token-${tenant}`, invalidate: () => undefined }, recorder);
+    const client = createApiClient({ baseUrl, readPath: '/contract/{id}', timeoutMs: 2000, userAgent: 'contract-sync/test', correlationId: 'run-2' });
+    const api = recordingApiClient(client, recorder, { baseUrl, readPath: '/contract/{id}', now: () => 1 });
+
+    await api.read('4711', await caches.get('acme'));
+    await api.patch('4711', [{ op: 'Replace', path: '/Contract/Name', value: 'x' }], await caches.get('globex'));
+    await api.read('4711', 'a-token-no-cache-handed-out');
+
+    expect(recorder.records.map((record) => record.tenant)).toEqual(['acme', 'globex', undefined]);
+    expect(JSON.stringify(recorder.records)).not.toMatch(/throwaway-token|a-token/);
   });
 });
