@@ -27,6 +27,8 @@ import { knownStateReader } from './known-state.ts';
 import type { LazyStore } from './lazy-store.ts';
 import type { RunEffects, RunInvalid, RunRefused, RunSelection, RunUnread, RunWhere, ShardSelection } from './types.ts';
 import { packageVersion } from './version.ts';
+import { otlpTargets } from '../telemetry/targets.ts';
+import { requestRecorder } from '../telemetry/requests.ts';
 
 export interface PlanRequest {
   readonly kind: 'plan';
@@ -81,7 +83,20 @@ function fullNotes(scopes: ReadonlyMap<string, TenantScope> | undefined): string
   return [...scopes.values()].flatMap((scope) => (scope.kind === 'full' ? [`${scope.tenant}: every contract planned (${scope.reason})`] : []));
 }
 
-export async function runPlan(request: PlanRequest, effects: RunEffects): Promise<PlanRunOutcome> {
+export async function runPlan(request: PlanRequest, given: RunEffects): Promise<PlanRunOutcome> {
+  // With OTEL_* set, a plan's live reads are recorded, and the plan exported once made (telemetry-run.ts).
+  const telemetry = otlpTargets(given.env) !== undefined;
+  const effects = telemetry && given.requests === undefined ? { ...given, requests: requestRecorder() } : given;
+  const start = effects.clock.now();
+  const outcome = await planRun(request, effects);
+  if (telemetry && (outcome.kind === 'planned' || outcome.kind === 'streamed')) {
+    const { exportPlanTelemetry } = await import('./telemetry-run.ts');
+    await exportPlanTelemetry(outcome, effects, { start, end: effects.clock.now() });
+  }
+  return outcome;
+}
+
+function planRun(request: PlanRequest, effects: RunEffects): Promise<PlanRunOutcome> {
   effects.onEvent?.({ type: 'phase', phase: 'read-input' });
   return withRunInput(effects, 'plan', request, async (opened, store) => {
     const scopes = request.scope === 'incremental' ? await readScopes(opened, await store.get(), 'any') : undefined;

@@ -5,7 +5,9 @@
  * here, on demand, and only then.
  */
 import { driftFailed } from '../drift/create-report.ts';
-import { runSignals, type RunSignalInput } from '../telemetry/run-signals.ts';
+import { planSignals, runSignals, type RunSignalInput } from '../telemetry/run-signals.ts';
+import type { PlanDocument, PlanSource } from '../plan/types.ts';
+import type { PlanTrailer } from '../plan/plan-tenant.ts';
 import { requestRecorder } from '../telemetry/requests.ts';
 import { otlpTargets } from '../telemetry/targets.ts';
 import type { RunReport } from '../apply/run-report.ts';
@@ -62,6 +64,38 @@ export async function exportRunTelemetry(outcome: AppliedRun | CheckedRun, place
   const { exportRunSignals } = await import('../telemetry/otlp.ts');
   const requests = place.requests?.records;
   await exportRunSignals(runSignals({ ...signalInput(outcome), ...(requests === undefined ? {} : { requests }) }), targets, {
+    version: packageVersion(),
+    timeoutMs: EXPORT_TIMEOUT_MS,
+  });
+}
+
+/** What a plan that was made returns (PlanRunOutcome's `planned` and `streamed`), as far as telemetry reads it. */
+export type MadePlan =
+  { readonly kind: 'planned'; readonly plan: PlanDocument } | { readonly kind: 'streamed'; readonly source: PlanSource; readonly trailer: PlanTrailer };
+
+/** A plan that was made: its span (per tenant, for a plan held whole), the contracts it planned and changed, its live reads. */
+export async function exportPlanTelemetry(
+  outcome: MadePlan,
+  place: Pick<RunPlace, 'env'> & Pick<RunEffects, 'requests'>,
+  times: { readonly start: number; readonly end: number },
+): Promise<void> {
+  const targets = otlpTargets(place.env);
+  if (targets === undefined) return;
+  const { exportRunSignals } = await import('../telemetry/otlp.ts');
+  const requests = place.requests?.records;
+  const planned =
+    outcome.kind === 'planned'
+      ? {
+          commit: outcome.plan.source.commit,
+          summary: outcome.plan.summary,
+          tenants: outcome.plan.tenants.map((tenant) => ({
+            tenant: tenant.tenant,
+            contracts: tenant.contracts.length,
+            changed: tenant.contracts.filter((contract) => contract.ops.length > 0).length,
+          })),
+        }
+      : { commit: outcome.source.commit, summary: outcome.trailer.summary };
+  await exportRunSignals(planSignals({ ...times, ...planned, ...(requests === undefined ? {} : { requests }) }), targets, {
     version: packageVersion(),
     timeoutMs: EXPORT_TIMEOUT_MS,
   });

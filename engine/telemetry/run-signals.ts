@@ -8,7 +8,7 @@ import type { RunReport } from '../apply/run-report.ts';
 import type { DriftReport } from '../drift/types.ts';
 import type { RequestRecord } from './requests.ts';
 
-export type RunKind = 'apply' | 'drift' | 'drift --fix';
+export type RunKind = 'plan' | 'apply' | 'drift' | 'drift --fix';
 
 /** How a run ended, as the metrics count it. */
 export type RunResult = 'succeeded' | 'failed' | 'refused' | 'cancelled' | 'interrupted';
@@ -86,15 +86,10 @@ function requestSpan(record: RequestRecord): SignalSpan {
   };
 }
 
-export function runSignals(input: RunSignalInput): RunSignals {
-  const { kind, result, report } = input;
-  const start = Date.parse(report.startedAt);
-  const end = Date.parse(report.finishedAt);
-  const sends = !report.dryRun && kind !== 'drift';
-  const drifted = new Map((input.drift?.tenants ?? []).map((tenant) => [tenant.tenant, tenant]));
-  // A tenant's span lasts from its first request to its last: where its work talked to the service.
+/** Per tenant, its first request's start and its last request's end: where its work talked to the service. */
+function requestWindows(requests: readonly RequestRecord[]): Map<string, { start: number; end: number }> {
   const window = new Map<string, { start: number; end: number }>();
-  for (const record of input.requests ?? []) {
+  for (const record of requests) {
     if (record.tenant === undefined) continue;
     const seen = window.get(record.tenant);
     window.set(
@@ -102,6 +97,26 @@ export function runSignals(input: RunSignalInput): RunSignals {
       seen === undefined ? { start: record.start, end: record.end } : { start: Math.min(seen.start, record.start), end: Math.max(seen.end, record.end) },
     );
   }
+  return window;
+}
+
+/** The request-duration histogram's points, one per request. */
+function requestDurations(requests: readonly RequestRecord[]): RunSignals['histograms'][number][] {
+  return requests.map((record) => ({
+    name: METRICS.requestDuration.name,
+    value: Math.max(0, record.end - record.start) / 1000,
+    attributes: { method: record.method, result: record.errorType === undefined ? 'ok' : 'error' },
+  }));
+}
+
+export function runSignals(input: RunSignalInput): RunSignals {
+  const { kind, result, report } = input;
+  const start = Date.parse(report.startedAt);
+  const end = Date.parse(report.finishedAt);
+  const sends = !report.dryRun && kind !== 'drift';
+  const drifted = new Map((input.drift?.tenants ?? []).map((tenant) => [tenant.tenant, tenant]));
+  const window = requestWindows(input.requests ?? []);
+
   const counters: RunSignals['counters'][number][] = [{ name: METRICS.runs.name, value: 1, attributes: { kind, result } }];
   const gauges: RunSignals['gauges'][number][] = [];
   const tenants = report.tenants.map((tenant): SignalSpan => {
@@ -162,12 +177,64 @@ export function runSignals(input: RunSignalInput): RunSignals {
     counters,
     histograms: [
       { name: METRICS.duration.name, value: Math.max(0, end - start) / 1000, attributes: { kind, result } },
-      ...(input.requests ?? []).map((record) => ({
-        name: METRICS.requestDuration.name,
-        value: Math.max(0, record.end - record.start) / 1000,
-        attributes: { method: record.method, result: record.errorType === undefined ? 'ok' : 'error' },
-      })),
+      ...requestDurations(input.requests ?? []),
     ],
     gauges,
+  };
+}
+
+/** What a finished plan says to OpenTelemetry: its span (and, for a plan document, one per tenant), and the metrics it adds to. */
+export interface PlanSignalInput {
+  readonly runId?: string;
+  readonly start: number;
+  readonly end: number;
+  readonly commit: string | null;
+  readonly summary: { readonly tenants: number; readonly contracts: number; readonly changed: number; readonly ops: number };
+  /** Per tenant, for a plan held whole (a plan written tenant by tenant keeps only its summary). */
+  readonly tenants?: readonly { readonly tenant: string; readonly contracts: number; readonly changed: number }[];
+  /** The reads of a plan against live reads (`--refresh`). */
+  readonly requests?: readonly RequestRecord[];
+}
+
+export function planSignals(input: PlanSignalInput): RunSignals {
+  const kind = 'plan';
+  const result = 'succeeded';
+  const { start, end } = input;
+  const window = requestWindows(input.requests ?? []);
+  const counters: RunSignals['counters'][number][] = [{ name: METRICS.runs.name, value: 1, attributes: { kind, result } }];
+  const tenants = (input.tenants ?? []).map((tenant): SignalSpan => {
+    const attributes = { kind, tenant: tenant.tenant };
+    counters.push({ name: METRICS.planned.name, value: tenant.contracts, attributes }, { name: METRICS.changed.name, value: tenant.changed, attributes });
+    return {
+      name: 'contract-sync plan tenant',
+      start: window.get(tenant.tenant)?.start ?? start,
+      end: window.get(tenant.tenant)?.end ?? end,
+      attributes: { 'contract_sync.tenant': tenant.tenant, 'contract_sync.contracts': tenant.contracts, 'contract_sync.changed': tenant.changed },
+    };
+  });
+  return {
+    run: {
+      name: 'contract-sync plan',
+      start,
+      end,
+      attributes: {
+        ...(input.runId === undefined ? {} : { 'contract_sync.run_id': input.runId }),
+        'contract_sync.kind': kind,
+        'contract_sync.result': result,
+        'contract_sync.tenants': input.summary.tenants,
+        'contract_sync.contracts': input.summary.contracts,
+        'contract_sync.changed': input.summary.changed,
+        'contract_sync.ops': input.summary.ops,
+        ...(input.commit === null ? {} : { 'vcs.ref.head.revision': input.commit }),
+      },
+    },
+    tenants,
+    requests: (input.requests ?? []).map(requestSpan),
+    counters,
+    histograms: [
+      { name: METRICS.duration.name, value: Math.max(0, end - start) / 1000, attributes: { kind, result } },
+      ...requestDurations(input.requests ?? []),
+    ],
+    gauges: [],
   };
 }

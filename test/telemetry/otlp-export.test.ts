@@ -225,6 +225,39 @@ describe('OpenTelemetry from the runs', () => {
     expect(JSON.stringify(collector.received)).not.toContain(SECRET);
   });
 
+  it('exports a plan: its span with a span per tenant, and with --refresh each read under its tenant', async () => {
+    const { dir } = await setup();
+    const collector = await startCollector();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.origin };
+
+    const stored = await run({ kind: 'plan', where: { repo: '.' }, known: 'store', scope: 'every-contract' }, effects(dir, env));
+    const live = await run({ kind: 'plan', where: { repo: '.' }, known: 'live', scope: 'every-contract' }, effects(dir, env));
+
+    expect([stored.kind, live.kind]).toEqual(['planned', 'planned']);
+    const spans = spansOf(collector.received);
+    const runs = spans.filter((span) => span.parentSpanId === undefined || span.parentSpanId === '');
+    expect(
+      runs.map((span) => [span.name, attributes(span.attributes)['contract_sync.contracts'], attributes(span.attributes)['contract_sync.changed']]),
+    ).toEqual([
+      ['contract-sync plan', 2, 2],
+      ['contract-sync plan', 2, 1],
+    ]);
+    const tenants = spans.filter((span) => span.name === 'contract-sync plan tenant');
+    expect(tenants.map((span) => span.parentSpanId)).toEqual([runs[0]!.spanId, runs[1]!.spanId]);
+    const reads = spans.filter((span) => span.name === 'GET /contract/{id}');
+    expect(reads.map((span) => span.parentSpanId)).toEqual([tenants[1]!.spanId, tenants[1]!.spanId]);
+    const metrics = metricsOf(collector.received);
+    expect(points(metrics, 'contract_sync_runs_total').map((point) => point.attributes)).toEqual([
+      { kind: 'plan', result: 'succeeded' },
+      { kind: 'plan', result: 'succeeded' },
+    ]);
+    expect(points(metrics, 'contract_sync_contracts_changed_total')).toEqual([
+      { value: 2, attributes: { kind: 'plan', tenant: 'acme' } },
+      { value: 1, attributes: { kind: 'plan', tenant: 'acme' } },
+    ]);
+    expect(JSON.stringify(collector.received)).not.toContain(SECRET);
+  });
+
   it('ends the run within the export bound when the collector never answers, its result unchanged', { timeout: 20_000 }, async () => {
     const { dir } = await setup();
     const hanging: Server = createServer(() => undefined);
