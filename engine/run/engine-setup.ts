@@ -8,7 +8,7 @@ import { createTenantTokens, type Scope, type TenantTokens } from '../auth/index
 import type { Config } from '../config/types.ts';
 import { systemClock, type Clock } from '../io/clock.ts';
 import { Redactor, silentLogger, type Logger } from '../log/logger.ts';
-import { recordingApiClient, recordingTokens } from '../telemetry/requests.ts';
+import { recordingApiClient, recordingFetch, recordingTokens } from '../telemetry/requests.ts';
 import type { RunEffects } from './types.ts';
 import { packageVersion } from './version.ts';
 
@@ -34,8 +34,10 @@ export function createEngineSetup(
 ): EngineSetup {
   const redactor = new Redactor();
   const logger = effects.logger?.({ runId, redactor }) ?? silentLogger();
+  const clock = effects.clock ?? systemClock;
   function tokensFor(wanted: readonly Scope[]): TenantTokens {
-    const tokens = createTenantTokens({ auth: config.auth, tenants: config.tenants, scopes: wanted, env: effects.env, logger, redactor });
+    const recorded = effects.requests === undefined ? {} : { fetch: recordingFetch(globalThis.fetch, effects.requests, () => clock.now()) };
+    const tokens = createTenantTokens({ auth: config.auth, tenants: config.tenants, scopes: wanted, env: effects.env, logger, redactor, ...recorded });
     // A run that exports telemetry knows each request's tenant by the token it carries.
     return effects.requests === undefined ? tokens : recordingTokens(tokens, effects.requests);
   }
@@ -47,7 +49,6 @@ export function createEngineSetup(
     redactor,
   });
   // Recorded only when the run exports telemetry: otherwise the client is used as it is.
-  const clock = effects.clock ?? systemClock;
   const api =
     effects.requests === undefined
       ? client

@@ -10,10 +10,13 @@ import type { ApiClient } from '../api/client.ts';
 import type { TenantTokens } from '../auth/index.ts';
 
 export interface RequestRecord {
-  readonly method: 'GET' | 'PATCH';
+  /** GET and PATCH to the service; GET (discovery) and POST (a token) to the identity provider. */
+  readonly method: 'GET' | 'PATCH' | 'POST';
+  /** `identity`: a request to the identity provider (discovery, a token); else one to the service. */
+  readonly to?: 'identity';
   /** The tenant whose token the request carried (recordingTokens), when the run's tokens are recorded. */
   readonly tenant?: string;
-  /** e.g. `/contract/{id}` (the configured path, not the contract's). */
+  /** e.g. `/contract/{id}` (the configured path, not the contract's), or the identity provider's path. */
   readonly template: string;
   readonly server: string;
   readonly port: number;
@@ -96,5 +99,47 @@ export function recordingApiClient(api: ApiClient, recorder: RequestRecorder, op
     canRead: api.canRead,
     patch: (contractId, ops, token) => recorded('PATCH', `${base}/contract/{id}`, token, () => api.patch(contractId, ops, token)),
     read: (contractId, token) => recorded('GET', `${base}${options.readPath ?? '/contract/{id}'}`, token, () => api.read(contractId, token)),
+  };
+}
+
+/**
+ * `fetchImpl` (the token cache's: discovery and token requests to the identity provider) with each
+ * request recorded: its method and path (no query, no body: the body carries the client secret),
+ * the server, the answer's status, start and end (when the answer's head came).
+ */
+export function recordingFetch(fetchImpl: typeof fetch, recorder: RequestRecorder, now: () => number): typeof fetch {
+  return async (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase() === 'POST' ? 'POST' : 'GET';
+    const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+    const start = now();
+    try {
+      const answer = await fetchImpl(input, init);
+      recorder.records.push({
+        method,
+        to: 'identity',
+        template: url.pathname,
+        server: url.hostname,
+        port,
+        status: answer.ok ? null : answer.status,
+        ...(answer.ok ? {} : { errorType: String(answer.status) }),
+        start,
+        end: now(),
+      });
+      return answer;
+    } catch (error) {
+      recorder.records.push({
+        method,
+        to: 'identity',
+        template: url.pathname,
+        server: url.hostname,
+        port,
+        status: null,
+        errorType: 'network',
+        start,
+        end: now(),
+      });
+      throw error;
+    }
   };
 }

@@ -100,13 +100,15 @@ function requestWindows(requests: readonly RequestRecord[]): Map<string, { start
   return window;
 }
 
-/** The request-duration histogram's points, one per request. */
+/** The request-duration histogram's points, one per request to the service. */
 function requestDurations(requests: readonly RequestRecord[]): RunSignals['histograms'][number][] {
-  return requests.map((record) => ({
-    name: METRICS.requestDuration.name,
-    value: Math.max(0, record.end - record.start) / 1000,
-    attributes: { method: record.method, result: record.errorType === undefined ? 'ok' : 'error' },
-  }));
+  return requests
+    .filter((record) => record.to === undefined)
+    .map((record) => ({
+      name: METRICS.requestDuration.name,
+      value: Math.max(0, record.end - record.start) / 1000,
+      attributes: { method: record.method, result: record.errorType === undefined ? 'ok' : 'error' },
+    }));
 }
 
 export function runSignals(input: RunSignalInput): RunSignals {

@@ -175,7 +175,17 @@ describe('OpenTelemetry from the runs', () => {
     ]);
     expect(attributes(tenants[0]!.attributes)).toMatchObject({ 'contract_sync.contracts': 2, 'contract_sync.changed': 1, 'contract_sync.applied': 1 });
     expect(attributes(tenants[1]!.attributes)).toMatchObject({ 'contract_sync.drifted': 1 });
-    const requests = spans.filter((span) => /^(GET|PATCH) /.test(span.name));
+    const requests = spans.filter((span) => /^(GET|PATCH) \/contract\//.test(span.name));
+    // The identity provider's (discovery, a token), under the run's span: the token's tenant is not yet known.
+    const identity = spans.filter((span) => span.name.includes('/realms/'));
+    expect(
+      identity.map((span) => `${span.name} under ${span.parentSpanId === runs[0]!.spanId ? 'apply' : span.parentSpanId === runs[1]!.spanId ? 'drift' : '?'}`),
+    ).toEqual([
+      'GET /realms/cms/.well-known/openid-configuration under apply',
+      'POST /realms/cms/protocol/openid-connect/token under apply',
+      'GET /realms/cms/.well-known/openid-configuration under drift',
+      'POST /realms/cms/protocol/openid-connect/token under drift',
+    ]);
     expect(
       requests
         .map(
