@@ -1,7 +1,7 @@
 /** Desired-state files from git objects at a commit, without checking it out. */
 import { compareText } from '../text/compare-text.ts';
 import { desiredPathMatcher, patternRoots, type DesiredSource, type ReadDesiredOptions } from '../desired/read-files.ts';
-import type { DesiredFile } from '../desired/types.ts';
+import type { DesiredFile, DesiredFileList } from '../desired/types.ts';
 import { DEFAULT_YAML_LIMITS } from '../yaml/yaml-source.ts';
 import { readBlobs } from '../git/cat-file.ts';
 import { findFiles } from '../git/find-files.ts';
@@ -44,6 +44,22 @@ export function gitCommitSource(repo: GitRepository, commit: string): DesiredSou
       const listed = roots.length === 0 ? [] : byName ? await filesAt(repo, commit, roots) : await listTree(repo, commit, roots);
       const entries = listed.filter((entry) => selected(entry.path) && (!only || only.has(entry.path))).sort((a, b) => compareText(a.path, b.path));
       return readEntries(repo, entries, options.maxBytes ?? DEFAULT_YAML_LIMITS.maxBytes);
+    },
+    async listFiles(patterns: readonly string[], options: Pick<ReadDesiredOptions, 'maxBytes'> = {}): Promise<DesiredFileList> {
+      const selected = desiredPathMatcher(patterns);
+      const roots = patternRoots(patterns);
+      const listed = roots.length === 0 ? [] : await listTree(repo, commit, roots);
+      const entries = new Map(listed.filter((entry) => selected(entry.path)).map((entry) => [entry.path, entry]));
+      const maxBytes = options.maxBytes ?? DEFAULT_YAML_LIMITS.maxBytes;
+      return {
+        paths: [...entries.keys()].sort(compareText),
+        read: (paths) =>
+          readEntries(
+            repo,
+            paths.map((file) => entries.get(file)!),
+            maxBytes,
+          ),
+      };
     },
   };
 }
