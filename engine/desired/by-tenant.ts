@@ -13,7 +13,7 @@ import { compareText } from '../text/compare-text.ts';
 import type { Config } from '../config/types.ts';
 import { compareDiagnostics, type Diagnostic } from '../diagnostic/diagnostic.ts';
 import { parseDesiredFile } from './parse-file.ts';
-import type { ContractSet, DesiredFile } from './types.ts';
+import type { ContractSet, DesiredFile, DesiredFileList } from './types.ts';
 import { validateDesiredState } from './validate.ts';
 
 // One top-level `tenant:` line with a value YAML reads as that very string. Anything fancier (a
@@ -148,13 +148,86 @@ export interface ByTenantResult {
   readonly files: number;
 }
 
-async function visitGroups(groups: readonly TenantFiles[], config: Pick<Config, 'tenants'>, visitor: TenantVisitor): Promise<ByTenantResult | 'misgrouped'> {
+/**
+ * The first reading keeps files' contents up to this many bytes (content length), so that a
+ * repository of this size or less is read once; beyond it, a file is read again when its tenant
+ * comes. What a run holds of the desired state is this and the tenant it is at.
+ */
+export const KEPT_FROM_GROUPING = 64 * 1024 * 1024;
+
+/** Files read at a time while grouping: each is sniffed (or parsed) and let go before the next batch. */
+const GROUPING_BATCH = 16;
+
+/** A tenant's paths, sorted; the files themselves are read when the tenant comes. */
+interface TenantPaths {
+  readonly tenant: string | undefined;
+  readonly paths: readonly string[];
+}
+
+/** Files already in memory, as a list read from them. */
+function listOf(files: readonly DesiredFile[]): DesiredFileList {
+  const byPath = new Map(files.map((file) => [file.path, file]));
+  return { paths: [...byPath.keys()], read: async (paths) => paths.map((file) => byPath.get(file)!) };
+}
+
+function contentLength(file: DesiredFile): number {
+  return typeof file.content === 'string' ? file.content.length : file.content.byteLength;
+}
+
+/**
+ * Every file of `list` read a batch at a time and grouped by `tenantOf`, as groupByTenant groups
+ * them; the contents of the first files, up to `keep.budget` bytes, are kept in `keep.files`.
+ */
+async function groupListed(
+  list: DesiredFileList,
+  tenantOf: (file: DesiredFile) => string | undefined,
+  keep: { readonly budget: number; readonly files: Map<string, DesiredFile> },
+): Promise<TenantPaths[]> {
+  const paths = [...list.paths].sort(compareText);
+  const groups = new Map<string | undefined, string[]>();
+  let kept = 0;
+  for (let from = 0; from < paths.length; from += GROUPING_BATCH) {
+    for (const file of await list.read(paths.slice(from, from + GROUPING_BATCH))) {
+      const tenant = tenantOf(file);
+      const group = groups.get(tenant) ?? [];
+      groups.set(tenant, group);
+      group.push(file.path);
+      const length = contentLength(file);
+      if (kept + length <= keep.budget) {
+        keep.files.set(file.path, file);
+        kept += length;
+      }
+    }
+  }
+  const tenants = [...groups.keys()].filter((tenant) => tenant !== undefined).sort(compareText);
+  return [...(groups.has(undefined) ? [undefined] : []), ...tenants].map((tenant) => ({ tenant, paths: groups.get(tenant)! }));
+}
+
+/** A group's files: those kept from the grouping (let go as they are taken), the others read now. */
+async function filesOf(list: DesiredFileList, paths: readonly string[], kept: Map<string, DesiredFile>): Promise<DesiredFile[]> {
+  const missing = paths.filter((file) => !kept.has(file));
+  const read = missing.length === 0 ? [] : await list.read(missing);
+  const readByPath = new Map(read.map((file) => [file.path, file]));
+  return paths.map((file) => {
+    const found = kept.get(file) ?? readByPath.get(file)!;
+    kept.delete(file);
+    return found;
+  });
+}
+
+async function visitGroups(
+  list: DesiredFileList,
+  groups: readonly TenantPaths[],
+  kept: Map<string, DesiredFile>,
+  config: Pick<Config, 'tenants'>,
+  visitor: TenantVisitor,
+): Promise<ByTenantResult | 'misgrouped'> {
   const diagnostics: Diagnostic[] = [];
   const files = new Set<string>();
   let errors = 0;
   let contracts = 0;
   for (const group of groups) {
-    const result = validateDesiredState(group.files, config);
+    const result = validateDesiredState(await filesOf(list, group.paths, kept), config);
     if (result.contractSets.some((set) => set.tenant !== group.tenant)) return 'misgrouped';
     errors += result.errors.length;
     // A loop, not push(...list): a million problems would overflow the stack as arguments.
@@ -179,26 +252,36 @@ async function visitGroups(groups: readonly TenantFiles[], config: Pick<Config, 
   };
 }
 
+export interface ByTenantOptions {
+  /** Replaces sniffTenant (tests: a sniff that is wrong). */
+  readonly sniff?: (file: DesiredFile) => string | undefined;
+  /** Bytes of content the grouping keeps for the tenants (default KEPT_FROM_GROUPING). */
+  readonly keepBytes?: number;
+}
+
 /**
  * Validates `files` tenant by tenant, calling `visitor.tenant` for each tenant with valid contract
  * sets. The diagnostics are those of validateDesiredState(files, config), in the same order.
- * `options.sniff` replaces sniffTenant (tests: a sniff that is wrong).
+ * Given a list (files read when asked), every file is read once to group it, and a tenant's files
+ * when it comes (those of the first `keepBytes` not again): the run holds one tenant's files, not
+ * every file's content.
  */
 export async function validateByTenant(
-  files: readonly DesiredFile[],
+  files: readonly DesiredFile[] | DesiredFileList,
   config: Pick<Config, 'tenants'>,
   visitor: TenantVisitor,
-  options: { readonly sniff?: (file: DesiredFile) => string | undefined } = {},
+  options: ByTenantOptions = {},
 ): Promise<ByTenantResult> {
+  const list = 'read' in files ? files : listOf(files);
   const sniff = options.sniff ?? sniffTenant;
-  const result = await visitGroups(
-    groupByTenant(files, (file) => sniff(file) ?? parsedTenant(file)),
-    config,
-    visitor,
-  );
+  const budget = options.keepBytes ?? KEPT_FROM_GROUPING;
+  let kept = new Map<string, DesiredFile>();
+  const groups = await groupListed(list, (file) => sniff(file) ?? parsedTenant(file), { budget, files: kept });
+  const result = await visitGroups(list, groups, kept, config, visitor);
   if (result !== 'misgrouped') return result;
   await visitor.restart();
-  const regrouped = await visitGroups(groupByTenant(files, parsedTenant), config, visitor);
+  kept = new Map();
+  const regrouped = await visitGroups(list, await groupListed(list, parsedTenant, { budget, files: kept }), kept, config, visitor);
   if (regrouped === 'misgrouped') throw new Error('validateByTenant: files grouped by their parsed tenant did not validate as that tenant');
   return regrouped;
 }

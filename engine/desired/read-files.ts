@@ -4,7 +4,7 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import { readBounded } from '../io/bounded-read.ts';
 import { DEFAULT_YAML_LIMITS } from '../yaml/yaml-source.ts';
-import type { DesiredFile } from './types.ts';
+import type { DesiredFile, DesiredFileList } from './types.ts';
 
 const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules']);
 /** Files read at the same time. */
@@ -24,6 +24,8 @@ export interface ReadDesiredOptions {
  */
 export interface DesiredSource {
   readFiles(patterns: readonly string[], options?: ReadDesiredOptions): Promise<DesiredFile[]>;
+  /** The same files, listed now and read when asked (a run one tenant at a time). */
+  listFiles(patterns: readonly string[], options?: Pick<ReadDesiredOptions, 'maxBytes'>): Promise<DesiredFileList>;
 }
 
 /** True for a repository-relative path that `patterns` select; never inside .git or node_modules. */
@@ -128,10 +130,25 @@ export async function listDesiredPaths(repoDir: string, patterns: readonly strin
 }
 
 export async function readDesiredFiles(repoDir: string, patterns: readonly string[], options: ReadDesiredOptions = {}): Promise<DesiredFile[]> {
-  const maxBytes = options.maxBytes ?? DEFAULT_YAML_LIMITS.maxBytes;
   const { only } = options;
+  const list = await listDesiredFiles(repoDir, patterns, options);
+  return list.read(only ? list.paths.filter((relative) => only.has(relative)) : list.paths);
+}
+
+/** Every file under `repoDir` matching `patterns`, sorted by path, each read when asked. */
+export async function listDesiredFiles(
+  repoDir: string,
+  patterns: readonly string[],
+  options: Pick<ReadDesiredOptions, 'maxBytes'> = {},
+): Promise<DesiredFileList> {
+  const maxBytes = options.maxBytes ?? DEFAULT_YAML_LIMITS.maxBytes;
   const walked = await walkDesired(repoDir, patterns);
-  const paths = walked.files.filter((relative) => !only || only.has(relative));
+  const paths = walked.skipped.size === 0 ? walked.files : [...walked.files, ...walked.skipped.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return { paths, read: (wanted) => readPaths(repoDir, wanted, walked.skipped, maxBytes) };
+}
+
+/** The files at `paths`, in that order: links, FIFOs and devices the patterns select listed unread, so that parsing says so. */
+async function readPaths(repoDir: string, paths: readonly string[], skipped: ReadonlyMap<string, string>, maxBytes: number): Promise<DesiredFile[]> {
   // A few files at a time: every file of a large repository opened at once holds a buffer each
   // before any is done (and may run out of file descriptors).
   const files: DesiredFile[] = new Array<DesiredFile>(paths.length);
@@ -140,18 +157,21 @@ export async function readDesiredFiles(repoDir: string, patterns: readonly strin
     while (next < paths.length) {
       const index = next++;
       const relative = paths[index]!;
-      files[index] = { path: relative, content: await readBounded(path.join(repoDir, relative), maxBytes) };
+      const kind = skipped.get(relative);
+      files[index] =
+        kind === undefined
+          ? { path: relative, content: await readBounded(path.join(repoDir, relative), maxBytes) }
+          : { path: relative, content: '', skipped: kind };
     }
   }
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, paths.length) }, reader));
-  // Links, FIFOs and devices the patterns select: listed, unread, so that parsing says so.
-  const skipped: DesiredFile[] = [...walked.skipped]
-    .filter(([relative]) => !only || only.has(relative))
-    .map(([relative, kind]) => ({ path: relative, content: '', skipped: kind }));
-  return skipped.length === 0 ? files : [...files, ...skipped].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return files;
 }
 
 /** The desired-state files of the working tree at `repoDir`, uncommitted edits included. */
 export function workingTreeSource(repoDir: string): DesiredSource {
-  return { readFiles: (patterns, options) => readDesiredFiles(repoDir, patterns, options) };
+  return {
+    readFiles: (patterns, options) => readDesiredFiles(repoDir, patterns, options),
+    listFiles: (patterns, options) => listDesiredFiles(repoDir, patterns, options),
+  };
 }

@@ -29,6 +29,18 @@ export interface DesiredFile {
   readonly skipped?: string;
 }
 
+/**
+ * Desired-state files listed, their contents read when asked: a run one tenant at a time reads a
+ * tenant's files when it gets to that tenant, and lets them go after, instead of holding every
+ * file's content from the start (engine/desired/by-tenant.ts).
+ */
+export interface DesiredFileList {
+  /** Every selected path. */
+  readonly paths: readonly string[];
+  /** The files at `paths` (some of this list's paths), in that order. */
+  read(paths: readonly string[]): Promise<DesiredFile[]>;
+}
+
 export interface DesiredStateResult {
   /** Only what is valid; a contract with an error is left out, and `errors` says why. */
   readonly contractSets: ContractSet[];

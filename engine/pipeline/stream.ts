@@ -11,7 +11,7 @@
 import type { Config } from '../config/types.ts';
 import { validateByTenant } from '../desired/by-tenant.ts';
 import type { TargetOptions } from '../desired/target.ts';
-import type { DesiredFile } from '../desired/types.ts';
+import type { DesiredFile, DesiredFileList } from '../desired/types.ts';
 import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import type { Finding } from '../diagnostic/finding.ts';
 import type { ContractFields, KnownContracts } from '../model/types.ts';
@@ -25,8 +25,8 @@ import { judgeContractwise, judgePlanned, tenantToJudge, tenantwiseChecks } from
 import type { Check } from './checks.ts';
 
 export interface PlanByTenantInput {
-  /** Every desired-state file: all are validated, whichever tenants are planned. */
-  readonly files: readonly DesiredFile[];
+  /** Every desired-state file (or their list, read tenant by tenant): all are validated, whichever tenants are planned. */
+  readonly files: readonly DesiredFile[] | DesiredFileList;
   readonly config: Pick<Config, 'tenants' | 'collections'>;
   /** The tenants to plan; undefined: every tenant. */
   readonly tenants?: readonly string[];

@@ -1,7 +1,7 @@
 /** Desired-state files from git objects at a commit, without checking it out. */
 import { compareText } from '../text/compare-text.ts';
 import { desiredPathMatcher, patternRoots, type DesiredSource, type ReadDesiredOptions } from '../desired/read-files.ts';
-import type { DesiredFile } from '../desired/types.ts';
+import type { DesiredFile, DesiredFileList } from '../desired/types.ts';
 import { DEFAULT_YAML_LIMITS } from '../yaml/yaml-source.ts';
 import { readBlobs } from '../git/cat-file.ts';
 import { findEntries } from '../git/find-files.ts';
@@ -58,6 +58,27 @@ export function gitCommitSource(repo: GitRepository, commit: string): DesiredSou
       const files = await readEntries(repo, entries, options.maxBytes ?? DEFAULT_YAML_LIMITS.maxBytes);
       const links = listed.links.filter(wanted).map(skippedLink);
       return links.length === 0 ? files : [...files, ...links].sort((a, b) => compareText(a.path, b.path));
+    },
+    async listFiles(patterns: readonly string[], options: Pick<ReadDesiredOptions, 'maxBytes'> = {}): Promise<DesiredFileList> {
+      const selected = desiredPathMatcher(patterns);
+      const roots = patternRoots(patterns);
+      const listed: TreeListing = roots.length === 0 ? { files: [], links: [] } : await listTreeEntries(repo, commit, roots);
+      const entries = new Map(listed.files.filter((entry) => selected(entry.path)).map((entry) => [entry.path, entry]));
+      // Symbolic links listed unread, as readFiles lists them, so that parsing says so.
+      const links = new Set(listed.links.filter(selected));
+      const maxBytes = options.maxBytes ?? DEFAULT_YAML_LIMITS.maxBytes;
+      return {
+        paths: [...entries.keys(), ...links].sort(compareText),
+        async read(paths) {
+          const read = await readEntries(
+            repo,
+            paths.flatMap((file) => entries.get(file) ?? []),
+            maxBytes,
+          );
+          const byPath = new Map(read.map((file) => [file.path, file]));
+          return paths.map((file) => byPath.get(file) ?? skippedLink(file));
+        },
+      };
     },
   };
 }

@@ -12,7 +12,7 @@ import { parseDesiredFile } from '../desired/parse-file.ts';
 import { desiredPathMatcher, workingTreeSource, type DesiredSource } from '../desired/read-files.ts';
 import { selectShard, type ShardSelection } from '../desired/shard.ts';
 import { isTargeted, type TargetOptions } from '../desired/target.ts';
-import type { ContractSet, DesiredFile, DesiredStateResult } from '../desired/types.ts';
+import type { ContractSet, DesiredFileList, DesiredStateResult } from '../desired/types.ts';
 import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import { changedFiles } from '../git/changed-files.ts';
 import { GitError } from '../git/errors.ts';
@@ -90,11 +90,11 @@ export type { RunTargeting };
 
 /**
  * What a run that validates and plans one tenant at a time reads up front (plan against the state
- * store, validate): the raw desired-state files and, with a base, what the change did; nothing is
- * parsed or validated yet (engine/desired/by-tenant.ts does, per tenant).
+ * store, validate): the desired-state files listed (their contents are read tenant by tenant, by
+ * engine/desired/by-tenant.ts, which parses and validates them) and, with a base, what the change did.
  */
 export interface RunFiles {
-  readonly files: readonly DesiredFile[];
+  readonly files: DesiredFileList;
   readonly source: PlanSource;
   readonly base?: BaseInput;
   /**
@@ -366,6 +366,10 @@ export async function readTenantInput(
   const desiredSource: DesiredSource = {
     readFiles: (patterns, options = {}) =>
       opened.desiredSource.readFiles(patterns, { ...options, only: options.only ? new Set([...options.only].filter((file) => own.has(file))) : own }),
+    async listFiles(patterns, options) {
+      const list = await opened.desiredSource.listFiles(patterns, options);
+      return { paths: list.paths.filter((file) => own.has(file)), read: (paths) => list.read(paths) };
+    },
   };
   const scope = scopes?.get(tenant);
   const reading = { ...(scopes ? { scopes: new Map(scope === undefined ? [] : [[tenant, scope]]) } : {}), describeIncremental: false, records: false };
@@ -380,10 +384,10 @@ export function desiredProblems(input: RunInput): RunInvalid | undefined {
   return desired.errors.length > 0 || (targeting?.unmatchedTargets.length ?? 0) > 0 ? { kind: 'invalid-desired', problems } : undefined;
 }
 
-/** Reads the raw desired-state files (and, with a base, what the change did) for a run one tenant at a time. */
+/** Lists the desired-state files (and, with a base, reads what the change did) for a run one tenant at a time. */
 export async function readRunFiles(input: OpenedInput, base?: string): Promise<RunFiles> {
   const { repository, at, config, desiredSource, head, where } = input;
-  const files = await desiredSource.readFiles(config.desired.paths);
+  const files = await desiredSource.listFiles(config.desired.paths);
   const source: PlanSource = { repo: where.repo, ref: where.ref ?? null, commit: head };
   if (base === undefined || !repository) return { files, source };
   try {

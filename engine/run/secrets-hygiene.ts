@@ -14,7 +14,6 @@ import type { PathSegment } from '../model/schema-validator.ts';
 import { parseYamlSource, positionOf, type Position, type YamlSource } from '../yaml/yaml-source.ts';
 import { CONFIG_FILE_NAME } from './config.ts';
 import type { Config } from '../config/types.ts';
-import type { DesiredFile } from '../desired/types.ts';
 import type { PlanSource } from '../plan/types.ts';
 import type { RunEffects, RunPlace } from './types.ts';
 
@@ -29,8 +28,8 @@ interface HygieneInput {
   readonly configFile: string;
   readonly config: Config;
   readonly repoDir: string;
-  /** The desired-state files read, for the tenant paths that select none (validate). */
-  readonly files?: readonly DesiredFile[];
+  /** The desired-state files' paths, for the tenant paths that select none (validate). */
+  readonly desiredPaths?: readonly string[];
 }
 
 /** The config's text where the run read it: at the ref's commit without --config, else the working-tree file. */
@@ -78,9 +77,9 @@ export async function checkSecretsHygiene(
   }
   // Also the tenant paths that select no desired-state file: a config mistake, said at its line.
   const tenantPaths =
-    input.files === undefined
+    input.desiredPaths === undefined
       ? []
-      : tenantPathWarnings({ config: input.config, desiredFiles: input.files.map((file) => file.path), file: input.configFile, positionOf: configPosition });
+      : tenantPathWarnings({ config: input.config, desiredFiles: input.desiredPaths, file: input.configFile, positionOf: configPosition });
   return [
     ...tenantPaths,
     ...secretHygiene({

@@ -79,7 +79,7 @@ export async function runValidate(request: ValidateRequest, effects: RunEffects)
     });
     const hygiene = await checkSecretsHygiene(
       effects,
-      { ...opened, source, files },
+      { ...opened, source, desiredPaths: files.paths },
       { ...(request.where.config === undefined ? {} : { config: request.where.config }) },
     );
     // Warnings only: hygiene never changes the outcome.

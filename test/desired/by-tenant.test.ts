@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../../engine/config/index.ts';
 import { groupByTenant, sniffTenant, validateByTenant } from '../../engine/desired/by-tenant.ts';
-import { validateDesiredState, type ContractSet, type DesiredFile } from '../../engine/desired/index.ts';
+import { validateDesiredState, type ContractSet, type DesiredFile, type DesiredFileList } from '../../engine/desired/index.ts';
 
 const CONFIG: Pick<Config, 'tenants'> = {
   tenants: {
@@ -162,6 +162,82 @@ describe('validateByTenant', () => {
     expect(restarts).toBe(1);
     expect(result.errors).toEqual(whole.errors);
     expect(visited.map((entry) => entry.tenant)).toEqual(['acme', 'globex']);
+  });
+});
+
+/** FILES as a list read when asked, and what each read asked for. */
+function listed(files: readonly DesiredFile[]): { list: DesiredFileList; reads: string[][] } {
+  const reads: string[][] = [];
+  const list: DesiredFileList = {
+    paths: files.map((f) => f.path),
+    async read(paths) {
+      reads.push([...paths]);
+      return paths.map((wanted) => files.find((f) => f.path === wanted)!);
+    },
+  };
+  return { list, reads };
+}
+
+describe('validateByTenant, files read when asked', () => {
+  it("reads every file once to group it, then each tenant's files when it comes: one tenant's at a time", async () => {
+    const whole = validateDesiredState(FILES, CONFIG);
+    const { list, reads } = listed(FILES);
+    const readBefore: string[][] = [];
+
+    const result = await validateByTenant(
+      list,
+      CONFIG,
+      {
+        tenant() {
+          readBefore.push(reads.slice(1).flat());
+        },
+        restart() {},
+      },
+      { keepBytes: 0 },
+    );
+
+    expect(result.errors).toEqual(whole.errors);
+    expect(result.warnings).toEqual(whole.warnings);
+    expect(reads[0]).toEqual(FILES.map((f) => f.path).sort());
+    // The empty file costs nothing to keep: it is not read again.
+    expect(reads.slice(1)).toEqual([
+      ['contracts/acme/a.yaml', 'contracts/acme/b.yaml', 'contracts/acme/bad.yaml', 'contracts/broken.yaml', 'contracts/other/acme.yaml'],
+      ['contracts/globex/a.yaml', 'contracts/globex/flow.yaml'],
+      ['contracts/initech/a.yaml'],
+    ]);
+    // When globex is visited, initech's file has not been read yet.
+    expect(readBefore.at(-1)).not.toContain('contracts/initech/a.yaml');
+  });
+
+  it('reads a small repository once: the grouping keeps its contents for the tenants', async () => {
+    const { list, reads } = listed(FILES);
+
+    const { result } = await byTenant(FILES);
+    const fromList = await validateByTenant(list, CONFIG, { tenant() {}, restart() {} });
+
+    expect(fromList).toEqual(result);
+    expect(reads).toEqual([FILES.map((f) => f.path).sort()]);
+  });
+
+  it('a wrong sniff starts over from the list, with the same result', async () => {
+    const whole = validateDesiredState(FILES, CONFIG);
+    const { list } = listed(FILES);
+    let restarts = 0;
+
+    const result = await validateByTenant(
+      list,
+      CONFIG,
+      {
+        tenant() {},
+        restart() {
+          restarts += 1;
+        },
+      },
+      { keepBytes: 0, sniff: (candidate) => (candidate.path === 'contracts/acme/b.yaml' ? 'globex' : sniffTenant(candidate)) },
+    );
+
+    expect(restarts).toBe(1);
+    expect(result.errors).toEqual(whole.errors);
   });
 });
 

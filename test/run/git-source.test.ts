@@ -56,6 +56,29 @@ describe('gitCommitSource', () => {
     expect(fromGit.map((file) => file.path)).toEqual(['contracts/acme/a.yaml', 'contracts/acme/deep/b.yaml', 'contracts/globex/c.yaml']);
   });
 
+  it('lists the same files as the working tree, and reads each when asked as readFiles reads it', async () => {
+    const repo = await repoWith({
+      'contracts/globex/c.yaml': contractFile('globex', '3', 'Three'),
+      'contracts/acme/a.yaml': contractFile('acme', '1', 'One'),
+      'contracts/acme/deep/b.yaml': contractFile('acme', '2', 'Two'),
+      'contracts/readme.md': '# not yaml',
+    });
+    const repository = await open(repo.dir);
+    const commit = (await resolveCommit(repository, 'HEAD'))!;
+    const git = gitCommitSource(repository, commit);
+    const tree = workingTreeSource(repo.dir);
+
+    const fromGit = await git.listFiles(PATTERNS);
+    const fromTree = await tree.listFiles(PATTERNS);
+    const wanted = ['contracts/globex/c.yaml', 'contracts/acme/a.yaml'];
+
+    expect(fromGit.paths).toEqual(['contracts/acme/a.yaml', 'contracts/acme/deep/b.yaml', 'contracts/globex/c.yaml']);
+    expect(fromTree.paths).toEqual(fromGit.paths);
+    expect(text(await fromGit.read(wanted))).toEqual(text(await fromTree.read(wanted)));
+    expect(text(await fromGit.read(fromGit.paths))).toEqual(text(await git.readFiles(PATTERNS)));
+    expect((await fromTree.read(wanted)).map((file) => file.path)).toEqual(wanted);
+  });
+
   it('reads the commit, not the working tree: uncommitted edits and new files are not in it', async () => {
     const repo = await repoWith({ 'contracts/a.yaml': contractFile('acme', '1', 'Committed') });
     await repo.write({ 'contracts/a.yaml': contractFile('acme', '1', 'Edited'), 'contracts/new.yaml': contractFile('acme', '2', 'New') });
