@@ -113,32 +113,26 @@ export function recordingFetch(fetchImpl: typeof fetch, recorder: RequestRecorde
     const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase() === 'POST' ? 'POST' : 'GET';
     const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
     const start = now();
+    function record(status: number | null, errorType?: string): void {
+      recorder.records.push({
+        method,
+        to: 'identity',
+        template: url.pathname,
+        server: url.hostname,
+        port,
+        status,
+        ...(errorType === undefined ? {} : { errorType }),
+        start,
+        end: now(),
+      });
+    }
     try {
       const answer = await fetchImpl(input, init);
-      recorder.records.push({
-        method,
-        to: 'identity',
-        template: url.pathname,
-        server: url.hostname,
-        port,
-        status: answer.ok ? null : answer.status,
-        ...(answer.ok ? {} : { errorType: String(answer.status) }),
-        start,
-        end: now(),
-      });
+      if (answer.ok) record(null);
+      else record(answer.status, String(answer.status));
       return answer;
     } catch (error) {
-      recorder.records.push({
-        method,
-        to: 'identity',
-        template: url.pathname,
-        server: url.hostname,
-        port,
-        status: null,
-        errorType: 'network',
-        start,
-        end: now(),
-      });
+      record(null, 'network');
       throw error;
     }
   };

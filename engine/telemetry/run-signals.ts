@@ -111,6 +111,20 @@ function requestDurations(requests: readonly RequestRecord[]): RunSignals['histo
     }));
 }
 
+/** What every run's signals end with: its requests as spans, its duration and its requests' durations. */
+function requestsAndDurations(
+  kind: RunKind,
+  result: RunResult,
+  start: number,
+  end: number,
+  requests: readonly RequestRecord[],
+): Pick<RunSignals, 'requests' | 'histograms'> {
+  return {
+    requests: requests.map(requestSpan),
+    histograms: [{ name: METRICS.duration.name, value: Math.max(0, end - start) / 1000, attributes: { kind, result } }, ...requestDurations(requests)],
+  };
+}
+
 export function runSignals(input: RunSignalInput): RunSignals {
   const { kind, result, report } = input;
   const start = Date.parse(report.startedAt);
@@ -175,12 +189,8 @@ export function runSignals(input: RunSignalInput): RunSignals {
       ...(result === 'failed' ? { error: `${report.summary.failed} contracts not applied` } : {}),
     },
     tenants,
-    requests: (input.requests ?? []).map(requestSpan),
+    ...requestsAndDurations(kind, result, start, end, input.requests ?? []),
     counters,
-    histograms: [
-      { name: METRICS.duration.name, value: Math.max(0, end - start) / 1000, attributes: { kind, result } },
-      ...requestDurations(input.requests ?? []),
-    ],
     gauges,
   };
 }
@@ -231,12 +241,8 @@ export function planSignals(input: PlanSignalInput): RunSignals {
       },
     },
     tenants,
-    requests: (input.requests ?? []).map(requestSpan),
+    ...requestsAndDurations(kind, result, start, end, input.requests ?? []),
     counters,
-    histograms: [
-      { name: METRICS.duration.name, value: Math.max(0, end - start) / 1000, attributes: { kind, result } },
-      ...requestDurations(input.requests ?? []),
-    ],
     gauges: [],
   };
 }

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../engine/api/client.ts';
-import { recordingApiClient, recordingTokens, requestRecorder } from '../../engine/telemetry/requests.ts';
+import { recordingApiClient, recordingFetch, recordingTokens, requestRecorder } from '../../engine/telemetry/requests.ts';
 
 let server: Server;
 let baseUrl: string;
@@ -62,5 +62,26 @@ describe('recordingApiClient', () => {
 
     expect(recorder.records.map((record) => record.tenant)).toEqual(['acme', 'globex', undefined]);
     expect(JSON.stringify(recorder.records)).not.toMatch(/throwaway-token|a-token/);
+  });
+
+  it("records the identity provider's requests by path and status, never the body that carries the secret; a refused connection as network", async () => {
+    const recorder = requestRecorder();
+    let now = 0;
+    const fetchRecorded = recordingFetch(globalThis.fetch, recorder, () => (now += 1));
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/realms/cms/protocol/openid-connect/token`;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+
+    const refused = await fetchRecorded(`${baseUrl}/realms/cms/protocol/openid-connect/token`, { method: 'POST', body: 'client_secret=throwaway-secret' });
+    const failed = await fetchRecorded(closedUrl, { method: 'POST', body: 'client_secret=throwaway-secret' }).catch((error: unknown) => error);
+
+    expect(refused.status).toBe(403);
+    expect(failed).toBeInstanceOf(Error);
+    expect(recorder.records.map((record) => [record.method, record.to, record.template, record.status, record.errorType])).toEqual([
+      ['POST', 'identity', '/api/realms/cms/protocol/openid-connect/token', 403, '403'],
+      ['POST', 'identity', '/realms/cms/protocol/openid-connect/token', null, 'network'],
+    ]);
+    expect(JSON.stringify(recorder.records)).not.toContain('throwaway-secret');
   });
 });
