@@ -1,23 +1,32 @@
 /**
  * What policy rules add to `validate`: the same generated repository (bench/generate-contracts.ts)
- * validated in-process without rules and with the DORA pack of examples/policies/contract-sync.yaml
- * (its on: contract rules run at validate; a fifth of the contracts are DORA, so rules find
- * things). CPU time (process.cpuUsage) as the median of the runs, alternating the two.
- *   BENCH_CONTRACTS=100000 npx tsx bench/policies.ts
- * Prints one JSON line: {"bench":"policies", node, contracts, rules, runs, withoutMs, withMs,
- * overheadPercent, findings}.
+ * validated in-process without rules and with ten rules: the DORA pack of
+ * examples/policies/contract-sync.yaml, repeated under other names until there are ten (its
+ * on: contract rules run at validate; a fifth of the contracts are DORA, so rules find things).
+ * CPU time (process.cpuUsage) per run, the two alternating; each round's ratio (with / without)
+ * is one sample, so that a machine loaded by others weighs on both halves of a round alike.
+ * Rules that read only fields are answered from what the same values gave before (engine/policy/
+ * memo.ts); the generated contracts repeat their dates (the first and last day of a few years), as
+ * many repositories do. BENCH_DATES=distinct gives every contract dates of its own (a random day
+ * and minute), so that the date rule runs on every contract: the memo's worst case for it.
+ *   BENCH_CONTRACTS=100000 BENCH_RUNS=7 [BENCH_DATES=distinct] npx tsx bench/policies.ts
+ * Prints one JSON line: {"bench":"policies", node, contracts, rules, onContract, runs, dates, withoutMs,
+ * withMs (medians), overheadPercent (median of the rounds' ratios), spreadPercent ([min, max] of
+ * them), findings, loadAverage}.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { systemClock } from '../engine/io/clock.ts';
 import { runValidate } from '../engine/run/validate.ts';
-import { writeContractsRepo } from './generate-contracts.ts';
+import { createRandom, writeContractsRepo } from './generate-contracts.ts';
 import { median } from './median.ts';
 
 const CONTRACTS = Number(process.env.BENCH_CONTRACTS ?? 10_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const RULES = Number(process.env.BENCH_RULES ?? 10);
 const PACK = path.join(import.meta.dirname, '../examples/policies/contract-sync.yaml');
+const DISTINCT_DATES = process.env.BENCH_DATES === 'distinct';
 
 async function cpuOfValidate(dir: string, config: string): Promise<{ cpuMs: number; findings: number }> {
   const cpu = process.cpuUsage();
@@ -27,36 +36,82 @@ async function cpuOfValidate(dir: string, config: string): Promise<{ cpuMs: numb
   return { cpuMs: (user + system) / 1000, findings: outcome.findings.length };
 }
 
+/** The pack's rules (the text of its `policies:` list, without its exceptions), repeated under new names until there are `count`. */
+function tenRules(pack: string, count: number): { text: string; onContract: number } {
+  const start = pack.indexOf('\npolicies:\n') + '\npolicies:\n'.length;
+  const end = pack.indexOf('\npolicyExceptions:');
+  const rules = pack
+    .slice(start, end === -1 ? undefined : end)
+    .split(/\n(?= {2}- name: )/)
+    .map((rule) => rule.replace(/^(?:\s*#.*\n)+/, '').trimEnd())
+    .filter((rule) => rule.startsWith('  - name: '));
+  const chosen: string[] = [];
+  for (let index = 0; chosen.length < count; index++) {
+    const rule = rules[index % rules.length]!;
+    const round = Math.floor(index / rules.length);
+    chosen.push(round === 0 ? rule : rule.replace(/^( {2}- name: \S+)/, `$1-${round + 1}`));
+  }
+  return { text: `policies:\n${chosen.join('\n')}\n`, onContract: chosen.filter((rule) => /\n {4}on: contract\n/.test(rule)).length };
+}
+
+function percent(ratio: number): number {
+  return Math.round(ratio * 1000) / 10;
+}
+
+/** Every ValidFrom and ValidTo of the repository's contract files made a date of its own (the same year; deterministic). */
+async function distinctDates(root: string): Promise<void> {
+  const random = createRandom(37);
+  function two(max: number): string {
+    return String(1 + Math.floor(random() * max)).padStart(2, '0');
+  }
+  for (const entry of await readdir(path.join(root, 'contracts'), { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.yaml')) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    const text = await readFile(file, 'utf8');
+    await writeFile(
+      file,
+      text.replace(
+        /(Valid(?:From|To): ["']?)(\d{4})-\d\d-\d\dT\d\d:\d\d:\d\dZ/g,
+        (_, key: string, year: string) => `${key}${year}-${two(12)}-${two(28)}T${two(23)}:${two(59)}:00Z`,
+      ),
+    );
+  }
+}
+
 const dir = await mkdtemp(path.join(tmpdir(), 'contract-sync-bench-policies-'));
 try {
   await writeContractsRepo(dir, { contracts: CONTRACTS, tenants: 10, perFile: 100 });
+  if (DISTINCT_DATES) await distinctDates(dir);
   const plain = await readFile(path.join(dir, 'contract-sync.yaml'), 'utf8');
-  const pack = await readFile(PACK, 'utf8');
-  const rules = pack.slice(pack.indexOf('\npolicies:') + 1);
-  await writeFile(path.join(dir, 'with-policies.yaml'), `${plain}${rules}`);
+  const rules = tenRules(await readFile(PACK, 'utf8'), RULES);
+  await writeFile(path.join(dir, 'with-policies.yaml'), `${plain}${rules.text}`);
   const without: number[] = [];
   const withRules: number[] = [];
+  const ratios: number[] = [];
   let findings = 0;
   for (let run = 0; run < RUNS; run++) {
-    without.push((await cpuOfValidate(dir, 'contract-sync.yaml')).cpuMs);
+    const plainMs = (await cpuOfValidate(dir, 'contract-sync.yaml')).cpuMs;
     const measured = await cpuOfValidate(dir, 'with-policies.yaml');
+    without.push(plainMs);
     withRules.push(measured.cpuMs);
+    ratios.push(measured.cpuMs / plainMs - 1);
     findings = measured.findings;
   }
-  const withoutMs = median(without);
-  const withMs = median(withRules);
-  const ruleCount = (rules.match(/^ {2}- name: /gm) ?? []).length;
   console.log(
     JSON.stringify({
       bench: 'policies',
       node: process.version,
       contracts: CONTRACTS,
-      rules: ruleCount,
+      rules: RULES,
+      onContract: rules.onContract,
       runs: RUNS,
-      withoutMs: Math.round(withoutMs),
-      withMs: Math.round(withMs),
-      overheadPercent: Math.round(((withMs - withoutMs) / withoutMs) * 1000) / 10,
+      dates: DISTINCT_DATES ? 'distinct' : 'generated',
+      withoutMs: Math.round(median(without)),
+      withMs: Math.round(median(withRules)),
+      overheadPercent: percent(median(ratios)),
+      spreadPercent: [percent(Math.min(...ratios)), percent(Math.max(...ratios))],
       findings,
+      loadAverage: Math.round(loadavg()[0]! * 10) / 10,
     }),
   );
 } finally {

@@ -164,7 +164,19 @@ function contractRuleMessages(policy: CompiledPolicy, input: ContractInput): rea
     }
     return policyMessages(policy, bindingsOf(input), input);
   }
-  return memo!.results.get(key) ?? remember(memo!, key, policyMessages(policy, bindingsOf(input)));
+  return memo!.results.get(key) ?? remember(memo!, key, policyMessages(policy, fieldBindings(input, memo!.fields)));
+}
+
+/**
+ * The bindings of a rule that reads only `fields` (its memo's): `object` holds those alone, so that
+ * a rule over two dates converts two strings for CEL, not the contract's lists (the rule cannot
+ * read another field: the compiler lets only such rules have a memo). The longest list stays the
+ * contract's, as the cost bound takes it.
+ */
+function fieldBindings(input: ContractInput, fields: readonly string[]): ContractBindings {
+  const object: Record<string, unknown> = {};
+  for (const field of fields) if (input.fields[field] !== undefined) object[field] = input.fields[field];
+  return { tenant: input.contract.tenant, id: input.contract.id, object: input.policies.toCel(object, CONTRACT_SHAPE), longest: input.longest };
 }
 
 /** The fields of `fields` the rules read: converting the others for CEL would be wasted (a third of a pack's cost). */

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../engine/config/parse.ts';
 import type { ContractFields } from '../../engine/model/types.ts';
 import { compilePolicies } from '../../engine/policy/compile.ts';
-import { evaluateContractPolicies } from '../../engine/policy/evaluate.ts';
+import { evaluateChangePolicies, evaluateContractPolicies } from '../../engine/policy/evaluate.ts';
 import { valueKey } from '../../engine/policy/memo.ts';
 import type { CompiledPolicies } from '../../engine/policy/types.ts';
 
@@ -88,8 +88,8 @@ policies:
     action: warn
 `;
 
-function compiled(): CompiledPolicies {
-  const { config, diagnostics } = parseConfig('contract-sync.yaml', CONFIG);
+function compiled(on: 'contract' | 'change' = 'contract'): CompiledPolicies {
+  const { config, diagnostics } = parseConfig('contract-sync.yaml', CONFIG.replaceAll('on: contract', `on: ${on}`));
   expect(diagnostics).toEqual([]);
   const result = compilePolicies('contract-sync.yaml', config!);
   expect(result.diagnostics).toEqual([]);
@@ -97,6 +97,7 @@ function compiled(): CompiledPolicies {
 }
 
 const TODAY = { today: '2027-01-15' };
+const RENAME = { op: 'Replace', path: '/Contract/Name', value: 'renamed' } as const;
 
 const type = fc.record(
   { Lookup: fc.constantFrom('ICT', 'Lease', '1'), IsDora: fc.boolean(), EbaCode: fc.constantFrom(null, '', 'S05') },
@@ -126,11 +127,15 @@ describe('the evaluation memo', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.constantFrom('1', '2', '3'), contractFields), { minLength: 1, maxLength: 30 }), (contracts) => {
         const warm = compiled();
+        const changes = compiled('change');
 
         for (const [id, object] of contracts) {
           const contract = { tenant: 'acme', id, object: object as ContractFields, file: 'contracts/a.yaml', line: 3 };
           // A config compiled for this contract alone has held nothing: every rule runs.
-          expect(evaluateContractPolicies(warm, contract, TODAY)).toEqual(evaluateContractPolicies(compiled(), contract, TODAY));
+          const found = evaluateContractPolicies(warm, contract, TODAY);
+          expect(found).toEqual(evaluateContractPolicies(compiled(), contract, TODAY));
+          // As on: change rules, which are never held and see the whole contract: the same findings.
+          expect(found).toEqual(evaluateChangePolicies(changes, { ...contract, oldObject: null, knownFrom: 'unknown', ops: [RENAME] }, TODAY));
         }
       }),
       { numRuns: 40 },
