@@ -1,4 +1,5 @@
 /** What every reader of the service's answers (the CMS client, the audit reader) says of a request, and how it reads an answer's JSON. */
+import { AnswerTooLargeError } from '../io/bounded-body.ts';
 import { ApiError } from './errors.ts';
 import type { ApiRequest } from './http-transport.ts';
 
@@ -20,4 +21,16 @@ export function parseAnswerJson(request: ApiRequest, status: number, text: strin
       cause: error,
     });
   }
+}
+
+/**
+ * A 2xx answer whose body could not be read, as an ApiError: past the bound, permanent (the same
+ * request would answer the same); else retryable, the body having broken off (`ambiguous`: whether
+ * a request that may have acted is to be said uncertain).
+ */
+export function unreadBodyError(request: ApiRequest, status: number, error: unknown, ambiguous: boolean): ApiError {
+  if (error instanceof AnswerTooLargeError) {
+    return new ApiError(`${describeRequest(request)}: ${error.message}`, { kind: 'permanent', status, excerpt: '', ambiguous: false, cause: error });
+  }
+  return new ApiError(`${describeRequest(request)}: the answer broke off`, { kind: 'retryable', status: null, excerpt: '', ambiguous, cause: error });
 }

@@ -7,12 +7,12 @@
  * fetch. The body is read up to a bound.
  */
 import type { AuditConfig } from '../config/types.ts';
-import { AnswerTooLargeError, readResponseBounded } from '../io/bounded-body.ts';
+import { readResponseBounded } from '../io/bounded-body.ts';
 import { describeNetworkError } from '../io/network-error.ts';
 import { REDACTED, type Redactor } from '../log/logger.ts';
 import { FIELD_NAMES } from '../model/fields.ts';
 import { isJsonObject } from '../model/normalise.ts';
-import { describeRequest, parseAnswerJson } from './answer-json.ts';
+import { describeRequest, parseAnswerJson, unreadBodyError } from './answer-json.ts';
 import { ApiError, classifyStatus } from './errors.ts';
 import type { ApiRequest } from './http-transport.ts';
 import { pointerTokens } from './read-body.ts';
@@ -174,16 +174,7 @@ async function bodyText(request: ApiRequest, response: Response, options: AuditR
   try {
     return (await readResponseBounded(response, options.maxBytes ?? DEFAULT_MAX_BYTES)).toString('utf8');
   } catch (error) {
-    if (error instanceof AnswerTooLargeError) {
-      throw new ApiError(`${describeRequest(request)}: ${error.message}`, {
-        kind: 'permanent',
-        status: response.status,
-        excerpt: '',
-        ambiguous: false,
-        cause: error,
-      });
-    }
-    throw new ApiError(`${describeRequest(request)}: the answer broke off`, { kind: 'retryable', status: null, excerpt: '', ambiguous: false, cause: error });
+    throw unreadBodyError(request, response.status, error, false);
   }
 }
 

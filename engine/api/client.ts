@@ -14,7 +14,7 @@ import { describeNetworkError, networkErrorCode } from '../io/network-error.ts';
 import { REDACTED, type Redactor } from '../log/logger.ts';
 import { formatPath } from '../yaml/yaml-source.ts';
 import { DEFAULTS, type ApiConfig, type NaiveTimestamps } from '../config/types.ts';
-import { describeRequest, parseAnswerJson } from './answer-json.ts';
+import { describeRequest, parseAnswerJson, unreadBodyError } from './answer-json.ts';
 import { ApiError, classifyStatus, isAmbiguousPatchStatus } from './errors.ts';
 import { headerOf, NotConnectedError, sendOverHttp, type ApiAnswer, type ApiRequest } from './http-transport.ts';
 import { contractAt, ReadShapeError, withReadTimestamps } from './read-body.ts';
@@ -262,21 +262,12 @@ export async function checkReadResponse(request: ApiRequest, response: ApiAnswer
   try {
     text = await response.text();
   } catch (error) {
-    // Past the bound: the same read would answer the same, so it is not retried.
-    if (error instanceof AnswerTooLargeError) {
-      throw new ApiError(`${describeRequest(request)}: ${error.message}`, {
-        kind: 'permanent',
-        status: response.status,
-        excerpt: '',
-        ambiguous: false,
-        cause: error,
-      });
-    }
-    // The body broke off (reset) or stopped until the timeout: the answer is lost, not wrong; a read may be repeated.
+    // The body stopped until the timeout: the answer is lost, not wrong; a read may be repeated.
     if (error instanceof BodyTimeoutError) {
       throw new ApiError(`${describeRequest(request)}: ${error.message}`, { kind: 'retryable', status: null, excerpt: '', ambiguous: true, cause: error });
     }
-    throw new ApiError(`${describeRequest(request)}: the answer broke off`, { kind: 'retryable', status: null, excerpt: '', ambiguous: true, cause: error });
+    // Past the bound (not retried: the same read answers the same), or broken off (reset; may be repeated).
+    throw unreadBodyError(request, response.status, error, true);
   }
   const body = parseAnswerJson(request, response.status, text);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
