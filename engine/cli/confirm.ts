@@ -4,7 +4,7 @@
  * tests answer through a stream.
  */
 import type { RunView } from '../output/run-view.ts';
-import { fitLinesToWidth } from '../output/progress.ts';
+import { wrapToWidth } from '../output/progress.ts';
 import { beforeQuestion, type Sending, type ShownPlan } from '../run/render-run.ts';
 import type { ApplyPreview, RunEffects } from '../run/types.ts';
 import { clockOf, isInteractive, type CliIo } from './io.ts';
@@ -64,6 +64,7 @@ export interface Question {
 /**
  * The effects of a run that may send: its events rendered by `view`, and the question asked only
  * of a person (stdin a terminal), only when something would be sent, not after --auto-approve.
+ * What is said just above the question, and the question, fit the terminal's width.
  */
 export function sendingEffects(io: CliIo, view: RunView, autoApprove: boolean, question: Question): Promise<RunEffects> {
   return runEffects(io, {
@@ -78,9 +79,9 @@ export function sendingEffects(io: CliIo, view: RunView, autoApprove: boolean, q
       // question comes below the plan on the terminal, not in the middle of it.
       if (prompt !== io.stdout) await clockOf(io).sleep(PIPE_SETTLE_MS);
       const again = beforeQuestion(shown, io.stdout);
-      if (again !== undefined) prompt.write(`\n${fitLinesToWidth(again, prompt.columns)}`);
+      if (again !== undefined) prompt.write(`\n${wrapToWidth(again, prompt.columns)}`);
       prompt.write('\n');
-      return askYes(io, question.text(preview.sending));
+      return askYes(io, wrapToWidth(question.text(preview.sending), prompt.columns));
     },
   });
 }
