@@ -6,7 +6,7 @@ import { renderApplyOutcome } from '../run/render-outcome.ts';
 import { applyQuestion, renderApplyPreview, shownPlan, type ShownPlan } from '../run/render-run.ts';
 import type { ApplyPreview } from '../run/types.ts';
 import { sendingEffects } from './confirm.ts';
-import { clockOf, parseCommand, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { clockOf, EXIT, parseCommand, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
 import { sayOutcome } from './run-problems.ts';
 import { checkSharedRun, RUN_OPTIONS, shardHelp, targetHelp } from './run-args.ts';
@@ -133,7 +133,8 @@ function showPreview(io: CliIo, preview: ApplyPreview, dryRun: boolean): ShownPl
 }
 
 export async function applyCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals } = parseCommand(args, true, OPTIONS);
+  const { values, positionals, helped } = parseCommand(io, APPLY_HELP, args, true, OPTIONS);
+  if (helped) return EXIT.ok;
   if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
   const planFile = positionals[0];
   if (values.refresh && values['no-refresh']) throw new UsageError('--refresh and --no-refresh exclude each other');

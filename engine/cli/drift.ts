@@ -5,7 +5,7 @@ import { runDrift } from '../run/drift.ts';
 import { renderDriftOutcome } from '../run/render-outcome.ts';
 import { fixQuestion, renderFixPreview, shownPlan } from '../run/render-run.ts';
 import { sendingEffects } from './confirm.ts';
-import { clockOf, parseCommand, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { clockOf, EXIT, parseCommand, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
 import { sayOutcome } from './run-problems.ts';
 import { checkSharedRun, RUN_OPTIONS, shardHelp, targetHelp } from './run-args.ts';
@@ -62,7 +62,7 @@ and are recorded, locks are released; no report is written).
 const FORMATS = ['text', 'markdown', 'json'] as const;
 
 export async function driftCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals } = parseCommand(args, true, {
+  const { values, positionals, helped } = parseCommand(io, DRIFT_HELP, args, true, {
     ...RUN_OPTIONS,
     fix: { type: 'boolean', default: false },
     ...CONFIRM_OPTIONS,
@@ -71,6 +71,7 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
     'lock-timeout': { type: 'string' },
     report: { type: 'string' },
   });
+  if (helped) return EXIT.ok;
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const format = parseFormat(values.format, FORMATS, 'text');
   const sending = sendingRequest(values);

@@ -36,11 +36,12 @@ function waitForSignal(): Promise<string> {
 }
 
 export async function emulatorCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values } = parseCommand(args, false, {
+  const { values, helped } = parseCommand(io, EMULATOR_HELP, args, false, {
     seed: { type: 'string' },
     host: { type: 'string', default: '127.0.0.1' },
     port: { type: 'string', default: '0' },
   });
+  if (helped) return EXIT.ok;
   if (values.seed === undefined) throw new UsageError('--seed FILE is required');
   const port = parsePort(values.port);
 

@@ -3,7 +3,7 @@ import { CONTRACT_ID_RULE, isContractId } from '../model/json-schemas.ts';
 import { runView } from '../output/run-view.ts';
 import { runImport } from '../run/import.ts';
 import { renderImportOutcome } from '../run/render-outcome.ts';
-import { clockOf, parseCommand, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { clockOf, EXIT, parseCommand, UsageError, type CliIo, type ExitCode } from './io.ts';
 import { WHERE_OPTIONS, whereOf } from './run-args.ts';
 import { runEffects } from './run-effects.ts';
 import { sayOutcome } from './run-problems.ts';
@@ -50,13 +50,14 @@ function uniqueIds(ids: readonly string[]): string[] {
 }
 
 export async function importCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals } = parseCommand(args, true, {
+  const { values, positionals, helped } = parseCommand(io, IMPORT_HELP, args, true, {
     tenant: { type: 'string', multiple: true },
     id: { type: 'string', multiple: true },
     out: { type: 'string' },
     force: { type: 'boolean', default: false },
     ...WHERE_OPTIONS,
   });
+  if (helped) return EXIT.ok;
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const tenants = values.tenant ?? [];
   if (tenants.length !== 1) {

@@ -33,12 +33,13 @@ Exit codes: 0 written, 1 a file exists (without --force) or an argument is wrong
 const DEFAULT_TENANT = 'example';
 
 export async function initCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values } = parseCommand(args, false, {
+  const { values, helped } = parseCommand(io, INIT_HELP, args, false, {
     dir: { type: 'string', default: '.' },
     tenant: { type: 'string', multiple: true },
     ci: { type: 'string' },
     force: { type: 'boolean', default: false },
   });
+  if (helped) return EXIT.ok;
   const tenants = parseTenants(values.tenant ?? [DEFAULT_TENANT]);
   const root = path.resolve(io.cwd, values.dir);
   const result = await runInit({ kind: 'init', root, tenants, ...(values.ci === undefined ? {} : { ci: parseCi(values.ci) }), force: values.force });

@@ -34,23 +34,22 @@ export class UsageError extends Error {
   readonly code = 'usage';
 }
 
-/** `-h` or `--help` among a command's options: main prints the command's help (as it does for `contract-sync help COMMAND`). */
-export class HelpWanted extends Error {
-  readonly code = 'help';
-}
-
 /**
- * A command's arguments, parsed strictly: every option must be one of `options` (or `-h`/`--help`,
- * which throws HelpWanted); positionals only when `allowPositionals`.
+ * A command's arguments, parsed strictly: every option must be one of `options`; positionals only
+ * when `allowPositionals`. `-h`/`--help` writes the command's `help` (`helped`: the command is
+ * done); main answers them before a command runs, a command called on its own answers them too.
  */
 export function parseCommand<const O extends NonNullable<ParseArgsConfig['options']>, const P extends boolean>(
+  io: Pick<CliIo, 'stdout'>,
+  help: string,
   args: readonly string[],
   allowPositionals: P,
   options: O,
 ) {
   const parsed = parseArgs({ args: [...args], options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals });
-  if ('help' in parsed.values && parsed.values.help === true) throw new HelpWanted();
-  return parsed;
+  const helped = 'help' in parsed.values && parsed.values.help === true;
+  if (helped) io.stdout.write(help);
+  return { ...parsed, helped };
 }
 
 /** Says `message` as the command's one line on stderr: exit 1. */

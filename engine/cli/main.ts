@@ -1,5 +1,5 @@
 /** The CLI entry point: the only place that reads process.* and sets the exit code. */
-import { EXIT, failWith, HelpWanted, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, failWith, UsageError, type CliIo, type ExitCode } from './io.ts';
 import { closest } from '../text/suggest.ts';
 import { argsWithEnvironment, argsWithRepository, checkEnvironment, environmentHelp, namedForEnvironment, workingDirectory } from './environment-args.ts';
 import { fileSystemErrorLine } from '../output/output-file.ts';
@@ -146,7 +146,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
   let commandArgs: readonly string[] | undefined;
   try {
     loaded = await command.load();
-    if (helpOnly || wantsHelp(afterFirst)) throw new HelpWanted();
+    if (helpOnly || wantsHelp(afterFirst)) {
+      io.stdout.write(`${loaded.help}\n${GLOBAL_OPTIONS_HELP}`);
+      return EXIT.ok;
+    }
     const { options, rest } = takeGlobalOptions(afterFirst);
     checkEnvironment(io.env, options);
     commandArgs = rest;
@@ -154,10 +157,6 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     const commandIo: CliIo = { ...io, ...global, cwd: await workingDirectory(io.cwd, chdir, io.env) };
     return await loaded.run(await argsWithRepository(name, argsWithEnvironment(name, rest, io.env), commandIo.cwd), commandIo);
   } catch (error) {
-    if (error instanceof HelpWanted && loaded !== undefined) {
-      io.stdout.write(`${loaded.help}\n${GLOBAL_OPTIONS_HELP}`);
-      return EXIT.ok;
-    }
     // parseArgs throws TypeErrors with codes like ERR_PARSE_ARGS_UNKNOWN_OPTION.
     const code = (error as { code?: string }).code ?? '';
     if (error instanceof UsageError || code.startsWith('ERR_PARSE_ARGS')) {

@@ -23,10 +23,11 @@ notify: section).
 `;
 
 export async function notifyCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals } = parseCommand(args, true, {
+  const { values, positionals, helped } = parseCommand(io, NOTIFY_HELP, args, true, {
     channel: { type: 'string' },
     ...WHERE_OPTIONS,
   });
+  if (helped) return EXIT.ok;
   const [action, extra] = positionals;
   if (action !== 'test')
     throw new UsageError(action === undefined ? 'name what to do: contract-sync notify test' : `unknown notify action "${action}"; the one action is test`);

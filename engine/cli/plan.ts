@@ -152,7 +152,7 @@ function deniedBy(io: CliIo, findings: readonly Finding[]): ExitCode {
 }
 
 export async function planCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values } = parseCommand(args, false, {
+  const { values, helped } = parseCommand(io, PLAN_HELP, args, false, {
     ...RUN_OPTIONS,
     base: { type: 'string' },
     refresh: { type: 'boolean' },
@@ -162,6 +162,7 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
     format: { type: 'string' },
     'detailed-exitcode': { type: 'boolean', default: false },
   });
+  if (helped) return EXIT.ok;
   const format = parseFormat<PlanFormat>(values.format, PLAN_FORMATS, 'text');
   if (values.refresh && values['no-refresh']) throw new UsageError('--refresh and --no-refresh exclude each other');
   if (values.out !== undefined) await checkOutputFile({ flag: '--out', name: values.out, cwd: io.cwd });

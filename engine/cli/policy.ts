@@ -38,10 +38,11 @@ there is nothing to test.
 `;
 
 export async function policyCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals } = parseCommand(args, true, {
+  const { values, positionals, helped } = parseCommand(io, POLICY_HELP, args, true, {
     ...WHERE_OPTIONS,
     junit: { type: 'string' },
   });
+  if (helped) return EXIT.ok;
   const [subcommand, dir = 'policy-tests', ...extra] = positionals;
   if (subcommand !== 'test')
     throw new UsageError(subcommand === undefined ? 'policy needs a subcommand: test' : `unknown subcommand "${subcommand}" (policy has: test)`);

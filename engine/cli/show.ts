@@ -26,9 +26,10 @@ type ShowFormat = 'text' | 'markdown' | 'json';
 const SHOW_FORMATS: readonly ShowFormat[] = ['text', 'markdown', 'json'];
 
 export async function showCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals } = parseCommand(args, true, {
+  const { values, positionals, helped } = parseCommand(io, SHOW_HELP, args, true, {
     format: { type: 'string' },
   });
+  if (helped) return EXIT.ok;
   const format = parseFormat<ShowFormat>(values.format, SHOW_FORMATS, 'text');
   const [file, extra] = positionals;
   if (file === undefined) throw new UsageError('name the plan file to show (written by contract-sync plan --out)');

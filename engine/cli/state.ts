@@ -90,7 +90,7 @@ function writeState(report: StateReport, sub: Subcommand, io: CliIo): ExitCode {
 }
 
 export async function stateCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals } = parseCommand(args, true, {
+  const { values, positionals, helped } = parseCommand(io, STATE_HELP, args, true, {
     ...WHERE_OPTIONS,
     tenant: { type: 'string' },
     limit: { type: 'string' },
@@ -102,6 +102,7 @@ export async function stateCommand(args: readonly string[], io: CliIo): Promise<
     schema: { type: 'string' },
     path: { type: 'string' },
   });
+  if (helped) return EXIT.ok;
   const [name, ...rest] = positionals;
   if (name === undefined) throw new UsageError(`a subcommand is required (${SUBCOMMANDS.join(', ')})`);
   if (!(SUBCOMMANDS as readonly string[]).includes(name)) throw new UsageError(`unknown subcommand "${name}" (expected ${SUBCOMMANDS.join(', ')})`);

@@ -29,11 +29,12 @@ this clone does not have).
 `;
 
 export async function validateCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values } = parseCommand(args, false, {
+  const { values, helped } = parseCommand(io, VALIDATE_HELP, args, false, {
     ...WHERE_OPTIONS,
     ref: { type: 'string' },
     format: { type: 'string' },
   });
+  if (helped) return EXIT.ok;
   const format = parseFormat<DiagnosticFormat>(values.format, DIAGNOSTIC_FORMATS, 'text');
   const result = await runValidate({ kind: 'validate', where: whereOf(values) }, await runEffects(io));
   if (result.kind === 'git-error' || result.kind === 'bad-request') return failWith(io, 'validate', result.message);
