@@ -40,7 +40,7 @@ export function runView(io: CliIo, { shardOn, showPreview, command = 'run' }: Ru
     onEvent(event) {
       if (event.type === 'input' && event.shard) io[shardOn].write(`${describeShard(event.shard)}\n`);
       if (event.type === 'shared') io[shardOn].write(`${describeSharedEvent(event.shared)}\n`);
-      if (event.type === 'not-started') io.stderr.write(`contract-sync ${command}: ${event.message}\n`);
+      if (event.type === 'not-started' || event.type === 'telemetry-not-exported') io.stderr.write(`contract-sync ${command}: ${event.message}\n`);
       if (event.type === 'preview') {
         // The plan starts a line of its own, below the reads' line.
         progress?.interrupt();

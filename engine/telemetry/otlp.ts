@@ -41,6 +41,8 @@ function failureOf(error: Error | undefined): string {
   if (typeof cause.code === 'string' && /^[A-Z_]+$/.test(cause.code)) return cause.code;
   // The exporters' own bound ('Request timed out'); other messages may quote what the collector said.
   if (error !== undefined && /timed out|timeout/i.test(error.message)) return 'timed out';
+  // 429, 502, 503, 504 and refused connections are retried until the bound; the last answer is not kept.
+  if (error?.message === 'Export failed with retryable status') return 'still refused when retries ran out';
   return error?.name ?? 'failed';
 }
 

@@ -7,11 +7,15 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startEmulator, type Seed } from '../../emulator/index.ts';
 import { run, systemClock, type RunEffects } from '../../engine/index.ts';
 import { cleanupsAfterEach } from '../helpers/cleanups.ts';
 import { createRepo } from '../git/helpers.ts';
+import { runCli } from '../helpers/cli.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
 
 const cleanups = cleanupsAfterEach();
 const SECRET = 'throwaway-secret-acme-0123456789';
@@ -329,6 +333,24 @@ describe('OpenTelemetry from the runs', () => {
     const host = new URL(origin).host;
     expect(events).toEqual([`telemetry not exported (metrics to ${host}: ${why}; traces to ${host}: ${why}); the run's result stands`]);
     expect(events.join('')).not.toContain(SECRET);
+  });
+
+  it('plan says on stderr, in one line, that its telemetry was not exported, and exits as it would have', async () => {
+    const { dir } = await setup();
+    const failing: Server = createServer((req, res) => req.resume().on('end', () => res.writeHead(503).end()));
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    cleanups.push(async () => {
+      failing.closeAllConnections();
+      await new Promise<void>((resolve) => failing.close(() => resolve()));
+    });
+    const host = `127.0.0.1:${(failing.address() as AddressInfo).port}`;
+
+    const planned = await runCli(['plan', '--repo', dir], ROOT, { SECRET_ACME: SECRET, OTEL_EXPORTER_OTLP_ENDPOINT: `http://${host}` });
+
+    expect(planned.code).toBe(0);
+    expect(planned.stderr).toContain(
+      `contract-sync plan: telemetry not exported (metrics to ${host}: still refused when retries ran out; traces to ${host}: still refused when retries ran out); the run's result stands\n`,
+    );
   });
 
   it('sends nothing without OTEL_EXPORTER_OTLP_ENDPOINT', async () => {
