@@ -42,7 +42,26 @@ const KNOWN: KnownState = new Map([
       ['3', { fields: { Name: 'Three' }, from: 'state' }],
     ]),
   ],
-  ['globex', new Map<string, KnownContract>([['8', { fields: { Name: 'Old' }, from: 'state' }]])],
+  [
+    'globex',
+    new Map<string, KnownContract>([
+      ['8', { fields: { Name: 'Old' }, from: 'state' }],
+      // A member the desired state no longer lists, in an authoritative collection: removed.
+      [
+        '7',
+        {
+          fields: {
+            Name: 'Seven',
+            Company: [
+              { Id: 1, RelationType: 'Client' },
+              { Id: 2, RelationType: 'Supplier' },
+            ],
+          },
+          from: 'state',
+        },
+      ],
+    ]),
+  ],
 ]);
 
 const CREATED_AT = '2026-11-22T10:00:00.000Z';
@@ -248,6 +267,18 @@ describe('planByTenant', () => {
     const touchedUnknown = whole.tenants.flatMap((tenant) => tenant.contracts).filter((c) => c.knownFrom === 'unknown' && c.touched === true).length;
     expect(alone.unknownSeen).toBe(result.unknown - touchedUnknown);
     expect(alone.knownSeen).toBe(result.trailer.summary.contracts - result.unknown + touchedUnknown);
+  });
+
+  it('the cases above hold a removal: the text names it in its section, before the tenants (without a base) or after the own contracts (with one)', () => {
+    const removal = '\nmembers removed (1 in 1 tenant; tenant · contract · member):\n  - globex · 7 · Company (Id 2, RelationType "Supplier")\n';
+
+    const byTenant = renderPlanText(wholePlan({}));
+    const pullRequest = renderPlanText(wholePlan({ base: true }));
+
+    expect(byTenant.indexOf(removal)).toBeGreaterThan(0);
+    expect(byTenant.indexOf(removal)).toBeLessThan(byTenant.indexOf('\ntenant acme: '));
+    expect(pullRequest.indexOf(removal)).toBeGreaterThan(pullRequest.indexOf('\ncontracts this pull request changes ('));
+    expect(pullRequest.indexOf(removal)).toBeLessThan(pullRequest.indexOf('\nother contracts with changes ('));
   });
 
   it('with a base and nothing known: each touched contract carries what the change did to its desired fields, as the document plan does', async () => {
