@@ -5,9 +5,8 @@
  * known to be good (an error in the last tenant writes nothing).
  */
 import type { PlanHeader, PlanSink } from '../plan/plan-tenant.ts';
-import { renderFindingsText } from '../plan/render-findings.ts';
 import { planJsonPieces } from '../plan/render-json.ts';
-import { renderPlanTextContract, renderPlanTextHead, renderPlanTextTail, renderPlanTextTenantHead, renderUnknownContractText } from '../plan/render-text.ts';
+import { textPlan, type TextBody, type TextPlan } from '../plan/render-text.ts';
 import type { PlanRunOutcome } from '../run/plan.ts';
 import { spoolBeside, temporarySpool, type Spool, type SpoolOut } from './spool.ts';
 import { holdsNothing, takesBytes, writeBytesOut, writeOut, type Drainable } from './stream.ts';
@@ -15,11 +14,10 @@ import { holdsNothing, takesBytes, writeBytesOut, writeOut, type Drainable } fro
 /** What a streamed plan run ends with that is written after its tenants. */
 export type StreamedPlan = Pick<Extract<PlanRunOutcome, { readonly kind: 'streamed' }>, 'source' | 'trailer' | 'unknown'>;
 
-/** A tenant's part of the text plan: its head, kept as text (it counts the contracts, so it is known last), and the bytes of its contracts' lines in the text spool. */
-interface TextSection {
-  readonly head: string;
+/** The bytes of one body of one tenant in its body's spool: a tenant's lines of a body are written while it is planned, one after another. */
+interface BodyRange {
   readonly from: number;
-  readonly to: number;
+  to: number;
 }
 
 /** Where a text or JSON plan goes as it comes, one tenant at a time: spools, written out once the run is known to be good. */
@@ -28,7 +26,7 @@ export interface PlanSpools {
   readonly sink: PlanSink;
   /**
    * After a streamed run that succeeded: the JSON plan copied to `stdout` (format json) and moved
-   * onto the --out file, or the text plan (its head, each tenant's head before its lines, its tail).
+   * onto the --out file, or the text plan (textPlan's parts: its text around the spooled bodies).
    */
   writeTo(stdout: { write(text: string): unknown } & Drainable, streamed: StreamedPlan): Promise<void>;
   discard(): void;
@@ -36,51 +34,59 @@ export interface PlanSpools {
 
 /**
  * The spools are made when the first tenant's plan comes: a run that stops before writes no file.
- * `outFile`: --out, resolved; `color`: the text plan is coloured.
+ * `outFile`: --out, resolved; `color`: the text plan is coloured. The text plan's bodies (the pull
+ * request's own contracts, the members removed, each tenant's other contracts) each go to a spool
+ * of their own, so that what is kept in memory is a range per body and tenant (and textPlan's
+ * counts per tenant), whatever the order the contracts of a tenant come in.
  */
 export function planSpools(format: 'text' | 'json', { outFile, color }: { readonly outFile: string | undefined; readonly color: boolean }): PlanSpools {
   const pieces = planJsonPieces();
   let json: Spool | undefined;
-  let text: Spool | undefined;
-  let sections: TextSection[] = [];
+  const bodies = new Map<TextBody, Spool>();
+  let ranges = new Map<string, BodyRange>();
+  let layout: TextPlan | undefined;
+  function writeBody(tenant: string, body: TextBody, text: string): void {
+    let spool = bodies.get(body);
+    if (spool === undefined) {
+      spool = temporarySpool();
+      bodies.set(body, spool);
+    }
+    const key = `${body}\n${tenant}`;
+    let range = ranges.get(key);
+    if (range === undefined) {
+      range = { from: spool.position(), to: 0 };
+      ranges.set(key, range);
+    }
+    spool.write(text);
+    range.to = spool.position();
+  }
   const sink: PlanSink = {
     start(header: PlanHeader) {
       if (outFile !== undefined || format === 'json') json ??= outFile === undefined ? temporarySpool() : spoolBeside(outFile);
-      if (format === 'text') text ??= temporarySpool();
       json?.reset();
-      text?.reset();
-      sections = [];
+      for (const spool of bodies.values()) spool.reset();
+      ranges = new Map();
+      if (format === 'text') layout = textPlan(header.source.base !== undefined, { color });
       json?.write(pieces.header(header));
     },
-    // Contract by contract, both as they come: the JSON, and the text's lines (its tenant's head, which counts them, is kept aside).
+    // Contract by contract, both as they come: the JSON, and the text's lines, each to its body.
     tenant(tenant) {
       json?.write(pieces.tenantStart(tenant));
-      const from = text?.position() ?? 0;
-      const spooled = text;
+      const text = layout?.tenant(tenant, (body, lines) => writeBody(tenant, body, lines));
       return {
         contract(contract) {
           json?.write(pieces.contract(contract));
-          if (text === undefined) return;
-          const rendered = renderPlanTextContract(contract, { color });
-          if (rendered !== '') text.write(rendered);
+          text?.contract(contract);
         },
         // Text only: a contract with nothing known is written from its desired fields (its plan's ops not made), a known one's fingerprint not hashed.
-        ...(json === undefined && spooled !== undefined
+        ...(json === undefined && text !== undefined
           ? {
-              unknown(contract, touched) {
-                const rendered = renderUnknownContractText(contract, touched, { color });
-                if (rendered !== '') spooled.write(rendered);
-              },
-              known(contract) {
-                const rendered = renderPlanTextContract(contract, { color });
-                if (rendered !== '') spooled.write(rendered);
-              },
+              unknown: (contract, touched) => text.unknown(contract, touched),
+              known: (contract) => text.contract(contract),
             }
           : {}),
-        end(counts) {
+        end() {
           json?.write(pieces.tenantEnd());
-          if (text === undefined) return;
-          sections.push({ head: renderPlanTextTenantHead(tenant, counts, { color }), from, to: text.position() });
         },
       };
     },
@@ -97,20 +103,19 @@ export function planSpools(format: 'text' | 'json', { outFile, color }: { readon
       const out: SpoolOut = takesBytes(stdout) ? { bytes: (chunk) => writeBytesOut(stdout, chunk), done: () => holdsNothing(stdout) } : { text: write };
       if (format === 'json') await json?.copyTo(out);
       if (json && outFile !== undefined) json.commitTo(outFile);
-      if (text) {
-        await write(renderPlanTextHead({ source: streamed.source, ...streamed.trailer }, { color }));
-        for (const section of sections) {
-          await write(section.head);
-          await text.copyTo(out, section.from, section.to);
+      if (layout === undefined) return;
+      const { source, trailer, unknown } = streamed;
+      for (const part of layout.parts({ source, summary: trailer.summary, noLongerManaged: trailer.noLongerManaged, findings: trailer.findings, unknown })) {
+        if (typeof part === 'string') await write(part);
+        else {
+          const range = ranges.get(`${part.body}\n${part.tenant}`);
+          if (range !== undefined) await bodies.get(part.body)!.copyTo(out, range.from, range.to);
         }
-        await write(
-          renderPlanTextTail(streamed.trailer.noLongerManaged ?? [], streamed.unknown, { color }) + renderFindingsText(streamed.trailer.findings, { color }),
-        );
       }
     },
     discard() {
       json?.discard();
-      text?.discard();
+      for (const spool of bodies.values()) spool.discard();
     },
   };
 }

@@ -47,7 +47,7 @@ class TenantRefused extends Error {
  */
 export function runApply(options: ApplyRunOptions, deps: ApplyRunDeps): Promise<ApplyRunResult> {
   const { dryRun, ...pipeline } = options;
-  return dryRun ? previewTenants(pipeline, deps) : applyTenants(pipeline, deps);
+  return dryRun ? previewApply(pipeline, deps) : applyTenants(pipeline, deps);
 }
 
 /** The run's checks, built-in ones first: the commit check, the saved-plan review, the removal guard, then the caller's. */
@@ -186,12 +186,30 @@ async function sendAndRecord(context: RunContext, tenant: CheckedTenant, haltRea
   return reportTenant(tenant, outcomes, { ...(error === undefined ? {} : { error }), notSent, stopped: context.signal?.aborted === true, previewed: false });
 }
 
-/** Learn, plan, check, shown to `confirm` (which is not asked): apply --dry-run, plan --refresh, drift. No lock, nothing sent or written. */
-export async function previewTenants(options: PipelineOptions, deps: ApplyRunDeps): Promise<ApplyRunResult> {
+/** Learn, plan, check, shown to `confirm` (which is not asked): plan --refresh, drift. No lock, nothing sent or written. */
+export function previewTenants(options: PipelineOptions, deps: ApplyRunDeps): Promise<ApplyRunResult> {
+  // A deny is among the findings; each tenant's outcome is what was read and compared.
+  return previewRun(options, deps, (tenants) => [...tenants]);
+}
+
+/**
+ * previewTenants for apply --dry-run, which says what the apply would do: the checked
+ * tenants are judged together as the apply judges them (a deny anywhere leaves every tenant unsent).
+ */
+export function previewApply(options: PipelineOptions, deps: ApplyRunDeps): Promise<ApplyRunResult> {
+  return previewRun(options, deps, denyRun);
+}
+
+/** previewTenants and previewApply: `whole` judges the checked tenants together. */
+async function previewRun(
+  options: PipelineOptions,
+  deps: ApplyRunDeps,
+  whole: (tenants: readonly CheckedTenant[]) => CheckedTenant[],
+): Promise<ApplyRunResult> {
   const context = runContext(options, deps);
   const learnt = await Promise.all(tenantNames(context).map((tenant) => learnUnlocked(context, tenant)));
   const { plan, tenants } = planTenants(context, learnt);
-  const checked = await Promise.all(tenants.map((tenant) => checkTenant(context, tenant)));
+  const checked = whole(await Promise.all(tenants.map((tenant) => checkTenant(context, tenant))));
   const preview = previewOf(withFindings(plan, checked), checked);
   const answer = await confirmRun(context, deps.confirm, preview);
   const stopped = context.signal?.aborted === true;

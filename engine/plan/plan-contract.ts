@@ -102,7 +102,7 @@ export function planContractText(
 }
 
 /** A touched contract planned without known state keeps what the change did to its desired fields (its ops set them all). */
-export function withDesiredChanges(planned: PlanContract, tenant: string, desiredChanges: DesiredChanges | undefined): PlanContract {
+export function withDesiredChanges<T extends PlanContractText>(planned: T, tenant: string, desiredChanges: DesiredChanges | undefined): T {
   if (desiredChanges === undefined || planned.touched !== true || planned.knownFrom !== 'unknown') return planned;
   const changes = desiredChanges.get(contractKey(tenant, planned.id));
   return changes === undefined ? planned : { ...planned, desiredChanges: changes };

@@ -35,13 +35,15 @@ export interface TenantPlanSink {
   /**
    * Optional, for a sink that writes of a contract with nothing known only what
    * renderUnknownContractText writes (the text plan): such a contract comes here as itself (where
-   * it is declared, its desired fields), and its plan (ops and changes) is not made. `touched`: as
-   * its plan would say (only in a plan made with a base).
+   * it is declared, its desired fields), and its plan (ops and changes) is not made; not one the
+   * change touched, which comes planned (its text shows what the change did to its desired fields).
+   * `touched`: as its plan would say (only in a plan made with a base).
    */
   unknown?(contract: TenantContract, touched: boolean | undefined): void;
   /**
-   * Optional, for a sink that writes only the text plan: a contract with known state comes here
-   * instead of `contract`, its plan made without the known state's fingerprint (not hashed).
+   * Optional, for a sink that writes only the text plan: a contract with known state (or touched by
+   * the change) comes here instead of `contract`, its plan made without the known state's
+   * fingerprint (not hashed).
    */
   known?(contract: PlanContractText): void;
   /** After the tenant's last contract: what its contracts add up to. */
@@ -92,11 +94,11 @@ export function planTenantContracts(
   /** Hands the contract on as the sink takes it, and says what its plan counts. */
   function handOn(contract: TenantContract): { readonly ops: number; readonly unknown: boolean; readonly touched: boolean } {
     out.desired?.(contract);
-    if (out.unknown !== undefined && known?.get(contract.id) === undefined) {
+    // A touched one is planned: its plan carries what the change did to its desired fields, which its text shows.
+    if (out.unknown !== undefined && known?.get(contract.id) === undefined && touchedIds?.has(contract.id) !== true) {
       // Counted as its plan would count: every op is a Replace of a scalar or an Add of a member.
-      const touched = touchedIds?.has(contract.id);
-      out.unknown(contract, touched);
-      return { ops: unknownOpCount(contract.fields), unknown: true, touched: touched === true };
+      out.unknown(contract, touchedIds === undefined ? undefined : false);
+      return { ops: unknownOpCount(contract.fields), unknown: true, touched: false };
     }
     let planned: PlanContractText;
     if (out.known === undefined) {
@@ -104,7 +106,7 @@ export function planTenantContracts(
       out.contract(whole);
       planned = whole;
     } else {
-      planned = planContractText(contract, known, touchedIds, diffOptions);
+      planned = withDesiredChanges(planContractText(contract, known, touchedIds, diffOptions), tenant, marking?.desiredChanges);
       out.known(planned);
     }
     return { ops: planned.ops.length, unknown: planned.knownFrom === 'unknown', touched: planned.touched === true };

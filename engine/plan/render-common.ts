@@ -243,27 +243,6 @@ export function tenantSummary(plan: PlanDocument): string {
   return `${lines.join('\n')}\n`;
 }
 
-export interface TenantContract {
-  readonly tenant: string;
-  readonly contract: PlanContract;
-}
-
-/** Contracts the change from the base touches, in plan order (tenant, file, line); empty without a base. */
-export function touchedContracts(plan: PlanDocument): TenantContract[] {
-  return plan.tenants.flatMap((tenant) =>
-    tenant.contracts.filter((contract) => contract.touched === true).map((contract) => ({ tenant: tenant.tenant, contract })),
-  );
-}
-
-/** Contracts with ops that the change does not touch: drift from the known state, or not applied yet. */
-export function untouchedChangedContracts(plan: PlanDocument): TenantContract[] {
-  return plan.tenants.flatMap((tenant) =>
-    changedContracts(tenant)
-      .filter((contract) => contract.touched !== true)
-      .map((contract) => ({ tenant: tenant.tenant, contract })),
-  );
-}
-
 export function shortCommit(commit: string): string {
   return commit.slice(0, 7);
 }

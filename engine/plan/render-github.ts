@@ -1,5 +1,6 @@
 /** `plan --format github`: one workflow annotation per contract a reviewer should look at. Pure. */
-import { KNOWN_FROM_TEXT, plural, touchedContracts, ALREADY_MATCHES_TEXT, type TenantContract } from './render-common.ts';
+import { KNOWN_FROM_TEXT, plural, ALREADY_MATCHES_TEXT } from './render-common.ts';
+import { touchedContracts, type TenantContract } from './render-order.ts';
 import type { PlanDocument } from './types.ts';
 import { escapeData, escapeProperty } from '../text/github-commands.ts';
 import { escapeForTerminal } from '../text/text-escape.ts';

@@ -29,15 +29,28 @@ import {
   plural,
   shortCommit,
   tenantCounts,
-  touchedContracts,
   unknownApplyNote,
   unknownCount,
   unknownNote,
-  untouchedChangedContracts,
   viewChange,
   type ChangeKind,
-  type TenantContract,
 } from './render-common.ts';
+import {
+  countOther,
+  DESIRED_DIFF_TEXT,
+  desiredNoteText,
+  desiredOf,
+  flaggedKeys,
+  matchingCount,
+  matchingText,
+  otherCountsText,
+  removedMembers,
+  touchedContracts,
+  UNMANAGED_NOTE,
+  untouchedChangedContracts,
+  type OtherCounts,
+  type TenantContract,
+} from './render-order.ts';
 import { incrementalNote } from './incremental-note.ts';
 import { renderFindingsMarkdown } from './render-findings.ts';
 import { renderRemovalsMarkdown } from './render-removals.ts';
@@ -167,18 +180,6 @@ function opsOf(group: Group): number {
   return group.contracts.reduce((sum, contract) => sum + contract.ops.length, 0);
 }
 
-/**
- * The pull request's own changes to a contract, shown instead of its ops: only where its known
- * state is unknown (its ops then set every desired field, which says nothing of what the pull
- * request changed; createPlan keeps them then).
- */
-function desiredOf(contract: PlanContract): readonly DesiredChange[] | undefined {
-  return contract.knownFrom === 'unknown' && contract.touched === true ? contract.desiredChanges : undefined;
-}
-
-/** After a field or member the head no longer writes. */
-const UNMANAGED_NOTE = '(no longer in the desired state: the service keeps it)';
-
 /** The pull request's own changes to a contract (base -> head) as the body of a diff block. */
 function desiredDiffBody(context: RenderContext, changes: readonly DesiredChange[]): string {
   const lines: string[] = [];
@@ -219,9 +220,6 @@ function diffBlock(context: RenderContext, contract: PlanContract): string {
 function about(tenant: string | undefined): string {
   return tenant === undefined ? '' : ` · ${escapeInline(tenant)}`;
 }
-
-/** What a contract's diff block shows when it is the pull request's own diff rather than its ops. */
-const DESIRED_DIFF_TEXT = 'this pull request changed';
 
 /** The title of a group of two or more: `**3 contracts, the same 2 ops each** · acme · known from the state store` (`the same op each` for one). */
 function groupTitle(group: Group, tenant: string | undefined): string {
@@ -556,7 +554,7 @@ function closingNote(
 function renderByTenant(context: RenderContext, plan: PlanDocument): string {
   const { maxLength } = context;
   let out = opening(context, plan);
-  const flaggedIds = flaggedKeys(plan);
+  const flaggedIds = flaggedKeys(plan.findings);
   const flagged = withoutFlagged(
     plan.tenants.flatMap((tenant) => changedContracts(tenant).map((contract) => ({ tenant: tenant.tenant, contract }))),
     flaggedIds,
@@ -622,13 +620,7 @@ function desiredNote(touched: readonly TenantContract[]): string {
   const shown = touched.filter(({ contract }) => desiredOf(contract) !== undefined);
   if (shown.length === 0) return '';
   const ops = shown.reduce((sum, { contract }) => sum + contract.ops.length, 0);
-  const one = shown.length === 1;
-  const which = shown.length === touched.length ? (one ? 'this contract' : 'these contracts') : `${shown.length} of them`;
-  return (
-    `> [!NOTE]\n> The known state of ${which} is unknown (nothing in the state store for ${one ? 'it' : 'them'}): ` +
-    `${one ? 'its diff is' : 'their diffs are'} what this pull request changed in the desired YAML, base to head, field by field. ` +
-    `An apply would set every desired field of ${one ? 'it' : 'them'} (${plural(ops, 'op')}), not only the ones changed here.\n\n`
-  );
+  return `> [!NOTE]\n> ${desiredNoteText(touched.length, shown.length, ops)}\n\n`;
 }
 
 /**
@@ -642,9 +634,7 @@ function removalsSection(context: RenderContext, plan: PlanDocument, room: numbe
   for (const tenant of plan.tenants) {
     let count = 0;
     for (const contract of tenant.contracts) {
-      for (const change of contract.changes) {
-        const view = viewChange(change);
-        if (view.kind !== 'remove') continue;
+      for (const view of removedMembers(contract)) {
         count += 1;
         lines.push(`- ${escapeForTerminal(`${tenant.tenant} · ${contract.id} · ${clipValue(context, view.label)}`)}`);
       }
@@ -662,11 +652,6 @@ function removalsSection(context: RenderContext, plan: PlanDocument, room: numbe
       ? [...perTenant.slice(0, REMOVAL_TENANTS_COUNTED), `${perTenant.length - REMOVAL_TENANTS_COUNTED} more tenants`]
       : perTenant;
   return `${heading}Too many to name here (${shown.join(', ')}). ${fullPlanSentence(context)}\n\n`;
-}
-
-/** `tenant\ncontractId` of every contract a finding names (a policy rule's, or another check's): its change is never cut. */
-function flaggedKeys(plan: PlanDocument): Set<string> {
-  return new Set((plan.findings ?? []).filter((finding) => finding.contractId !== undefined).map((finding) => `${finding.tenant}\n${finding.contractId}`));
 }
 
 /** `items` without the contracts a finding names (shown in their own section), and those contracts with ops. */
@@ -710,20 +695,12 @@ const REMOVAL_TENANTS_COUNTED = 20;
 
 /** Per tenant, the other contracts with changes and their ops: said before any of their details, whatever room is left. */
 function otherCounts(others: readonly TenantContract[]): string {
-  const byTenant = new Map<string, { contracts: number; ops: number; unknown: number }>();
-  for (const { tenant, contract } of others) {
-    const counts = byTenant.get(tenant) ?? { contracts: 0, ops: 0, unknown: 0 };
-    byTenant.set(tenant, counts);
-    counts.contracts += 1;
-    counts.ops += contract.ops.length;
-    if (contract.knownFrom === 'unknown') counts.unknown += 1;
-  }
+  const byTenant = new Map<string, OtherCounts>();
+  for (const { tenant, contract } of others)
+    byTenant.set(tenant, countOther(byTenant.get(tenant), { ops: contract.ops.length, knownFrom: contract.knownFrom }));
   const entries = [...byTenant];
   let out = '';
-  for (const [tenant, counts] of entries.slice(0, OTHER_TENANTS_COUNTED)) {
-    const unknown = counts.unknown === 0 ? '' : `, known state unknown for ${counts.unknown === counts.contracts ? 'all' : counts.unknown}`;
-    out += `- **${escapeInline(tenant)}**: ${plural(counts.contracts, 'contract')}, ${plural(counts.ops, 'op')}${unknown}\n`;
-  }
+  for (const [tenant, counts] of entries.slice(0, OTHER_TENANTS_COUNTED)) out += `- **${escapeInline(tenant)}**: ${otherCountsText(counts)}\n`;
   const rest = entries.slice(OTHER_TENANTS_COUNTED);
   if (rest.length > 0) {
     const contracts = rest.reduce((sum, [, counts]) => sum + counts.contracts, 0);
@@ -748,26 +725,138 @@ function elsewhereNote(grouped: number, flagged: number): string {
   return places.length === 0 ? '' : `Below: ${places.join(', ')}.\n\n`;
 }
 
+/** The pull-request comment as it is written: the text so far, and whether it is full (once a piece does not fit, no later one does). */
+interface Comment {
+  out: string;
+  full: boolean;
+  readonly maxLength: number;
+}
+
+/** Whether `text` fits, with `closing` characters still to come after it. */
+function fits(comment: Comment, text: string, closing = 0): boolean {
+  comment.full ||= comment.out.length + text.length + closing + RESERVE > comment.maxLength;
+  return !comment.full;
+}
+
+/** Appends `text` when it fits; says whether it did. */
+function put(comment: Comment, text: string): boolean {
+  if (!fits(comment, text)) return false;
+  comment.out += text;
+  return true;
+}
+
+/** A section's tenants, each inline or in its own <details>; what does not fit is named in the closing list (or counted, `into`). */
+function writeParts(comment: Comment, parts: readonly TenantPart[], choices: ReadonlyMap<Unit, FitChoice>, closing: number, into: Shortening): void {
+  for (const part of parts) {
+    // A tenant none of whose contracts is shown gets no section: its ids are in the closing list.
+    if (!part.units.some((unit) => shows(choices.get(unit))) || !fits(comment, `${part.open}${part.close}`, closing)) {
+      nameOnly(part, choices, into);
+      continue;
+    }
+    comment.out += part.open;
+    for (const unit of part.units)
+      comment.out += writeUnit(unit, choices.get(unit)!, comment.maxLength - RESERVE - closing - part.close.length - comment.out.length, into);
+    comment.out += part.close;
+  }
+}
+
+/** The contracts this pull request changes alone (not flagged, not in a group), each with its diff, under `notes` (where its others are; what their diffs show). */
+function writeOwn(
+  comment: Comment,
+  touched: number,
+  notes: readonly string[],
+  parts: readonly TenantPart[],
+  choices: ReadonlyMap<Unit, FitChoice>,
+  into: Shortening,
+): void {
+  put(comment, `#### Contracts this pull request changes (${touched})\n\n`);
+  if (touched === 0) put(comment, 'None: this pull request changes no contract of the desired state.\n\n');
+  for (const note of notes) if (note !== '') put(comment, note);
+  writeParts(comment, parts, choices, 0, into);
+}
+
+/** The contracts the pull request no longer manages, one line each while they fit; returns how many did not. */
+function writeUnmanaged(comment: Comment, context: RenderContext, plan: PlanDocument): number {
+  const dropped = plan.noLongerManaged ?? [];
+  if (dropped.length === 0) return 0;
+  put(
+    comment,
+    `#### No longer managed (${dropped.length})\n\n` +
+      'Removed from the desired state by this pull request. contract-sync never deletes a contract: ' +
+      `${dropped.length === 1 ? 'it is' : 'they are'} left unchanged on the service.\n\n`,
+  );
+  let omitted = 0;
+  for (const contract of dropped) {
+    // Declared at the merge base: the change is counted from there.
+    const line = `- **${codeSpan(contract.id)}** · ${escapeInline(contract.tenant)} · was at ${position(context, plan.source.base?.mergeBase, contract.file, contract.line)}\n`;
+    if (!put(comment, line)) omitted += 1;
+  }
+  if (!comment.out.endsWith('\n\n')) comment.out += '\n';
+  return omitted;
+}
+
+/** The pull request's groups of identical changes under their heading, or, when none is shown, named in the closing list. */
+function writeGroups(comment: Comment, heading: string, parts: readonly TenantPart[], choices: ReadonlyMap<Unit, FitChoice>, into: Shortening): void {
+  if (heading !== '' && parts.some((part) => part.units.some((unit) => shows(choices.get(unit)))) && fits(comment, heading)) {
+    comment.out += heading;
+    writeParts(comment, parts, choices, 0, into);
+  } else {
+    for (const part of parts) nameOnly(part, choices, into);
+  }
+}
+
 /**
- * Sections in the order a reviewer needs them (docs/architecture.md section 5, "The pull-request comment"):
- * the contracts this pull request changes, each with its diff, get the room first; then those it no
- * longer manages; then the other contracts with changes, counted per tenant, with their details
- * only where room is left (never named one by one: the pull request did not change them).
+ * The other contracts with changes: counted per tenant whatever the room (in one bounded line when
+ * that is all that fits), then their details where room is left. Returns whether they were counted
+ * here (else the closing note counts them).
+ */
+function writeOthers(
+  comment: Comment,
+  others: readonly TenantContract[],
+  parts: readonly TenantPart[],
+  choices: ReadonlyMap<Unit, FitChoice>,
+  into: Shortening,
+): boolean {
+  if (others.length === 0) return true;
+  let counted = true;
+  const ops = others.reduce((sum, { contract }) => sum + contract.ops.length, 0);
+  const heading = `#### Other contracts with changes (${others.length})\n\n`;
+  const counts = `${heading}Not changed by this pull request, but their known state differs from the desired state (drift, or not applied yet).\n\n${otherCounts(others)}`;
+  // Counted whatever the room: per tenant where it fits, else in one bounded line (numbers only).
+  const oneLine = `${heading}${plural(others.length, 'contract')}, ${plural(ops, 'op')}, not changed by this pull request (drift, or not applied yet).\n\n`;
+  if (fits(comment, counts)) comment.out += counts;
+  // The reserve holds it once the comment is full (like the closing note: numbers and fixed text), unless
+  // even the section above could not start: the closing note then counts them.
+  else if (comment.out.length + oneLine.length + RESERVE / 2 <= comment.maxLength) comment.out += oneLine;
+  else counted = false;
+  const open = `<details><summary>${plural(others.length, 'contract')}, ${plural(ops, 'op')}</summary>\n\n`;
+  const close = '</details>\n\n';
+  const shown = parts.some((part) => part.units.some((unit) => shows(choices.get(unit))));
+  if (shown && fits(comment, open, close.length)) {
+    comment.out += open;
+    writeParts(comment, parts, choices, close.length, into);
+    comment.out += close;
+  } else {
+    for (const part of parts) nameOnly(part, choices, into);
+  }
+  return counted;
+}
+
+/**
+ * Sections in the order a reviewer needs them (engine/plan/render-order.ts; docs/architecture.md
+ * section 5, "The pull-request comment"): the contracts this pull request changes, each with its
+ * diff; every removal and every change a finding names (never cut, so given their room first);
+ * those it no longer manages; its groups of identical changes; then the other contracts with
+ * changes, counted per tenant, with their details only where room is left (never named one by one:
+ * the pull request did not change them); then how many match, and what was cut.
  */
 function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
   const { maxLength } = context;
-  let out = opening(context, plan);
+  const comment: Comment = { out: opening(context, plan), full: false, maxLength };
   const shortening = newShortening();
   const counted = newShortening();
-  let omittedUnmanaged = 0;
-  let othersCounted = true;
-  let full = false;
-  function fits(text: string, closing = 0): boolean {
-    full ||= out.length + text.length + closing + RESERVE > maxLength;
-    return !full;
-  }
 
-  const flaggedIds = flaggedKeys(plan);
+  const flaggedIds = flaggedKeys(plan.findings);
   const touched = touchedContracts(plan);
   const ownUnflagged = withoutFlagged(touched, flaggedIds);
   const othersSplit = withoutFlagged(untouchedChangedContracts(plan), flaggedIds);
@@ -779,16 +868,17 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
   const groupParts = sectionParts(context, grouped, unitOf, false);
   const otherParts = sectionParts(context, others, countedUnitOf);
   const notes = desiredNote(touched);
-  const groupsHeading = grouped.length === 0 ? '' : groupsHeadingOf(groupParts, grouped.length);
   const elsewhere = elsewhereNote(grouped.length, ownUnflagged.flagged.length);
+  const groupsHeading = grouped.length === 0 ? '' : groupsHeadingOf(groupParts, grouped.length);
   const fixed =
     fixedLength(context, plan, [...singleParts, ...groupParts], otherParts, notes) + otherCounts(others).length + groupsHeading.length + elsewhere.length;
+  const opened = comment.out.length;
   // Never cut, so given their room first: every removal named, every change a finding names.
-  const removals = removalsSection(context, plan, maxLength - RESERVE - out.length - fixed);
-  const flaggedText = flaggedSection(context, flagged, maxLength - RESERVE - out.length - fixed - removals.length);
+  const removals = removalsSection(context, plan, maxLength - RESERVE - opened - fixed);
+  const flaggedText = flaggedSection(context, flagged, maxLength - RESERVE - opened - fixed - removals.length);
   // Then, in the comment's order, each section gets what the ones above it leave: the pull request's own
   // contracts, its groups of identical changes, then the other contracts' details.
-  const budget = maxLength - RESERVE - out.length - fixed - removals.length - flaggedText.length;
+  const budget = maxLength - RESERVE - opened - fixed - removals.length - flaggedText.length;
   const singleChoices = choose(
     singleParts.flatMap((part) => part.units),
     budget,
@@ -803,87 +893,22 @@ function renderPullRequest(context: RenderContext, plan: PlanDocument): string {
   );
   const choices = new Map([...singleChoices, ...groupChoices, ...otherChoices]);
 
-  /** A section's tenants, each inline or in its own <details>; what does not fit is named in the closing list (or counted, `into`). */
-  function writeParts(parts: readonly TenantPart[], closing: number, into: Shortening): void {
-    for (const part of parts) {
-      // A tenant none of whose contracts is shown gets no section: its ids are in the closing list.
-      if (!part.units.some((unit) => shows(choices.get(unit))) || !fits(`${part.open}${part.close}`, closing)) {
-        nameOnly(part, choices, into);
-        continue;
-      }
-      out += part.open;
-      for (const unit of part.units) out += writeUnit(unit, choices.get(unit)!, maxLength - RESERVE - closing - part.close.length - out.length, into);
-      out += part.close;
-    }
-  }
+  writeOwn(comment, touched.length, [elsewhere, notes], singleParts, choices, shortening);
+  comment.out += removals + flaggedText;
+  const omittedUnmanaged = writeUnmanaged(comment, context, plan);
+  writeGroups(comment, groupsHeading, groupParts, choices, shortening);
+  const othersCounted = writeOthers(comment, others, otherParts, choices, counted);
 
-  const changesHere = `#### Contracts this pull request changes (${touched.length})\n\n`;
-  if (fits(changesHere)) out += changesHere;
-  const none = 'None: this pull request changes no contract of the desired state.\n\n';
-  if (touched.length === 0 && fits(none)) out += none;
-  if (elsewhere !== '' && fits(elsewhere)) out += elsewhere;
-  if (notes !== '' && fits(notes)) out += notes;
-  writeParts(singleParts, 0, shortening);
-  out += removals + flaggedText;
-
-  const dropped = plan.noLongerManaged ?? [];
-  if (dropped.length > 0) {
-    const intro =
-      `#### No longer managed (${dropped.length})\n\n` +
-      'Removed from the desired state by this pull request. contract-sync never deletes a contract: ' +
-      `${dropped.length === 1 ? 'it is' : 'they are'} left unchanged on the service.\n\n`;
-    if (fits(intro)) out += intro;
-    for (const contract of dropped) {
-      // Declared at the merge base: the change is counted from there.
-      const line = `- **${codeSpan(contract.id)}** · ${escapeInline(contract.tenant)} · was at ${position(context, plan.source.base?.mergeBase, contract.file, contract.line)}\n`;
-      if (fits(line)) out += line;
-      else omittedUnmanaged += 1;
-    }
-    if (!out.endsWith('\n\n')) out += '\n';
-  }
-  if (groupsHeading !== '' && groupParts.some((part) => part.units.some((unit) => shows(choices.get(unit)))) && fits(groupsHeading)) {
-    out += groupsHeading;
-    writeParts(groupParts, 0, shortening);
-  } else {
-    for (const part of groupParts) nameOnly(part, choices, shortening);
-  }
-
-  if (others.length > 0) {
-    const ops = others.reduce((sum, { contract }) => sum + contract.ops.length, 0);
-    const heading = `#### Other contracts with changes (${others.length})\n\n`;
-    const counts = `${heading}Not changed by this pull request, but their known state differs from the desired state (drift, or not applied yet).\n\n${otherCounts(others)}`;
-    // Counted whatever the room: per tenant where it fits, else in one bounded line (numbers only).
-    const oneLine = `${heading}${plural(others.length, 'contract')}, ${plural(ops, 'op')}, not changed by this pull request (drift, or not applied yet).\n\n`;
-    if (fits(counts)) out += counts;
-    // The reserve holds it once the comment is full (like the closing note: numbers and fixed text), unless
-    // even the section above could not start: the closing note then counts them.
-    else if (out.length + oneLine.length + RESERVE / 2 <= maxLength) out += oneLine;
-    else othersCounted = false;
-    const open = `<details><summary>${plural(others.length, 'contract')}, ${plural(ops, 'op')}</summary>\n\n`;
-    const close = '</details>\n\n';
-    const shown = otherParts.some((part) => part.units.some((unit) => shows(choices.get(unit))));
-    if (shown && fits(open, close.length)) {
-      out += open;
-      writeParts(otherParts, close.length, counted);
-      out += close;
-    } else {
-      for (const part of otherParts) nameOnly(part, choices, counted);
-    }
-  }
-
-  const matching = plan.tenants.reduce((sum, tenant) => sum + tenant.contracts.filter((c) => c.action === 'noop' && c.touched !== true).length, 0);
-  if (matching > 0) {
-    const line = `${plural(matching, 'other contract matches', 'other contracts match')} the desired state: no ops.\n`;
-    // Bounded text (a number): it is written within the reserve, like the truncation note.
-    out += line;
-  }
+  const matching = matchingCount(plan);
+  // Bounded text (a number): it is written within the reserve, like the truncation note.
+  if (matching > 0) comment.out += `${matchingText(matching)}\n`;
   const uncounted = [...counted.listed, ...counted.omitted];
-  const room = maxLength - out.length - 2;
+  const room = maxLength - comment.out.length - 2;
   let note = closingNote(context, { ...shortening, short: [...shortening.short, ...counted.short] }, omittedUnmanaged, room, uncounted, othersCounted);
   // A heading and summary that took nearly all the room (a very small limit): what was cut is not itemised.
   if (note.length > room) note = shortenedNote(context, undefined);
-  if (note !== '') out += `${matching > 0 ? '\n' : ''}${note}`;
-  return out;
+  if (note !== '') comment.out += `${matching > 0 ? '\n' : ''}${note}`;
+  return comment.out;
 }
 
 /**

@@ -167,7 +167,7 @@ async function applyInput(
   const sent = await runPipeline(
     {
       command: 'apply',
-      composition: request.mode === 'dry-run' ? 'preview' : 'apply',
+      composition: request.mode === 'dry-run' ? 'dry-run' : 'apply',
       ...(shared ? { shared } : {}),
       tokenScopes: applyScopes({ mode: request.mode, refresh, canRead }),
       previewScopes: scopeList.map((scope) => ({

@@ -2,8 +2,10 @@
  * What every run that goes through the tenants' lanes shares (apply, drift, and each tenant of a
  * shared run): the engine set up (tokens, API client, log), the state store opened, one
  * composition of the tenant pipeline run (engine/pipeline/compose.ts), and the run history written
- * after a run that sent. The run chooses its composition: `apply` (lock ... send, record) or
- * `preview` (learn, plan, check: nothing locked, sent or written).
+ * after a run that sent. The run chooses its composition: `apply` (lock ... send, record), `dry-run`
+ * (what the apply would do: learn, plan, check, the tenants judged together as the apply judges
+ * them) or `preview` (learn, plan, check: drift's comparison). Neither of the last two locks,
+ * sends or writes anything.
  */
 import type PQueue from 'p-queue';
 import type { InterruptedCount } from '../apply/interrupted.ts';
@@ -23,8 +25,11 @@ import type { ApplyPreview, RunEffects, RunRefused, RunTargeting, SendingRequest
 /** What a run asks of the tenant pipeline: its composition, and the pipeline's options but the run id, which the engine setup makes. */
 export interface PipelineRunRequest {
   readonly command: HistoryCommand;
-  /** `apply`: lock, learn, plan, check, confirm, send, record; `preview`: learn, plan, check, shown and never asked. */
-  readonly composition: 'apply' | 'preview';
+  /**
+   * `apply`: lock, learn, plan, check, confirm, send, record; `dry-run`: learn, plan, check, and what
+   * the apply would send (a deny anywhere: nothing); `preview`: learn, plan, check, shown and never asked.
+   */
+  readonly composition: 'apply' | 'dry-run' | 'preview';
   readonly tokenScopes: { readonly tokens: readonly Scope[]; readonly reads?: readonly Scope[] };
   readonly options: Omit<PipelineOptions, 'runId'>;
   readonly previewScopes?: ApplyPreview['scopes'];
@@ -62,7 +67,7 @@ export type PipelineRunResult =
 export async function runPipeline(request: PipelineRunRequest, effects: RunEffects, store: LazyStore): Promise<PipelineRunResult> {
   const sends = request.composition === 'apply';
   // Loaded here: the HTTP client and the OpenID client, only for runs that talk to the service.
-  const [{ applyTenants, previewTenants }, { createEngineSetup }, { createPlan }] = await Promise.all([
+  const [{ applyTenants, previewApply, previewTenants }, { createEngineSetup }, { createPlan }] = await Promise.all([
     import('../pipeline/compose.ts'),
     import('./engine-setup.ts'),
     import('../plan/create-plan.ts'),
@@ -113,7 +118,7 @@ export async function runPipeline(request: PipelineRunRequest, effects: RunEffec
       warnings: [],
     };
   }
-  const compose = sends ? applyTenants : previewTenants;
+  const compose = { apply: applyTenants, 'dry-run': previewApply, preview: previewTenants }[request.composition];
   const composed = await compose(
     { ...options, runId: engine.runId },
     {

@@ -64,7 +64,8 @@ export function renderStateOutcome(outcome: StateOutcome, json: boolean): StateR
           `the ${outcome.kind === 'push' ? 'target' : 'configured'} store already holds state; nothing copied. Run again with --force to copy over it (records of the same contracts are replaced, others kept)`,
         );
       const { copied, mismatches } = outcome.copy;
-      const copiedLine = `copied ${plural(copied.tenants, 'tenant')}: ${plural(copied.records, 'record')}, ${plural(copied.runs, 'run record')}, ${plural(copied.history, 'history entry', 'history entries')}\n`;
+      const memory = copied.driftKeys === 0 ? '' : `, the drift memory of ${plural(copied.driftKeys, 'contract')}`;
+      const copiedLine = `copied ${plural(copied.tenants, 'tenant')}: ${plural(copied.records, 'record')}, ${plural(copied.runs, 'run record')}, ${plural(copied.history, 'history entry', 'history entries')}${memory}\n`;
       if (mismatches.length > 0)
         return fail(
           `the copy differs from the source when read back:\n${mismatches
@@ -73,7 +74,7 @@ export function renderStateOutcome(outcome: StateOutcome, json: boolean): StateR
             .trimEnd()}`,
           copiedLine,
         );
-      return say(`${copiedLine}verified: the copy read back holds the same records (fingerprints), run records and history\n`);
+      return say(`${copiedLine}verified: the copy read back holds the same records (fingerprints), run records, history and drift memory\n`);
     }
   }
 }

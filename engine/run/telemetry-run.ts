@@ -5,11 +5,11 @@
  * here, on demand, and only then.
  */
 import { driftFailed } from '../drift/create-report.ts';
-import { planSignals, runSignals, type RunSignalInput } from '../telemetry/run-signals.ts';
+import { planSignals, runSignals, type RunSignalInput, type RunSignals } from '../telemetry/run-signals.ts';
 import type { PlanDocument, PlanSource } from '../plan/types.ts';
 import type { PlanTrailer } from '../plan/plan-tenant.ts';
 import { requestRecorder } from '../telemetry/requests.ts';
-import { otlpTargets } from '../telemetry/targets.ts';
+import { otlpTargets, type OtlpTargets } from '../telemetry/targets.ts';
 import type { RunReport } from '../apply/run-report.ts';
 import type { DriftReport } from '../drift/types.ts';
 import type { RunEffects, RunPlace } from './types.ts';
@@ -57,16 +57,23 @@ export function withRequestRecorder(effects: RunEffects): RunEffects {
   return effects.requests !== undefined || otlpTargets(effects.env) === undefined ? effects : { ...effects, requests: requestRecorder() };
 }
 
+/** What an export needs of the run: where to send (its environment), what it recorded, its clock, and where to say that the export failed. */
+type ExportPlace = Pick<RunPlace, 'env'> & Pick<RunEffects, 'requests' | 'clock' | 'onEvent'>;
+
+/** Exports `signals`; a failure is one event (the run's result is not changed by it). */
+async function exportSignals(signals: RunSignals, targets: OtlpTargets, place: ExportPlace): Promise<void> {
+  const { exportRunSignals } = await import('../telemetry/otlp.ts');
+  const problems = await exportRunSignals(signals, targets, { version: packageVersion(), timeoutMs: EXPORT_TIMEOUT_MS, clock: place.clock });
+  if (problems.length > 0)
+    place.onEvent?.({ type: 'telemetry-not-exported', message: `telemetry not exported (${problems.join('; ')}); the run's result stands` });
+}
+
 /** A run refused before it read anything has no report to tell of: only runs that ran are exported. */
-export async function exportRunTelemetry(outcome: AppliedRun | CheckedRun, place: Pick<RunPlace, 'env'> & Pick<RunEffects, 'requests'>): Promise<void> {
+export async function exportRunTelemetry(outcome: AppliedRun | CheckedRun, place: ExportPlace): Promise<void> {
   const targets = otlpTargets(place.env);
   if (targets === undefined) return;
-  const { exportRunSignals } = await import('../telemetry/otlp.ts');
   const requests = place.requests?.records;
-  await exportRunSignals(runSignals({ ...signalInput(outcome), ...(requests === undefined ? {} : { requests }) }), targets, {
-    version: packageVersion(),
-    timeoutMs: EXPORT_TIMEOUT_MS,
-  });
+  await exportSignals(runSignals({ ...signalInput(outcome), ...(requests === undefined ? {} : { requests }) }), targets, place);
 }
 
 /** What a plan that was made returns (PlanRunOutcome's `planned` and `streamed`), as far as telemetry reads it. */
@@ -74,14 +81,9 @@ export type MadePlan =
   { readonly kind: 'planned'; readonly plan: PlanDocument } | { readonly kind: 'streamed'; readonly source: PlanSource; readonly trailer: PlanTrailer };
 
 /** A plan that was made: its span (per tenant, for a plan held whole), the contracts it planned and changed, its live reads. */
-export async function exportPlanTelemetry(
-  outcome: MadePlan,
-  place: Pick<RunPlace, 'env'> & Pick<RunEffects, 'requests'>,
-  times: { readonly start: number; readonly end: number },
-): Promise<void> {
+export async function exportPlanTelemetry(outcome: MadePlan, place: ExportPlace, times: { readonly start: number; readonly end: number }): Promise<void> {
   const targets = otlpTargets(place.env);
   if (targets === undefined) return;
-  const { exportRunSignals } = await import('../telemetry/otlp.ts');
   const requests = place.requests?.records;
   const planned =
     outcome.kind === 'planned'
@@ -95,8 +97,5 @@ export async function exportPlanTelemetry(
           })),
         }
       : { commit: outcome.source.commit, summary: outcome.trailer.summary };
-  await exportRunSignals(planSignals({ ...times, ...planned, ...(requests === undefined ? {} : { requests }) }), targets, {
-    version: packageVersion(),
-    timeoutMs: EXPORT_TIMEOUT_MS,
-  });
+  await exportSignals(planSignals({ ...times, ...planned, ...(requests === undefined ? {} : { requests }) }), targets, place);
 }

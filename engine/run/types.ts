@@ -75,7 +75,9 @@ export type RunEvent =
   /** A worker of a shared run (`--shard auto`): the run it joined, each tenant it took. */
   | { readonly type: 'shared'; readonly shared: SharedRunEvent }
   /** Before anything is read: a tenant whose token could not be had, in one line (`tenant acme not started: ...`); the run goes on without it. */
-  | { readonly type: 'not-started'; readonly tenant: string; readonly message: string };
+  | { readonly type: 'not-started'; readonly tenant: string; readonly message: string }
+  /** After the run, with OTEL_* set: its traces or metrics could not be exported (`telemetry not exported (...); the run's result stands`). */
+  | { readonly type: 'telemetry-not-exported'; readonly message: string };
 
 export type SharedRunEvent =
   | {

@@ -1,6 +1,7 @@
 /**
  * Copies a whole state store into another (`contract-sync state push` / `pull`): every contract
- * record, run record and history entry, then reads the copy back and compares it with the source.
+ * record, run record, history entry and the drift notifications' memory (so that a drift already
+ * told of is not told again from the new store), then reads the copy back and compares it with the source.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { StateStore, StoredContract } from './types.ts';
@@ -11,6 +12,8 @@ export interface CopyCounts {
   readonly records: number;
   readonly runs: number;
   readonly history: number;
+  /** Contracts whose drift was last notified (the drift memory), over every tenant. */
+  readonly driftKeys: number;
 }
 
 export interface CopyResult {
@@ -46,6 +49,9 @@ async function compare(from: StateStore, to: StateStore): Promise<string[]> {
     }
     const [run, copiedRun] = await Promise.all([from.readRun(tenant), to.readRun(tenant)]);
     if (!isDeepStrictEqual(run, copiedRun)) mismatches.push(`tenant ${tenant}: the run record differs in the copy`);
+    const [keys, copiedKeys] = await Promise.all([from.readDriftKeys(tenant), to.readDriftKeys(tenant)]);
+    for (const [contractId, key] of Object.entries(keys))
+      if (copiedKeys[contractId] !== key) mismatches.push(`tenant ${tenant} contract ${contractId}: the drift memory differs in the copy`);
   }
   const history = await from.readHistory();
   const copiedHistory = new Map((await to.readHistory()).map((entry) => [entry.runId, entry]));
@@ -62,6 +68,7 @@ async function compare(from: StateStore, to: StateStore): Promise<string[]> {
 export async function copyState(from: StateStore, to: StateStore): Promise<CopyResult> {
   let records = 0;
   let runs = 0;
+  let driftKeys = 0;
   const tenants = await from.listTenants();
   for (const tenant of tenants) {
     const source = await from.lock(tenant, { timeoutMs: 0, owner: COPY_OWNER });
@@ -78,6 +85,11 @@ export async function copyState(from: StateStore, to: StateStore): Promise<CopyR
           await to.writeRun(tenant, run);
           runs += 1;
         }
+        const keys = await from.readDriftKeys(tenant);
+        if (Object.keys(keys).length > 0) {
+          await to.writeDriftKeys(tenant, keys);
+          driftKeys += Object.keys(keys).length;
+        }
       } finally {
         await target.release();
       }
@@ -87,5 +99,5 @@ export async function copyState(from: StateStore, to: StateStore): Promise<CopyR
   }
   const history = await from.readHistory();
   for (const entry of history) await to.appendHistory(entry);
-  return { copied: { tenants: tenants.length, records, runs, history: history.length }, mismatches: await compare(from, to) };
+  return { copied: { tenants: tenants.length, records, runs, history: history.length, driftKeys }, mismatches: await compare(from, to) };
 }

@@ -12,34 +12,91 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { METRICS, type RunSignals } from './run-signals.ts';
+import type { Clock } from '../io/clock.ts';
 import type { OtlpTargets } from './targets.ts';
 
 const SCOPE = 'contract-sync';
 
-function settle(work: Promise<unknown>, timeoutMs: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, timeoutMs);
-    timer.unref();
-  });
-  return Promise.race([
-    work.then(
-      () => undefined,
-      () => undefined,
-    ),
-    deadline,
-  ]).finally(() => clearTimeout(timer));
+/** An exporter's result as the SDK hands it to its processor (ExportResult of @opentelemetry/core). */
+interface ExportResult {
+  readonly code: number;
+  readonly error?: Error;
 }
 
+/** Where a signal went, for a problem's line: the endpoint's host and port (never its path, query or credentials). */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'its endpoint';
+  }
+}
+
+/** Why an export failed, in words that carry no secret: the HTTP status or the network error's code, else the error's name. */
+function failureOf(error: Error | undefined): string {
+  const { code } = (error ?? {}) as { code?: unknown };
+  if (typeof code === 'number') return `HTTP ${code}`;
+  if (typeof code === 'string' && /^[A-Z_]+$/.test(code)) return code;
+  const cause = (error?.cause ?? {}) as { code?: unknown };
+  if (typeof cause.code === 'string' && /^[A-Z_]+$/.test(cause.code)) return cause.code;
+  // The exporters' own bound ('Request timed out'); other messages may quote what the collector said.
+  if (error !== undefined && /timed out|timeout/i.test(error.message)) return 'timed out';
+  // 429, 502, 503, 504 and refused connections are retried until the bound; the last answer is not kept.
+  if (error?.message === 'Export failed with retryable status') return 'still refused when retries ran out';
+  return error?.name ?? 'failed';
+}
+
+/**
+ * `exporter` with every result it hands back watched: a failure becomes a line of `problems` (the
+ * SDK's processors keep failures to themselves).
+ */
+function watched<T extends { export(items: never, done: (result: ExportResult) => void): void }>(exporter: T, what: string, problems: string[]): T {
+  const exportItems = exporter.export.bind(exporter) as (items: unknown, done: (result: ExportResult) => void) => void;
+  (exporter as { export(items: unknown, done: (result: ExportResult) => void): void }).export = (items, done) =>
+    exportItems(items, (result) => {
+      // 0: ExportResultCode.SUCCESS.
+      if (result.code !== 0) problems.push(`${what}: ${failureOf(result.error)}`);
+      done(result);
+    });
+  return exporter;
+}
+
+/** Waits for `work` at most `timeoutMs` on `clock`; false when the bound came first. */
+async function settle(work: Promise<unknown>, clock: Clock, timeoutMs: number): Promise<boolean> {
+  const stop = new AbortController();
+  const finished = work.then(
+    () => true,
+    () => true,
+  );
+  const deadline = clock.sleep(timeoutMs, stop.signal).then(
+    () => false,
+    () => false,
+  );
+  try {
+    return await Promise.race([finished, deadline]);
+  } finally {
+    stop.abort();
+  }
+}
+
+/**
+ * Exports a run's signals; resolves, within `timeoutMs` and a second, with what went wrong (one
+ * line per failed export, or the bound reached), never rejects.
+ */
 export async function exportRunSignals(
   signals: RunSignals,
   targets: OtlpTargets,
-  options: { readonly version: string; readonly timeoutMs: number },
-): Promise<void> {
+  options: { readonly version: string; readonly timeoutMs: number; readonly clock: Clock },
+): Promise<readonly string[]> {
+  const problems: string[] = [];
   const resource = resourceFromAttributes({ 'service.name': targets.serviceName, 'service.version': options.version });
   const work: Promise<unknown>[] = [];
   if (targets.traces !== undefined) {
-    const exporter = new OTLPTraceExporter({ url: targets.traces.url, headers: { ...targets.traces.headers }, timeoutMillis: options.timeoutMs });
+    const exporter = watched(
+      new OTLPTraceExporter({ url: targets.traces.url, headers: { ...targets.traces.headers }, timeoutMillis: options.timeoutMs }),
+      `traces to ${hostOf(targets.traces.url)}`,
+      problems,
+    );
     const provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter, exportTimeoutMillis: options.timeoutMs })] });
     const tracer = provider.getTracer(SCOPE, options.version);
     const run = tracer.startSpan(signals.run.name, { startTime: signals.run.start, attributes: signals.run.attributes });
@@ -64,7 +121,11 @@ export async function exportRunSignals(
     work.push(provider.forceFlush().finally(() => provider.shutdown()));
   }
   if (targets.metrics !== undefined) {
-    const exporter = new OTLPMetricExporter({ url: targets.metrics.url, headers: { ...targets.metrics.headers }, timeoutMillis: options.timeoutMs });
+    const exporter = watched(
+      new OTLPMetricExporter({ url: targets.metrics.url, headers: { ...targets.metrics.headers }, timeoutMillis: options.timeoutMs }),
+      `metrics to ${hostOf(targets.metrics.url)}`,
+      problems,
+    );
     // Exported once, at shutdown: a run is short, and one export carries all it counted.
     const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000, exportTimeoutMillis: options.timeoutMs });
     const provider = new MeterProvider({ resource, readers: [reader] });
@@ -79,5 +140,8 @@ export async function exportRunSignals(
     for (const { name, value, attributes } of signals.gauges) meter.createGauge(name, described(name)).record(value, attributes);
     work.push(provider.shutdown());
   }
-  await settle(Promise.all(work), options.timeoutMs + 1000);
+  const settled = await settle(Promise.allSettled(work), options.clock, options.timeoutMs + 1000);
+  if (!settled) problems.push(`no answer within ${Math.round(options.timeoutMs / 1000)} s`);
+  // In the order the exports ended: sorted, so that the same failure reads the same every run.
+  return problems.sort();
 }

@@ -118,3 +118,41 @@ describe('the streamed JSON plan (written tenant by tenant)', () => {
     ]);
   });
 });
+
+describe('the text plan of a first pull request (written tenant by tenant)', () => {
+  it("shows the pull request's own contracts, with what it changed, before the other contracts; show PLAN.json prints the same text", async () => {
+    const repo = await firstPullRequest();
+
+    const run = await runCli(['plan', '--ref', 'HEAD', '--base', 'main', '--out', 'plan.json'], repo.dir);
+    const shown = await runCli(['show', 'plan.json'], repo.dir);
+
+    expect(run.code, run.stderr).toBe(0);
+    const own = run.stdout.indexOf('\ncontracts this pull request changes (2):\n');
+    const others = run.stdout.indexOf(
+      '\nother contracts with changes (1): not changed by this pull request (drift, or not applied yet)\n  acme: 1 contract, 2 ops, known state unknown for all\n',
+    );
+    const detail = run.stdout.indexOf('\ntenant acme: 1 other contract with changes\n  ~ 4712  contracts/acme.yaml:8  (known state unknown, 2 ops)\n');
+    expect([own > 0, others > own, detail > others]).toEqual([true, true, true]);
+    expect(run.stdout.slice(own, others)).toContain(
+      '  ~ 4711  tenant acme  contracts/acme.yaml:3  (known state unknown, 3 ops; this pull request changed)\n' +
+        '      - AnnualExpensesAmount: 48000  (no longer in the desired state: the service keeps it)\n' +
+        '      ~ Name: "Facility cleaning" -> "Facility cleaning 2028"\n' +
+        '      - Company (Id 12, RelationType "Supplier"): { Id: 12, RelationType: "Supplier" }\n' +
+        '  ~ 4713  tenant acme  contracts/acme.yaml:11  (known state unknown, 1 op; this pull request changed)\n' +
+        '      + Name: "Catering"\n',
+    );
+    expect(run.stdout.slice(0, own)).not.toContain('4712');
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toBe(run.stdout);
+  });
+
+  it('the text written alone (no --out: contracts with nothing known rendered from their fields) is the same text', async () => {
+    const repo = await firstPullRequest();
+    const withOut = await runCli(['plan', '--ref', 'HEAD', '--base', 'main', '--out', 'plan.json'], repo.dir);
+
+    const alone = await runCli(['plan', '--ref', 'HEAD', '--base', 'main'], repo.dir);
+
+    expect(alone.code, alone.stderr).toBe(0);
+    expect(alone.stdout).toBe(withOut.stdout);
+  });
+});

@@ -54,12 +54,20 @@ async function seed(store: StateStore): Promise<void> {
     updatedAt: '2027-01-01T00:02:00.000Z',
   });
   await store.appendHistory(ENTRY);
+  await store.writeDriftKeys('acme', { '470': '0123456789abcdef', '471': 'fedcba9876543210' });
 }
 
 async function snapshot(store: StateStore): Promise<unknown> {
   const tenants = await store.listTenants();
   return {
-    tenants: await Promise.all(tenants.map(async (tenant) => ({ tenant, records: await store.listRecords(tenant), run: await store.readRun(tenant) }))),
+    tenants: await Promise.all(
+      tenants.map(async (tenant) => ({
+        tenant,
+        records: await store.listRecords(tenant),
+        run: await store.readRun(tenant),
+        driftKeys: await store.readDriftKeys(tenant),
+      })),
+    ),
     history: await store.readHistory(),
   };
 }
@@ -75,7 +83,7 @@ it('pushes a file store to PostgreSQL, counts what it copied and verifies it', a
 
   expect(result.code, result.stderr).toBe(0);
   expect(result.stdout).toBe(
-    'copied 2 tenants: 6 records, 1 run record, 1 history entry\nverified: the copy read back holds the same records (fingerprints), run records and history\n',
+    'copied 2 tenants: 6 records, 1 run record, 1 history entry, the drift memory of 2 contracts\nverified: the copy read back holds the same records (fingerprints), run records, history and drift memory\n',
   );
   expect(await snapshot(target.store)).toEqual(await snapshot(store));
 });
@@ -90,7 +98,7 @@ it('pulls a PostgreSQL store into the configured file store', async () => {
   });
 
   expect(result.code, result.stderr).toBe(0);
-  expect(result.stdout).toMatch(/^copied 2 tenants: 6 records, 1 run record, 1 history entry\nverified/);
+  expect(result.stdout).toMatch(/^copied 2 tenants: 6 records, 1 run record, 1 history entry, the drift memory of 2 contracts\nverified/);
   expect(await snapshot(store)).toEqual(await snapshot(source.store));
 });
 

@@ -1,3 +1,4 @@
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../../engine/config/index.ts';
 import { parseTargetPattern, selectTargets, type TargetPattern } from '../../engine/desired/target.ts';
@@ -8,15 +9,8 @@ import { planByTenant, type PlanByTenantInput } from '../../engine/pipeline/stre
 import { wholeTenant } from '../../engine/plan/plan-tenant.ts';
 import type { BaseInput } from '../../engine/plan/scope.ts';
 import { planJsonPieces, renderPlanJson } from '../../engine/plan/render-json.ts';
-import {
-  renderPlanText,
-  renderPlanTextContract,
-  renderPlanTextHead,
-  renderPlanTextTail,
-  renderPlanTextTenant,
-  renderPlanTextTenantHead,
-  renderUnknownContractText,
-} from '../../engine/plan/render-text.ts';
+import { renderPlanText, textPlanInMemory } from '../../engine/plan/render-text.ts';
+import { planSpools } from '../../engine/output/plan-spools.ts';
 import type { PlanSource } from '../../engine/plan/types.ts';
 import type { KnownContract, KnownState } from '../../engine/state/types.ts';
 
@@ -48,7 +42,26 @@ const KNOWN: KnownState = new Map([
       ['3', { fields: { Name: 'Three' }, from: 'state' }],
     ]),
   ],
-  ['globex', new Map<string, KnownContract>([['8', { fields: { Name: 'Old' }, from: 'state' }]])],
+  [
+    'globex',
+    new Map<string, KnownContract>([
+      ['8', { fields: { Name: 'Old' }, from: 'state' }],
+      // A member the desired state no longer lists, in an authoritative collection: removed.
+      [
+        '7',
+        {
+          fields: {
+            Name: 'Seven',
+            Company: [
+              { Id: 1, RelationType: 'Client' },
+              { Id: 2, RelationType: 'Supplier' },
+            ],
+          },
+          from: 'state',
+        },
+      ],
+    ]),
+  ],
 ]);
 
 const CREATED_AT = '2026-11-22T10:00:00.000Z';
@@ -74,6 +87,12 @@ interface Case {
   readonly targets?: readonly string[];
   readonly excludes?: readonly string[];
   readonly base?: boolean;
+  /** The state store is empty (a first pull request). */
+  readonly nothingKnown?: boolean;
+}
+
+function knownOf(options: Case): KnownState {
+  return options.nothingKnown ? new Map() : KNOWN;
 }
 
 function patterns(values: readonly string[] = []): TargetPattern[] {
@@ -97,7 +116,7 @@ function wholePlan(options: Case) {
       noLongerManaged: touched.noLongerManaged.filter((c) => options.tenants!.includes(c.tenant)),
     };
   }
-  return createPlan(sets, KNOWN, {
+  return createPlan(sets, knownOf(options), {
     createdAt: CREATED_AT,
     source: options.base ? BASE_SOURCE : SOURCE,
     collections: CONFIG.collections,
@@ -118,44 +137,49 @@ function inputOf(options: Case): PlanByTenantInput {
   };
 }
 
+/** What textPlan is told after the tenants, as the CLI tells it. */
+function textEnd(options: Case, result: Awaited<ReturnType<typeof planByTenant>>) {
+  return { source: options.base ? BASE_SOURCE : SOURCE, ...result.trailer, unknown: result.unknown };
+}
+
 async function streamed(options: Case) {
   const json = planJsonPieces();
   const wholeJson = planJsonPieces();
   let jsonText = '';
-  let tenantsText = '';
+  let text = textPlanInMemory(options.base === true);
   // The same tenants collected whole (wholeTenant) and rendered as one piece each.
   let wholeJsonText = '';
-  let wholeTenantsText = '';
+  let wholeText = textPlanInMemory(options.base === true);
   const read: string[] = [];
   const result = await planByTenant(inputOf(options), {
     async readKnown(tenant) {
       read.push(tenant);
-      return KNOWN.get(tenant) ?? new Map();
+      return knownOf(options).get(tenant) ?? new Map();
     },
     sink: {
       start(header) {
         jsonText = json.header(header);
-        tenantsText = '';
+        text = textPlanInMemory(options.base === true);
         wholeJsonText = wholeJson.header(header);
-        wholeTenantsText = '';
+        wholeText = textPlanInMemory(options.base === true);
       },
       tenant(tenant) {
-        // As the CLI writes it: the JSON contract by contract, the text's head after the tenant's last contract.
+        // As the CLI writes it: the JSON and the text's lines contract by contract.
         jsonText += json.tenantStart(tenant);
-        let body = '';
+        const lines = text.tenant(tenant);
         const whole = wholeTenant(tenant, (planned) => {
           wholeJsonText += wholeJson.tenant(planned);
-          wholeTenantsText += renderPlanTextTenant(planned);
+          const wholeLines = wholeText.tenant(tenant);
+          for (const contract of planned.contracts) wholeLines.contract(contract);
         });
         return {
           contract(contract) {
             jsonText += json.contract(contract);
-            body += renderPlanTextContract(contract);
+            lines.contract(contract);
             whole.contract(contract);
           },
           async end(counts) {
             jsonText += json.tenantEnd();
-            tenantsText += `${renderPlanTextTenantHead(tenant, counts)}${body}`;
             await whole.end(counts);
           },
         };
@@ -164,48 +188,54 @@ async function streamed(options: Case) {
   });
   jsonText += json.trailer(result.trailer);
   wholeJsonText += wholeJson.trailer(result.trailer);
-  const source = options.base ? BASE_SOURCE : SOURCE;
-  const head = renderPlanTextHead({ source, ...result.trailer });
-  const tail = renderPlanTextTail(result.trailer.noLongerManaged ?? [], result.unknown);
-  return { result, jsonText, text: `${head}${tenantsText}${tail}`, wholeJsonText, wholeText: `${head}${wholeTenantsText}${tail}`, read };
+  return { result, jsonText, text: text.text(textEnd(options, result)), wholeJsonText, wholeText: wholeText.text(textEnd(options, result)), read };
 }
 
-/** The plan as the CLI writes a text plan alone: contracts with nothing known handed on as themselves (`unknown`), rendered from their desired fields; the others planned without a fingerprint (`known`). */
+/**
+ * The plan as the CLI writes a text plan alone (engine/output/plan-spools.ts, its bodies spooled to
+ * files): contracts with nothing known and not touched handed on as themselves (`unknown`), rendered
+ * from their desired fields; the others planned without a fingerprint (`known`).
+ */
 async function textOnly(options: Case) {
-  let tenantsText = '';
   let unknownSeen = 0;
   let knownSeen = 0;
+  const spools = planSpools('text', { outFile: undefined, color: false });
   const result = await planByTenant(inputOf(options), {
-    readKnown: async (tenant) => KNOWN.get(tenant) ?? new Map(),
+    readKnown: async (tenant) => knownOf(options).get(tenant) ?? new Map(),
     sink: {
-      start() {
-        tenantsText = '';
-      },
+      start: (header) => spools.sink.start(header),
       tenant(tenant) {
-        let body = '';
+        const inner = spools.sink.tenant(tenant);
         return {
           contract() {
             throw new Error('a text-only sink is handed contracts through unknown and known');
           },
           known(contract) {
-            expect(contract.knownFrom).not.toBe('unknown');
+            // Known, or touched by the change: its plan carries what the change did to its desired fields.
+            if (contract.knownFrom === 'unknown') expect(contract.touched).toBe(true);
             expect(contract).not.toHaveProperty('knownFingerprint');
             knownSeen += 1;
-            body += renderPlanTextContract(contract);
+            inner.known!(contract);
           },
           unknown(contract, touched) {
+            expect(touched).not.toBe(true);
             unknownSeen += 1;
-            body += renderUnknownContractText(contract, touched);
+            inner.unknown!(contract, touched);
           },
-          end(counts) {
-            tenantsText += `${renderPlanTextTenantHead(tenant, counts)}${body}`;
-          },
+          end: (counts) => inner.end(counts),
         };
       },
     },
   });
-  const head = renderPlanTextHead({ source: options.base ? BASE_SOURCE : SOURCE, ...result.trailer });
-  return { result, unknownSeen, knownSeen, text: `${head}${tenantsText}${renderPlanTextTail(result.trailer.noLongerManaged ?? [], result.unknown)}` };
+  const out = new PassThrough();
+  const chunks: Buffer[] = [];
+  out.on('data', (chunk: Buffer) => chunks.push(chunk));
+  try {
+    await spools.writeTo(out, { source: options.base ? BASE_SOURCE : SOURCE, trailer: result.trailer, unknown: result.unknown });
+  } finally {
+    spools.discard();
+  }
+  return { result, unknownSeen, knownSeen, text: Buffer.concat(chunks).toString('utf8') };
 }
 
 describe('planByTenant', () => {
@@ -217,6 +247,7 @@ describe('planByTenant', () => {
     ['--exclude with a glob', { excludes: ['globex/*', 'acme/2'] }],
     ['--base: touched marks and contracts no longer managed', { base: true }],
     ['--base and --tenant', { base: true, tenants: ['globex'] }],
+    ['--base and nothing known: the touched contracts show what the change did to their desired fields', { base: true, nothingKnown: true }],
   ])('%s: writes what rendering the whole plan writes, byte for byte', async (_, options) => {
     const whole = wholePlan(options);
 
@@ -228,12 +259,26 @@ describe('planByTenant', () => {
     expect(text).toBe(renderPlanText(whole));
     expect(wholeJsonText).toBe(jsonText);
     expect(wholeText).toBe(text);
+    if (options.nothingKnown) expect(text).toContain('  ~ 1  tenant acme  contracts/acme/b.yaml:4  (known state unknown, 2 ops; this pull request changed)\n');
     // A text plan alone: its contracts with nothing known rendered from their fields, counted as their plans count.
     const alone = await textOnly(options);
     expect(alone.text).toBe(text);
     expect(alone.result).toEqual(result);
-    expect(alone.unknownSeen).toBe(result.unknown);
-    expect(alone.knownSeen).toBe(result.trailer.summary.contracts - result.unknown);
+    const touchedUnknown = whole.tenants.flatMap((tenant) => tenant.contracts).filter((c) => c.knownFrom === 'unknown' && c.touched === true).length;
+    expect(alone.unknownSeen).toBe(result.unknown - touchedUnknown);
+    expect(alone.knownSeen).toBe(result.trailer.summary.contracts - result.unknown + touchedUnknown);
+  });
+
+  it('the cases above hold a removal: the text names it in its section, before the tenants (without a base) or after the own contracts (with one)', () => {
+    const removal = '\nmembers removed (1 in 1 tenant; tenant · contract · member):\n  - globex · 7 · Company (Id 2, RelationType "Supplier")\n';
+
+    const byTenant = renderPlanText(wholePlan({}));
+    const pullRequest = renderPlanText(wholePlan({ base: true }));
+
+    expect(byTenant.indexOf(removal)).toBeGreaterThan(0);
+    expect(byTenant.indexOf(removal)).toBeLessThan(byTenant.indexOf('\ntenant acme: '));
+    expect(pullRequest.indexOf(removal)).toBeGreaterThan(pullRequest.indexOf('\ncontracts this pull request changes ('));
+    expect(pullRequest.indexOf(removal)).toBeLessThan(pullRequest.indexOf('\nother contracts with changes ('));
   });
 
   it('with a base and nothing known: each touched contract carries what the change did to its desired fields, as the document plan does', async () => {

@@ -134,6 +134,8 @@ describe('policy rules in the check stage', () => {
 
     expect(text.code).toBe(1);
     expect(text.stdout).toContain(`\n1 finding: 1 denied\n  ${FINDING} (`);
+    // The comparison is made whatever a rule denies: no tenant is left unchecked.
+    expect(text.stdout).not.toContain('Not checked');
     expect(text.stderr).toContain('contract-sync drift: 1 finding denies this change: an apply sends nothing while it stands');
     expect(detailed.code).toBe(1);
     expect(JSON.parse(detailed.stdout).findings).toEqual([
@@ -203,6 +205,18 @@ describe('policy rules in the check stage', () => {
     expect(outcome.report.summary.applied).toBe(0);
     expect(outcome.report.tenants.every((tenant) => tenant.error?.startsWith(`not applied: frozen-contract denies ${TENANT}/${DENIED}`))).toBe(true);
     expect((await requestLog(emulator)).filter((entry) => entry.method === 'PATCH').length).toBe(before);
+  });
+
+  it('apply --dry-run reports what the apply would do: no tenant would send while a rule denies one contract', async () => {
+    await withPolicies();
+
+    const outcome = await run({ ...APPLY, mode: 'dry-run' }, effects());
+
+    expect(outcome.kind).toBe('applied');
+    if (outcome.kind !== 'applied') return;
+    expect(outcome.report.tenants.length).toBeGreaterThan(1);
+    expect(outcome.report.summary.applied).toBe(0);
+    expect(outcome.report.tenants.every((tenant) => tenant.error?.startsWith(`not applied: frozen-contract denies ${TENANT}/${DENIED}`))).toBe(true);
   });
 
   it('an unexpired exception shows the finding as excepted and lets the apply send', async () => {

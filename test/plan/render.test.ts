@@ -14,6 +14,8 @@ import {
 } from '../../engine/plan/render-common.ts';
 import { completeMember } from '../../engine/model/members.ts';
 import { planContract } from '../../engine/plan/plan-contract.ts';
+import { contractKey } from '../../engine/plan/touched-contracts.ts';
+import type { DesiredChange } from '../../engine/plan/types.ts';
 import { renderPlanTextContract, renderUnknownContractText } from '../../engine/plan/render-text.ts';
 import type { ContractFields } from '../../engine/model/types.ts';
 import { COLLECTION_FIELDS, FIELDS, getField, type FieldName, type FieldSpec } from '../../engine/model/fields.ts';
@@ -190,14 +192,77 @@ describe('renderPlanText', () => {
     expect(coloured.replaceAll(new RegExp(`${ESC}\\[\\d+m`, 'g'), '')).toBe(plain);
   });
 
-  it('with a base: says what the change touches, marks it, shows touched contracts without ops, lists those no longer managed', () => {
+  it('with a base: says what the change touches, names the tenant of its contracts, shows those without ops, lists those no longer managed', () => {
     const text = renderPlanText(pullRequestPlan());
 
     expect(text).toContain('\nChanges since origin/main (merge base 3333333) touch 2 contracts; 1 contract is no longer managed.\n');
-    expect(text).toMatch(/~ 4711 .*\[touched\]\n/);
-    expect(text).toContain('= 4712  contracts/acme/facilities.yaml:13  (no ops: the known state already matches)  [touched]\n');
-    expect(text).not.toMatch(/5001 .*\[touched\]/);
+    expect(text).toContain('  ~ 4711  tenant acme  contracts/acme/facilities.yaml:3  (known from the state store, 5 ops)\n');
+    expect(text).toContain('  = 4712  tenant acme  contracts/acme/facilities.yaml:13  (no ops: the known state already matches)\n');
+    expect(text).toContain('  ~ 5001  contracts/acme/it.yaml:3  (known state unknown, 3 ops)\n');
     expect(text).toContain('  - 4799  tenant acme  (was contracts/acme/facilities.yaml:18)\n');
+  });
+
+  it("with a base, in the comment's order: findings, the pull request's own contracts, members removed, no longer managed, the others counted, then their details", () => {
+    const plan: PlanDocument = {
+      ...pullRequestPlan(),
+      findings: [{ check: 'no-unknown', action: 'warn', tenant: 'acme', contractId: '5001', message: 'planned without known state' }],
+    };
+
+    const text = renderPlanText(plan);
+
+    const order = [
+      '2 of 4 contracts in 2 tenants to update, 8 ops.\n',
+      '\n1 finding: 1 warning\n  warning        no-unknown  acme/5001: planned without known state\n',
+      '\ncontracts this pull request changes (2):\n  ~ 4711  tenant acme ',
+      '  = 4712  tenant acme ',
+      '\nmembers removed (1 in 1 tenant; tenant · contract · member):\n  - acme · 4711 · Company (Id 19, RelationType "Client")\n',
+      '\nno longer managed (',
+      '\nother contracts with changes (1): not changed by this pull request (drift, or not applied yet)\n  acme: 1 contract, 3 ops, known state unknown for all\n',
+      '\ntenant acme: 1 other contract with changes\n  ~ 5001  contracts/acme/it.yaml:3',
+      '\n1 other contract matches the desired state: no ops.\n',
+      '\nKnown state unknown for 1 contract',
+    ];
+    const at = order.map((piece) => text.indexOf(piece));
+    expect(
+      at.every((index) => index >= 0),
+      JSON.stringify(at),
+    ).toBe(true);
+    expect(at).toEqual([...at].sort((a, b) => a - b));
+    expect(renderPlanText(pullRequestPlan())).toMatchSnapshot();
+  });
+
+  it('with a base and nothing known: a contract of the pull request shows what it changed in the desired YAML, under the note the comment has', () => {
+    const marking = { contracts: new Map([['acme', new Set(['4711'])]]), noLongerManaged: [] };
+    const desiredChanges = new Map<string, readonly DesiredChange[]>([
+      [
+        contractKey('acme', '4711'),
+        [
+          { field: 'Name', before: 'Facility cleaning 2026', after: 'Facility cleaning 2027' },
+          { field: 'Comment', before: 'old', after: null, unmanaged: true },
+        ],
+      ],
+    ]);
+    const plan = createPlan(desiredSets(), new Map(), { createdAt: CREATED_AT, source: BASE_SOURCE, touched: { ...marking, desiredChanges } });
+
+    const text = renderPlanText(plan);
+
+    expect(text).toContain(
+      '\ncontracts this pull request changes (1):\nThe known state of this contract is unknown (nothing in the state store for it): its diff is what this pull request ' +
+        'changed in the desired YAML, base to head, field by field. An apply would set every desired field of it (7 ops), not only the ones changed here.\n' +
+        '  ~ 4711  tenant acme  contracts/acme/facilities.yaml:3  (known state unknown, 7 ops; this pull request changed)\n' +
+        '      ~ Name: "Facility cleaning 2026" -> "Facility cleaning 2027"\n' +
+        '      - Comment: "old"  (no longer in the desired state: the service keeps it)\n\n',
+    );
+  });
+
+  it('without a base: the findings and the members removed before the tenants', () => {
+    const plan: PlanDocument = { ...mixedPlan(), findings: [{ check: 'x', action: 'deny', tenant: 'globex', message: 'no' }] };
+
+    const text = renderPlanText(plan);
+
+    expect(text.indexOf('\n1 finding: 1 denied\n')).toBeGreaterThan(0);
+    expect(text.indexOf('\n1 finding: 1 denied\n')).toBeLessThan(text.indexOf('\nmembers removed (1 in 1 tenant; tenant · contract · member):\n'));
+    expect(text.indexOf('\nmembers removed')).toBeLessThan(text.indexOf('\ntenant acme: 2 to update, 1 unchanged, 8 ops\n'));
   });
 
   it('says when there is nothing to do', () => {

@@ -11,11 +11,25 @@ it('copies everything and finds no difference', async () => {
   const from = memoryStateStore();
   await from.writeContract('acme', applied('1', 'a'));
   await from.writeRun('globex', { lastAppliedCommit: null, pending: [], updatedAt: '2027-01-01T00:00:00.000Z' });
+  await from.writeDriftKeys('acme', { '1': '0123456789abcdef' });
   const to = memoryStateStore();
 
   const result = await copyState(from, to);
 
-  expect(result).toEqual({ copied: { tenants: 2, records: 1, runs: 1, history: 0 }, mismatches: [] });
+  expect(result).toEqual({ copied: { tenants: 2, records: 1, runs: 1, history: 0, driftKeys: 1 }, mismatches: [] });
+  expect(await to.readDriftKeys('acme')).toEqual({ '1': '0123456789abcdef' });
+});
+
+it('reports a drift memory the destination did not keep', async () => {
+  const from = memoryStateStore();
+  await from.writeContract('acme', applied('1', 'a'));
+  await from.writeDriftKeys('acme', { '1': '0123456789abcdef' });
+  const real = memoryStateStore();
+  const forgetful: StateStore = { ...real, writeDriftKeys: async () => undefined };
+
+  const result = await copyState(from, forgetful);
+
+  expect(result.mismatches).toEqual(['tenant acme contract 1: the drift memory differs in the copy']);
 });
 
 it('reports a record the destination lost and one it changed', async () => {

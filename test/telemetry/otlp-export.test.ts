@@ -7,11 +7,15 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startEmulator, type Seed } from '../../emulator/index.ts';
 import { run, systemClock, type RunEffects } from '../../engine/index.ts';
 import { cleanupsAfterEach } from '../helpers/cleanups.ts';
 import { createRepo } from '../git/helpers.ts';
+import { runCli } from '../helpers/cli.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
 
 const cleanups = cleanupsAfterEach();
 const SECRET = 'throwaway-secret-acme-0123456789';
@@ -278,16 +282,75 @@ describe('OpenTelemetry from the runs', () => {
     });
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}` };
 
+    const notExported: string[] = [];
+
     const started = Date.now();
     const applied = await run(
       { kind: 'apply', where: { repo: '.' }, scope: 'every-contract', mode: 'send', lockTimeoutMs: 5000, removals: { allow: false } },
-      effects(dir, env),
+      { ...effects(dir, env), onEvent: (event) => (event.type === 'telemetry-not-exported' ? notExported.push(event.message) : undefined) },
     );
     const took = Date.now() - started;
 
     expect(applied.kind === 'applied' && applied.report.summary).toMatchObject({ applied: 1, failed: 0 });
     // 5 s for the exporters, 1 s more at most for the providers to let go, and the run itself.
     expect(took).toBeLessThan(6000 + 3000);
+    expect(notExported).toEqual([
+      expect.stringMatching(
+        /^telemetry not exported \(metrics to 127\.0\.0\.1:\d+: timed out; .*traces to 127\.0\.0\.1:\d+: timed out\); the run's result stands$/,
+      ),
+    ]);
+  });
+
+  it.each([
+    ['answers 500', 500, 'HTTP 500'],
+    ['refuses the connection', 'closed', 'ECONNREFUSED'],
+  ] as const)('says once, naming the signal, its host and why, when the collector %s; the result unchanged, no secret said', async (_name, answer, why) => {
+    const { dir } = await setup();
+    let origin: string;
+    if (answer === 'closed') {
+      const closed: Server = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      origin = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+      await new Promise<void>((resolve) => closed.close(() => resolve()));
+    } else {
+      const failing: Server = createServer((req, res) => req.resume().on('end', () => res.writeHead(answer).end('nope')));
+      await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+      cleanups.push(async () => {
+        failing.closeAllConnections();
+        await new Promise<void>((resolve) => failing.close(() => resolve()));
+      });
+      origin = `http://127.0.0.1:${(failing.address() as AddressInfo).port}`;
+    }
+    const events: string[] = [];
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: origin, OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${SECRET}` };
+
+    const applied = await run(
+      { kind: 'apply', where: { repo: '.' }, scope: 'every-contract', mode: 'send', lockTimeoutMs: 5000, removals: { allow: false } },
+      { ...effects(dir, env), onEvent: (event) => (event.type === 'telemetry-not-exported' ? events.push(event.message) : undefined) },
+    );
+
+    expect(applied.kind === 'applied' && applied.report.summary).toMatchObject({ applied: 1, failed: 0 });
+    const host = new URL(origin).host;
+    expect(events).toEqual([`telemetry not exported (metrics to ${host}: ${why}; traces to ${host}: ${why}); the run's result stands`]);
+    expect(events.join('')).not.toContain(SECRET);
+  });
+
+  it('plan says on stderr, in one line, that its telemetry was not exported, and exits as it would have', async () => {
+    const { dir } = await setup();
+    const failing: Server = createServer((req, res) => req.resume().on('end', () => res.writeHead(503).end()));
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    cleanups.push(async () => {
+      failing.closeAllConnections();
+      await new Promise<void>((resolve) => failing.close(() => resolve()));
+    });
+    const host = `127.0.0.1:${(failing.address() as AddressInfo).port}`;
+
+    const planned = await runCli(['plan', '--repo', dir], ROOT, { SECRET_ACME: SECRET, OTEL_EXPORTER_OTLP_ENDPOINT: `http://${host}` });
+
+    expect(planned.code).toBe(0);
+    expect(planned.stderr).toContain(
+      `contract-sync plan: telemetry not exported (metrics to ${host}: still refused when retries ran out; traces to ${host}: still refused when retries ran out); the run's result stands\n`,
+    );
   });
 
   it('sends nothing without OTEL_EXPORTER_OTLP_ENDPOINT', async () => {
