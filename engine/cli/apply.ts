@@ -1,16 +1,14 @@
 /** `contract-sync apply [PLAN.json]`: plan (or check a saved plan), then send the ops, record each applied contract, report. */
-import { parseArgs } from 'node:util';
-import { renderRunSummary } from '../apply/run-report.ts';
-import { checkOutputFile, writeOutputFile } from '../output/output-file.ts';
-import { runApplyRequest, type ApplyRunOutcome } from '../run/apply.ts';
-import { tenantSummary } from '../plan/render-common.ts';
-import { applyQuestion, interruptedLine, renderApplyPreview } from '../run/render-run.ts';
+import { checkOutputFile } from '../output/output-file.ts';
+import { runView } from '../output/run-view.ts';
+import { runApplyRequest } from '../run/apply.ts';
+import { renderApplyOutcome } from '../run/render-outcome.ts';
+import { applyQuestion, renderApplyPreview, shownPlan, type ShownPlan } from '../run/render-run.ts';
 import type { ApplyPreview } from '../run/types.ts';
-import { failingSentence } from '../plan/render-findings.ts';
-import { EXIT, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { sendingEffects } from './confirm.ts';
+import { clockOf, EXIT, parseCommand, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
-import { reportDesired, reportUnread } from './run-problems.ts';
-import { beforeQuestion, runView, sendingEffects } from './run-view.ts';
+import { sayOutcome } from './run-problems.ts';
 import { checkSharedRun, RUN_OPTIONS, shardHelp, targetHelp } from './run-args.ts';
 
 export const APPLY_HELP = `Usage: contract-sync apply [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N|auto] [--refresh | --no-refresh]
@@ -112,7 +110,6 @@ const OPTIONS = {
   ...CONFIRM_OPTIONS,
   'lock-timeout': { type: 'string' },
   report: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
 /** Flags a saved plan decides itself: each is a usage error with PLAN.json, and says why. */
@@ -129,18 +126,15 @@ const NOT_WITH_A_PLAN: readonly [readonly string[], string][] = [
 ];
 
 /** Before the first PATCH: what was selected, the plan (with a saved plan, what was reviewed); its height and per-tenant summary, for the question. */
-function showPreview(io: CliIo, preview: ApplyPreview, dryRun: boolean): { readonly lines: number; readonly summary: string } {
+function showPreview(io: CliIo, preview: ApplyPreview, dryRun: boolean): ShownPlan {
   const { head, plan } = renderApplyPreview(preview, { dryRun, color: wantsColor(io) });
   io.stdout.write(`${head}${plan}`);
-  return { lines: plan.split('\n').length - 1, summary: tenantSummary(preview.shown) };
+  return shownPlan(plan, preview.shown);
 }
 
 export async function applyCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals } = parseArgs({ args: [...args], options: OPTIONS, strict: true, allowPositionals: true });
-  if (values.help) {
-    io.stdout.write(APPLY_HELP);
-    return EXIT.ok;
-  }
+  const { values, positionals, helped } = parseCommand(io, APPLY_HELP, args, true, OPTIONS);
+  if (helped) return EXIT.ok;
   if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
   const planFile = positionals[0];
   if (values.refresh && values['no-refresh']) throw new UsageError('--refresh and --no-refresh exclude each other');
@@ -152,14 +146,7 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
   checkSharedRun(io, sending.selection ?? {}, { sends: !dryRun, notSending: 'a dry run', autoApprove: values['auto-approve'] });
   if (values.report !== undefined) await checkOutputFile({ flag: '--report', name: values.report, cwd: io.cwd });
 
-  let shown: { readonly lines: number; readonly summary: string } | undefined;
-  const view = runView(io, {
-    shardOn: 'stdout',
-    command: 'apply',
-    showPreview: (preview) => {
-      shown = showPreview(io, preview, dryRun);
-    },
-  });
+  const view = runView(io, { shardOn: 'stdout', command: 'apply', now: clockOf(io).now, showPreview: (preview) => showPreview(io, preview, dryRun) });
   const result = await runApplyRequest(
     {
       kind: 'apply',
@@ -169,45 +156,9 @@ export async function applyCommand(args: readonly string[], io: CliIo): Promise<
       scope: values.full ? 'every-contract' : 'incremental',
       mode: dryRun ? 'dry-run' : 'send',
     },
-    await sendingEffects(io, view, values['auto-approve'], {
-      text: applyQuestion,
-      again: () => beforeQuestion(io, shown),
-    }),
+    await sendingEffects(io, view, values['auto-approve'], { text: applyQuestion }),
   );
   view.finish();
-  return renderApply(io, result, values.report);
-}
-
-async function renderApply(io: CliIo, result: ApplyRunOutcome, reportFile: string | undefined): Promise<ExitCode> {
-  const outcome = 'nothing applied';
-  if (result.kind === 'git-error' || result.kind === 'invalid-config' || result.kind === 'bad-request') return reportUnread(io, 'apply', outcome, result);
-  if (result.kind === 'invalid-desired') return reportDesired(io, 'apply', outcome, result.problems) ?? EXIT.error;
-  if (result.kind === 'refused') {
-    io.stderr.write(`contract-sync apply: ${result.message}\n`);
-    return EXIT.error;
-  }
-  if (result.kind === 'empty-shard') return EXIT.ok;
-  for (const warning of result.warnings) io.stderr.write(`contract-sync apply: ${warning}`);
-  if (result.interrupted) {
-    if (reportFile !== undefined) await writeOutputFile({ flag: '--report', name: reportFile, cwd: io.cwd }, `${JSON.stringify(result.report, null, 2)}\n`);
-    io.stdout.write(`\n${interruptedLine(result.interrupted, 'apply')}\n`);
-    return EXIT.error;
-  }
-  if (result.cancelled) {
-    io.stdout.write('\nApply cancelled.\n');
-    return EXIT.error;
-  }
-  const { report } = result;
-  io.stdout.write(`\n${renderRunSummary(report)}`);
-  if (result.incremental) {
-    io.stdout.write(
-      'Incremental run: contracts unchanged since the last applied commit were not planned; contract-sync drift (or apply --full) checks them against the service.\n',
-    );
-  }
-  if (reportFile !== undefined) await writeOutputFile({ flag: '--report', name: reportFile, cwd: io.cwd }, `${JSON.stringify(report, null, 2)}\n`);
-  const failed = result.behind.length > 0 || report.summary.failed > 0 || report.tenants.some((tenant) => tenant.error !== undefined);
-  // A dry run fails where the apply would: a check's deny (a policy rule's) stops the real run.
-  const denied = report.dryRun ? failingSentence(report.findings ?? []) : undefined;
-  if (denied !== undefined) io.stderr.write(`contract-sync apply: ${denied}\n`);
-  return failed || denied !== undefined ? EXIT.error : EXIT.ok;
+  if (result.kind === 'bad-request') throw new UsageError(result.message);
+  return sayOutcome(io, renderApplyOutcome(result, values.report !== undefined), values.report);
 }

@@ -1,20 +1,13 @@
 /** `contract-sync drift`: read every managed contract live, report what differs from git and why, and with --fix correct it. */
-import { parseArgs } from 'node:util';
-import { renderRunSummary } from '../apply/run-report.ts';
-import { driftFailed, driftRemains } from '../drift/create-report.ts';
-import { renderDriftJson } from '../drift/render-json.ts';
-import { renderDriftMarkdown } from '../drift/render-markdown.ts';
-import { renderDriftText } from '../drift/render-text.ts';
-import { checkOutputFile, writeOutputFile } from '../output/output-file.ts';
-import { runDrift, type DriftRunOutcome } from '../run/drift.ts';
-import { fixQuestion, interruptedLine, renderFixPreview, renderTargetedNote } from '../run/render-run.ts';
-import { packageVersion } from '../run/version.ts';
-import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
-import { tenantSummary } from '../plan/render-common.ts';
-import { failingSentence } from '../plan/render-findings.ts';
+import { checkOutputFile } from '../output/output-file.ts';
+import { runView } from '../output/run-view.ts';
+import { runDrift } from '../run/drift.ts';
+import { renderDriftOutcome } from '../run/render-outcome.ts';
+import { fixQuestion, renderFixPreview, shownPlan } from '../run/render-run.ts';
+import { sendingEffects } from './confirm.ts';
+import { clockOf, EXIT, parseCommand, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { CONFIRM_OPTIONS, confirmHelp, sendingRequest } from './removal-args.ts';
-import { reportDesired, reportUnread } from './run-problems.ts';
-import { beforeQuestion, runView, sendingEffects } from './run-view.ts';
+import { sayOutcome } from './run-problems.ts';
 import { checkSharedRun, RUN_OPTIONS, shardHelp, targetHelp } from './run-args.ts';
 
 export const DRIFT_HELP = `Usage: contract-sync drift [--config FILE] [--repo DIR] [--ref REF] [--tenant T]... [--shard I/N|auto] [--fix]
@@ -67,28 +60,18 @@ and are recorded, locks are released; no report is written).
 `;
 
 const FORMATS = ['text', 'markdown', 'json'] as const;
-type DriftFormat = (typeof FORMATS)[number];
 
 export async function driftCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      ...RUN_OPTIONS,
-      fix: { type: 'boolean', default: false },
-      ...CONFIRM_OPTIONS,
-      format: { type: 'string' },
-      'detailed-exitcode': { type: 'boolean', default: false },
-      'lock-timeout': { type: 'string' },
-      report: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: true,
+  const { values, positionals, helped } = parseCommand(io, DRIFT_HELP, args, true, {
+    ...RUN_OPTIONS,
+    fix: { type: 'boolean', default: false },
+    ...CONFIRM_OPTIONS,
+    format: { type: 'string' },
+    'detailed-exitcode': { type: 'boolean', default: false },
+    'lock-timeout': { type: 'string' },
+    report: { type: 'string' },
   });
-  if (values.help) {
-    io.stdout.write(DRIFT_HELP);
-    return EXIT.ok;
-  }
+  if (helped) return EXIT.ok;
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const format = parseFormat(values.format, FORMATS, 'text');
   const sending = sendingRequest(values);
@@ -101,71 +84,21 @@ export async function driftCommand(args: readonly string[], io: CliIo): Promise<
     if (only.length > 0) throw new UsageError(`${only.join(', ')} only ${only.length === 1 ? 'applies' : 'apply'} with --fix: without it drift sends nothing`);
   }
 
-  const view = runView(io, { shardOn: format === 'text' ? 'stdout' : 'stderr', command: 'drift' });
-  let shown: { readonly lines: number; readonly summary: string } | undefined;
+  const view = runView(io, { shardOn: format === 'text' ? 'stdout' : 'stderr', command: 'drift', now: clockOf(io).now });
   const result = await runDrift(
-    {
-      kind: 'drift',
-      ...sending,
-      mode: fix ? 'fix' : 'report',
-    },
+    { kind: 'drift', ...sending, mode: fix ? 'fix' : 'report' },
     // With --fix on a terminal: the plan of the corrections, then the question, before the first PATCH.
     await sendingEffects(io, view, values['auto-approve'], {
       before(preview) {
         const text = renderFixPreview(preview, wantsColor(io));
         io.stdout.write(text);
-        shown = { lines: text.split('\n').length - 1, summary: tenantSummary(preview.shown) };
+        return shownPlan(text, preview.shown);
       },
-      again: () => beforeQuestion(io, shown),
       text: fixQuestion,
     }),
   );
   view.finish();
-  return renderDrift(io, result, { format, fix, detailedExitcode: values['detailed-exitcode'], report: values.report });
-}
-
-async function renderDrift(
-  io: CliIo,
-  result: DriftRunOutcome,
-  flags: { format: DriftFormat; fix: boolean; detailedExitcode: boolean; report: string | undefined },
-): Promise<ExitCode> {
-  const { format, fix } = flags;
-  const outcome = fix ? 'nothing read or fixed' : 'nothing read';
-  if (result.kind === 'git-error' || result.kind === 'invalid-config' || result.kind === 'bad-request') return reportUnread(io, 'drift', outcome, result);
-  if (result.kind === 'invalid-desired') return reportDesired(io, 'drift', outcome, result.problems) ?? EXIT.error;
-  if (result.kind === 'refused') {
-    io.stderr.write(`contract-sync drift: ${result.message}\n`);
-    return EXIT.error;
-  }
-  for (const warning of result.warnings) io.stderr.write(`contract-sync drift: ${warning}`);
-  // Stopped by a signal: a report of part of the contracts would read as no drift for the others.
-  if (result.interrupted !== undefined || io.signal?.aborted === true) {
-    io.stdout.write(
-      `\n${result.interrupted ? interruptedLine(result.interrupted, 'drift --fix') : 'Interrupted: not every contract was read; no report written; run drift again'}\n`,
-    );
-    return EXIT.error;
-  }
-  if (result.cancelled) {
-    io.stdout.write('\nFix cancelled.\n');
-    return EXIT.error;
-  }
-  const { drift } = result;
-  // Said first, like Terraform's targeting warning; json stays one document on stdout.
-  const targeted = result.targeting?.description;
-  if (targeted !== undefined) {
-    if (format === 'json') io.stderr.write(`contract-sync drift: ${targeted}\n`);
-    else io.stdout.write(renderTargetedNote(targeted, format, 'checked'));
-  }
-  if (format === 'json') io.stdout.write(renderDriftJson(drift));
-  else if (format === 'markdown') io.stdout.write(renderDriftMarkdown(drift, { version: packageVersion() }));
-  else io.stdout.write(renderDriftText(drift, { color: wantsColor(io) }));
-  // The run summary says what the fix sent (the findings are in the drift report above); markdown and json carry the same per contract, and json stays one document.
-  if (fix && format === 'text') io.stdout.write(`\n${renderRunSummary({ ...result.run, findings: [] })}`);
-  if (flags.report !== undefined) await writeOutputFile({ flag: '--report', name: flags.report, cwd: io.cwd }, renderDriftJson(drift));
-  const denied = failingSentence(drift.findings ?? []);
-  if (denied !== undefined) io.stderr.write(`contract-sync drift: ${denied}\n`);
-  // An error (a deny included) is 1 before drift's 2, as Terraform's plan -detailed-exitcode.
-  if (driftFailed(drift)) return EXIT.error;
-  if (flags.detailedExitcode && driftRemains(drift)) return EXIT.changes;
-  return EXIT.ok;
+  if (result.kind === 'bad-request') throw new UsageError(result.message);
+  const flags = { format, fix, detailedExitcode: values['detailed-exitcode'], report: values.report !== undefined };
+  return sayOutcome(io, renderDriftOutcome(result, { ...flags, color: wantsColor(io), aborted: io.signal?.aborted === true }), values.report);
 }

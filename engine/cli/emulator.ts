@@ -1,8 +1,7 @@
 /** `contract-sync emulator`: the reference CMS + identity provider (emulator/), until SIGINT/SIGTERM. */
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, failWith, parseCommand, UsageError, type CliIo, type ExitCode } from './io.ts';
 
 export const EMULATOR_HELP = `Usage: contract-sync emulator --seed FILE [--host 127.0.0.1] [--port 0]
 
@@ -37,21 +36,12 @@ function waitForSignal(): Promise<string> {
 }
 
 export async function emulatorCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values } = parseArgs({
-    args: [...args],
-    options: {
-      seed: { type: 'string' },
-      host: { type: 'string', default: '127.0.0.1' },
-      port: { type: 'string', default: '0' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: false,
+  const { values, helped } = parseCommand(io, EMULATOR_HELP, args, false, {
+    seed: { type: 'string' },
+    host: { type: 'string', default: '127.0.0.1' },
+    port: { type: 'string', default: '0' },
   });
-  if (values.help) {
-    io.stdout.write(EMULATOR_HELP);
-    return EXIT.ok;
-  }
+  if (helped) return EXIT.ok;
   if (values.seed === undefined) throw new UsageError('--seed FILE is required');
   const port = parsePort(values.port);
 
@@ -62,8 +52,7 @@ export async function emulatorCommand(args: readonly string[], io: CliIo): Promi
     seed = await readSeedFile(path.resolve(io.cwd, values.seed), values.seed);
   } catch (error) {
     if (!(error instanceof SeedError)) throw error;
-    io.stderr.write(`contract-sync emulator: ${error.message}\n`);
-    return EXIT.error;
+    return failWith(io, 'emulator', error.message);
   }
   const logger = pino({ name: 'contract-sync-emulator' }, io.stderr);
   const emulator = await startEmulator(seed, { host: values.host, port, logger });

@@ -1,12 +1,12 @@
 /** `contract-sync import`: reads contracts live and writes the desired-state file that declares them as they are. */
-import { parseArgs } from 'node:util';
 import { CONTRACT_ID_RULE, isContractId } from '../model/json-schemas.ts';
-import { plural } from '../text/plural.ts';
+import { runView } from '../output/run-view.ts';
 import { runImport } from '../run/import.ts';
-import { formatDiagnostics } from '../diagnostic/diagnostic-format.ts';
-import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { renderImportOutcome } from '../run/render-outcome.ts';
+import { clockOf, EXIT, parseCommand, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { WHERE_OPTIONS, whereOf } from './run-args.ts';
 import { runEffects } from './run-effects.ts';
-import { runView } from './run-view.ts';
+import { sayOutcome } from './run-problems.ts';
 
 export const IMPORT_HELP = `Usage: contract-sync import --tenant T --id ID [--id ID]... [--out FILE] [--force]
                             [--config FILE] [--repo DIR]
@@ -50,24 +50,14 @@ function uniqueIds(ids: readonly string[]): string[] {
 }
 
 export async function importCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      tenant: { type: 'string', multiple: true },
-      id: { type: 'string', multiple: true },
-      out: { type: 'string' },
-      force: { type: 'boolean', default: false },
-      config: { type: 'string' },
-      repo: { type: 'string', default: '.' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: true,
+  const { values, positionals, helped } = parseCommand(io, IMPORT_HELP, args, true, {
+    tenant: { type: 'string', multiple: true },
+    id: { type: 'string', multiple: true },
+    out: { type: 'string' },
+    force: { type: 'boolean', default: false },
+    ...WHERE_OPTIONS,
   });
-  if (values.help) {
-    io.stdout.write(IMPORT_HELP);
-    return EXIT.ok;
-  }
+  if (helped) return EXIT.ok;
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const tenants = values.tenant ?? [];
   if (tenants.length !== 1) {
@@ -78,30 +68,13 @@ export async function importCommand(args: readonly string[], io: CliIo): Promise
   const ids = uniqueIds(values.id ?? []);
   if (ids.length === 0) throw new UsageError('give at least one --id: the service publishes no way to list contracts, so import reads the ones you name');
 
-  const where = { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }) };
   // Progress of the reads on stderr: stdout may carry the file.
-  const view = runView(io, { shardOn: 'stderr', command: 'import' });
+  const view = runView(io, { shardOn: 'stderr', command: 'import', now: clockOf(io).now });
   const result = await runImport(
-    { kind: 'import', where, tenant: tenants[0]!, ids, ...(values.out === undefined ? {} : { out: values.out }), force: values.force },
+    { kind: 'import', where: whereOf(values), tenant: tenants[0]!, ids, ...(values.out === undefined ? {} : { out: values.out }), force: values.force },
     await runEffects(io, { logs: true, onEvent: view.onEvent }),
   );
   view.finish();
-  function fail(message: string): ExitCode {
-    io.stderr.write(`contract-sync import: ${message}\n`);
-    return EXIT.error;
-  }
   if (result.kind === 'bad-request') throw new UsageError(result.message);
-  if (result.kind === 'git-error') return fail(result.message);
-  if (result.kind === 'invalid-config') {
-    io.stderr.write(formatDiagnostics(result.diagnostics, 'text'));
-    return fail('invalid config: nothing imported');
-  }
-  for (const warning of result.warnings) io.stderr.write(`contract-sync import: ${warning}\n`);
-  if (result.kind === 'refused') {
-    if (result.detail) io.stderr.write(result.detail.text ?? formatDiagnostics(result.detail.diagnostics, 'text'));
-    return fail(result.message);
-  }
-  if (result.text !== undefined) io.stdout.write(result.text);
-  else io.stdout.write(`Imported ${plural(ids.length, 'contract')} of tenant ${tenants[0]} into ${result.written}.\n`);
-  return EXIT.ok;
+  return sayOutcome(io, renderImportOutcome(result, { tenant: tenants[0]!, ids: ids.length }));
 }

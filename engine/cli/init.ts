@@ -1,12 +1,11 @@
 /** `contract-sync init`: scaffolds a repository of contracts (engine/init decides what it holds). */
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { renderNextSteps } from '../init/render-next-steps.ts';
 import { CI_PROVIDERS, CONFIG_FILE, GITIGNORE_FILE, tenantNameProblem, type CiProvider } from '../init/scaffold.ts';
 import { installedFor } from '../init/schema-path.ts';
 import { packageRoot } from '../package/package-root.ts';
 import { runInit } from '../run/init.ts';
-import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, parseCommand, UsageError, type CliIo, type ExitCode } from './io.ts';
 
 export const INIT_HELP = `Usage: contract-sync init [--dir DIR] [--tenant T]... [--ci github|gitlab|none] [--force]
 
@@ -34,22 +33,13 @@ Exit codes: 0 written, 1 a file exists (without --force) or an argument is wrong
 const DEFAULT_TENANT = 'example';
 
 export async function initCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values } = parseArgs({
-    args: [...args],
-    options: {
-      dir: { type: 'string', default: '.' },
-      tenant: { type: 'string', multiple: true },
-      ci: { type: 'string' },
-      force: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: false,
+  const { values, helped } = parseCommand(io, INIT_HELP, args, false, {
+    dir: { type: 'string', default: '.' },
+    tenant: { type: 'string', multiple: true },
+    ci: { type: 'string' },
+    force: { type: 'boolean', default: false },
   });
-  if (values.help) {
-    io.stdout.write(INIT_HELP);
-    return EXIT.ok;
-  }
+  if (helped) return EXIT.ok;
   const tenants = parseTenants(values.tenant ?? [DEFAULT_TENANT]);
   const root = path.resolve(io.cwd, values.dir);
   const result = await runInit({ kind: 'init', root, tenants, ...(values.ci === undefined ? {} : { ci: parseCi(values.ci) }), force: values.force });

@@ -1,3 +1,4 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { systemClock, type Clock } from '../io/clock.ts';
 import type { LogFormat } from '../log/settings.ts';
 import type { Drainable } from '../output/stream.ts';
@@ -33,11 +34,44 @@ export class UsageError extends Error {
   readonly code = 'usage';
 }
 
+/**
+ * A command's arguments, parsed strictly: every option must be one of `options`; positionals only
+ * when `allowPositionals`. `-h`/`--help` writes the command's `help` (`helped`: the command is
+ * done); main answers them before a command runs, a command called on its own answers them too.
+ */
+export function parseCommand<const O extends NonNullable<ParseArgsConfig['options']>, const P extends boolean>(
+  io: Pick<CliIo, 'stdout'>,
+  help: string,
+  args: readonly string[],
+  allowPositionals: P,
+  options: O,
+) {
+  const parsed = parseArgs({ args: [...args], options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals });
+  const helped = 'help' in parsed.values && parsed.values.help === true;
+  if (helped) io.stdout.write(help);
+  return { ...parsed, helped };
+}
+
+/** Says `message` as the command's one line on stderr: exit 1. */
+export function failWith(io: Pick<CliIo, 'stderr'>, command: string, message: string): ExitCode {
+  io.stderr.write(`contract-sync ${command}: ${message}\n`);
+  return EXIT.error;
+}
+
 /** A `--format` value, checked against the formats a command supports. */
 export function parseFormat<F extends string>(value: string | undefined, allowed: readonly F[], fallback: F): F {
   if (value === undefined) return fallback;
   if ((allowed as readonly string[]).includes(value)) return value as F;
   throw new UsageError(`--format must be one of ${allowed.join(', ')}; got "${value}"`);
+}
+
+/**
+ * A person can answer: stdin is a terminal, whatever stdout is (`apply > out.txt` and `apply | tee
+ * log` at a terminal still ask, as Terraform asks whenever it can read an answer). In CI (no
+ * terminal) nothing is asked.
+ */
+export function isInteractive(io: CliIo): boolean {
+  return io.stdin?.isTTY === true;
 }
 
 /** Colour on stdout: only on a terminal; --no-color, and NO_COLOR (https://no-color.org) with any non-empty value, turn it off. */

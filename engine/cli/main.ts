@@ -1,5 +1,5 @@
 /** The CLI entry point: the only place that reads process.* and sets the exit code. */
-import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, failWith, UsageError, type CliIo, type ExitCode } from './io.ts';
 import { closest } from '../text/suggest.ts';
 import { argsWithEnvironment, argsWithRepository, checkEnvironment, environmentHelp, namedForEnvironment, workingDirectory } from './environment-args.ts';
 import { fileSystemErrorLine } from '../output/output-file.ts';
@@ -23,80 +23,47 @@ interface LoadedCommand {
 const COMMANDS: Readonly<Record<string, { summary: string; load: () => Promise<LoadedCommand> }>> = {
   validate: {
     summary: 'check the config and desired-state files (no network)',
-    load: async () => {
-      const module = await import('./validate.ts');
-      return { run: module.validateCommand, help: module.VALIDATE_HELP };
-    },
+    load: () => import('./validate.ts').then((module) => ({ run: module.validateCommand, help: module.VALIDATE_HELP })),
   },
   plan: {
     summary: 'show the ops that would make the service match the desired state (no network unless --refresh)',
-    load: async () => {
-      const module = await import('./plan.ts');
-      return { run: module.planCommand, help: module.PLAN_HELP };
-    },
+    load: () => import('./plan.ts').then((module) => ({ run: module.planCommand, help: module.PLAN_HELP })),
   },
   apply: {
     summary: 'plan, then send the ops to the service and record what was applied',
-    load: async () => {
-      const module = await import('./apply.ts');
-      return { run: module.applyCommand, help: module.APPLY_HELP };
-    },
+    load: () => import('./apply.ts').then((module) => ({ run: module.applyCommand, help: module.APPLY_HELP })),
   },
   drift: {
     summary: 'read every managed contract live and report (or --fix) what differs from git',
-    load: async () => {
-      const module = await import('./drift.ts');
-      return { run: module.driftCommand, help: module.DRIFT_HELP };
-    },
+    load: () => import('./drift.ts').then((module) => ({ run: module.driftCommand, help: module.DRIFT_HELP })),
   },
   import: {
     summary: 'write a desired-state file from live contracts, to bring them under management',
-    load: async () => {
-      const module = await import('./import.ts');
-      return { run: module.importCommand, help: module.IMPORT_HELP };
-    },
+    load: () => import('./import.ts').then((module) => ({ run: module.importCommand, help: module.IMPORT_HELP })),
   },
   show: {
     summary: 'print a saved plan (plan --out) for review (no config, credentials or network)',
-    load: async () => {
-      const module = await import('./show.ts');
-      return { run: module.showCommand, help: module.SHOW_HELP };
-    },
+    load: () => import('./show.ts').then((module) => ({ run: module.showCommand, help: module.SHOW_HELP })),
   },
   emulator: {
     summary: 'serve a reference CMS and identity provider for tests and demos',
-    load: async () => {
-      const module = await import('./emulator.ts');
-      return { run: module.emulatorCommand, help: module.EMULATOR_HELP };
-    },
+    load: () => import('./emulator.ts').then((module) => ({ run: module.emulatorCommand, help: module.EMULATOR_HELP })),
   },
   state: {
     summary: 'inspect and repair the state store: list, show, history, unlock, rm, push, pull',
-    load: async () => {
-      const module = await import('./state.ts');
-      return { run: module.stateCommand, help: module.STATE_HELP };
-    },
+    load: () => import('./state.ts').then((module) => ({ run: module.stateCommand, help: module.STATE_HELP })),
   },
   notify: {
     summary: 'notify test: send a sample message to each notification channel and say what it answered',
-    load: async () => {
-      const module = await import('./notify.ts');
-      return { run: module.notifyCommand, help: module.NOTIFY_HELP };
-    },
+    load: () => import('./notify.ts').then((module) => ({ run: module.notifyCommand, help: module.NOTIFY_HELP })),
   },
   policy: {
     summary: 'test the policy rules of the config against YAML cases: policy test [DIR] (no network)',
-    load: async () => {
-      const module = await import('./policy.ts');
-      return { run: module.policyCommand, help: module.POLICY_HELP };
-    },
+    load: () => import('./policy.ts').then((module) => ({ run: module.policyCommand, help: module.POLICY_HELP })),
   },
   init: {
     summary: 'scaffold a config, a first desired-state file and a CI workflow',
-    load: async () => {
-      const module = await import('./init.ts');
-      return { run: module.initCommand, help: module.INIT_HELP };
-    },
+    load: () => import('./init.ts').then((module) => ({ run: module.initCommand, help: module.INIT_HELP })),
   },
 };
 
@@ -200,14 +167,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<ExitCode
     }
     // The PostgreSQL state store went away mid-run (stopped, restarted, the session terminated): not
     // a defect, and the run is resumable. One line, no stack.
-    if ((error as { code?: unknown } | undefined)?.code === 'state-postgres') {
-      io.stderr.write(`contract-sync ${name}: ${(error as Error).message}; run the same command again once the state store is reachable\n`);
-      return EXIT.error;
-    }
+    if ((error as { code?: unknown } | undefined)?.code === 'state-postgres')
+      return failWith(io, name, `${(error as Error).message}; run the same command again once the state store is reachable`);
     const fileError = fileSystemErrorLine(error);
     if (fileError === undefined) throw error;
-    io.stderr.write(`contract-sync ${name}: ${fileError}\n`);
-    return EXIT.error;
+    return failWith(io, name, fileError);
   }
 }
 

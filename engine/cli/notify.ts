@@ -1,9 +1,9 @@
 /** `contract-sync notify test [--channel NAME]`: a sample message to each notification channel, and what each answered. */
-import { parseArgs } from 'node:util';
 import { formatDiagnostics } from '../diagnostic/diagnostic-format.ts';
 import { renderNotifyTest } from '../run/render-notify-test.ts';
 import { runNotifyTest } from '../run/notify-test.ts';
-import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, failWith, parseCommand, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { WHERE_OPTIONS, whereOf } from './run-args.ts';
 import { runEffects } from './run-effects.ts';
 
 export const NOTIFY_HELP = `Usage: contract-sync notify test [--channel NAME] [--config FILE] [--repo DIR]
@@ -23,21 +23,11 @@ notify: section).
 `;
 
 export async function notifyCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      channel: { type: 'string' },
-      config: { type: 'string' },
-      repo: { type: 'string', default: '.' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: true,
+  const { values, positionals, helped } = parseCommand(io, NOTIFY_HELP, args, true, {
+    channel: { type: 'string' },
+    ...WHERE_OPTIONS,
   });
-  if (values.help) {
-    io.stdout.write(NOTIFY_HELP);
-    return EXIT.ok;
-  }
+  if (helped) return EXIT.ok;
   const [action, extra] = positionals;
   if (action !== 'test')
     throw new UsageError(action === undefined ? 'name what to do: contract-sync notify test' : `unknown notify action "${action}"; the one action is test`);
@@ -46,7 +36,7 @@ export async function notifyCommand(args: readonly string[], io: CliIo): Promise
   const outcome = await runNotifyTest(
     {
       kind: 'notify-test',
-      where: { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }) },
+      where: whereOf(values),
       ...(values.channel === undefined ? {} : { channel: values.channel }),
     },
     await runEffects(io),
@@ -58,8 +48,7 @@ export async function notifyCommand(args: readonly string[], io: CliIo): Promise
     case 'bad-request':
       throw new UsageError(outcome.message);
     case 'no-channels':
-      io.stderr.write(`contract-sync notify: ${outcome.configFile} has no notify: section; docs/notifications.md says how to add channels\n`);
-      return EXIT.error;
+      return failWith(io, 'notify', `${outcome.configFile} has no notify: section; docs/notifications.md says how to add channels`);
     case 'notified':
       io.stdout.write(renderNotifyTest(outcome.answers));
       return outcome.answers.every((answer) => answer.result.ok) ? EXIT.ok : EXIT.error;

@@ -4,7 +4,6 @@
  */
 import { checkOutputFile, writeOutputFile } from '../output/output-file.ts';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { renderPlanAs, type PlanFormat } from '../plan/render-format.ts';
 import { renderPlanJson } from '../plan/render-json.ts';
 import { runPlan, type PlanRunOutcome } from '../run/plan.ts';
@@ -13,13 +12,13 @@ import { ciPlanArtifact, ciRepositoryLinks } from '../run/repository-links.ts';
 import type { Finding } from '../diagnostic/finding.ts';
 import { failingSentence } from '../plan/render-findings.ts';
 import { findingFails } from '../policy/index.ts';
-import { EXIT, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
+import { clockOf, EXIT, failWith, parseCommand, parseFormat, UsageError, wantsColor, type CliIo, type ExitCode } from './io.ts';
 import { planSpools, type PlanSpools } from '../output/plan-spools.ts';
+import { runView } from '../output/run-view.ts';
 import { writeStepSummary } from '../output/step-summary.ts';
 import { writeOut } from '../output/stream.ts';
 import { refreshNote } from '../plan/render-refresh-note.ts';
 import { runEffects } from './run-effects.ts';
-import { runView } from './run-view.ts';
 import { reportDesired, reportUnread } from './run-problems.ts';
 import { reportShard, RUN_OPTIONS, selectionOf, shardHelp, targetHelp, whereOf } from './run-args.ts';
 
@@ -116,10 +115,7 @@ async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags
   reportDesired(io, 'plan', OUTCOME, result.warnings);
   // An empty shard still plans (and writes --out): nothing, so that the steps after it find a plan.
   reportShard(io, result.shard, format === 'text' ? 'stdout' : 'stderr');
-  if (result.kind === 'refused') {
-    io.stderr.write(`contract-sync plan: ${result.message}\n`);
-    return EXIT.error;
-  }
+  if (result.kind === 'refused') return failWith(io, 'plan', result.message);
   if (result.kind === 'unreadable') {
     for (const problem of result.problems) io.stderr.write(`contract-sync plan: ${problem}\n`);
     io.stderr.write(`${result.summary}\n`);
@@ -140,10 +136,7 @@ async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags
     const readNote = flags.refresh ? refreshNote(plan) : undefined;
     if (readNote !== undefined) (format === 'text' ? io.stdout : io.stderr).write(format === 'text' ? `\n${readNote}\n` : `contract-sync plan: ${readNote}\n`);
     const problem = format === 'github' ? await writeStepSummary(plan, io, links) : undefined;
-    if (problem !== undefined) {
-      io.stderr.write(`contract-sync plan: ${problem}\n`);
-      return EXIT.error;
-    }
+    if (problem !== undefined) return failWith(io, 'plan', problem);
     // A check's deny (a policy rule's) fails the plan, as it fails validate; shown above with the plan.
     if ((plan.findings ?? []).some(findingFails)) return deniedBy(io, plan.findings ?? []);
     return flags.detailedExitcode && plan.summary.changed > 0 ? EXIT.changes : EXIT.ok;
@@ -155,31 +148,21 @@ async function renderPlanRun(io: CliIo, result: PlanRunOutcome, flags: PlanFlags
 
 /** A plan some check's findings deny fails, saying so where a CI log shows it (the findings are with the plan). */
 function deniedBy(io: CliIo, findings: readonly Finding[]): ExitCode {
-  io.stderr.write(`contract-sync plan: ${failingSentence(findings) ?? 'denied'}\n`);
-  return EXIT.error;
+  return failWith(io, 'plan', failingSentence(findings) ?? 'denied');
 }
 
 export async function planCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values } = parseArgs({
-    args: [...args],
-    options: {
-      ...RUN_OPTIONS,
-      base: { type: 'string' },
-      refresh: { type: 'boolean' },
-      'no-refresh': { type: 'boolean' },
-      full: { type: 'boolean', default: false },
-      out: { type: 'string' },
-      format: { type: 'string' },
-      'detailed-exitcode': { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: false,
+  const { values, helped } = parseCommand(io, PLAN_HELP, args, false, {
+    ...RUN_OPTIONS,
+    base: { type: 'string' },
+    refresh: { type: 'boolean' },
+    'no-refresh': { type: 'boolean' },
+    full: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    format: { type: 'string' },
+    'detailed-exitcode': { type: 'boolean', default: false },
   });
-  if (values.help) {
-    io.stdout.write(PLAN_HELP);
-    return EXIT.ok;
-  }
+  if (helped) return EXIT.ok;
   const format = parseFormat<PlanFormat>(values.format, PLAN_FORMATS, 'text');
   if (values.refresh && values['no-refresh']) throw new UsageError('--refresh and --no-refresh exclude each other');
   if (values.out !== undefined) await checkOutputFile({ flag: '--out', name: values.out, cwd: io.cwd });
@@ -189,7 +172,7 @@ export async function planCommand(args: readonly string[], io: CliIo): Promise<E
     known === 'store' && (format === 'text' || format === 'json')
       ? planSpools(format, { outFile: values.out === undefined ? undefined : path.resolve(io.cwd, values.out), color: format === 'text' && wantsColor(io) })
       : undefined;
-  const view = runView(io, { shardOn: 'stderr', command: 'plan' });
+  const view = runView(io, { shardOn: 'stderr', command: 'plan', now: clockOf(io).now });
   try {
     const result = await runPlan(
       {

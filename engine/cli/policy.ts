@@ -1,11 +1,11 @@
 /** `contract-sync policy test [DIR]`: the config's rules over YAML cases, without a service. */
-import { parseArgs } from 'node:util';
 import { formatDiagnostics } from '../diagnostic/diagnostic-format.ts';
 import { checkOutputFile, writeOutputFile } from '../output/output-file.ts';
 import { runPolicyTest } from '../run/policy-test.ts';
 import { renderPolicyTestJunit, renderPolicyTestText } from '../run/render-policy-test.ts';
 import { renderValidateSummary } from '../run/render-validate.ts';
-import { EXIT, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, failWith, parseCommand, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { WHERE_OPTIONS, whereOf } from './run-args.ts';
 import { runEffects } from './run-effects.ts';
 
 export const POLICY_HELP = `Usage: contract-sync policy test [DIR] [--config FILE] [--repo DIR] [--junit FILE]
@@ -38,21 +38,11 @@ there is nothing to test.
 `;
 
 export async function policyCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      config: { type: 'string' },
-      repo: { type: 'string', default: '.' },
-      junit: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: true,
+  const { values, positionals, helped } = parseCommand(io, POLICY_HELP, args, true, {
+    ...WHERE_OPTIONS,
+    junit: { type: 'string' },
   });
-  if (values.help) {
-    io.stdout.write(POLICY_HELP);
-    return EXIT.ok;
-  }
+  if (helped) return EXIT.ok;
   const [subcommand, dir = 'policy-tests', ...extra] = positionals;
   if (subcommand !== 'test')
     throw new UsageError(subcommand === undefined ? 'policy needs a subcommand: test' : `unknown subcommand "${subcommand}" (policy has: test)`);
@@ -60,13 +50,10 @@ export async function policyCommand(args: readonly string[], io: CliIo): Promise
   const junit = values.junit === undefined ? undefined : { flag: '--junit', name: values.junit, cwd: io.cwd };
   if (junit !== undefined) await checkOutputFile(junit);
 
-  const where = { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }) };
+  const where = whereOf(values);
   const result = await runPolicyTest({ kind: 'policy-test', where, dir }, await runEffects(io));
 
-  if (result.kind === 'bad-request') {
-    io.stderr.write(`contract-sync policy test: ${result.message}\n`);
-    return EXIT.error;
-  }
+  if (result.kind === 'bad-request') return failWith(io, 'policy test', result.message);
   if (result.kind === 'invalid-config') {
     io.stdout.write(formatDiagnostics(result.diagnostics, 'text'));
     io.stdout.write(renderValidateSummary(result));

@@ -1,7 +1,6 @@
-/** `--auto-approve`, `--max-removals N` and `--allow-removals` on apply and drift --fix. */
+/** `--auto-approve`, `--max-removals N`, `--allow-removals` and `--lock-timeout SECONDS` on apply and drift --fix. */
 import type { SendingRequest } from '../run/types.ts';
 import { UsageError } from './io.ts';
-import { parseLockTimeout } from './lock-timeout.ts';
 import { selectionOf, whereOf, type RunValues } from './run-args.ts';
 
 export const CONFIRM_OPTIONS = {
@@ -24,6 +23,15 @@ export function confirmHelp(column: number, run: string): string {
     `${'  --override-policy NAME'.padEnd(column)}lift the policy rule NAME (action: override) for this run; repeatable;`,
     `${indent}needs --reason TEXT, recorded in the run history with who ran it`,
   ].join('\n');
+}
+
+const DEFAULT_LOCK_TIMEOUT_SECONDS = 60;
+
+/** Milliseconds to wait for another run's lock on each tenant (a run takes its tenants' locks one at a time). */
+function parseLockTimeout(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_LOCK_TIMEOUT_SECONDS * 1000;
+  if (!/^\d+(\.\d+)?$/.test(value)) throw new UsageError(`--lock-timeout must be a number of seconds; got "${value}"`);
+  return Number(value) * 1000;
 }
 
 /** `--max-removals N`, checked before anything is read. */

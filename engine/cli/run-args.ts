@@ -2,13 +2,17 @@
 import { describeShard, parseShard, ShardFormatError, type Shard, type ShardSelection } from '../desired/shard.ts';
 import { parseTargetPattern, type TargetPattern } from '../desired/target.ts';
 import type { RunSelection, RunWhere } from '../run/types.ts';
-import { isInteractive } from './confirm.ts';
-import { UsageError, type CliIo } from './io.ts';
+import { isInteractive, UsageError, type CliIo } from './io.ts';
+
+/** For parseArgs: the config and the repository a command reads. */
+export const WHERE_OPTIONS = {
+  config: { type: 'string' },
+  repo: { type: 'string', default: '.' },
+} as const;
 
 /** For parseArgs: where a run reads, and what it selects. */
 export const RUN_OPTIONS = {
-  config: { type: 'string' },
-  repo: { type: 'string', default: '.' },
+  ...WHERE_OPTIONS,
   ref: { type: 'string' },
   tenant: { type: 'string', multiple: true },
   shard: { type: 'string' },

@@ -1,10 +1,10 @@
 /** `contract-sync state list|show|history|unlock|rm|push|pull`: inspect, repair and move the configured state store. */
-import { parseArgs } from 'node:util';
 import { plural } from '../text/plural.ts';
 import { renderStateOutcome, type StateReport } from '../run/render-state.ts';
 import { runState, type OtherStore, type StateRequest } from '../run/state.ts';
 import { checkContractId, checkTenant } from '../state/store-input.ts';
-import { EXIT, parseFormat, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, parseCommand, parseFormat, UsageError, type CliIo, type ExitCode } from './io.ts';
+import { WHERE_OPTIONS, whereOf } from './run-args.ts';
 
 export const STATE_HELP = `Usage: contract-sync state <subcommand> [--config FILE] [--repo DIR] [options]
 
@@ -90,36 +90,26 @@ function writeState(report: StateReport, sub: Subcommand, io: CliIo): ExitCode {
 }
 
 export async function stateCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      config: { type: 'string' },
-      repo: { type: 'string', default: '.' },
-      tenant: { type: 'string' },
-      limit: { type: 'string' },
-      format: { type: 'string' },
-      force: { type: 'boolean', default: false },
-      to: { type: 'string' },
-      from: { type: 'string' },
-      'url-env': { type: 'string' },
-      schema: { type: 'string' },
-      path: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: true,
+  const { values, positionals, helped } = parseCommand(io, STATE_HELP, args, true, {
+    ...WHERE_OPTIONS,
+    tenant: { type: 'string' },
+    limit: { type: 'string' },
+    format: { type: 'string' },
+    force: { type: 'boolean', default: false },
+    to: { type: 'string' },
+    from: { type: 'string' },
+    'url-env': { type: 'string' },
+    schema: { type: 'string' },
+    path: { type: 'string' },
   });
-  if (values.help) {
-    io.stdout.write(STATE_HELP);
-    return EXIT.ok;
-  }
+  if (helped) return EXIT.ok;
   const [name, ...rest] = positionals;
   if (name === undefined) throw new UsageError(`a subcommand is required (${SUBCOMMANDS.join(', ')})`);
   if (!(SUBCOMMANDS as readonly string[]).includes(name)) throw new UsageError(`unknown subcommand "${name}" (expected ${SUBCOMMANDS.join(', ')})`);
   const sub = name as Subcommand;
   const names = sub === 'show' || sub === 'rm' ? ['TENANT', 'ID'] : sub === 'unlock' ? ['TENANT'] : [];
   const [tenant, id] = positionalsOf(sub, rest, names);
-  const where = { repo: values.repo, ...(values.config === undefined ? {} : { config: values.config }) };
+  const where = whereOf(values);
   const json = parseFormat(values.format, ['text', 'json'] as const, 'text') === 'json';
   const only = values.tenant === undefined ? {} : { tenant: checked(checkTenant, values.tenant) };
   const limit = parseLimit(values.limit);

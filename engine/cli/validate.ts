@@ -1,11 +1,11 @@
 /** `contract-sync validate`: every problem of the config and the desired state, at once. No network. */
-import { parseArgs } from 'node:util';
 import { renderValidateSummary } from '../run/render-validate.ts';
 import { runValidate } from '../run/validate.ts';
 import { DIAGNOSTIC_FORMATS, formatDiagnostics, type DiagnosticFormat } from '../diagnostic/diagnostic-format.ts';
 import { findingFails } from '../policy/finding-diagnostic.ts';
-import { EXIT, parseFormat, type CliIo, type ExitCode } from './io.ts';
+import { EXIT, failWith, parseCommand, parseFormat, type CliIo, type ExitCode } from './io.ts';
 import { runEffects } from './run-effects.ts';
+import { WHERE_OPTIONS, whereOf } from './run-args.ts';
 
 export const VALIDATE_HELP = `Usage: contract-sync validate [--config FILE] [--repo DIR] [--ref REF] [--format text|json|github]
 
@@ -29,33 +29,15 @@ this clone does not have).
 `;
 
 export async function validateCommand(args: readonly string[], io: CliIo): Promise<ExitCode> {
-  const { values } = parseArgs({
-    args: [...args],
-    options: {
-      config: { type: 'string' },
-      repo: { type: 'string', default: '.' },
-      ref: { type: 'string' },
-      format: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: false,
+  const { values, helped } = parseCommand(io, VALIDATE_HELP, args, false, {
+    ...WHERE_OPTIONS,
+    ref: { type: 'string' },
+    format: { type: 'string' },
   });
-  if (values.help) {
-    io.stdout.write(VALIDATE_HELP);
-    return EXIT.ok;
-  }
+  if (helped) return EXIT.ok;
   const format = parseFormat<DiagnosticFormat>(values.format, DIAGNOSTIC_FORMATS, 'text');
-  const where = {
-    repo: values.repo,
-    ...(values.config === undefined ? {} : { config: values.config }),
-    ...(values.ref === undefined ? {} : { ref: values.ref }),
-  };
-  const result = await runValidate({ kind: 'validate', where }, await runEffects(io));
-  if (result.kind === 'git-error' || result.kind === 'bad-request') {
-    io.stderr.write(`contract-sync validate: ${result.message}\n`);
-    return EXIT.error;
-  }
+  const result = await runValidate({ kind: 'validate', where: whereOf(values) }, await runEffects(io));
+  if (result.kind === 'git-error' || result.kind === 'bad-request') return failWith(io, 'validate', result.message);
   if (result.kind === 'invalid-config') {
     io.stdout.write(formatDiagnostics(result.diagnostics, format));
     if (format === 'text') io.stdout.write(renderValidateSummary(result));

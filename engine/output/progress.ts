@@ -95,12 +95,51 @@ export function fitToWidth(line: string, columns: number | undefined): string {
   return line.length <= room ? line : `${line.slice(0, Math.max(0, room - 1))}…`;
 }
 
-/** Each line of `text` cut as fitToWidth cuts one: the summary above a question, where a wrapped line would read as two. */
-export function fitLinesToWidth(text: string, columns: number | undefined): string {
+/**
+ * Each line of `text` that is wider than the terminal broken into lines that fit it (one column
+ * left free, as fitToWidth): after the end of one of its parts (`, ` `; ` `: ` `. ` `? `) where
+ * one fits, else between words, so that the terminal never wraps it (a wrapped line reads as two)
+ * and nothing of it is lost. The lines it is broken into hang two columns under an indented line
+ * (a tenant's line of a summary). Only a word wider than the terminal is cut, ending in `…`.
+ * Trailing spaces stay (a question's, where the answer is typed).
+ */
+export function wrapToWidth(text: string, columns: number | undefined): string {
+  if (columns === undefined || columns <= 0) return text;
   return text
     .split('\n')
-    .map((line) => fitToWidth(line, columns))
+    .map((line) => wrapLine(line, columns))
     .join('\n');
+}
+
+function wrapLine(line: string, columns: number): string {
+  const room = columns - 1;
+  if (line.length <= room) return line;
+  const indent = /^ */.exec(line)![0];
+  const hanging = indent === '' ? '' : `${indent}  `;
+  const lines: string[] = [];
+  let current = indent;
+  let start = indent;
+  /** Adds `words` (with their separator) to the line being filled, or starts the next line with them: false when they fit on neither. */
+  function add(words: string): boolean {
+    const joined = current === start ? `${current}${words}` : `${current} ${words}`;
+    if (joined.length <= room) {
+      current = joined;
+      return true;
+    }
+    if (current !== start) {
+      lines.push(current);
+      current = start = hanging;
+      return add(words);
+    }
+    return false;
+  }
+  // Split where a space follows a part's end or a word, never at the trailing spaces.
+  for (const part of line.slice(indent.length).split(/(?<=[,;:.?]) +(?=\S)/)) {
+    if (add(part)) continue;
+    // A part wider than the terminal: broken between its words, a word wider than that cut.
+    for (const word of part.split(/ +(?=\S)/)) if (!add(word)) current = fitToWidth(`${current}${word}`, columns);
+  }
+  return [...lines, current].join('\n');
 }
 
 export function createProgress(output: ProgressOutput): Progress {

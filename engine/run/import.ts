@@ -8,6 +8,7 @@ import PQueue from 'p-queue';
 import picomatch from 'picomatch';
 import { messageOf, statusOf } from '../apply/failure.ts';
 import { retryBudget } from '../apply/retry-policy.ts';
+import { ServiceUnreachable } from '../apply/service-unreachable.ts';
 import { notOnServiceText } from '../apply/run-report.ts';
 import { TenantLane } from '../apply/tenant-lane.ts';
 import type { Config } from '../config/types.ts';
@@ -143,6 +144,8 @@ async function readContracts(config: Config, tenant: string, ids: readonly strin
     clock: effects.clock,
     random: effects.random ?? Math.random,
     logger: engine.logger,
+    // A few refused connections in a row stop the lane: the service is not there (service-unreachable.ts).
+    serviceHost: new URL(config.api.baseUrl).host,
   });
   effects.onEvent?.({ type: 'phase', phase: 'read-known' });
   let done = 0;
@@ -242,14 +245,20 @@ export async function runImport(request: ImportRequest, effects: RunEffects): Pr
   function redacted(message: string): string {
     return engine.redactor.redact(message);
   }
+  /** The tenant could not be read at all (no token, the service not reached): one line. */
+  function stopped(error: unknown): ImportRunOutcome {
+    return refuse(redacted(`${tenantMessage(tenant, messageOf(error))}; nothing imported`));
+  }
   try {
     // The token is checked (tenant_id, core:read) before any read is queued.
     await engine.tokens.get(tenant);
   } catch (error) {
-    return refuse(redacted(`${tenantMessage(tenant, messageOf(error))}; nothing imported`));
+    return stopped(error);
   }
   const results = await readContracts(config, tenant, ids, engine, effects);
   const failed = results.filter((result) => 'error' in result);
+  const unreachable = failed.find((result) => result.error instanceof ServiceUnreachable);
+  if (unreachable !== undefined) return stopped(unreachable.error);
   if (failed.length > 0) {
     const lines = failed.map((result) =>
       statusOf(result.error) === 404

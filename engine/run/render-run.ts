@@ -1,14 +1,15 @@
 /**
  * What a run reports besides its plan or drift report (plan/ and drift/ render those), as text:
- * the targeting note, the preview before the first PATCH and the question asked then, a shared
- * run's events, an interrupted run's last line. Pure: the commands (engine/cli/) choose where each
- * goes and write it.
+ * the targeting note, the preview before the first PATCH, the question asked then and what is said
+ * again above it, a shared run's events, an interrupted run's last line. Pure: the commands
+ * (engine/cli/) choose where each goes and write it.
  */
 import type { InterruptedCount } from '../apply/interrupted.ts';
 import { describeScope } from '../apply/incremental.ts';
 import { escapeForTerminal } from '../text/text-escape.ts';
 import type { SendPreview } from '../pipeline/index.ts';
 import type { PlanDocument } from '../plan/types.ts';
+import { tenantSummary } from '../plan/render-common.ts';
 import { renderPlanText } from '../plan/render-text.ts';
 import { plural } from '../text/plural.ts';
 import type { ApplyPreview, SharedRunEvent } from './types.ts';
@@ -82,6 +83,27 @@ export interface Sending {
   readonly tenants: number;
   readonly contracts: number;
   readonly ops: number;
+}
+
+/** A plan as shown before the question: how many lines it took, and its per-tenant summary. */
+export interface ShownPlan {
+  readonly lines: number;
+  readonly summary: string;
+}
+
+/** `text`, the plan of `plan` as shown before the question. */
+export function shownPlan(text: string, plan: PlanDocument): ShownPlan {
+  return { lines: text.split('\n').length - 1, summary: tenantSummary(plan) };
+}
+
+/**
+ * Said again just above the question: the per-tenant summary when the plan is taller than the
+ * terminal (its top scrolled away), or when it went to a file or a pipe (then: where it is).
+ */
+export function beforeQuestion(shown: ShownPlan | undefined, stdout: { readonly isTTY?: boolean; readonly rows?: number }): string | undefined {
+  if (shown === undefined) return undefined;
+  if (stdout.isTTY !== true) return `${shown.summary}The whole plan was written to standard output (not this terminal).\n`;
+  return stdout.rows !== undefined && shown.lines >= stdout.rows ? `${shown.summary}The whole plan is above.\n` : undefined;
 }
 
 /** `Apply 3 ops to 2 contracts in 1 tenant? Only 'yes' is accepted: ` */

@@ -2,7 +2,7 @@
  * Fail early (issue 38, item 4): in apply, drift and plan --refresh every tenant's token is had
  * before anything is read; a tenant without one is one line naming what to fix, and nothing of it
  * is read or sent. A service that cannot be reached stops each tenant after a few connection
- * failures in a row, on one line naming api.baseUrl's host. Against the emulator.
+ * failures in a row (in import too), on one line naming api.baseUrl's host. Against the emulator.
  */
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
@@ -155,5 +155,23 @@ describe('a service that cannot be reached (api.baseUrl on a closed port)', () =
       `contract-sync plan: tenant tenant-a: the service at 127.0.0.1:${port} (api.baseUrl) cannot be reached: connection refused (ECONNREFUSED)`,
     );
     expect(plan.stderr.split('\n').filter((each) => each.includes('cannot be reached'))).toHaveLength(2);
+  });
+
+  it('import: the tenant stops after 3 refused connections, on one line naming the host and the cause; nothing printed', async () => {
+    const port = await closedPort();
+    const { dir, env } = await setup({ apiAt: `http://127.0.0.1:${port}` });
+    const ids = ['new-1', 'new-2', 'new-3', 'new-4', 'new-5', 'new-6'];
+
+    const run = await runCli(['import', '--tenant', 'tenant-a', ...ids.flatMap((id) => ['--id', id])], dir, { ...env, CONTRACT_SYNC_LOG_LEVEL: 'debug' });
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    // Besides the JSON log lines and the reads' progress, one line: not one per contract.
+    const said = run.stderr.split('\n').filter((line) => line !== '' && !line.startsWith('{') && !line.startsWith('contract-sync import: reading '));
+    expect(said).toEqual([
+      `contract-sync import: tenant tenant-a: the service at 127.0.0.1:${port} (api.baseUrl) cannot be reached: connection refused (ECONNREFUSED), 3 times in a row; nothing more sent for this tenant; nothing imported`,
+    ]);
+    // Not each contract's retries (4 each): the lane stops after the first failures in a row.
+    expect(run.stderr.split('\n').filter((line) => line.includes('request failed; retrying')).length).toBeLessThan(ids.length);
   });
 });

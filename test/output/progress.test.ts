@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ApplyProgress } from '../../engine/pipeline/index.ts';
-import { createProgress, formatDuration } from '../../engine/output/progress.ts';
+import { createProgress, formatDuration, wrapToWidth } from '../../engine/output/progress.ts';
 
 function sink(isTTY: boolean): { stream: { write(text: string): void; isTTY: boolean }; text(): string } {
   const chunks: string[] = [];
@@ -145,5 +145,53 @@ describe('progress on a narrow terminal (issue 38, item 3)', () => {
     for (const [index, line] of draws.entries()) expect(line.length).toBeLessThan(widths[index]!);
     // One line in all: no newline until the step ends.
     expect(chunks.join('').split('\n')).toHaveLength(2);
+  });
+});
+
+describe('the question and the summary above it on a narrow terminal (issue 38, item 3)', () => {
+  const summary = [
+    '8 of 12 contracts in 2 tenants to update, 24 ops.',
+    '  tenant-a: 4 to update, 12 ops, 2 members removed',
+    '  tenant-b: 4 to update, 12 ops, 2 members removed',
+    'The whole plan was written to standard output (not this terminal).',
+    '',
+  ].join('\n');
+
+  it('breaks each line wider than 50 columns after one of its parts, hanging under an indented line; nothing is cut', () => {
+    const text = wrapToWidth(summary, 50);
+
+    expect(text).toBe(
+      [
+        '8 of 12 contracts in 2 tenants to update, 24 ops.',
+        '  tenant-a: 4 to update, 12 ops,',
+        '    2 members removed',
+        '  tenant-b: 4 to update, 12 ops,',
+        '    2 members removed',
+        'The whole plan was written to standard output',
+        '(not this terminal).',
+        '',
+      ].join('\n'),
+    );
+    for (const line of text.split('\n')) expect(line.length).toBeLessThanOrEqual(49);
+  });
+
+  it('breaks the question between its sentences and keeps the space the answer is typed after', () => {
+    const question = "Apply 3000 ops to 3000 contracts in 2 tenants? Only 'yes' is accepted: ";
+
+    expect(wrapToWidth(question, 50)).toBe("Apply 3000 ops to 3000 contracts in 2 tenants?\nOnly 'yes' is accepted: ");
+    expect(wrapToWidth(question, 200)).toBe(question);
+    expect(wrapToWidth(question, undefined)).toBe(question);
+  });
+
+  it.each([
+    // A part wider than the terminal: between its words.
+    [30, 'Apply 3000 ops to 3000 contracts in 2 tenants? ok', ['Apply 3000 ops to 3000', 'contracts in 2 tenants? ok']],
+    // Only a word wider than the terminal is cut, ending in an ellipsis.
+    [20, '  a-tenant-with-a-very-long-name: 4 to update', ['  a-tenant-with-a-…', '    4 to update']],
+  ])('at %i columns: %j', (columns, line, lines) => {
+    const text = wrapToWidth(line, columns);
+
+    expect(text.split('\n')).toEqual(lines);
+    for (const each of text.split('\n')) expect(each.length).toBeLessThan(columns);
   });
 });

@@ -2,12 +2,14 @@
  * The preview before the first PATCH names the contracts it could not plan under its own
  * "Not planned:" heading, which its headline points at: a run that stops before its report (its
  * state store gone) leaves no headline pointing at a section that never comes (issue 41, item 1).
+ * Above the question, the per-tenant summary is said again when the plan scrolled away or went
+ * elsewhere, with where the plan is.
  */
 import { describe, expect, it } from 'vitest';
 import type { ContractResult } from '../../engine/apply/run-report.ts';
 import type { SendPreview } from '../../engine/pipeline/index.ts';
 import { PLAN_VERSION, type PlanDocument } from '../../engine/plan/types.ts';
-import { renderFixPreview } from '../../engine/run/render-run.ts';
+import { beforeQuestion, renderFixPreview, shownPlan } from '../../engine/run/render-run.ts';
 
 const PLAN: PlanDocument = {
   version: PLAN_VERSION,
@@ -58,5 +60,30 @@ describe('the preview of a run with contracts it could not plan', () => {
 
   it('adds nothing when every contract was planned', () => {
     expect(renderFixPreview(preview([]), false)).not.toContain('Not planned');
+  });
+});
+
+describe('what is said again above the question', () => {
+  const shown = shownPlan('line 1\nline 2\nline 3\n', PLAN);
+
+  it('counts the lines the plan took, and holds its summary', () => {
+    expect(shown).toEqual({ lines: 3, summary: 'No changes: no contract to plan.\n' });
+  });
+
+  it.each([
+    ['a plan taller than the terminal', { isTTY: true, rows: 3 }, 'No changes: no contract to plan.\nThe whole plan is above.\n'],
+    ['a plan that fits', { isTTY: true, rows: 4 }, undefined],
+    ['a terminal of unknown height', { isTTY: true }, undefined],
+    [
+      'stdout a file or a pipe',
+      { isTTY: false, rows: 4 },
+      'No changes: no contract to plan.\nThe whole plan was written to standard output (not this terminal).\n',
+    ],
+  ])('%s', (_name, stdout, said) => {
+    expect(beforeQuestion(shown, stdout)).toBe(said);
+  });
+
+  it('says nothing when no plan was shown', () => {
+    expect(beforeQuestion(undefined, { isTTY: false })).toBeUndefined();
   });
 });
