@@ -29,6 +29,18 @@ const INSTALL = `      # The Action is the installed package (action.yml ships i
 const STATE_CACHE = `      # The file state store (.contract-sync/state) does not outlive the job: keep it in the
       # cache, one entry per run, the newest restored (see examples/github-actions in the package).`;
 
+/** A job that changes the service: its state store restored from the newest entry, and saved again (one entry per attempt) however the job ends. */
+const RESTORE_STATE = `      - uses: actions/cache/restore@v4
+        with:
+          path: .contract-sync/state
+          key: contract-sync-state-production-\${{ github.run_id }}-\${{ github.run_attempt }}
+          restore-keys: contract-sync-state-production-`;
+const SAVE_STATE = `      - if: always()
+        uses: actions/cache/save@v4
+        with:
+          path: .contract-sync/state
+          key: contract-sync-state-production-\${{ github.run_id }}-\${{ github.run_attempt }}`;
+
 /** The workflow: the plan job on pull requests, the apply job on pushes to main, and the drift job left commented out. */
 export function githubWorkflow(names: readonly TenantNames[]): string {
   return `${WORKFLOW_HEAD}${PLAN_JOB}\n${applyJob(names)}\n${commentedOut(driftJob(names))}`;
@@ -115,21 +127,13 @@ ${secretsEnv(names)}
           fetch-depth: 0     # incremental apply lists the files changed since the last applied commit
 ${INSTALL}
 ${STATE_CACHE}
-      - uses: actions/cache/restore@v4
-        with:
-          path: .contract-sync/state
-          key: contract-sync-state-production-\${{ github.run_id }}-\${{ github.run_attempt }}
-          restore-keys: contract-sync-state-production-
+${RESTORE_STATE}
       - uses: ${ACTION_REF}
         with:
           command: apply
           args: --ref HEAD --report run.json
           node-version: '${CI_NODE_VERSION}'
-      - if: always()
-        uses: actions/cache/save@v4
-        with:
-          path: .contract-sync/state
-          key: contract-sync-state-production-\${{ github.run_id }}-\${{ github.run_attempt }}
+${SAVE_STATE}
 `;
 }
 
@@ -154,21 +158,13 @@ ${secretsEnv(names)}
           node-version: '${CI_NODE_VERSION}'
           cache: npm
       - run: npm ci --no-audit --no-fund
-      - uses: actions/cache/restore@v4
-        with:
-          path: .contract-sync/state
-          key: contract-sync-state-production-\${{ github.run_id }}-\${{ github.run_attempt }}
-          restore-keys: contract-sync-state-production-
+${RESTORE_STATE}
       - uses: ${ACTION_REF}
         with:
           command: drift
           args: --fix --detailed-exitcode --format markdown
           node-version: '${CI_NODE_VERSION}'
-      - if: always()
-        uses: actions/cache/save@v4
-        with:
-          path: .contract-sync/state
-          key: contract-sync-state-production-\${{ github.run_id }}-\${{ github.run_attempt }}
+${SAVE_STATE}
 `;
 }
 
