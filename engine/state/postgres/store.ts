@@ -154,8 +154,8 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
   };
   const pool = await openPool(config, schema, target);
   async function connect(): Promise<pg.Client> {
-    // A session of its own (a lock's, a shared run's claim): a server that vanished (no FIN, no
-    // RST) is noticed within ~25 s, which fires the locks' `lost` signals.
+    // A session of its own (the locks', a shared run's claim): a server that vanished (no FIN, no
+    // RST) is noticed within ~25 s, which for the lock session fires the locks' `lost` signals.
     const client = new pg.Client({ ...config, keepAliveInitialDelayMillis: 10_000 });
     await client.connect();
     return client;
