@@ -29,9 +29,34 @@ const INSTALL = `      # The Action is the installed package (action.yml ships i
 const STATE_CACHE = `      # The file state store (.contract-sync/state) does not outlive the job: keep it in the
       # cache, one entry per run, the newest restored (see examples/github-actions in the package).`;
 
+/** A job that changes the service: its state store restored from the newest entry, and saved again (one entry per attempt) however the job ends. */
+const RESTORE_STATE = `      - uses: actions/cache/restore@v4
+        with:
+          path: .contract-sync/state
+          key: contract-sync-state-production-\${{ github.run_id }}-\${{ github.run_attempt }}
+          restore-keys: contract-sync-state-production-`;
+const SAVE_STATE = `      - if: always()
+        uses: actions/cache/save@v4
+        with:
+          path: .contract-sync/state
+          key: contract-sync-state-production-\${{ github.run_id }}-\${{ github.run_attempt }}`;
+
+/** The workflow: the plan job on pull requests, the apply job on pushes to main, and the drift job left commented out. */
 export function githubWorkflow(names: readonly TenantNames[]): string {
-  const secrets = names.map(({ secretEnv }) => `      ${secretEnv}: \${{ secrets.${secretEnv} }}`).join('\n');
-  return `# contract-sync: validate and plan every pull request (one sticky comment with the plan), apply on
+  return `${WORKFLOW_HEAD}${PLAN_JOB}\n${applyJob(names)}\n${commentedOut(driftJob(names))}`;
+}
+
+/** One line per tenant secret of a job's `env:`, read from the environment's secrets. */
+function secretsEnv(names: readonly TenantNames[]): string {
+  return names.map(({ secretEnv }) => `      ${secretEnv}: \${{ secrets.${secretEnv} }}`).join('\n');
+}
+
+/** `job`, its lines commented out where they stand (`  # ` for their first two spaces). */
+function commentedOut(job: string): string {
+  return job.replace(/^ {2}/gm, '  # ');
+}
+
+const WORKFLOW_HEAD = `# contract-sync: validate and plan every pull request (one sticky comment with the plan), apply on
 # merge to main. Written by contract-sync init. Needs: contract-sync in package.json and
 # package-lock.json (the Action is the installed package: uses: ${ACTION_REF}), and one
 # secret per tenant in the "production" environment, named as in contract-sync.yaml.
@@ -51,7 +76,9 @@ permissions:
   contents: read
 
 jobs:
-  plan:
+`;
+
+const PLAN_JOB = `  plan:
     if: github.event_name == 'pull_request'
     runs-on: ubuntu-latest
     timeout-minutes: 15
@@ -80,8 +107,10 @@ ${STATE_CACHE}
           args: --ref HEAD --base origin/\${{ github.base_ref }}
           comment: true
           node-version: '${CI_NODE_VERSION}'
+`;
 
-  apply:
+function applyJob(names: readonly TenantNames[]): string {
+  return `  apply:
     if: github.event_name == 'push'
     runs-on: ubuntu-latest
     timeout-minutes: 60
@@ -91,63 +120,51 @@ ${STATE_CACHE}
       group: contract-sync-apply-production
       cancel-in-progress: false
     env:
-${secrets}
+${secretsEnv(names)}
     steps:
       - uses: actions/checkout@v4
         with:
           fetch-depth: 0     # incremental apply lists the files changed since the last applied commit
 ${INSTALL}
 ${STATE_CACHE}
-      - uses: actions/cache/restore@v4
-        with:
-          path: .contract-sync/state
-          key: contract-sync-state-production-\${{ github.run_id }}-\${{ github.run_attempt }}
-          restore-keys: contract-sync-state-production-
+${RESTORE_STATE}
       - uses: ${ACTION_REF}
         with:
           command: apply
           args: --ref HEAD --report run.json
           node-version: '${CI_NODE_VERSION}'
-      - if: always()
-        uses: actions/cache/save@v4
-        with:
-          path: .contract-sync/state
-          key: contract-sync-state-production-\${{ github.run_id }}-\${{ github.run_attempt }}
+${SAVE_STATE}
+`;
+}
 
-  # drift:
-  #   if: github.event_name == 'schedule'
-  #   runs-on: ubuntu-latest
-  #   timeout-minutes: 60
-  #   environment: production
-  #   concurrency:
-  #     group: contract-sync-apply-production
-  #     cancel-in-progress: false
-  #   env:
-${names.map(({ secretEnv }) => `  #     ${secretEnv}: \${{ secrets.${secretEnv} }}`).join('\n')}
-  #   steps:
-  #     - uses: actions/checkout@v4
-  #       with:
-  #         fetch-depth: 0
-  #     - uses: actions/setup-node@v4
-  #       with:
-  #         node-version: '${CI_NODE_VERSION}'
-  #         cache: npm
-  #     - run: npm ci --no-audit --no-fund
-  #     - uses: actions/cache/restore@v4
-  #       with:
-  #         path: .contract-sync/state
-  #         key: contract-sync-state-production-\${{ github.run_id }}-\${{ github.run_attempt }}
-  #         restore-keys: contract-sync-state-production-
-  #     - uses: ${ACTION_REF}
-  #       with:
-  #         command: drift
-  #         args: --fix --detailed-exitcode --format markdown
-  #         node-version: '${CI_NODE_VERSION}'
-  #     - if: always()
-  #       uses: actions/cache/save@v4
-  #       with:
-  #         path: .contract-sync/state
-  #         key: contract-sync-state-production-\${{ github.run_id }}-\${{ github.run_attempt }}
+/** Scheduled drift correction: the apply job's shape, run by the schedule, with `drift --fix`. */
+function driftJob(names: readonly TenantNames[]): string {
+  return `  drift:
+    if: github.event_name == 'schedule'
+    runs-on: ubuntu-latest
+    timeout-minutes: 60
+    environment: production
+    concurrency:
+      group: contract-sync-apply-production
+      cancel-in-progress: false
+    env:
+${secretsEnv(names)}
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          fetch-depth: 0
+      - uses: actions/setup-node@v4
+        with:
+          node-version: '${CI_NODE_VERSION}'
+          cache: npm
+      - run: npm ci --no-audit --no-fund
+${RESTORE_STATE}
+      - uses: ${ACTION_REF}
+        with:
+          command: drift
+          args: --fix --detailed-exitcode --format markdown
+          node-version: '${CI_NODE_VERSION}'
+${SAVE_STATE}
 `;
 }
 

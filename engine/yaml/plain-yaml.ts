@@ -10,7 +10,17 @@
  * messages and positions of every problem. Plain scalars are resolved by the `yaml` package's
  * YAML 1.2 core-schema rules, not js-yaml's (which differ, e.g. for `1e400`).
  */
-import { COLLECTION_STYLE, EVENT_ID, getScalarValue, parseEvents, SCALAR_STYLE, type Event, type ScalarEvent } from 'js-yaml';
+import {
+  COLLECTION_STYLE,
+  EVENT_ID,
+  getScalarValue,
+  parseEvents,
+  SCALAR_STYLE,
+  type Event,
+  type MappingEvent,
+  type ScalarEvent,
+  type SequenceEvent,
+} from 'js-yaml';
 import { inexactNumber } from '../model/exact-number.ts';
 import type { Position, YamlLimits } from './yaml-source.ts';
 
@@ -241,123 +251,196 @@ function hasLoneCarriageReturn(text: string): boolean {
  * every other scalar as its string.
  */
 export function readPlainYamlMap(text: string, limits: YamlLimits, visit?: PlainYamlVisit): Record<string, unknown> | undefined {
+  const events = eventsOf(text, limits);
+  if (events === undefined) return undefined;
+  const reading: Reading = {
+    text,
+    limits,
+    visit,
+    stack: [],
+    root: undefined,
+    documents: 0,
+    end: 0,
+    flowDepth: 0,
+    emptyLast: false,
+    newlineFrom: -1,
+    newlineAt: -1,
+  };
+  for (const event of events) if (!readEvent(reading, event)) return undefined;
+  return rootOf(reading);
+}
+
+/** What the read carries from one event to the next. */
+interface Reading {
+  readonly text: string;
+  readonly limits: YamlLimits;
+  readonly visit: PlainYamlVisit | undefined;
+  /** The maps and lists open around the next node, outermost first. */
+  readonly stack: Frame[];
+  root: Record<string, unknown> | undefined;
+  documents: number;
+  /** Where the last node read ends in the text (of a flow collection, after its closing bracket). */
+  end: number;
+  /** How many flow collections are open. */
+  flowDepth: number;
+  /** Whether the last node was an empty scalar (`a:`). */
+  emptyLast: boolean;
+  /** Of newlineAfter: the offset it last scanned from, and the newline it found (-1: none). */
+  newlineFrom: number;
+  newlineAt: number;
+}
+
+type NodeEvent = ScalarEvent | SequenceEvent | MappingEvent;
+
+/** The text's events; undefined for a text with tabs or lone carriage returns, or one the parser refuses. */
+function eventsOf(text: string, limits: YamlLimits): Event[] | undefined {
   if (text.includes('\t') || hasLoneCarriageReturn(text)) return undefined;
-  let events: Event[];
   try {
     // The parser recurses once per level: its own limit stops it before the stack is at risk.
-    events = readEvents(text, { maxDepth: limits.maxDepth + 2 });
+    return readEvents(text, { maxDepth: limits.maxDepth + 2 });
   } catch {
     return undefined;
   }
+}
 
-  // The first newline at or after an offset: nodes come in text order, so one scan serves every
-  // node on a line (a flow map of 200,000 keys on one line would otherwise rescan it for each).
-  let newlineFrom = -1;
-  let newlineAt = -1;
-  function newlineAfter(offset: number): number {
-    if (newlineFrom === -1 || offset < newlineFrom || (newlineAt !== -1 && offset > newlineAt)) {
-      newlineFrom = offset;
-      newlineAt = text.indexOf('\n', offset);
-    }
-    return newlineAt;
+/**
+ * The first newline at or after an offset: nodes come in text order, so one scan serves every node
+ * on a line (a flow map of 200,000 keys on one line would otherwise rescan it for each).
+ */
+function newlineAfter(reading: Reading, offset: number): number {
+  if (reading.newlineFrom === -1 || offset < reading.newlineFrom || (reading.newlineAt !== -1 && offset > reading.newlineAt)) {
+    reading.newlineFrom = offset;
+    reading.newlineAt = reading.text.indexOf('\n', offset);
   }
+  return reading.newlineAt;
+}
 
-  const stack: Frame[] = [];
-  let root: Record<string, unknown> | undefined;
-  let documents = 0;
-  let end = 0;
-  let flowDepth = 0;
-  let emptyLast = false;
-  for (const event of events) {
-    if (event.type === DOCUMENT_EVENT) {
-      documents += 1;
-      if (documents > 1 || event.directives.length > 0) return undefined;
-      continue;
-    }
-    if (event.type === ALIAS_EVENT) return undefined;
-    if (event.type === POP_EVENT) {
-      const frame = stack.pop();
-      if (frame === undefined) continue;
-      // A key without its value.
-      if (frame.kind === 'mapping' && !frame.atKey) return undefined;
-      if (frame.flow) {
-        const closed = flowEnd(text, Math.max(end, frame.flowStart + 1));
-        if (closed === -1 || text[closed] === '#') return undefined;
-        end = closed;
-        if (frame.flowStart !== -1) {
-          const newline = newlineAfter(frame.flowStart);
-          if (newline !== -1 && newline < end) return undefined;
-        }
-        flowDepth -= 1;
-      }
-      const parent = stack[stack.length - 1];
-      if (parent?.kind === 'mapping') parent.atKey = true;
-      continue;
-    }
-
-    // A node: a scalar, a sequence or a mapping.
-    emptyLast = false;
-    if (event.anchorStart !== -1 || event.tagStart !== -1) return undefined;
-    // Nesting as engine/yaml/yaml-source.ts counts it, with a margin: near the limit, it decides.
-    if (stack.length >= limits.maxDepth - 1) return undefined;
-    const parent = stack[stack.length - 1];
-    // The yaml package drops a byte order mark at the start of any line before the document; the
-    // event parser keeps one that is not the text's first character, in the first key.
-    if (
-      parent === undefined &&
-      (event.type !== MAPPING_EVENT ||
-        root !== undefined ||
-        text.charCodeAt(event.start) === BYTE_ORDER_MARK ||
-        !matchesAround(PROLOGUE, text.slice(0, event.start)))
-    )
-      return undefined;
-    const isKey = parent?.kind === 'mapping' && parent.atKey;
-    const start = event.type === SCALAR_EVENT ? scalarStart(event) : event.start;
-    const form = formOf(event);
-
-    if (isKey) {
-      if (event.type !== SCALAR_EVENT || form === 'block') return undefined;
-      const key = scalarValueOf(text, event);
-      // Non-string keys (`0815:`, and the empty key), merge keys and overlong implicit keys: the `yaml` package decides.
-      if ((event.style === PLAIN && typeof plainValue(key) !== 'string') || key === '<<' || event.valueEnd - start > 1000) return undefined;
-      parent.key = key;
-      parent.atKey = false;
-    } else if (parent?.kind === 'mapping') {
-      parent.atKey = true;
-    }
-    if (visit !== undefined && !visit(stack, isKey ? parent.key : undefined, form, start)) return undefined;
-
-    if (event.type === SCALAR_EVENT) {
-      // A value (a key is a string, read above): an empty scalar (`a:`) is null, a plain one by the
-      // rules above, any other its string. What follows a key or a value on its line is checked alike.
-      if (!isKey) {
-        const value = form === 'empty' ? null : event.style === PLAIN ? plainValue(scalarValueOf(text, event)) : scalarValueOf(text, event);
-        if (value === INEXACT || !addTo(parent!, value)) return undefined;
-      }
-      // An empty scalar (`a:`) has no place in the text.
-      if (form === 'empty') {
-        emptyLast = true;
-        continue;
-      }
-      end = scalarEnd(event);
-      // `"x"#c`: the yaml package wants a space before a comment.
-      if (text[end] === '#') return undefined;
-      if (form === 'inline') {
-        const newline = newlineAfter(start);
-        if (newline !== -1 && newline < end) return undefined;
-      }
-      if (form === 'block' && flowDepth > 0) return undefined;
-      continue;
-    }
-    const flow = event.style === FLOW;
-    if (flow) flowDepth += 1;
-    end = start + 1;
-    const mapping = event.type === MAPPING_EVENT;
-    const value: Record<string, unknown> | unknown[] = mapping ? {} : [];
-    if (parent === undefined) root = value as Record<string, unknown>;
-    else if (!addTo(parent, value)) return undefined;
-    stack.push({ kind: mapping ? 'mapping' : 'sequence', atKey: true, key: '', flow, flowStart: flow && flowDepth === 1 ? start : -1, value });
+/** Reads one event; false when it makes the file one the `yaml` package must read. */
+function readEvent(reading: Reading, event: Event): boolean {
+  if (event.type === DOCUMENT_EVENT) {
+    reading.documents += 1;
+    return reading.documents === 1 && event.directives.length === 0;
   }
+  if (event.type === ALIAS_EVENT) return false;
+  if (event.type === POP_EVENT) return closeCollection(reading);
+  return readNode(reading, event);
+}
+
+/** The end of a map or a list: a map has no key left without its value, and a flow one closes on the line it starts. */
+function closeCollection(reading: Reading): boolean {
+  const { stack, text } = reading;
+  const frame = stack.pop();
+  if (frame === undefined) return true;
+  // A key without its value.
+  if (frame.kind === 'mapping' && !frame.atKey) return false;
+  if (frame.flow) {
+    const closed = flowEnd(text, Math.max(reading.end, frame.flowStart + 1));
+    if (closed === -1 || text[closed] === '#') return false;
+    reading.end = closed;
+    if (frame.flowStart !== -1) {
+      const newline = newlineAfter(reading, frame.flowStart);
+      if (newline !== -1 && newline < closed) return false;
+    }
+    reading.flowDepth -= 1;
+  }
+  const parent = stack[stack.length - 1];
+  if (parent?.kind === 'mapping') parent.atKey = true;
+  return true;
+}
+
+/** A node: a scalar, a sequence or a mapping; its checks, then its value put in place. */
+function readNode(reading: Reading, event: NodeEvent): boolean {
+  const { stack, text, visit } = reading;
+  reading.emptyLast = false;
+  if (event.anchorStart !== -1 || event.tagStart !== -1) return false;
+  // Nesting as engine/yaml/yaml-source.ts counts it, with a margin: near the limit, it decides.
+  if (stack.length >= reading.limits.maxDepth - 1) return false;
+  const parent = stack[stack.length - 1];
+  if (parent === undefined && !isPlainTop(reading, event)) return false;
+  const isKey = parent?.kind === 'mapping' && parent.atKey;
+  const start = event.type === SCALAR_EVENT ? scalarStart(event) : event.start;
+  const form = formOf(event);
+
+  if (isKey) {
+    if (!readKey(text, event, parent, start, form)) return false;
+  } else if (parent?.kind === 'mapping') {
+    parent.atKey = true;
+  }
+  if (visit !== undefined && !visit(stack, isKey ? parent.key : undefined, form, start)) return false;
+
+  if (event.type === SCALAR_EVENT) return readScalar(reading, event, isKey ? undefined : parent, start, form);
+  return openCollection(reading, event, parent, start);
+}
+
+/**
+ * Whether a node without a parent is the text's one top-level map, after a plain prologue. The yaml
+ * package drops a byte order mark at the start of any line before the document; the event parser
+ * keeps one that is not the text's first character, in the first key.
+ */
+function isPlainTop(reading: Reading, event: NodeEvent): boolean {
+  const { text } = reading;
+  return (
+    event.type === MAPPING_EVENT &&
+    reading.root === undefined &&
+    text.charCodeAt(event.start) !== BYTE_ORDER_MARK &&
+    matchesAround(PROLOGUE, text.slice(0, event.start))
+  );
+}
+
+/** A map's key: an inline string, which the map's next node is the value of. */
+function readKey(text: string, event: NodeEvent, map: Frame, start: number, form: PlainYamlForm): boolean {
+  if (event.type !== SCALAR_EVENT || form === 'block') return false;
+  const key = scalarValueOf(text, event);
+  // Non-string keys (`0815:`, and the empty key), merge keys and overlong implicit keys: the `yaml` package decides.
+  if ((event.style === PLAIN && typeof plainValue(key) !== 'string') || key === '<<' || event.valueEnd - start > 1000) return false;
+  map.key = key;
+  map.atKey = false;
+  return true;
+}
+
+/**
+ * A scalar; a value is put `into` its map or list (undefined for a key, a string read above): an
+ * empty scalar (`a:`) is null, a plain one by the rules above, any other its string. What follows a
+ * key or a value on its line is checked alike.
+ */
+function readScalar(reading: Reading, event: ScalarEvent, into: Frame | undefined, start: number, form: PlainYamlForm): boolean {
+  const { text } = reading;
+  if (into !== undefined) {
+    const value = form === 'empty' ? null : event.style === PLAIN ? plainValue(scalarValueOf(text, event)) : scalarValueOf(text, event);
+    if (value === INEXACT || !addTo(into, value)) return false;
+  }
+  // An empty scalar (`a:`) has no place in the text.
+  if (form === 'empty') {
+    reading.emptyLast = true;
+    return true;
+  }
+  const end = scalarEnd(event);
+  reading.end = end;
+  // `"x"#c`: the yaml package wants a space before a comment.
+  if (text[end] === '#') return false;
+  if (form === 'inline') {
+    const newline = newlineAfter(reading, start);
+    if (newline !== -1 && newline < end) return false;
+  }
+  return form !== 'block' || reading.flowDepth === 0;
+}
+
+/** A map or a list begins: its value, put in `parent` (or the root), is filled as its nodes come. */
+function openCollection(reading: Reading, event: SequenceEvent | MappingEvent, parent: Frame | undefined, start: number): boolean {
+  const flow = event.style === FLOW;
+  if (flow) reading.flowDepth += 1;
+  reading.end = start + 1;
+  const mapping = event.type === MAPPING_EVENT;
+  const value: Record<string, unknown> | unknown[] = mapping ? {} : [];
+  if (parent === undefined) reading.root = value as Record<string, unknown>;
+  else if (!addTo(parent, value)) return false;
+  reading.stack.push({ kind: mapping ? 'mapping' : 'sequence', atKey: true, key: '', flow, flowStart: flow && reading.flowDepth === 1 ? start : -1, value });
+  return true;
+}
+
+/** The map read, once every event is: one document, whose map is followed by a plain epilogue. */
+function rootOf(reading: Reading): Record<string, unknown> | undefined {
+  const { documents, root, emptyLast, text, end } = reading;
   if (documents !== 1 || root === undefined || !matchesAround(emptyLast ? EPILOGUE_AFTER_KEY : EPILOGUE, text.slice(end))) return undefined;
   return root;
 }

@@ -5,6 +5,7 @@ import { createApiClient, type ApiClientOptions } from '../../engine/api/client.
 import { ApiError } from '../../engine/api/errors.ts';
 import type { Op } from '../../engine/model/types.ts';
 import { rejection } from './helpers.ts';
+import { closedPort } from '../helpers/closed-port.ts';
 
 const TOKEN = 'eyJhbGciOiJFUzI1NiJ9.token-of-acme.signature';
 const OPS: readonly Op[] = [{ op: 'Replace', path: '/Contract/Name', value: 'Cleaning' }];
@@ -186,15 +187,6 @@ async function serve(handle: (request: IncomingMessage, response: ServerResponse
   server = createServer(handle);
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 function realOptions(baseUrl: string, extra: Partial<ApiClientOptions> = {}): ApiClientOptions {

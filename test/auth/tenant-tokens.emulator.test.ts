@@ -1,6 +1,4 @@
 /** createTenantTokens against the real emulator (oidc-provider) over real HTTP. */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../emulator/index.ts';
 import { AuthError, createTenantTokens, type TenantTokensOptions } from '../../engine/auth/index.ts';
@@ -8,6 +6,7 @@ import { REDACTED, Redactor } from '../../engine/log/logger.ts';
 import { admin, decodeJwtPayload, read, start } from '../emulator/helpers.ts';
 import { authOf, ENV, recordingFetch, recordingSleep, TENANTS, tokenRequests } from './helpers.ts';
 import { captureLog } from './log-capture.ts';
+import { closedPort } from '../helpers/closed-port.ts';
 
 let emulator: Emulator;
 
@@ -25,15 +24,6 @@ afterAll(async () => {
 
 function options(overrides: Partial<TenantTokensOptions> = {}): TenantTokensOptions {
   return { auth: authOf(emulator), tenants: TENANTS, scopes: ['core:read', 'core:write'], env: ENV, ...overrides };
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe('discovery and grant', () => {

@@ -4,11 +4,11 @@
  * is read or sent. A service that cannot be reached stops each tenant after a few connection
  * failures in a row (in import too), on one line naming api.baseUrl's host. Against the emulator.
  */
-import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../emulator/index.ts';
 import { cleanupsAfterEach } from '../helpers/cleanups.ts';
 import { runCli } from '../helpers/cli.ts';
+import { closedPort } from '../helpers/closed-port.ts';
 import { writeTree } from '../helpers/files.ts';
 import { createFleet, fleetRepoFiles, fleetSeed, requestLog } from '../helpers/fleet.ts';
 
@@ -17,15 +17,6 @@ const cleanups = cleanupsAfterEach(async () => {
   await emulator?.close();
   emulator = undefined;
 });
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 /** Two tenants of 6 contracts each, reads configured; `apiAt`: another api.baseUrl (the token endpoint stays the emulator's). */
 async function setup(options: { apiAt?: string } = {}) {

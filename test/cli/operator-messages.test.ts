@@ -4,10 +4,10 @@
  * gets "did you mean", and `help COMMAND` is `COMMAND --help`. Real git repositories; the
  * unreachable host is a port a test server just gave up.
  */
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRepo, type TestRepo } from '../git/helpers.ts';
 import { runCli } from '../helpers/cli.ts';
+import { closedPort } from '../helpers/closed-port.ts';
 
 function config(origin: string): string {
   return `api:
@@ -25,16 +25,6 @@ const CONTRACTS = {
   'contracts/acme/a.yaml': 'tenant: acme\ncontracts:\n  "4711": { Name: Alpha }\n  "4712": { Name: Beta }\n  "4713": { Name: Gamma }\n',
   'contracts/globex/g.yaml': 'tenant: globex\ncontracts:\n  "9001": { Name: Delta }\n',
 };
-
-/** A loopback port nothing listens on: a server's, closed again. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 describe('messages that say what to do', () => {
   let repo: TestRepo;

@@ -4,17 +4,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parsePlan } from '../../engine/index.ts';
 import { runCli } from '../helpers/cli.ts';
 import { configYaml } from '../helpers/files.ts';
-import { createRepo, type TestRepo } from '../git/helpers.ts';
-
-const repos: TestRepo[] = [];
-
-afterEach(async () => {
-  await Promise.all(repos.splice(0).map((repo) => repo.cleanup()));
-});
+import { pullRequestRepo } from '../helpers/pull-request-repo.ts';
+import type { TestRepo } from '../git/helpers.ts';
 
 const AT_BASE = `tenant: acme
 contracts:
@@ -46,10 +41,12 @@ contracts:
 `;
 
 async function firstPullRequest(): Promise<TestRepo> {
-  const repo = await createRepo({ '.gitignore': '.contract-sync/\nplan.json\n', 'contract-sync.yaml': configYaml(['acme']), 'contracts/acme.yaml': AT_BASE });
-  repos.push(repo);
-  await repo.git('checkout', '-q', '-b', 'feature');
-  await repo.commit('renew 4711, add 4713', { 'contracts/acme.yaml': ON_BRANCH });
+  const { repo } = await pullRequestRepo({
+    base: { '.gitignore': '.contract-sync/\nplan.json\n', 'contract-sync.yaml': configYaml(['acme']), 'contracts/acme.yaml': AT_BASE },
+    branch: 'feature',
+    message: 'renew 4711, add 4713',
+    changes: { 'contracts/acme.yaml': ON_BRANCH },
+  });
   return repo;
 }
 

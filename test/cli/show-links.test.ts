@@ -5,18 +5,13 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { packageVersion } from '../../engine/run/version.ts';
 import { parsePlan } from '../../engine/index.ts';
 import { runCli } from '../helpers/cli.ts';
 import { configYaml } from '../helpers/files.ts';
-import { createRepo, type TestRepo } from '../git/helpers.ts';
-
-const repos: TestRepo[] = [];
-
-afterEach(async () => {
-  await Promise.all(repos.splice(0).map((repo) => repo.cleanup()));
-});
+import { pullRequestRepo } from '../helpers/pull-request-repo.ts';
+import type { TestRepo } from '../git/helpers.ts';
 
 const CONTRACTS = `tenant: acme
 contracts:
@@ -32,11 +27,12 @@ async function pullRequest(dir: string, config = configYaml(['acme'])): Promise<
   function at(file: string): string {
     return dir === '' ? file : `${dir}/${file}`;
   }
-  const repo = await createRepo({ [at('contract-sync.yaml')]: config, [at('contracts/acme/a.yaml')]: CONTRACTS });
-  repos.push(repo);
-  await repo.git('checkout', '-q', '-b', 'renew');
-  const head = await repo.commit('Renew 4711', { [at('contracts/acme/a.yaml')]: CONTRACTS.replace('cleaning', 'cleaning 2028') });
-  return { repo, head };
+  return pullRequestRepo({
+    base: { [at('contract-sync.yaml')]: config, [at('contracts/acme/a.yaml')]: CONTRACTS },
+    branch: 'renew',
+    message: 'Renew 4711',
+    changes: { [at('contracts/acme/a.yaml')]: CONTRACTS.replace('cleaning', 'cleaning 2028') },
+  });
 }
 
 describe('the markdown plan in CI', () => {

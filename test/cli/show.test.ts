@@ -1,17 +1,12 @@
 /** `contract-sync show PLAN.json`: a saved plan, from a real repository, rendered as `plan` rendered it; and every way the file can be wrong. */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { main } from '../../engine/cli/main.ts';
 import { runCli, type CliRun } from '../helpers/cli.ts';
 import { configYaml } from '../helpers/files.ts';
+import { pullRequestRepo } from '../helpers/pull-request-repo.ts';
 import { createRepo, type TestRepo } from '../git/helpers.ts';
-
-const repos: TestRepo[] = [];
-
-afterEach(async () => {
-  await Promise.all(repos.splice(0).map((repo) => repo.cleanup()));
-});
 
 const AT_BASE = `tenant: acme
 contracts:
@@ -33,11 +28,12 @@ contracts:
 
 /** A repository whose branch changes a contract of main; the plan a pull request would show is saved as plan.json. */
 async function savedPlan(format: string): Promise<{ repo: TestRepo; planned: CliRun }> {
-  const repo = await createRepo({ 'contract-sync.yaml': configYaml(['acme']), 'contracts/acme/a.yaml': AT_BASE });
-  repos.push(repo);
-  await repo.git('checkout', '-q', '-b', 'renew');
-  await writeFile(path.join(repo.dir, 'contracts/acme/a.yaml'), ON_BRANCH);
-  await repo.git('commit', '-q', '-am', 'Renew 4711');
+  const { repo } = await pullRequestRepo({
+    base: { 'contract-sync.yaml': configYaml(['acme']), 'contracts/acme/a.yaml': AT_BASE },
+    branch: 'renew',
+    message: 'Renew 4711',
+    changes: { 'contracts/acme/a.yaml': ON_BRANCH },
+  });
   const planned = await runCli(['plan', '--ref', 'HEAD', '--base', 'main', '--out', 'plan.json', '--format', format], repo.dir);
   return { repo, planned };
 }
@@ -104,7 +100,7 @@ describe('contract-sync show', () => {
     ['a document that is not a plan', '{"version": 1, "tenants": []}', /^contract-sync show: plan\.json: invalid plan: .+\n$/],
   ])('refuses %s in one line naming the file, exit 1', async (_name, content, stderr) => {
     const repo = await createRepo({});
-    repos.push(repo);
+    onTestFinished(() => repo.cleanup());
     if (content !== undefined) await writeFile(path.join(repo.dir, 'plan.json'), content);
 
     const run = await runCli(['show', 'plan.json'], repo.dir);

@@ -7,94 +7,19 @@
  * Also item 1: no worker crashes with a stack trace, and each says what happened to it. A real
  * PostgreSQL, the emulator, and the CLI as child processes.
  */
-import type { ChildProcess } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator, type RequestLogEntry } from '../../emulator/index.ts';
-import { fingerprint } from '../../engine/model/fingerprint.ts';
+import { describe, expect, it } from 'vitest';
 import type { RunHistoryEntry } from '../../engine/state/history.ts';
-import { openPostgresStateStore } from '../../engine/state/postgres/index.ts';
-import { createRepo, type TestRepo } from '../git/helpers.ts';
-import { cleanupsAfterEach } from '../helpers/cleanups.ts';
-import { startCli, type CliChild, type CliFinished } from '../helpers/cli-child.ts';
-import { createFleet, fleetRepoFiles, fleetSeed, requestLog, setFaults, type Fleet } from '../helpers/fleet.ts';
-import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
+import type { CliFinished } from '../helpers/cli-child.ts';
+import { requestLog } from '../helpers/fleet.ts';
+import { answeredPatches, sharedRunWorkers, type SharedRunSetup as Setup } from '../helpers/shared-run-workers.ts';
 
-/** How long a PATCH waits while workers are still joining: far longer than a start-up on a loaded machine. */
-const HOLD_MS = 5000;
-
-let emulator: Emulator | undefined;
-let server: PostgresServer | undefined;
-const running = new Set<ChildProcess>();
-const cleanups = cleanupsAfterEach(async () => {
-  for (const child of running) child.kill('SIGKILL');
-  running.clear();
-  await emulator?.close();
-  emulator = undefined;
-});
-
-beforeAll(async () => {
-  // A server stopped at once keeps every COMMIT it acknowledged, as in production: what the run recorded is what it counts.
-  server = await startPostgres({ durableCommits: true });
-}, 60_000);
-
-afterAll(async () => {
-  await server?.stop();
-});
-
-interface Setup {
-  readonly fleet: Fleet;
-  readonly repo: TestRepo;
-  readonly env: Record<string, string>;
-  readonly database: string;
-}
-
-/**
- * `tenants` tenants of `perTenant` contracts (two in three changed), and a fresh PostgreSQL database;
- * every API request waits `latencyMs`. With api.read, unless `read` is false: then the store starts
- * as a previous run left it, every contract recorded as it is live (without reads, the plan comes
- * from the store).
- */
-async function setup(tenants: number, perTenant: number, latencyMs: number, read = true): Promise<Setup> {
-  const fleet = createFleet(tenants, perTenant);
-  emulator = await startEmulator(fleetSeed(fleet));
-  await setFaults(emulator, { api: { latencyMs: [latencyMs, latencyMs] } });
-  const files = fleetRepoFiles(fleet, emulator, { read, rate: '{ requestsPerSecond: 1000, concurrency: 2, maxInFlight: 4 }' });
-  files['contract-sync.yaml'] += 'state: { backend: postgres, url: { env: STATE_DB_URL } }\n';
-  const url = await server!.createDatabase();
-  if (!read) {
-    const store = await openPostgresStateStore({ url });
-    try {
-      for (const [tenant, contracts] of fleet.live) {
-        for (const [contractId, fields] of contracts)
-          await store.writeContract(tenant, { contractId, fields, fingerprint: fingerprint(fields), appliedAt: '2026-01-01T00:00:00.000Z', commit: null });
-      }
-    } finally {
-      await store.close();
-    }
-  }
-  const repo = await createRepo(files);
-  cleanups.push(() => repo.cleanup());
-  return { fleet, repo, env: { ...fleet.env, STATE_DB_URL: url }, database: new URL(url).pathname.slice(1) };
-}
-
-function start(s: Setup, args: readonly string[], extra: Record<string, string> = {}): CliChild {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...s.env, CONTRACT_SYNC_LOG_LEVEL: 'warn', ...extra };
-  for (const name of ['GITHUB_RUN_ID', 'GITHUB_RUN_ATTEMPT', 'GITHUB_ACTIONS', 'CI_PIPELINE_ID', 'GITLAB_CI', 'CONTRACT_SYNC_RUN']) delete env[name];
-  return startCli(args, { cwd: s.repo.dir, env, running });
-}
-
-function worker(s: Setup, name: string): CliChild {
-  return start(s, ['apply', '--shard', 'auto', '--ref', 'HEAD', '--lock-timeout', '120'], { CONTRACT_SYNC_WORKER: name });
-}
-
-function answeredPatches(log: readonly RequestLogEntry[]): RequestLogEntry[] {
-  return log.filter((entry) => entry.kind === 'api' && entry.method === 'PATCH' && entry.status !== null && entry.status < 300);
-}
+// A server stopped at once keeps every COMMIT it acknowledged, as in production: what the run recorded is what it counts.
+const { server, setup, worker, startTakingPart, history } = sharedRunWorkers({ durableCommits: true });
 
 /** Waits until the service has answered `count` PATCHes. */
-async function patchesAnswered(count: number): Promise<void> {
-  while (answeredPatches(await requestLog(emulator!)).length < count) await delay(20);
+async function patchesAnswered(s: Setup, count: number): Promise<void> {
+  while (answeredPatches(await requestLog(s.emulator)).length < count) await delay(20);
 }
 
 /**
@@ -104,10 +29,8 @@ async function patchesAnswered(count: number): Promise<void> {
 async function countsBeside(
   s: Setup,
 ): Promise<{ entries: RunHistoryEntry[]; counts: Record<string, { history: number; changedOnService: number; answered: number }> }> {
-  const listed = await start(s, ['state', 'history', '--format', 'json']).finished;
-  expect(listed.code, listed.stderr).toBe(0);
-  const entries = (JSON.parse(listed.stdout) as { runs: RunHistoryEntry[] }).runs;
-  const answered = answeredPatches(await requestLog(emulator!));
+  const entries = await history(s);
+  const answered = answeredPatches(await requestLog(s.emulator));
   const counts: Record<string, { history: number; changedOnService: number; answered: number }> = {};
   for (const tenant of s.fleet.tenants) {
     const mine = answered.filter((entry) => entry.tenant === tenant);
@@ -142,10 +65,10 @@ describe("a shared run's history counts what was applied, by whichever worker, h
     const s = await setup(4, 24, 60);
     const victim = worker(s, 'victim');
     // Killed while its first tenants are half sent: some of their PATCHes answered and recorded, others not yet sent.
-    await patchesAnswered(12);
+    await patchesAnswered(s, 12);
     victim.child.kill('SIGKILL');
     expect((await victim.finished).signal).toBe('SIGKILL');
-    const before = answeredPatches(await requestLog(emulator!)).length;
+    const before = answeredPatches(await requestLog(s.emulator)).length;
 
     const rescuers = await Promise.all([worker(s, 'rescuer').finished, worker(s, 'second').finished]);
 
@@ -165,9 +88,9 @@ describe("a shared run's history counts what was applied, by whichever worker, h
     'a worker SIGKILLed, no reads configured: what it had in flight and no read can settle is said (unknown), never counted as applied',
     { timeout: 180_000 },
     async () => {
-      const s = await setup(4, 24, 60, false);
+      const s = await setup(4, 24, 60, { read: false });
       const victim = worker(s, 'victim');
-      await patchesAnswered(12);
+      await patchesAnswered(s, 12);
       victim.child.kill('SIGKILL');
       await victim.finished;
 
@@ -195,16 +118,10 @@ describe("a shared run's history counts what was applied, by whichever worker, h
     async () => {
       const s = await setup(6, 24, 150);
       // PATCHes held until every worker has joined, so that all three take part.
-      await setFaults(emulator!, { api: { latencyMs: [HOLD_MS, HOLD_MS] } });
-      const workers = ['w1', 'w2', 'w3'].map((name) => worker(s, name));
-      while (!workers.every((run) => /^shared run \S+: worker \S+ joined/m.test(run.stdout()))) {
-        const exited = await Promise.race([Promise.all(workers.map((run) => run.finished)), delay(50)]);
-        if (exited !== undefined) break;
-      }
-      await setFaults(emulator!, { api: { latencyMs: [150, 150] } });
-      await patchesAnswered(20);
+      const workers = await startTakingPart(s, ['w1', 'w2', 'w3'], 150);
+      await patchesAnswered(s, 20);
 
-      const { rows } = await server!.query(
+      const { rows } = await server().query(
         `SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
           WHERE pid <> pg_backend_pid() AND query LIKE '%shared_run_tenants%FOR UPDATE%') AS cut`,
         s.database,
@@ -231,16 +148,16 @@ describe("a shared run's history counts what was applied, by whichever worker, h
     async () => {
       const s = await setup(4, 24, 60);
       const workers = ['w1', 'w2', 'w3'].map((name) => worker(s, name));
-      await patchesAnswered(12);
+      await patchesAnswered(s, 12);
 
-      await server!.halt();
+      await server().halt();
       let stopped: CliFinished[];
       try {
         stopped = await Promise.all(workers.map((run) => run.finished));
       } finally {
-        await server!.restart();
+        await server().restart();
       }
-      const beforeRecovery = answeredPatches(await requestLog(emulator!)).length;
+      const beforeRecovery = answeredPatches(await requestLog(s.emulator)).length;
       const recovery = await worker(s, 'recovery').finished;
 
       for (const run of stopped) {

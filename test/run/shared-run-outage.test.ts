@@ -4,34 +4,13 @@
  * terminated session does not call it a shutdown. A real PostgreSQL (halted with `pg_ctl stop -m
  * immediate`, then restarted), the emulator, and the CLI as a child process.
  */
-import type { ChildProcess } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../emulator/index.ts';
+import { describe, expect, it } from 'vitest';
 import { describePostgresError } from '../../engine/state/postgres/errors.ts';
-import { createRepo } from '../git/helpers.ts';
-import { cleanupsAfterEach } from '../helpers/cleanups.ts';
-import { startCli } from '../helpers/cli-child.ts';
-import { createFleet, fleetRepoFiles, fleetSeed, requestLog, setFaults } from '../helpers/fleet.ts';
-import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
+import { requestLog } from '../helpers/fleet.ts';
+import { sharedRunWorkers } from '../helpers/shared-run-workers.ts';
 
-let emulator: Emulator | undefined;
-let server: PostgresServer | undefined;
-const running = new Set<ChildProcess>();
-const cleanups = cleanupsAfterEach(async () => {
-  for (const child of running) child.kill('SIGKILL');
-  running.clear();
-  await emulator?.close();
-  emulator = undefined;
-});
-
-beforeAll(async () => {
-  server = await startPostgres();
-}, 60_000);
-
-afterAll(async () => {
-  await server?.stop();
-});
+const { server, setup, start } = sharedRunWorkers();
 
 const TARGET = { host: '127.0.0.1', port: '5432', database: 'cs', schema: 'contract_sync' };
 
@@ -53,30 +32,24 @@ describe('describePostgresError', () => {
 
 describe('a --shard auto worker whose PostgreSQL stops mid-run', () => {
   it('exits 1 with one line naming the store and what to do, no stack trace', { timeout: 120_000 }, async () => {
-    const fleet = createFleet(3, 30);
-    emulator = await startEmulator(fleetSeed(fleet));
-    await setFaults(emulator, { api: { latencyMs: [40, 40] } });
-    const files = fleetRepoFiles(fleet, emulator, { read: true, rate: '{ requestsPerSecond: 1000, concurrency: 2, maxInFlight: 4 }' });
-    files['contract-sync.yaml'] += 'state: { backend: postgres, url: { env: STATE_DB_URL } }\n';
-    const url = await server!.createDatabase();
-    const repo = await createRepo(files);
-    cleanups.push(() => repo.cleanup());
-    const env: NodeJS.ProcessEnv = { ...process.env, ...fleet.env, STATE_DB_URL: url, CONTRACT_SYNC_LOG_LEVEL: 'silent', CONTRACT_SYNC_WORKER: 'w1' };
-    for (const name of ['GITHUB_RUN_ID', 'GITHUB_RUN_ATTEMPT', 'GITHUB_ACTIONS', 'CI_PIPELINE_ID', 'GITLAB_CI', 'CONTRACT_SYNC_RUN']) delete env[name];
+    const s = await setup(3, 30, 40);
 
-    const child = startCli(['apply', '--shard', 'auto', '--auto-approve', '--ref', 'HEAD', '--lock-timeout', '120'], { cwd: repo.dir, env, running });
+    const child = start(s, ['apply', '--shard', 'auto', '--auto-approve', '--ref', 'HEAD', '--lock-timeout', '120'], {
+      CONTRACT_SYNC_LOG_LEVEL: 'silent',
+      CONTRACT_SYNC_WORKER: 'w1',
+    });
     // Halted once the worker is sending: some PATCHes answered, most not.
     for (let tries = 0; tries < 600; tries++) {
-      const sent = (await requestLog(emulator)).filter((entry) => entry.kind === 'api' && entry.method === 'PATCH').length;
+      const sent = (await requestLog(s.emulator)).filter((entry) => entry.kind === 'api' && entry.method === 'PATCH').length;
       if (sent >= 5) break;
       await delay(50);
     }
-    await server!.halt();
+    await server().halt();
     let finished;
     try {
       finished = await child.finished;
     } finally {
-      await server!.restart();
+      await server().restart();
     }
 
     expect(finished.code).toBe(1);

@@ -5,63 +5,21 @@
  * request log), a killed worker's tenant taken over in the same run, one history entry per run,
  * a later commit a new run, and the tenant locks keeping a worker and a plain apply apart.
  */
-import type { ChildProcess } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { stringify } from 'yaml';
-import { startEmulator, type Emulator, type RequestLogEntry } from '../../emulator/index.ts';
-import type { RunHistoryEntry } from '../../engine/state/history.ts';
-import { createRepo, type TestRepo } from '../git/helpers.ts';
-import { cleanupsAfterEach } from '../helpers/cleanups.ts';
-import { startCli, type CliChild, type CliFinished } from '../helpers/cli-child.ts';
+import { startEmulator } from '../../emulator/index.ts';
+import { createRepo } from '../git/helpers.ts';
+import type { CliFinished } from '../helpers/cli-child.ts';
 import { createFleet, fleetRepoFiles, fleetSeed, liveContract, requestLog, setFaults, type Fleet } from '../helpers/fleet.ts';
-import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
+import { answeredPatches as patches, HOLD_MS, sharedRunWorkers, type SharedRunSetup as Setup } from '../helpers/shared-run-workers.ts';
 
-/** How long a PATCH waits while workers are still joining: far longer than a start-up on a loaded machine. */
-const HOLD_MS = 5000;
-
-let emulator: Emulator | undefined;
-let server: PostgresServer | undefined;
-const running = new Set<ChildProcess>();
-const cleanups = cleanupsAfterEach(async () => {
-  for (const child of running) child.kill('SIGKILL');
-  running.clear();
-  await emulator?.close();
-  emulator = undefined;
-});
-
-beforeAll(async () => {
-  server = await startPostgres();
-}, 60_000);
-
-afterAll(async () => {
-  await server?.stop();
-});
-
-/** The environment of a child run: the fleet's secrets, the database, no CI variables of the machine running the tests. */
-function childEnv(setup: Setup, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...setup.env, CONTRACT_SYNC_LOG_LEVEL: 'warn', ...extra };
-  for (const name of ['GITHUB_RUN_ID', 'GITHUB_RUN_ATTEMPT', 'GITHUB_ACTIONS', 'CI_PIPELINE_ID', 'GITLAB_CI', 'CONTRACT_SYNC_RUN'])
-    if (!(name in extra)) delete env[name];
-  return env;
-}
-
-function start(setup: Setup, args: readonly string[], extra: Record<string, string> = {}): CliChild {
-  return startCli(args, { cwd: setup.repo.dir, env: childEnv(setup, extra), running });
-}
-
-function worker(setup: Setup, name: string, extra: Record<string, string> = {}): CliChild {
-  return start(setup, ['apply', '--shard', 'auto', '--ref', 'HEAD', '--lock-timeout', '120'], { CONTRACT_SYNC_WORKER: name, ...extra });
-}
-
-function patches(log: readonly RequestLogEntry[]): RequestLogEntry[] {
-  return log.filter((entry) => entry.kind === 'api' && entry.method === 'PATCH' && entry.status !== null && entry.status < 300);
-}
+const { server, setup, start, worker, startTakingPart, history } = sharedRunWorkers();
 
 /** How many times each contract was PATCHed (answered 2xx). */
-async function patchCounts(): Promise<Map<string, number>> {
+async function patchCounts(s: Setup): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
-  for (const entry of patches(await requestLog(emulator!))) {
+  for (const entry of patches(await requestLog(s.emulator))) {
     const id = decodeURIComponent(entry.path.split('/').at(-1)!);
     counts.set(id, (counts.get(id) ?? 0) + 1);
   }
@@ -77,36 +35,6 @@ function tenantsTaken(stdout: string): string[] {
   return [...stdout.matchAll(/^worker \S+ took tenant (\S+) /gm)].map((match) => match[1]!);
 }
 
-async function history(setup: Setup): Promise<RunHistoryEntry[]> {
-  const run = await start(setup, ['state', 'history', '--format', 'json']).finished;
-  expect(run.code, run.stderr).toBe(0);
-  return (JSON.parse(run.stdout) as { runs: RunHistoryEntry[] }).runs;
-}
-
-interface Setup {
-  readonly fleet: Fleet;
-  readonly repo: TestRepo;
-  readonly env: Record<string, string>;
-}
-
-/**
- * `tenants` tenants of `perTenant` contracts (two in three changed), with api.read, in a git
- * repository whose config names a fresh PostgreSQL database. `latencyMs`: every API request waits
- * that long, so that a tenant takes a while and every worker gets some.
- */
-async function setup(tenants: number, perTenant: number, latencyMs: number, edit?: (files: Record<string, string>, fleet: Fleet) => void): Promise<Setup> {
-  const fleet = createFleet(tenants, perTenant);
-  emulator = await startEmulator(fleetSeed(fleet));
-  if (latencyMs > 0) await setFaults(emulator, { api: { latencyMs: [latencyMs, latencyMs] } });
-  const files = fleetRepoFiles(fleet, emulator, { read: true, rate: '{ requestsPerSecond: 1000, concurrency: 2, maxInFlight: 4 }' });
-  files['contract-sync.yaml'] += 'state: { backend: postgres, url: { env: STATE_DB_URL } }\n';
-  edit?.(files, fleet);
-  const url = await server!.createDatabase();
-  const repo = await createRepo(files);
-  cleanups.push(() => repo.cleanup());
-  return { fleet, repo, env: { ...fleet.env, STATE_DB_URL: url } };
-}
-
 /** Runs `count` workers at once; each must exit 0. */
 async function workers(s: Setup, count: number): Promise<CliFinished[]> {
   const runs = await Promise.all(Array.from({ length: count }, (_, index) => worker(s, `w${index + 1}`).finished));
@@ -114,20 +42,10 @@ async function workers(s: Setup, count: number): Promise<CliFinished[]> {
   return runs;
 }
 
-/**
- * Runs `count` workers at once, each sure to take part: every PATCH is held for `HOLD_MS` until
- * every worker has joined the run, so that no worker can finish the run alone while another is
- * still starting (a worker's start-up takes seconds on a loaded machine); then the fleet's
- * latency again. Each must exit 0.
- */
+/** Runs `count` workers at once, each sure to take part (startTakingPart); each must exit 0. */
 async function workersTakingPart(s: Setup, count: number, latencyMs: number): Promise<CliFinished[]> {
-  await setFaults(emulator!, { api: { latencyMs: [HOLD_MS, HOLD_MS] } });
-  const started = Array.from({ length: count }, (_, index) => worker(s, `w${index + 1}`));
-  while (!started.every((run) => /^shared run \S+: worker \S+ joined/m.test(run.stdout()))) {
-    const exited = await Promise.race([Promise.all(started.map((run) => run.finished)), delay(50)]);
-    if (exited !== undefined) break;
-  }
-  await setFaults(emulator!, { api: { latencyMs: [latencyMs, latencyMs] } });
+  const names = Array.from({ length: count }, (_, index) => `w${index + 1}`);
+  const started = await startTakingPart(s, names, latencyMs);
   const runs = await Promise.all(started.map((run) => run.finished));
   for (const run of runs) expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
   return runs;
@@ -151,7 +69,7 @@ describe('apply --shard auto', () => {
       expect(taken.flat().sort()).toEqual([...s.fleet.tenants].sort());
       // Every worker took part (the PATCHes were held until every worker had joined).
       for (const [index, tenants] of taken.entries()) expect(tenants.length, runs[index]!.stdout).toBeGreaterThan(0);
-      expectEachPatchedOnce(await patchCounts(), s.fleet);
+      expectEachPatchedOnce(await patchCounts(s), s.fleet);
       // All joined the same run.
       const runIds = new Set(runs.map((run) => /^shared run (\S+):/m.exec(run.stdout)?.[1]));
       expect(runIds.size).toBe(1);
@@ -165,7 +83,7 @@ describe('apply --shard auto', () => {
       }
       expect(entries[0]!.tenants.reduce((sum, tenant) => sum + tenant.applied, 0)).toBe(changedIds(s.fleet).length);
       // A tenant's token, asked for as it is taken, serves its PATCHes: one token request per tenant.
-      const tokens = (await requestLog(emulator!)).filter((entry) => entry.kind === 'token' && entry.tenant !== null).map((entry) => entry.tenant);
+      const tokens = (await requestLog(s.emulator)).filter((entry) => entry.kind === 'token' && entry.tenant !== null).map((entry) => entry.tenant);
       expect(tokens.sort()).toEqual([...s.fleet.tenants].sort());
     },
   );
@@ -176,12 +94,12 @@ describe('apply --shard auto', () => {
     async () => {
       const s = await setup(6, 12, 40);
       // The first worker's PATCHes are held until the second has joined: it takes three tenants (its lanes), the second the others.
-      await setFaults(emulator!, { api: { latencyMs: [HOLD_MS, HOLD_MS] } });
+      await setFaults(s.emulator, { api: { latencyMs: [HOLD_MS, HOLD_MS] } });
       const first = worker(s, 'first');
       while (!/^shared run \S+: worker first joined/m.test(first.stdout())) await delay(50);
       const joining = worker(s, 'joining');
       while (!/^shared run \S+: worker joining joined/m.test(joining.stdout())) await delay(50);
-      await setFaults(emulator!, { api: { latencyMs: [40, 40] } });
+      await setFaults(s.emulator, { api: { latencyMs: [40, 40] } });
       const runs = await Promise.all([first.finished, joining.finished]);
 
       for (const run of runs) expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
@@ -191,9 +109,9 @@ describe('apply --shard auto', () => {
       );
       const taken = tenantsTaken(runs[1]!.stdout);
       expect(taken.length).toBeGreaterThan(0);
-      expectEachPatchedOnce(await patchCounts(), s.fleet);
+      expectEachPatchedOnce(await patchCounts(s), s.fleet);
       for (const set of s.fleet.desired.filter((candidate) => taken.includes(candidate.tenant))) {
-        for (const contract of set.contracts) expect((await liveContract(emulator!, set.tenant, contract.id)).Name).toBe(contract.fields.Name);
+        for (const contract of set.contracts) expect((await liveContract(s.emulator, set.tenant, contract.id)).Name).toBe(contract.fields.Name);
       }
       expect((await history(s))[0]!.tenants.filter((tenant) => tenant.worker === 'joining').map((tenant) => tenant.tenant)).toEqual([...taken].sort());
     },
@@ -201,9 +119,11 @@ describe('apply --shard auto', () => {
 
   it('sends nothing when any tenant has an error in its desired state: no run is begun, and every worker reports it', { timeout: 120_000 }, async () => {
     let broken = '';
-    const s = await setup(4, 3, 0, (files, fleet) => {
-      broken = fleet.desired.at(-1)!.file;
-      files[broken] += '  broken:\n    Name: [unclosed\n';
+    const s = await setup(4, 3, 0, {
+      edit(files, fleet) {
+        broken = fleet.desired.at(-1)!.file;
+        files[broken] += '  broken:\n    Name: [unclosed\n';
+      },
     });
 
     const runs = await Promise.all(['w1', 'w2'].map((name) => worker(s, name).finished));
@@ -213,7 +133,7 @@ describe('apply --shard auto', () => {
       expect(run.stderr).toContain(broken);
       expect(run.stdout).not.toMatch(/joined|took tenant/);
     }
-    expect(patches(await requestLog(emulator!))).toEqual([]);
+    expect(patches(await requestLog(s.emulator))).toEqual([]);
     expect(await history(s)).toEqual([]);
   });
 
@@ -233,11 +153,11 @@ describe('apply --shard auto', () => {
     const s = await setup(4, 24, 60);
     const victim = worker(s, 'victim');
     // Killed halfway through its first tenants: some of their PATCHes answered, others not yet sent.
-    while (patches(await requestLog(emulator!)).length < 10) await delay(20);
+    while (patches(await requestLog(s.emulator)).length < 10) await delay(20);
     victim.child.kill('SIGKILL');
     const killed = await victim.finished;
     expect(killed.signal).toBe('SIGKILL');
-    const before = patches(await requestLog(emulator!)).length;
+    const before = patches(await requestLog(s.emulator)).length;
     expect(before).toBeLessThan(changedIds(s.fleet).length);
     const victimTook = tenantsTaken(killed.stdout);
 
@@ -255,7 +175,7 @@ describe('apply --shard auto', () => {
         .filter((id, index, all) => all.indexOf(id) === index),
     ).toHaveLength(1);
     expect([...tenantsTaken(rescuer!.stdout), ...tenantsTaken(second!.stdout)].sort()).toEqual(expect.arrayContaining(victimTook));
-    expectEachPatchedOnce(await patchCounts(), s.fleet);
+    expectEachPatchedOnce(await patchCounts(s), s.fleet);
     const entries = await history(s);
     expect(entries).toHaveLength(1);
     expect(entries[0]!.tenants.map((tenant) => tenant.tenant)).toEqual([...s.fleet.tenants].sort());
@@ -268,18 +188,17 @@ describe('apply --shard auto', () => {
     async () => {
       const s = await setup(4, 24, 60);
       const cut = worker(s, 'cut');
-      while (patches(await requestLog(emulator!)).length < 4) await delay(20);
+      while (patches(await requestLog(s.emulator)).length < 4) await delay(20);
       // PATCHes held while the sessions are cut and the second worker starts: no tenant of the cut worker ends meanwhile.
-      await setFaults(emulator!, { api: { latencyMs: [HOLD_MS, HOLD_MS] } });
-      const database = new URL(s.env.STATE_DB_URL!).pathname.slice(1);
-      const { rows } = await server!.query(
+      await setFaults(s.emulator, { api: { latencyMs: [HOLD_MS, HOLD_MS] } });
+      const { rows } = await server().query(
         "SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE '%SKIP LOCKED%') AS cut",
-        database,
+        s.database,
       );
       expect((rows[0] as { n: number }).n).toBeGreaterThan(0);
       const other = worker(s, 'other');
       while (!/^shared run \S+: worker other joined/m.test(other.stdout())) await delay(50);
-      await setFaults(emulator!, { api: { latencyMs: [60, 60] } });
+      await setFaults(s.emulator, { api: { latencyMs: [60, 60] } });
 
       const [cutRun, otherRun] = await Promise.all([cut.finished, other.finished]);
 
@@ -288,7 +207,7 @@ describe('apply --shard auto', () => {
       const lost = [...cutRun.stdout.matchAll(/^worker cut lost its claim of tenant (\S+) \(its database session ended\)/gm)].map((m) => m[1]!);
       expect(lost.length, cutRun.stdout).toBeGreaterThan(0);
       expect(tenantsTaken(otherRun.stdout)).toEqual(expect.arrayContaining(lost));
-      expectEachPatchedOnce(await patchCounts(), s.fleet);
+      expectEachPatchedOnce(await patchCounts(s), s.fleet);
       const entries = await history(s);
       expect(entries).toHaveLength(1);
       expect(entries[0]!.tenants.map((tenant) => tenant.tenant)).toEqual([...s.fleet.tenants].sort());
@@ -300,13 +219,13 @@ describe('apply --shard auto', () => {
     const s = await setup(3, 6, 0);
     const [first] = await workers(s, 1);
     const firstRun = /^shared run (\S+):/m.exec(first!.stdout)![1];
-    const patchedFirst = patches(await requestLog(emulator!)).length;
+    const patchedFirst = patches(await requestLog(s.emulator)).length;
 
     const again = await worker(s, 'again').finished;
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain(`shared run ${firstRun}: worker again joined (3 tenants, 3 done)`);
     expect(tenantsTaken(again.stdout)).toEqual([]);
-    expect(patches(await requestLog(emulator!)).length).toBe(patchedFirst);
+    expect(patches(await requestLog(s.emulator)).length).toBe(patchedFirst);
 
     const set = s.fleet.desired[1]!;
     const renamed = stringify({
@@ -320,7 +239,7 @@ describe('apply --shard auto', () => {
     const laterRun = /^shared run (\S+): worker later joined \(3 tenants, 0 done\)/m.exec(later.stdout)?.[1];
     expect(laterRun).toBeDefined();
     expect(laterRun).not.toBe(firstRun);
-    expect(patches(await requestLog(emulator!)).length).toBe(patchedFirst + set.contracts.length);
+    expect(patches(await requestLog(s.emulator)).length).toBe(patchedFirst + set.contracts.length);
     const entries = await history(s);
     expect(entries.map((entry) => entry.runId).sort()).toEqual([firstRun, laterRun].sort());
   });
@@ -329,14 +248,14 @@ describe('apply --shard auto', () => {
     const s = await setup(3, 24, 40);
     const plain = start(s, ['apply', '--ref', 'HEAD', '--tenant', 'tenant-a', '--lock-timeout', '120']);
     // The plain apply holds tenant-a's lock and is sending when the worker starts.
-    while (patches(await requestLog(emulator!)).length < 3) await delay(20);
+    while (patches(await requestLog(s.emulator)).length < 3) await delay(20);
     const shared = worker(s, 'w1');
 
     const [plainRun, sharedRun] = await Promise.all([plain.finished, shared.finished]);
 
     expect(plainRun.code, plainRun.stderr).toBe(0);
     expect(sharedRun.code, sharedRun.stderr).toBe(0);
-    expectEachPatchedOnce(await patchCounts(), s.fleet);
+    expectEachPatchedOnce(await patchCounts(s), s.fleet);
     // The worker took tenant-a too, after the plain apply released it: nothing left to send.
     const entry = (await history(s)).find((candidate) => candidate.tenants.some((tenant) => tenant.worker === 'w1'))!;
     expect(entry.tenants.find((tenant) => tenant.tenant === 'tenant-a')).toMatchObject({ worker: 'w1', applied: 0, failed: 0 });
@@ -355,7 +274,7 @@ describe('apply --shard auto', () => {
       for (const run of runs) expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
       const taken = runs.map((run) => tenantsTaken(run.stdout));
       expect(taken.flat().sort()).toEqual([...s.fleet.tenants].sort());
-      expectEachPatchedOnce(await patchCounts(), s.fleet);
+      expectEachPatchedOnce(await patchCounts(s), s.fleet);
       const entries = await history(s);
       expect(entries).toHaveLength(1);
       expect(entries[0]!.command).toBe('drift --fix');
@@ -367,12 +286,12 @@ describe('apply --shard auto', () => {
 
   it('is refused with a file store, saying why; nothing is sent', { timeout: 60_000 }, async () => {
     const fleet = createFleet(1, 2);
-    emulator = await startEmulator(fleetSeed(fleet));
+    const emulator = await startEmulator(fleetSeed(fleet));
+    onTestFinished(() => emulator.close());
     const repo = await createRepo(fleetRepoFiles(fleet, emulator, { statePath: '.contract-sync/state' }));
-    cleanups.push(() => repo.cleanup());
-    const s: Setup = { fleet, repo, env: fleet.env };
+    onTestFinished(() => repo.cleanup());
 
-    const run = await worker(s, 'w1').finished;
+    const run = await worker({ repo, env: fleet.env }, 'w1').finished;
 
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('--shard auto shares one run between workers through the PostgreSQL state store');

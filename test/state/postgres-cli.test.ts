@@ -4,7 +4,6 @@
  * anything is sent, and an apply killed with SIGKILL finished by the next one without resending.
  */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +15,7 @@ import { diffContract } from '../../engine/plan/diff.ts';
 import { openPostgresStateStore } from '../../engine/state/postgres/index.ts';
 import { cleanupsAfterEach } from '../helpers/cleanups.ts';
 import { runCli } from '../helpers/cli.ts';
+import { closedPort } from '../helpers/closed-port.ts';
 import { writeTree } from '../helpers/files.ts';
 import { createFleet, fleetRepoFiles, fleetSeed, liveContract, requestLog, type Fleet } from '../helpers/fleet.ts';
 import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
@@ -123,15 +123,6 @@ describe('openStateStore', () => {
     expect(redactor.redact(`password=${PASSWORD}`)).toBe('password=[REDACTED]');
   });
 });
-
-async function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 describe('apply on the PostgreSQL state store killed mid-run', () => {
   it('is finished by the next run after SIGKILL at 30 patches, without resending', { timeout: 60_000 }, async () => {

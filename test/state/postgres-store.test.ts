@@ -3,10 +3,10 @@
  * concurrent first runs; refusing a newer schema; a one-line error for each way the database can
  * be out of reach; and a lock freed when its holder's connection is dropped. Against a real server.
  */
-import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LockLostError } from '../../engine/state/index.ts';
 import { openPostgresStateStore, PostgresStateError, SCHEMA_VERSION, type PostgresStateStore } from '../../engine/state/postgres/index.ts';
+import { closedPort } from '../helpers/closed-port.ts';
 import { startPostgres, type PostgresServer } from '../helpers/postgres-server.ts';
 
 let server: PostgresServer;
@@ -138,15 +138,6 @@ describe('postgres state store: its tables', () => {
     );
   });
 });
-
-async function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 describe('postgres state store: a database out of reach, in one line without the URL', () => {
   it.each([

@@ -1,0 +1,12 @@
+/** A port for tests of a service that cannot be reached. */
+import { createServer } from 'node:net';
+
+/** A loopback port nothing listens on: a server's, closed again. */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
