@@ -101,19 +101,27 @@ export function fitToWidth(line: string, columns: number | undefined): string {
  * one fits, else between words, so that the terminal never wraps it (a wrapped line reads as two)
  * and nothing of it is lost. The lines it is broken into hang two columns under an indented line
  * (a tenant's line of a summary). Only a word wider than the terminal is cut, ending in `…`.
- * Trailing spaces stay (a question's, where the answer is typed).
+ * Trailing spaces stay (a question's, where the answer is typed) and do not count. A terminal
+ * narrower than MIN_WRAP_COLUMNS gets the text as it is: broken that small, a question would be
+ * a column of cut words.
  */
 export function wrapToWidth(text: string, columns: number | undefined): string {
-  if (columns === undefined || columns <= 0) return text;
+  if (columns === undefined || columns < MIN_WRAP_COLUMNS) return text;
   return text
     .split('\n')
     .map((line) => wrapLine(line, columns))
     .join('\n');
 }
 
-function wrapLine(line: string, columns: number): string {
+/** Below this width wrapToWidth leaves text as it is. */
+export const MIN_WRAP_COLUMNS = 20;
+
+function wrapLine(whole: string, columns: number): string {
   const room = columns - 1;
-  if (line.length <= room) return line;
+  // The trailing spaces are written after whatever line ends up last, and take no room.
+  const trailing = / *$/.exec(whole)![0];
+  const line = whole.slice(0, whole.length - trailing.length);
+  if (line.length <= room) return whole;
   const indent = /^ */.exec(line)![0];
   const hanging = indent === '' ? '' : `${indent}  `;
   const lines: string[] = [];
@@ -139,7 +147,7 @@ function wrapLine(line: string, columns: number): string {
     // A part wider than the terminal: broken between its words, a word wider than that cut.
     for (const word of part.split(/ +(?=\S)/)) if (!add(word)) current = fitToWidth(`${current}${word}`, columns);
   }
-  return [...lines, current].join('\n');
+  return `${[...lines, current].join('\n')}${trailing}`;
 }
 
 export function createProgress(output: ProgressOutput): Progress {

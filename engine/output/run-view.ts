@@ -44,7 +44,11 @@ export function runView(streams: RunViewStreams, { shardOn, showPreview, command
     onEvent(event) {
       if (event.type === 'input' && event.shard) streams[shardOn].write(`${describeShard(event.shard)}\n`);
       if (event.type === 'shared') streams[shardOn].write(`${describeSharedEvent(event.shared)}\n`);
-      if (event.type === 'not-started' || event.type === 'telemetry-not-exported') streams.stderr.write(`contract-sync ${command}: ${event.message}\n`);
+      if (event.type === 'not-started' || event.type === 'telemetry-not-exported') {
+        // A line of its own, never appended to an open progress bar (a run stopped part-way).
+        progress?.interrupt();
+        streams.stderr.write(`contract-sync ${command}: ${event.message}\n`);
+      }
       if (event.type === 'preview') {
         // The plan starts a line of its own, below the reads' line.
         progress?.interrupt();

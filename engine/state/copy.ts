@@ -29,11 +29,17 @@ function recordKey(record: StoredContract): string {
   return `${record.fingerprint} ${record.appliedAt ?? ''} ${record.commit ?? ''}`;
 }
 
+/** Every tenant `store` holds anything of: records, a run record, or only the drift memory (a `drift` that ran before the first apply). */
+async function tenantsOf(store: StateStore): Promise<string[]> {
+  const [held, drift] = await Promise.all([store.listTenants(), store.listDriftTenants()]);
+  return [...new Set([...held, ...drift])].sort();
+}
+
 /** What of `from` is missing or different in `to`. */
 async function compare(from: StateStore, to: StateStore): Promise<string[]> {
   const mismatches: string[] = [];
-  const tenants = await from.listTenants();
-  const copiedTenants = new Set(await to.listTenants());
+  const tenants = await tenantsOf(from);
+  const copiedTenants = new Set(await tenantsOf(to));
   for (const tenant of tenants) {
     if (!copiedTenants.has(tenant)) mismatches.push(`tenant ${tenant}: missing from the copy`);
     const source = await from.listRecords(tenant);
@@ -69,7 +75,7 @@ export async function copyState(from: StateStore, to: StateStore): Promise<CopyR
   let records = 0;
   let runs = 0;
   let driftKeys = 0;
-  const tenants = await from.listTenants();
+  const tenants = await tenantsOf(from);
   for (const tenant of tenants) {
     const source = await from.lock(tenant, { timeoutMs: 0, owner: COPY_OWNER });
     try {

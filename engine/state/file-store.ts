@@ -18,7 +18,7 @@ import { fingerprint } from '../model/fingerprint.ts';
 import { checkStateDirectory, markStateDirectory } from './format-marker.ts';
 import { resolveFileStoreOptions, type FileStateStoreOptions } from './file-store-options.ts';
 import { checkLockOptions } from './lock-options.ts';
-import { checkApplied, checkContractId, checkRunRecord, checkTenant } from './store-input.ts';
+import { checkApplied, checkContractId, checkRunRecord, checkTenant, isTenantName } from './store-input.ts';
 import { entriesOf, readTenantRecords, tenantJournal, type TenantJournal } from './tenant-journal.ts';
 import {
   LockLostError,
@@ -325,6 +325,21 @@ export function fileStateStore(directory: string, options: FileStateStoreOptions
       const file = path.join(directory, DRIFT_KEYS_DIR_NAME, `${tenant}.json`);
       const text = readIfPresent(file);
       return text === undefined ? {} : parseDriftKeys(text, file, tenant);
+    },
+
+    async listDriftTenants(): Promise<string[]> {
+      await readable();
+      const dir = path.join(directory, DRIFT_KEYS_DIR_NAME);
+      const tenants: string[] = [];
+      for (const name of (await entriesOf(dir).catch(() => [] as string[])).sort(compareText)) {
+        const tenant = name.endsWith('.json') ? name.slice(0, -'.json'.length) : undefined;
+        // A file another program left there is no tenant's; a memory whose every key was forgotten holds nothing.
+        if (tenant === undefined || !isTenantName(tenant)) continue;
+        const file = path.join(dir, name);
+        const text = readIfPresent(file);
+        if (text !== undefined && Object.keys(parseDriftKeys(text, file, tenant)).length > 0) tenants.push(tenant);
+      }
+      return tenants;
     },
 
     async writeDriftKeys(tenant: string, changes: DriftKeyChanges): Promise<void> {

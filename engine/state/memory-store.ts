@@ -286,6 +286,10 @@ export function memoryStateStore(state: KnownState = new Map(), options: MemoryS
       return { ...driftKeys.get(tenant) };
     },
 
+    async listDriftTenants(): Promise<string[]> {
+      return [...driftKeys.keys()].sort(compareText);
+    },
+
     async writeDriftKeys(tenant: string, changes: DriftKeyChanges): Promise<void> {
       checkTenant(tenant);
       checkDriftKeyChanges(changes);

@@ -10,6 +10,11 @@ import type { AppliedContract, TenantRunRecord } from './types.ts';
 
 const TENANT = new RegExp(TENANT_PATTERN);
 
+/** Whether `name` is a tenant's name (as the config and the plan allow them). */
+export function isTenantName(name: string): boolean {
+  return TENANT.test(name);
+}
+
 export function checkTenant(tenant: string): void {
   if (typeof tenant !== 'string' || !TENANT.test(tenant))
     throw new TypeError(`tenant: expected a name matching ${TENANT_PATTERN}, got ${JSON.stringify(tenant)}`);

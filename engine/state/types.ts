@@ -201,6 +201,8 @@ export interface StateStore {
    * `--fix` takes none.
    */
   readDriftKeys(tenant: string): Promise<DriftKeys>;
+  /** The tenants whose drift memory holds a key, sorted; a tenant may have it before it has any record (`drift` runs before the first apply). */
+  listDriftTenants(): Promise<string[]>;
   /** Remembers (a key) or forgets (null) the drift of each contract named; the others keep theirs. Durable when it resolves. */
   writeDriftKeys(tenant: string, changes: DriftKeyChanges): Promise<void>;
   /**

@@ -183,6 +183,14 @@ describe('the question and the summary above it on a narrow terminal (issue 38, 
     expect(wrapToWidth(question, undefined)).toBe(question);
   });
 
+  it("does not count the question's trailing space, and leaves a terminal too narrow to break for alone", () => {
+    // 24 characters and the space the answer follows fit 25 columns (one left free): not broken for the space.
+    expect(wrapToWidth('Type yes to apply these: ', 25)).toBe('Type yes to apply these: ');
+    expect(wrapToWidth("Apply? Only 'yes' is accepted: ", 20)).toBe("Apply?\nOnly 'yes' is\naccepted: ");
+    // Broken at 2 columns, the question would be a column of ellipses.
+    expect(wrapToWidth("Apply? Only 'yes' is accepted: ", 2)).toBe("Apply? Only 'yes' is accepted: ");
+  });
+
   it.each([
     // A part wider than the terminal: between its words.
     [30, 'Apply 3000 ops to 3000 contracts in 2 tenants? ok', ['Apply 3000 ops to 3000', 'contracts in 2 tenants? ok']],

@@ -35,6 +35,19 @@ describe('a run view', () => {
     ]);
   });
 
+  it("starts a note of its own line when a terminal's progress bar is still open (a run stopped part-way)", () => {
+    const io = streams();
+    const terminal = { ...io, stderr: { ...io.stderr, isTTY: true, columns: 80 } };
+    const view = runView(terminal, { shardOn: 'stderr', command: 'apply', now: () => 0 });
+
+    view.onEvent({ type: 'phase', phase: 'send' });
+    view.onEvent({ type: 'progress', step: 'send', tenant: 'acme', contractId: 'C-1', outcome: 'applied', done: 1, total: 3 });
+    view.onEvent({ type: 'telemetry-not-exported', message: "telemetry not exported (traces to otel.example:4318: HTTP 400); the run's result stands" });
+    view.finish();
+
+    expect(io.said.stderr).toContain("\ncontract-sync apply: telemetry not exported (traces to otel.example:4318: HTTP 400); the run's result stands\n");
+  });
+
   it('keeps what the preview showed, for the question; nothing before it', () => {
     const io = streams();
     const view = runView(io, { shardOn: 'stderr', command: 'apply', now: () => 0, showPreview: () => ({ lines: 40, summary: 'summary\n' }) });

@@ -20,6 +20,17 @@ it('copies everything and finds no difference', async () => {
   expect(await to.readDriftKeys('acme')).toEqual({ '1': '0123456789abcdef' });
 });
 
+it('copies the drift memory of a tenant that has no record yet (drift ran before the first apply)', async () => {
+  const from = memoryStateStore();
+  await from.writeDriftKeys('acme', { '4711': '0123456789abcdef' });
+  const to = memoryStateStore();
+
+  const result = await copyState(from, to);
+
+  expect(result).toEqual({ copied: { tenants: 1, records: 0, runs: 0, history: 0, driftKeys: 1 }, mismatches: [] });
+  expect(await to.readDriftKeys('acme')).toEqual({ '4711': '0123456789abcdef' });
+});
+
 it('reports a drift memory the destination did not keep', async () => {
   const from = memoryStateStore();
   await from.writeContract('acme', applied('1', 'a'));

@@ -381,6 +381,8 @@ export function describeStateStore(name: string, makeHarness: () => Promise<Stor
       expect(await store.readDriftKeys('initech')).toEqual({});
       // The memory is no contract record: the tenants and records listed are unchanged.
       expect(await other.listTenants()).toEqual([]);
+      // A tenant whose every key was forgotten holds no memory.
+      expect(await store.listDriftTenants()).toEqual(['acme']);
     });
 
     it('refuses a drift key that is not a hash, or a contract id no record may have (TypeError)', async () => {

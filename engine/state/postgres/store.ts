@@ -194,6 +194,7 @@ export async function openPostgresStateStore(options: PostgresStateStoreOptions)
     appendHistory: (entry) => appendHistory(store, entry),
     readHistory: (query) => readHistory(store, query),
     readDriftKeys: (tenant) => readDriftKeys(store, tenant),
+    listDriftTenants: () => listDriftTenants(store),
     writeDriftKeys: (tenant, changes) => writeDriftKeys(store, tenant, changes),
     close(): Promise<void> {
       closed ??= (async () => {
@@ -566,6 +567,14 @@ async function readHistory(store: Store, query: HistoryQuery = {}): Promise<RunH
       result.rows.map((row) => row.report),
       query,
     );
+  });
+}
+
+async function listDriftTenants(store: Store): Promise<string[]> {
+  const { pool, s } = store;
+  return guard(store, 'read', async () => {
+    const result = await pool.query<{ tenant: string }>(`SELECT tenant FROM ${s}.drift_notified GROUP BY tenant ORDER BY tenant COLLATE "C"`);
+    return result.rows.map((row) => row.tenant);
   });
 }
 
