@@ -39,13 +39,18 @@ export class UsageError extends Error {
  * when `allowPositionals`. `-h`/`--help` writes the command's `help` (`helped`: the command is
  * done); main answers them before a command runs, a command called on its own answers them too.
  */
+/** What parseCommand returns: parseArgs' values and positionals for `O` (and -h/--help), and whether help was asked for. */
+type ParsedCommand<O extends NonNullable<ParseArgsConfig['options']>, P extends boolean> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O & { help: { type: 'boolean'; short: 'h' } }; strict: true; allowPositionals: P }>
+> & { readonly helped: boolean };
+
 export function parseCommand<const O extends NonNullable<ParseArgsConfig['options']>, const P extends boolean>(
   io: Pick<CliIo, 'stdout'>,
   help: string,
   args: readonly string[],
   allowPositionals: P,
   options: O,
-) {
+): ParsedCommand<O, P> {
   const parsed = parseArgs({ args: [...args], options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals });
   const helped = 'help' in parsed.values && parsed.values.help === true;
   if (helped) io.stdout.write(help);
