@@ -13,8 +13,10 @@
  *   process, file by file. A baseline child reads every file into memory, then parses each with
  *   js-yaml's ES module build (`import`) or its CommonJS build (`require`): both are measured, and
  *   the one with the lower median CPU on that Node is the yardstick (on Node 20 the ES build is
- *   about 3x slower). Where the CLI sets V8 flags for itself on that Node (bin/v8-flags.js), the
- *   CommonJS build is measured under them too, and counts if it is faster. Start-up and reading
+ *   about 3x slower). Where the CLI sets V8 flags for itself on that Node (bin/v8-flags.js: those
+ *   it sets while it runs, and those it starts node again with, such as Node 24's semi-space size),
+ *   the CommonJS build is measured under them too, given to node, and counts if it is faster. The
+ *   CLI's figures include its second start where it makes one. Start-up and reading
  *   are in it as they are in the CLI's figures; the parse alone (timed inside the child) is in the
  *   JSON line as parseCpuS. `JSON.parse` of the same data (one .json file per .yaml file) for
  *   comparison;
@@ -493,11 +495,15 @@ function nodeVersion(node: string): string {
   return result.stdout.trim();
 }
 
-/** The V8 flags the CLI under test sets for itself under `node` (none for a build from before bin/v8-flags.js). */
+/**
+ * The V8 flags the CLI under test runs under with `node`: those it sets while it runs, and those it
+ * starts node again with (cliStartFlags; absent from older builds); none for a build from before
+ * bin/v8-flags.js. A baseline child is given them all on its command line.
+ */
 function cliV8FlagsUnder(node: string): string[] {
   const module = path.join(path.dirname(BIN), 'v8-flags.js');
   if (!existsSync(module)) return [];
-  const script = `import { cliV8Flags } from ${JSON.stringify(pathToFileURL(module).href)}; process.stdout.write(JSON.stringify(cliV8Flags(process.versions.v8)));`;
+  const script = `const flags = await import(${JSON.stringify(pathToFileURL(module).href)}); const v8 = process.versions.v8; process.stdout.write(JSON.stringify([...flags.cliV8Flags(v8), ...(flags.cliStartFlags?.(v8) ?? [])]));`;
   const result = spawnSync(node, ['--input-type=module', '--eval', script], { encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`cannot read the CLI's V8 flags under ${node}: ${result.stderr}`);
   return JSON.parse(result.stdout) as string[];

@@ -19,7 +19,8 @@
  * - A line with a matching CRC that is not a record this engine reads (an unknown `v`, a bad field)
  *   is refused (StateFormatError), like a per-contract file.
  * - `v` and `id` come first, in this order, so that a reader looking for a few ids skips the other
- *   lines without parsing them.
+ *   lines without parsing them (an id JSON writes with an escape, `\"` or `\\`, is told by parsing
+ *   its line; an id beyond ASCII is read as the UTF-8 it is).
  */
 import { crc32 } from 'node:zlib';
 import { checkedStateRecord, STATE_FILE_VERSION, StateFormatError, type StateRecord } from './file-format.ts';
@@ -29,9 +30,8 @@ export const JOURNAL_FILE_NAME = '.records.jsonl';
 const NEWLINE = 0x0a;
 const SPACE = 0x20;
 const CRC_DIGITS = 8;
-// `{"v":1,"id":"` as bytes: the start of every entry this engine writes.
-const ENTRY_START = Buffer.from(`{"v":${STATE_FILE_VERSION},"id":"`, 'latin1');
-const QUOTE = 0x22;
+// The start of every entry this engine writes.
+const ENTRY_START = `{"v":${STATE_FILE_VERSION},"id":"`;
 
 function lineOf(json: string): string {
   return `${crc32(json).toString(16).padStart(CRC_DIGITS, '0')} ${json}\n`;
@@ -67,12 +67,16 @@ export interface JournalReplay {
   readonly torn: number;
 }
 
-/** The id an entry line names, read without parsing it; undefined when it is not at the start. */
-function idOf(bytes: Buffer, jsonStart: number, end: number): string | undefined {
-  const idStart = jsonStart + ENTRY_START.length;
-  if (idStart >= end || !bytes.subarray(jsonStart, idStart).equals(ENTRY_START)) return undefined;
-  const idEnd = bytes.indexOf(QUOTE, idStart);
-  return idEnd === -1 || idEnd >= end ? undefined : bytes.toString('latin1', idStart, idEnd);
+/**
+ * The id an entry's JSON names at its start, read without parsing it; undefined when it is not at
+ * the start or holds an escape (`\\`): then only JSON.parse can tell it.
+ */
+function idOf(json: string): string | undefined {
+  if (!json.startsWith(ENTRY_START)) return undefined;
+  const idEnd = json.indexOf('"', ENTRY_START.length);
+  if (idEnd === -1) return undefined;
+  const id = json.slice(ENTRY_START.length, idEnd);
+  return id.includes('\\') ? undefined : id;
 }
 
 function isWhole(bytes: Buffer, start: number, end: number): boolean {
@@ -81,11 +85,11 @@ function isWhole(bytes: Buffer, start: number, end: number): boolean {
   return !Number.isNaN(expected) && crc32(bytes.subarray(start + CRC_DIGITS + 1, end)) === expected;
 }
 
-function entryOf(bytes: Buffer, jsonStart: number, end: number, file: string, tenant: string, lineNumber: number): [string, StateRecord | null] {
-  const where = `${file}:${lineNumber}`;
+/** The entry a whole line holds, its `v` and `id` checked; `where` names the line in errors. */
+function entryOf(json: string, where: string): Record<string, unknown> & { readonly id: string } {
   let value: unknown;
   try {
-    value = JSON.parse(bytes.toString('utf8', jsonStart, end));
+    value = JSON.parse(json);
   } catch (error) {
     throw new StateFormatError(where, `not JSON (${(error as Error).message})`);
   }
@@ -95,8 +99,7 @@ function entryOf(bytes: Buffer, jsonStart: number, end: number, file: string, te
     throw new StateFormatError(where, `state version ${JSON.stringify(entry.v)} is not supported (this contract-sync reads version ${STATE_FILE_VERSION})`);
   }
   if (typeof entry.id !== 'string') throw new StateFormatError(where, '"id" must be a string');
-  if (entry.removed === true) return [entry.id, null];
-  return [entry.id, checkedStateRecord(entry, where, tenant, entry.id)];
+  return entry as Record<string, unknown> & { readonly id: string };
 }
 
 /**
@@ -117,9 +120,10 @@ export function replayJournal(bytes: Buffer, file: string, tenant: string, wante
       start = next;
       continue;
     }
-    const jsonStart = start + CRC_DIGITS + 1;
+    // The line's JSON, decoded once: its id is looked at, then it is parsed if its CRC matches.
+    const json = bytes.toString('utf8', start + CRC_DIGITS + 1, end);
     if (wanted !== undefined) {
-      const id = idOf(bytes, jsonStart, end);
+      const id = idOf(json);
       if (id !== undefined && !wanted.has(id)) {
         start = next;
         continue;
@@ -130,7 +134,11 @@ export function replayJournal(bytes: Buffer, file: string, tenant: string, wante
       start = next;
       continue;
     }
-    const [id, record] = entryOf(bytes, jsonStart, end, file, tenant, lineNumber);
+    const where = `${file}:${lineNumber}`;
+    const entry = entryOf(json, where);
+    const { id } = entry;
+    // Checked wanted or not: a whole line parsed (its id not told by its start) that this engine cannot read is refused.
+    const record = entry.removed === true ? null : checkedStateRecord(entry, where, tenant, id);
     if (wanted === undefined || wanted.has(id)) {
       entries.set(id, record);
       sizes.set(id, next - start);

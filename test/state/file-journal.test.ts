@@ -104,6 +104,30 @@ describe('journal: a torn append', () => {
   });
 });
 
+describe('journal: reading the entries of some ids', () => {
+  function line(json: string): string {
+    return `${crc32(json).toString(16).padStart(8, '0')} ${json}\n`;
+  }
+
+  it('tells an id from the start of its line, and parses a line whose id holds an escape to tell it', () => {
+    const a = journalRecordLine(stateRecordOf('acme', applied('A', 'a')));
+    const quoted = journalRecordLine(stateRecordOf('acme', applied('say "hi"', 'q')));
+    const other = journalRecordLine(stateRecordOf('acme', applied('B', 'b')));
+
+    const replay = replayJournal(Buffer.from(`${a}${quoted}${other}`), 'f', 'acme', new Set(['say "hi"', 'A']));
+
+    expect([...replay.entries.keys()]).toEqual(['A', 'say "hi"']);
+    expect(replay.entries.get('say "hi"')?.fields.Name).toBe('q');
+  });
+
+  it('refuses a whole line it cannot read even when its id is not asked for, where only parsing it tells the id', () => {
+    const a = journalRecordLine(stateRecordOf('acme', applied('A', 'a')));
+    const bad = line('{"v":1,"id":"x\\"y","fields":1}');
+
+    expect(() => replayJournal(Buffer.from(`${a}${bad}`), 'f', 'acme', new Set(['A']))).toThrow(/^f:2: "fields" must be an object$/);
+  });
+});
+
 describe('journal: compaction', () => {
   it('rewrites the journal when the holder lets go: one line per live record, the same records read', async () => {
     const store = fileStateStore(dir, { compactRatio: 1 });

@@ -145,17 +145,23 @@ export function describeStateStore(name: string, makeHarness: () => Promise<Stor
     });
 
     it('keeps ContractIds of any shape the service could have, each as its own record', async () => {
-      const ids = ['C/2024/001', '../4711', '.run', 'A B', 'Vertrag-ä', '50%?#x'];
+      const ids = ['C/2024/001', '../4711', '.run', 'A B', 'Vertrag-ä', '50%?#x', 'say "hi"', 'C:\\files', '契約-7'];
       const store = await open();
 
       for (const id of ids) await store.writeContract('acme', applied(id, `name ${id}`));
       const known = await (await open()).readTenant('acme');
-      const some = await (await open()).readTenant('acme', new Set(['../4711', 'A B']));
+      // Asked for by id: ids beyond ASCII, or that JSON writes with an escape, too.
+      const asked = ['../4711', 'A B', 'Vertrag-ä', 'say "hi"', 'C:\\files', '契約-7'];
+      const some = await (await open()).readTenant('acme', new Set(asked));
 
       expect([...known.keys()].sort()).toEqual([...ids].sort());
       for (const id of ids) expect(known.get(id)?.fields.Name).toBe(`name ${id}`);
-      expect([...some.keys()].sort()).toEqual(['../4711', 'A B']);
+      expect([...some.keys()].sort()).toEqual([...asked].sort());
       expect(await store.readRecord('acme', 'C/2024/001')).toStrictEqual(applied('C/2024/001', 'name C/2024/001'));
+      expect(await store.readRecord('acme', 'Vertrag-ä')).toStrictEqual(applied('Vertrag-ä', 'name Vertrag-ä'));
+      expect(await store.readRecord('acme', 'say "hi"')).toStrictEqual(applied('say "hi"', 'name say "hi"'));
+      expect(await store.removeRecord('acme', '契約-7')).toBe(true);
+      expect((await (await open()).readTenant('acme')).has('契約-7')).toBe(false);
     });
 
     it('keeps run records with their pending entries, and replaces them', async () => {
