@@ -10,6 +10,7 @@ import { strings } from '@bufbuild/cel/ext';
 import type { ExpressionSource, PolicyConfig, PolicyExceptionConfig, SourceAt } from '../config/types.ts';
 import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import type { Shape } from './contract-shape.ts';
+import { withCallSites } from './call-sites.ts';
 import { toCel } from './cel-values.ts';
 import { checkExpression } from './check-expression.ts';
 import { memoFor } from './memo.ts';
@@ -79,10 +80,11 @@ export function positionInFile(source: ExpressionSource, offset: number): Source
 
 /**
  * A parsed expression planned in the rules' environment, as a function that never throws: every
- * rule runs through it, and so does the conformance test (test/policy/conformance.test.ts).
+ * rule runs through it, and so does the conformance test (test/policy/conformance.test.ts). Each
+ * call in it tries first the overload that answered it last (engine/policy/call-sites.ts).
  */
 export function celProgram(environment: CelEnv, parsed: ReturnType<typeof parse>): (bindings: Readonly<Record<string, unknown>>) => EvaluationResult {
-  const run = plan(environment, parsed) as (bindings: Readonly<Record<string, unknown>>) => CelResult;
+  const run = plan(withCallSites(environment), parsed) as (bindings: Readonly<Record<string, unknown>>) => CelResult;
   return function evaluate(bindings) {
     let result: CelResult;
     try {
