@@ -3,9 +3,9 @@
  * overload when it type-checks the expression; @bufbuild/cel 0.6.1 chooses it at every
  * evaluation: the function's group (resolver.js) tries each overload of the name in order, and
  * each compares the CEL type of every argument with its own (func.js). `>=` has 14 overloads with
- * the timestamps' last, so one `timestamp(a) >= timestamp(b)` computed some 28 CEL types, each of
- * a Timestamp allocating one: most of what a date rule cost a contract whose dates the memo
- * (engine/policy/memo.ts) had not seen.
+ * the timestamps' last, so one `timestamp(a) >= timestamp(b)` computed 15 CEL types (the first
+ * argument's for each overload before, both for the last), each of a Timestamp allocating one, on
+ * every contract whose dates the memo (engine/policy/memo.ts) had not seen.
  *
  * The planner asks the environment's resolver for a group once per call in the expression
  * (planner.js, planCall), so a group handed out per `find` belongs to one call site. This one
@@ -22,10 +22,11 @@
  * same types, position by position, and the same arity and target. Every overload before F, which
  * did not match A, does not match B either. So F is the first match of B: the group would answer
  * with F too. (With a `dyn` in F, B may differ from A where F says `dyn`, and an overload before F
- * that names that type may match B: such an F is not remembered.)
+ * that names that type may match B: such an F is not remembered.) The argument holds for any F that
+ * was once a first match, so F stays remembered while calls of other types are answered by others.
  *
  * The group also unwraps arguments that are google.protobuf.Any messages before matching (a
- * rule's values never are; a conformance case may be): a call with an Any argument or target goes
+ * rule's values never are; a binding could be): a call with an Any argument or target goes
  * to the library's group unchanged. Any other call matches what the library's group would, since
  * it unwraps only Any. The cost measured is in docs/policies.md ("What a rule may cost").
  */

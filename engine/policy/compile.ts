@@ -35,9 +35,9 @@ const LAST_MS = Date.parse('9999-12-31T23:59:59Z');
 /**
  * `fromJson(TimestampSchema, text)`. A text of PLAIN_UTC's form is read as protobuf reads it
  * (from-json.js timestampFromJson: its pattern matches with no fraction and no offset, so the
- * text it gives Date.parse is this one; nanos 0), without the generic reader around it, a third
- * of a date rule's cost on dates it has not seen; any other text, and one out of range, is left to
- * protobuf, errors included.
+ * text it gives Date.parse is this one; nanos 0), without the generic reader around it, which
+ * cost more than the reading on dates a rule had not seen; any other text, and one out of range,
+ * is left to protobuf, errors included.
  */
 export function timestampFromText(text: string): Timestamp {
   if (PLAIN_UTC.test(text)) {
