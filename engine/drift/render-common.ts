@@ -1,6 +1,8 @@
 /** What the text and markdown renderings of a drift report share: causes, values and the summary line. Pure. */
 import { getField, type FieldSpec } from '../model/fields.ts';
+import type { Finding } from '../diagnostic/finding.ts';
 import { formatFieldValue, plural } from '../plan/render-common.ts';
+import { findingFails } from '../policy/finding-diagnostic.ts';
 import type { DriftCause, DriftContract, DriftError, DriftItem, DriftReport } from './types.ts';
 
 export const CAUSE_TEXT: Readonly<Record<DriftCause, string>> = {
@@ -89,12 +91,14 @@ export function errorStatusText(error: DriftError): string {
 export function nextStep(report: DriftReport, code: (text: string) => string = (text) => `\`${text}\``): string {
   const { summary } = report;
   const steps: string[] = [];
-  if (summary.drifted > 0 && !report.fix) {
-    steps.push(
-      `To make the service match git again, run ${code('contract-sync drift --fix')} (or merge a change to the YAML and let apply run). ` +
-        'To keep a change made on the service instead, change the YAML to match it in a pull request ' +
-        `(${code('contract-sync import --tenant T --id ID')} writes a contract as the service holds it).`,
-    );
+  const keep =
+    'To keep a change made on the service instead, change the YAML to match it in a pull request ' +
+    `(${code('contract-sync import --tenant T --id ID')} writes a contract as the service holds it).`;
+  const denials = standingDenials(report.findings ?? []);
+  if (summary.drifted > 0 && denials.rules.length > 0 && (!report.fix || (summary.fixFailed ?? 0) > 0)) {
+    steps.push(`${policyStandsStep(denials, code)} ${keep}`);
+  } else if (summary.drifted > 0 && !report.fix) {
+    steps.push(`To make the service match git again, run ${code('contract-sync drift --fix')} (or merge a change to the YAML and let apply run). ${keep}`);
   } else if (summary.drifted > 0 && (summary.fixFailed ?? 0) > 0) {
     steps.push(`Each contract not fixed says why: once that is dealt with, run ${code('contract-sync drift --fix')} again.`);
   }
@@ -106,4 +110,34 @@ export function nextStep(report: DriftReport, code: (text: string) => string = (
   }
   if (steps.length === 0) return 'Nothing to run: the service matches git.';
   return steps.join(' ');
+}
+
+/** The policy rules whose findings stand (a deny, or an override not lifted, that no unexpired exception covers), in order. */
+export interface StandingDenials {
+  readonly rules: readonly string[];
+  /** Some of them are `override` rules, which a run may lift. */
+  readonly overridable: boolean;
+}
+
+/** What of a run's findings (policy rules' only: the report's findings are theirs) would stop `drift --fix` from sending. */
+export function standingDenials(findings: readonly Finding[]): StandingDenials {
+  const failing = findings.filter(findingFails);
+  return { rules: [...new Set(failing.map((finding) => finding.check))], overridable: failing.some((finding) => finding.action === 'override') };
+}
+
+/**
+ * The next step while policy findings stand: `drift --fix` would send nothing in the whole run
+ * (engine/pipeline/checks.ts policyCheck), so it is not the step; fixing or excepting the finding is.
+ */
+export function policyStandsStep(denials: StandingDenials, code: (text: string) => string = (text) => `\`${text}\``): string {
+  const { rules } = denials;
+  const named = rules.length === 1 ? `Policy rule ${rules[0]} denies` : `Policy rules ${rules.join(', ')} deny`;
+  const lift = denials.overridable
+    ? ` A rule whose action is override can instead be lifted for one run: ${code('contract-sync drift --fix --override-policy NAME --reason TEXT')}.`
+    : '';
+  return (
+    `${named}, so ${code('contract-sync drift --fix')} would send nothing. ` +
+    'Change the contract in git so that the rule holds, or add an exception for the finding under policyExceptions in the config ' +
+    `(an owner, a reason, an expiry date), then run ${code('contract-sync drift --fix')}.${lift}`
+  );
 }

@@ -3,7 +3,9 @@
  * decision takes, and, once decided, at most one `drift` notification (the new drift only) and one
  * `drift-resolved`. Pure: the report, the decision and the attributions in, notifications out.
  */
+import type { Finding } from '../diagnostic/finding.ts';
 import type { FieldAttribution } from '../drift/attribution.ts';
+import { standingDenials } from '../drift/render-common.ts';
 import type { DriftTenant } from '../drift/types.ts';
 import type { DriftDedupeDecision, DriftSighting } from './dedupe.ts';
 import type { CiRun, Notification, NotifyContract } from './types.ts';
@@ -19,6 +21,8 @@ export interface DriftNotificationInput {
   readonly decision: DriftDedupeDecision;
   /** Per contract id, one attribution per drifted field (attributeDrift), when `api.audit` is configured. */
   readonly attributions?: Readonly<Record<string, readonly FieldAttribution[]>>;
+  /** The run's findings (the report's, every tenant's: a deny stops a whole `drift --fix`). */
+  readonly findings?: readonly Finding[];
   readonly time: string;
   readonly commit?: string;
   readonly commitUrl?: string;
@@ -48,8 +52,9 @@ export function driftNotifications(input: DriftNotificationInput): Notification[
       };
     });
   const resolved: NotifyContract[] = decision.resolved.filter((entry) => entry.tenant === tenant.tenant).map((entry) => ({ id: entry.contractId, fields: [] }));
+  const denials = standingDenials(input.findings ?? []);
   return [
-    ...(drifted.length === 0 ? [] : [{ event: 'drift' as const, ...context, contracts: drifted }]),
+    ...(drifted.length === 0 ? [] : [{ event: 'drift' as const, ...context, contracts: drifted, ...(denials.rules.length === 0 ? {} : { denials }) }]),
     ...(resolved.length === 0 ? [] : [{ event: 'drift-resolved' as const, ...context, contracts: resolved }]),
   ];
 }

@@ -1,6 +1,7 @@
 /** What a notification says (docs/architecture.md section 5, "Notifications and telemetry"): data in, one message per channel kind out. */
 import type { NotifyEvent } from '../config/types.ts';
 import type { FieldAttribution } from '../drift/attribution.ts';
+import type { StandingDenials } from '../drift/render-common.ts';
 
 /** One field of a contract the notification is about; with `api.audit`, who changed it. */
 export interface NotifyField {
@@ -39,6 +40,8 @@ export interface Notification {
   readonly time: string;
   /** `notify test`: a sample, said so in the message. */
   readonly sample?: boolean;
+  /** drift: the policy rules whose findings stand in the run, so that `drift --fix` would send nothing; absent when none. */
+  readonly denials?: StandingDenials;
 }
 
 /** A message ready to post: its body (sent byte for byte as signed) and its headers. */

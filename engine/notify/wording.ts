@@ -4,6 +4,7 @@
  */
 import type { NotifyEvent } from '../config/types.ts';
 export { attributionText } from '../drift/attribution.ts';
+import { policyStandsStep } from '../drift/render-common.ts';
 import { plural } from '../text/plural.ts';
 import type { Notification } from './types.ts';
 
@@ -35,7 +36,11 @@ const NEXT: Readonly<Record<NotifyEvent, string>> = {
 };
 
 export function nextStep(notification: Notification): string {
-  return notification.sample === true ? 'Nothing to do: `contract-sync notify test` sent this.' : NEXT[notification.event];
+  if (notification.sample === true) return 'Nothing to do: `contract-sync notify test` sent this.';
+  // While a policy finding stands, drift --fix would send nothing: fixing or excepting the finding comes first.
+  if (notification.event === 'drift' && notification.denials !== undefined)
+    return `${policyStandsStep(notification.denials)} Or change the desired state in git to keep the edit.`;
+  return NEXT[notification.event];
 }
 
 /** `and 3 more contracts`, or undefined when nothing was left out. */

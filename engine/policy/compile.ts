@@ -4,12 +4,14 @@
  * Every problem is a config error at the expression's line and column. Pure.
  */
 import { celEnv, celFunc, CelScalar, isCelError, listType, mapType, objectType, parse, plan, type CelEnv, type CelResult } from '@bufbuild/cel';
-import { fromJson } from '@bufbuild/protobuf';
+import { create, fromJson } from '@bufbuild/protobuf';
+import { reflect, type ReflectMessage } from '@bufbuild/protobuf/reflect';
 import { TimestampSchema, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { strings } from '@bufbuild/cel/ext';
 import type { ExpressionSource, PolicyConfig, PolicyExceptionConfig, SourceAt } from '../config/types.ts';
 import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import type { Shape } from './contract-shape.ts';
+import { withCallSites } from './call-sites.ts';
 import { toCel } from './cel-values.ts';
 import { checkExpression } from './check-expression.ts';
 import { memoFor } from './memo.ts';
@@ -24,19 +26,42 @@ export interface CompileResult {
 /** Texts whose `timestamp()` is held: a repository's timestamps repeat (a contract's dates are often the first of a year). */
 const TIMESTAMPS_HELD = 10_000;
 
+/** A date as the desired state normalises it (engine/model/normalise.ts): UTC, whole seconds. */
+const PLAIN_UTC = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$/;
+// The range protobuf's JSON reading accepts (its timestampMsMin and timestampMsMax, which it does not export).
+const FIRST_MS = Date.parse('0001-01-01T00:00:00Z');
+const LAST_MS = Date.parse('9999-12-31T23:59:59Z');
+
+/**
+ * `fromJson(TimestampSchema, text)`. A text of PLAIN_UTC's form is read as protobuf reads it
+ * (from-json.js timestampFromJson: its pattern matches with no fraction and no offset, so the
+ * text it gives Date.parse is this one; nanos 0), without the generic reader around it, which
+ * cost more than the reading on dates a rule had not seen; any other text, and one out of range,
+ * is left to protobuf, errors included.
+ */
+export function timestampFromText(text: string): Timestamp {
+  if (PLAIN_UTC.test(text)) {
+    const ms = Date.parse(text);
+    if (ms >= FIRST_MS && ms <= LAST_MS) return create(TimestampSchema, { seconds: BigInt(ms / 1000), nanos: 0 });
+  }
+  return fromJson(TimestampSchema, text);
+}
+
 /**
  * `timestamp(string)` as the standard library has it (protobuf's JSON reading of a Timestamp, an
  * error for anything else), remembering what it read: the standard one reads the text anew at
- * every call, half of what a date rule costs a contract.
+ * every call, half of what a date rule costs a contract. What it holds is the message as CEL
+ * reflects it, as the library would make it of the message at every call (value.js toCel, with the
+ * same TimestampSchema its registry holds).
  */
 function timestampOfText(): ReturnType<typeof celFunc> {
-  const held = new Map<string, Timestamp>();
+  const held = new Map<string, ReflectMessage>();
   return celFunc('timestamp', [CelScalar.STRING], objectType(TimestampSchema), (text) => {
     const found = held.get(text);
     if (found !== undefined) return found;
-    let timestamp: Timestamp;
+    let timestamp: ReflectMessage;
     try {
-      timestamp = fromJson(TimestampSchema, text);
+      timestamp = reflect(TimestampSchema, timestampFromText(text));
     } catch (error) {
       throw new Error(`Failed to parse timestamp: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
@@ -79,10 +104,11 @@ export function positionInFile(source: ExpressionSource, offset: number): Source
 
 /**
  * A parsed expression planned in the rules' environment, as a function that never throws: every
- * rule runs through it, and so does the conformance test (test/policy/conformance.test.ts).
+ * rule runs through it, and so does the conformance test (test/policy/conformance.test.ts). Each
+ * call in it tries first the overload that answered it last (engine/policy/call-sites.ts).
  */
 export function celProgram(environment: CelEnv, parsed: ReturnType<typeof parse>): (bindings: Readonly<Record<string, unknown>>) => EvaluationResult {
-  const run = plan(environment, parsed) as (bindings: Readonly<Record<string, unknown>>) => CelResult;
+  const run = plan(withCallSites(environment), parsed) as (bindings: Readonly<Record<string, unknown>>) => CelResult;
   return function evaluate(bindings) {
     let result: CelResult;
     try {
@@ -205,8 +231,10 @@ function compilePolicy(
     action: policy.action,
     ...(memo ? { memo } : {}),
     matchConditions: matchConditions.map((condition) => {
-      // A rule answered whole needs no memo of its conditions.
-      const conditionMemo = memo ? undefined : memoFor<{ value: boolean } | { error: string }>([condition.compiled!.expression], OBJECT_ONLY);
+      // A condition has a memo of its own when it reads fewer fields than the rule's memo: its key
+      // repeats where the rule's does not (engine/policy/evaluate.ts contractRuleMessages).
+      const found = memoFor<{ value: boolean } | { error: string }>([condition.compiled!.expression], OBJECT_ONLY);
+      const conditionMemo = found && (!memo || found.fields.length < memo.fields.length) ? found : undefined;
       return { name: condition.name, expression: condition.compiled!.expression, ...(conditionMemo ? { memo: conditionMemo } : {}) };
     }),
     variables: compiledVariables.map((variable) => ({ name: variable.name, expression: variable.compiled!.expression })),

@@ -12,9 +12,15 @@ export const MAX_EVALUATION_COST = 200_000;
 
 /** The longest list anywhere in `value` (its collections; the ops). */
 export function longestList(value: unknown): number {
-  if (Array.isArray(value)) return value.reduce((longest: number, item) => Math.max(longest, longestList(item)), value.length);
-  if (value !== null && typeof value === 'object') return Object.values(value).reduce((longest: number, item) => Math.max(longest, longestList(item)), 0);
-  return 0;
+  if (value === null || typeof value !== 'object') return 0;
+  // Loops, not reduce: run on every contract, the closures cost as much as the walk.
+  const items: readonly unknown[] = Array.isArray(value) ? value : Object.values(value);
+  let longest = Array.isArray(value) ? value.length : 0;
+  for (const item of items) {
+    const inner = longestList(item);
+    if (inner > longest) longest = inner;
+  }
+  return longest;
 }
 
 /** The bound of one evaluation of `expression` over input lists of at most `longest` items. */

@@ -151,21 +151,32 @@ export function evaluatePolicy(policy: CompiledPolicy, contract: PolicyContract,
   return policyMessages(policy, bindings).map((message) => findingOf(policy, contract, message));
 }
 
-/** One `on: contract` rule's messages on a contract: from the rule's memo, else evaluated (its conditions from theirs). */
+/**
+ * One `on: contract` rule's messages on a contract. Its conditions first, in order, each from its
+ * own memo where it has one: a condition reads fewer fields than its rule (is-dora the types, the
+ * rule the owners too), so its key is seen again where the rule's is new, and a rule whose
+ * condition does not hold costs a look-up. Then the rule from its memo, else evaluated.
+ */
 function contractRuleMessages(policy: CompiledPolicy, input: ContractInput): readonly string[] {
-  const { memo } = policy;
-  const key = memo ? memoKey(memo, input) : undefined;
-  if (key === undefined) {
-    // Only a condition that holds needs the contract's CEL values.
-    for (const condition of policy.matchConditions) {
-      const known = condition.memo && memoKey(condition.memo, input);
-      const held = known === undefined ? undefined : condition.memo!.results.get(known);
-      if (held !== undefined && 'value' in held && !held.value) return NONE;
-    }
-    return policyMessages(policy, bindingsOf(input), input);
+  for (const condition of policy.matchConditions) {
+    const key = condition.memo && memoKey(condition.memo, input);
+    // A condition without a memo is evaluated below with the others, in their order.
+    if (key === undefined) break;
+    const result =
+      condition.memo!.results.get(key) ??
+      remember(condition.memo!, key, runBool(condition.expression, { ...fieldBindings(input, condition.memo!.fields), variables: NO_VARIABLES }));
+    if ('error' in result) return [failedMessage(condition.expression, result.error)];
+    if (!result.value) return NONE;
   }
-  return memo!.results.get(key) ?? remember(memo!, key, policyMessages(policy, fieldBindings(input, memo!.fields)));
+  const { memo } = policy;
+  if (memo === undefined) return policyMessages(policy, bindingsOf(input), input);
+  const key = memoKey(memo, input);
+  // Without a key (the memo rests, or a value is never held) the rule still reads only its fields.
+  if (key === undefined) return policyMessages(policy, fieldBindings(input, memo.fields), input);
+  return memo.results.get(key) ?? remember(memo, key, policyMessages(policy, fieldBindings(input, memo.fields), input));
 }
+
+const NO_VARIABLES: ReadonlyMap<string, unknown> = new Map();
 
 /**
  * The bindings of a rule that reads only `fields` (its memo's): `object` holds those alone, so that

@@ -28,7 +28,7 @@ export function memoFor<T>(expressions: readonly CompiledExpression[], allowed: 
     for (const name of expression.names) if (!allowed.has(name)) return undefined;
     for (const field of expression.fields) if (CONTRACT_FIELDS.has(field)) fields.add(field);
   }
-  return { fields: [...fields].sort(), results: new Map() };
+  return { fields: [...fields].sort(), results: new Map(), asked: 0, resting: 0 };
 }
 
 /**
@@ -87,6 +87,11 @@ export interface FieldKeys {
 
 /** The key of `memo` for a contract, or undefined when one of its fields has a value that is never held. */
 export function memoKey(memo: EvaluationMemo<unknown>, contract: FieldKeys): string | undefined {
+  if (memo.resting > 0) {
+    memo.resting -= 1;
+    return undefined;
+  }
+  memo.asked += 1;
   let key = String(contract.longest);
   for (const field of memo.fields) {
     let part = contract.made.get(field);
@@ -102,9 +107,22 @@ export function memoKey(memo: EvaluationMemo<unknown>, contract: FieldKeys): str
   return key;
 }
 
-/** Holds `result` under `key`, starting over when the memo is full. */
+/**
+ * Evaluations run without the memo after a round (MEMO_ENTRIES results held) in which fewer than a
+ * quarter of the keys asked for were found: on values that do not repeat (a date of its own on
+ * every contract), making keys and holding results costs more than it saves, the results held
+ * mostly outliving the young generation's collections to die in the old one.
+ */
+export const MEMO_REST = 16 * MEMO_ENTRIES;
+
+/** Holds `result` under `key`, starting over when the memo is full (and resting when it did not pay). */
 export function remember<T>(memo: EvaluationMemo<T>, key: string, result: T): T {
-  if (memo.results.size >= MEMO_ENTRIES) memo.results.clear();
+  if (memo.results.size >= MEMO_ENTRIES) {
+    // Each result held was a key not found: the others asked for were found.
+    if (memo.asked - memo.results.size < memo.asked / 4) memo.resting = MEMO_REST;
+    memo.results.clear();
+    memo.asked = 0;
+  }
   memo.results.set(key, result);
   return result;
 }

@@ -43,6 +43,10 @@ export interface EvaluationMemo<T> {
   /** The contract fields the key is made of, in order. */
   readonly fields: readonly string[];
   readonly results: Map<string, T>;
+  /** Keys asked for since the results were last cleared (engine/policy/memo.ts memoKey). */
+  asked: number;
+  /** Evaluations still to run without the memo: it rests after a round that its keys did not pay for. */
+  resting: number;
 }
 
 export interface CompiledPolicy {

@@ -114,7 +114,13 @@ export async function notifyDrift(input: DriftNotifyInput, effects: NotifyRunEff
   const decision = decideDriftNotifications({ previous, drifted: known.flatMap(driftSightings), checked, corrected });
   const context = runContext(drift.source, effects);
   const notifications = known.flatMap((tenant) =>
-    driftNotifications({ tenant, decision, ...(input.attributions?.[tenant.tenant] ? { attributions: input.attributions[tenant.tenant] } : {}), ...context }),
+    driftNotifications({
+      tenant,
+      decision,
+      ...(input.attributions?.[tenant.tenant] ? { attributions: input.attributions[tenant.tenant] } : {}),
+      ...(drift.findings === undefined ? {} : { findings: drift.findings }),
+      ...context,
+    }),
   );
   const afterFix = input.fixRun === undefined ? [] : runNotifications({ plan, report: input.fixRun, ...context });
   const { sent, warnings: delivery } = await sendAll([...notifications, ...afterFix], sendOptions(config.notify, effects));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ContractResult, RunReport, TenantReport } from '../../engine/apply/run-report.ts';
 import type { ContractSet } from '../../engine/desired/types.ts';
+import type { Finding } from '../../engine/diagnostic/finding.ts';
 import {
   createDriftReport,
   driftFailed,
@@ -306,6 +307,60 @@ describe('renderDriftMarkdown', () => {
     );
     expect(renderDriftMarkdown(unread)).toContain('**Next:** The contracts under "Not checked" were not compared: ');
     expect(renderDriftMarkdown(unread)).toContain('then run `contract-sync drift` again.\n');
+  });
+
+  it('says to fix or except a policy finding that stands, as drift --fix would send nothing', () => {
+    const finding = { tenant: 'acme', contractId: '4711', file: 'contracts/acme.yaml', line: 3, message: 'no Responsible owner' } as const;
+    const exception = { state: 'excepted', owner: 'jane@example.com', reason: 'owner being appointed', expires: '2027-12-31' } as const;
+    // A run that a policy denies sends nothing: with --fix, every drifted contract is not sent.
+    const notSent = ['4711', '4712', '4714'].map((contractId): ContractResult => ({
+      contractId,
+      file: 'contracts/acme.yaml',
+      line: 3,
+      outcome: 'skipped',
+      ops: 1,
+      status: null,
+      reason: 'not sent: denied by dora-owner',
+    }));
+    function withFindings(findings: Finding[], fix = false): DriftReport {
+      return createDriftReport({
+        plan: livePlan(),
+        run: { ...runReport([tenantReport('acme', fix ? notSent : []), tenantReport('globex')], !fix), findings },
+        lastApplied: LAST_APPLIED,
+        fix,
+      });
+    }
+
+    const denied = renderDriftText(withFindings([{ ...finding, check: 'dora-owner', action: 'deny' }]));
+    const covered = renderDriftMarkdown(
+      withFindings([
+        { ...finding, check: 'dora-owner', action: 'deny', exception },
+        { ...finding, check: 'dates-in-order', action: 'warn' },
+      ]),
+    );
+    const overridable = renderDriftMarkdown(
+      withFindings(
+        [
+          { ...finding, check: 'dora-owner', action: 'deny' },
+          { ...finding, check: 'expenses-rise', action: 'override' },
+        ],
+        true,
+      ),
+    );
+
+    expect(denied.trimEnd().split('\n').at(-1)).toBe(
+      'Next: Policy rule dora-owner denies, so contract-sync drift --fix would send nothing. Change the contract in git so that the rule holds, ' +
+        'or add an exception for the finding under policyExceptions in the config (an owner, a reason, an expiry date), then run contract-sync drift --fix. ' +
+        'To keep a change made on the service instead, change the YAML to match it in a pull request ' +
+        '(contract-sync import --tenant T --id ID writes a contract as the service holds it).',
+    );
+    expect(covered).toMatch(/\n\*\*Next:\*\* To make the service match git again, run `contract-sync drift --fix` /);
+    expect(overridable).toContain(
+      '\n**Next:** Policy rules dora-owner, expenses-rise deny, so `contract-sync drift --fix` would send nothing. ' +
+        'Change the contract in git so that the rule holds, or add an exception for the finding under policyExceptions in the config ' +
+        '(an owner, a reason, an expiry date), then run `contract-sync drift --fix`. ' +
+        'A rule whose action is override can instead be lifted for one run: `contract-sync drift --fix --override-policy NAME --reason TEXT`.',
+    );
   });
 
   it('keeps a value with pipes and backticks inside its cell', () => {

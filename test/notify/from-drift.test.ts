@@ -57,4 +57,27 @@ describe('driftNotifications', () => {
 
     expect(notification?.contracts).toEqual([{ id: '4712', file: 'contracts/acme/facilities.yaml', line: 9, fields: [{ field: 'Company' }] }]);
   });
+
+  it("names the policy rules whose findings stand in the run (any tenant's), which drift --fix would refuse; not a warning nor an excepted one", () => {
+    const report = tenant([drifted('4711', 4, ['Name'])]);
+    const decision = decideDriftNotifications({ previous: {}, drifted: driftSightings(report), checked: CHECKED });
+    const finding = { tenant: 'globex', contractId: '9001', message: 'no owner' } as const;
+    const exception = { state: 'excepted', owner: 'jane@example.com', reason: 'owner being appointed', expires: '2027-12-31' } as const;
+
+    const [standing] = driftNotifications({
+      tenant: report,
+      decision,
+      findings: [
+        { ...finding, check: 'dates-in-order', action: 'warn' },
+        { ...finding, check: 'dora-owner', action: 'deny' },
+        { ...finding, check: 'eba-code', action: 'deny', exception },
+        { ...finding, check: 'expenses-rise', action: 'override' },
+      ],
+      ...CONTEXT,
+    });
+    const [none] = driftNotifications({ tenant: report, decision, findings: [{ ...finding, check: 'eba-code', action: 'deny', exception }], ...CONTEXT });
+
+    expect(standing?.denials).toEqual({ rules: ['dora-owner', 'expenses-rise'], overridable: true });
+    expect(none).not.toHaveProperty('denials');
+  });
 });

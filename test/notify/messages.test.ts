@@ -130,6 +130,20 @@ describe('wording', () => {
     expect(body).toMatchObject({ summary, next });
   });
 
+  it('says to fix or except a policy finding that stands, not to run drift --fix, which would send nothing', () => {
+    const denied: Notification = { ...DRIFT, denials: { rules: ['dora-owner'], overridable: false } };
+
+    const body = JSON.parse(webhookBody(denied)) as { next: string };
+    const slack = slackMessage(denied).body;
+
+    expect(body.next).toBe(
+      'Policy rule dora-owner denies, so `contract-sync drift --fix` would send nothing. Change the contract in git so that the rule holds, ' +
+        'or add an exception for the finding under policyExceptions in the config (an owner, a reason, an expiry date), ' +
+        'then run `contract-sync drift --fix`. Or change the desired state in git to keep the edit.',
+    );
+    expect(slack).toContain('*Next:* Policy rule dora-owner denies, so `contract-sync drift --fix` would send nothing.');
+  });
+
   it('marks a sample as a test and counts what it leaves out', () => {
     const many: Notification = {
       ...DRIFT,

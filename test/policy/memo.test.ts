@@ -12,7 +12,7 @@ import { parseConfig } from '../../engine/config/parse.ts';
 import type { ContractFields } from '../../engine/model/types.ts';
 import { compilePolicies } from '../../engine/policy/compile.ts';
 import { evaluateChangePolicies, evaluateContractPolicies } from '../../engine/policy/evaluate.ts';
-import { valueKey } from '../../engine/policy/memo.ts';
+import { MEMO_ENTRIES, valueKey } from '../../engine/policy/memo.ts';
 import type { CompiledPolicies } from '../../engine/policy/types.ts';
 
 const CONFIG = `api: { baseUrl: https://cms.example.com }
@@ -79,6 +79,24 @@ policies:
     validations:
       - expression: object.Type.all(a, object.Type.all(b, object.Type.all(c, a.IsDora || !b.IsDora || c.IsDora)))
         message: a DORA type beside others
+    action: warn
+  - name: dora-responsible
+    on: contract
+    matchConditions:
+      - name: is-dora
+        expression: has(object.Type) && object.Type.exists(t, t.IsDora)
+    validations:
+      - expression: has(object.Owner) && object.Owner.exists(o, o.OwnerType.Name == "Responsible")
+        message: a DORA contract without a Responsible owner
+    action: deny
+  - name: first-type-dora
+    on: contract
+    matchConditions:
+      - name: first-is-dora
+        expression: object.Type[0].IsDora
+    validations:
+      - expression: object.ValidTo != ""
+        message: never false
     action: warn
   - name: many-units
     on: contract
@@ -157,8 +175,34 @@ describe('the evaluation memo', () => {
       'first-key': [['OrganizationalUnit'], [undefined]],
       whole: [undefined, []],
       'types-deep': [['Type'], []],
+      // A condition that reads fewer fields than its rule has a memo of its own, asked first.
+      'dora-responsible': [['Owner', 'Type'], [['Type']]],
+      'first-type-dora': [['Type', 'ValidTo'], [['Type']]],
       'many-units': [['OrganizationalUnit'], []],
     });
+  });
+
+  it('rests a memo whose keys are not found (a date of its own on every contract), and finds the same', () => {
+    const warm = compiled();
+    const dates = compiled().policies.find((policy) => policy.name === 'dates-in-order')!;
+    const contracts = Array.from({ length: MEMO_ENTRIES * 2 + 10 }, (_, index) => ({
+      tenant: 'acme',
+      id: '1',
+      // A minute apart, from 2026-01-01: ValidTo falls before the later ones' ValidFrom.
+      object: { ValidFrom: new Date(Date.UTC(2026, 0, 1) + index * 60_000).toISOString().replace('.000', ''), ValidTo: '2026-01-04T00:00:00Z' },
+    }));
+    // Every 97th contract and the last ones (the memo resting by then), against a config that has held nothing.
+    const sample = contracts.filter((_, index) => index % 97 === 0 || index >= contracts.length - 5);
+
+    const found = contracts.map((contract) => evaluateContractPolicies(warm, contract, TODAY));
+    const resting = warm.policies.find((policy) => policy.name === 'dates-in-order')!.memo!.resting;
+
+    expect(resting).toBeGreaterThan(0);
+    expect(sample.map((contract) => found[contracts.indexOf(contract)])).toEqual(
+      sample.map((contract) => evaluateContractPolicies(compiled(), contract, TODAY)),
+    );
+    expect(found.at(-1)!.map((finding) => finding.check)).toContain('dates-in-order');
+    expect(dates.memo!.resting).toBe(0);
   });
 
   it.each([

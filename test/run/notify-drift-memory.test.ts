@@ -19,7 +19,7 @@ const database = postgresDatabaseForFile();
 let server: Server;
 let origin: string;
 let store: PostgresStateStore;
-const bodies: { event: string; contracts: { id: string }[] }[] = [];
+const bodies: { event: string; contracts: { id: string }[]; next: string }[] = [];
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -120,5 +120,25 @@ describe('the drift notifications memory on PostgreSQL, through the run layer', 
     expect(afterHundred.map((body) => [body.event, body.contracts.map((contract) => contract.id)])).toEqual([['drift', ['4711']]]);
     expect(afterResolution.map((body) => [body.event, body.contracts.map((contract) => contract.id)])).toEqual([['drift-resolved', ['4711']]]);
     expect(await store.readDriftKeys('acme')).toEqual({});
+  });
+
+  it('tells a drift that a standing policy deny keeps drift --fix from correcting: fix or except the finding first', async () => {
+    const effects = { env: { HOOK_SECRET: 'throwaway-hook-secret' }, cwd: '.', clock: systemClock };
+    const denied: DriftReport = {
+      ...report('Cleaning (edited again)'),
+      findings: [{ check: 'dora-needs-responsible-owner', action: 'deny', tenant: 'acme', contractId: '4712', message: 'no Responsible owner' }],
+    };
+
+    const warnings = await notifyDrift({ config: config(), drift: denied, plan: plan(), store }, effects);
+
+    expect(warnings).toEqual([]);
+    expect(bodies.splice(0).map((body) => [body.event, body.next])).toEqual([
+      [
+        'drift',
+        'Policy rule dora-needs-responsible-owner denies, so `contract-sync drift --fix` would send nothing. Change the contract in git so that the rule holds, ' +
+          'or add an exception for the finding under policyExceptions in the config (an owner, a reason, an expiry date), ' +
+          'then run `contract-sync drift --fix`. Or change the desired state in git to keep the edit.',
+      ],
+    ]);
   });
 });
