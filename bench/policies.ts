@@ -7,9 +7,10 @@
  * is one sample, so that a machine loaded by others weighs on both halves of a round alike.
  * Rules that read only fields are answered from what the same values gave before (engine/policy/
  * memo.ts); the generated contracts repeat their dates (the first and last day of a few years), as
- * many repositories do. BENCH_DATES=distinct gives every contract dates of its own (a random day
- * and minute), so that the date rule runs on every contract: the memo's worst case for it.
- *   BENCH_CONTRACTS=100000 BENCH_RUNS=7 [BENCH_DATES=distinct] npx tsx bench/policies.ts
+ * many repositories do. BENCH_DATES=days gives every contract a random day of its years (midnight
+ * UTC: the dates repeat, their pairs seldom, as in a repository of real contracts); BENCH_DATES=distinct
+ * a random day and minute, so that no date repeats: the memo's and timestamp()'s worst case.
+ *   BENCH_CONTRACTS=100000 BENCH_RUNS=7 [BENCH_DATES=days|distinct] npx tsx bench/policies.ts
  * Prints one JSON line: {"bench":"policies", node, contracts, rules, onContract, runs, dates, withoutMs,
  * withMs (medians), overheadPercent (median of the rounds' ratios), spreadPercent ([min, max] of
  * them), findings, loadAverage}.
@@ -26,7 +27,9 @@ const CONTRACTS = Number(process.env.BENCH_CONTRACTS ?? 10_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const RULES = Number(process.env.BENCH_RULES ?? 10);
 const PACK = path.join(import.meta.dirname, '../examples/policies/contract-sync.yaml');
-const DISTINCT_DATES = process.env.BENCH_DATES === 'distinct';
+/** `generated`: as bench/generate-contracts.ts writes them; `days`: a random day of the year each (midnight UTC); `distinct`: a random day and minute each. */
+const DATES = process.env.BENCH_DATES ?? 'generated';
+if (DATES !== 'generated' && DATES !== 'days' && DATES !== 'distinct') throw new TypeError(`BENCH_DATES: expected generated, days or distinct, got ${DATES}`);
 
 async function cpuOfValidate(dir: string, config: string): Promise<{ cpuMs: number; findings: number }> {
   const cpu = process.cpuUsage();
@@ -58,8 +61,12 @@ function percent(ratio: number): number {
   return Math.round(ratio * 1000) / 10;
 }
 
-/** Every ValidFrom and ValidTo of the repository's contract files made a date of its own (the same year; deterministic). */
-async function distinctDates(root: string): Promise<void> {
+/**
+ * Every ValidFrom and ValidTo of the repository's contract files made a random date of the same
+ * year (deterministic): a day at midnight UTC (`days`: the texts repeat, some 336 a year, their
+ * pairs seldom), or a day and minute (`distinct`: no text repeats).
+ */
+async function randomDates(root: string, minutes: boolean): Promise<void> {
   const random = createRandom(37);
   function two(max: number): string {
     return String(1 + Math.floor(random() * max)).padStart(2, '0');
@@ -72,7 +79,7 @@ async function distinctDates(root: string): Promise<void> {
       file,
       text.replace(
         /(Valid(?:From|To): ["']?)(\d{4})-\d\d-\d\dT\d\d:\d\d:\d\dZ/g,
-        (_, key: string, year: string) => `${key}${year}-${two(12)}-${two(28)}T${two(23)}:${two(59)}:00Z`,
+        (_, key: string, year: string) => `${key}${year}-${two(12)}-${two(28)}T${minutes ? `${two(23)}:${two(59)}` : '00:00'}:00Z`,
       ),
     );
   }
@@ -81,7 +88,7 @@ async function distinctDates(root: string): Promise<void> {
 const dir = await mkdtemp(path.join(tmpdir(), 'contract-sync-bench-policies-'));
 try {
   await writeContractsRepo(dir, { contracts: CONTRACTS, tenants: 10, perFile: 100 });
-  if (DISTINCT_DATES) await distinctDates(dir);
+  if (DATES !== 'generated') await randomDates(dir, DATES === 'distinct');
   const plain = await readFile(path.join(dir, 'contract-sync.yaml'), 'utf8');
   const rules = tenRules(await readFile(PACK, 'utf8'), RULES);
   await writeFile(path.join(dir, 'with-policies.yaml'), `${plain}${rules.text}`);
@@ -105,7 +112,7 @@ try {
       rules: RULES,
       onContract: rules.onContract,
       runs: RUNS,
-      dates: DISTINCT_DATES ? 'distinct' : 'generated',
+      dates: DATES,
       withoutMs: Math.round(median(without)),
       withMs: Math.round(median(withRules)),
       overheadPercent: percent(median(ratios)),
