@@ -66,9 +66,10 @@ it('spaces the requests after a 429 by the quota the 429 publishes, instead of s
   lane.close();
 
   // 429, then 5 sends (the first one again); after the pause, a policy of 10/s spaces them 100 ms apart.
+  // Judged over the four gaps together: on a busy machine one send may leave late and the next on
+  // time (a gap of 50 ms after one of 150 ms), while sent at once all five would arrive within a few ms.
   expect(arrivals).toHaveLength(6);
   expect(arrivals[1]! - arrivals[0]!).toBeGreaterThanOrEqual(950);
-  const gaps = arrivals.slice(2).map((at, index) => at - arrivals[index + 1]!);
-  for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(80);
+  expect(arrivals[5]! - arrivals[1]!).toBeGreaterThanOrEqual(4 * 80);
   expect(lane.counters).toEqual({ requests: 6, retries: 1, throttles: 1 });
 });
