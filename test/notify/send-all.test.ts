@@ -78,7 +78,8 @@ describe('sendAll', () => {
 
     const result = await sendAll([notification('acme'), notification('globex')], options(channels));
 
-    expect(paths).toEqual(['/acme']);
+    // A request of the test before may still reach '/hang' (it gave up on them, their sockets live on): not this test's.
+    expect(paths.filter((path) => path !== '/hang')).toEqual(['/acme']);
     expect(result.sent.map((sent) => [sent.notification.tenant, sent.results.length, sent.told])).toEqual([
       ['acme', 1, true],
       ['globex', 0, true],
