@@ -68,6 +68,7 @@ import type { ContractFields } from '../engine/model/index.ts';
 import { fingerprint } from '../engine/model/index.ts';
 import { fileStateStore, stateRecordOf, type AppliedContract } from '../engine/state/index.ts';
 import { JOURNAL_FILE_NAME, journalRecordLine } from '../engine/state/journal-format.ts';
+import { CHILD_USAGE_PRELOAD, readChildUsage } from './child-usage.ts';
 import { differing, REPO_STYLES, writeContractsRepo, type RepoStyle } from './generate-contracts.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -103,26 +104,6 @@ const STYLES = flags.styles.split(',').map((name) => {
 for (const size of SIZES) if (!Number.isInteger(size) || size < 1000) throw new TypeError(`--sizes: expected numbers of contracts >= 1000, got ${flags.sizes}`);
 if (!Number.isInteger(RUNS) || RUNS < 1) throw new TypeError(`--runs: expected a positive integer, got ${flags.runs}`);
 if (!(PIPE_SLEEP >= 0)) throw new TypeError(`--pipe-sleep: expected seconds, got ${flags['pipe-sleep']}`);
-
-/**
- * Loaded into every child: at exit, writes its resource usage to $BENCH_USAGE_FILE. maxRSS is in
- * KiB, CPU times in µs. On Linux, /proc/self/stat adds the CPU of the children it waited for (git),
- * in clock ticks of 1/100 s. The 'exit' event also comes after an uncaught error; not after a
- * fatal V8 error (out of memory), which then has no figures.
- */
-const PRELOAD = `
-import { readFileSync, writeFileSync } from 'node:fs';
-const file = process.env.BENCH_USAGE_FILE;
-if (file) process.on('exit', () => {
-  const usage = process.resourceUsage();
-  let childrenCpuUs = 0;
-  try {
-    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
-    childrenCpuUs = (Number(fields[13]) + Number(fields[14])) * 10000;
-  } catch {}
-  writeFileSync(file, JSON.stringify({ maxRssKiB: usage.maxRSS, cpuUs: usage.userCPUTime + usage.systemCPUTime + childrenCpuUs }));
-});`;
-const PRELOAD_URL = `data:text/javascript,${encodeURIComponent(PRELOAD)}`;
 
 /**
  * The baseline child: reads every file of argv[1] (a directory tree) into memory, then parses them
@@ -211,7 +192,7 @@ function runChild(node: string, figure: Figure, cwd: string, scratch: string): S
   rmSync(outFile, { force: true });
   const out = openSync(outFile, 'w');
   const err = openSync(errFile, 'w');
-  const command = [node, '--import', PRELOAD_URL, ...figure.args];
+  const command = [node, '--import', CHILD_USAGE_PRELOAD, ...figure.args];
   const env: NodeJS.ProcessEnv = { ...process.env, BENCH_USAGE_FILE: usageFile, CONTRACT_SYNC_LOG_LEVEL: 'warn', NO_COLOR: '1' };
   if (figure.firstRun) {
     env.NODE_COMPILE_CACHE = path.join(scratch, 'compile-cache');
@@ -232,7 +213,7 @@ function runChild(node: string, figure: Figure, cwd: string, scratch: string): S
     closeSync(err);
   }
   const wallS = Number(process.hrtime.bigint() - start) / 1e9;
-  const usage = existsSync(usageFile) ? (JSON.parse(readFileSync(usageFile, 'utf8')) as { maxRssKiB: number; cpuUs: number }) : undefined;
+  const usage = readChildUsage(usageFile);
   const stdoutHead = readHead(outFile);
   const failed = result.status !== 0 || result.error !== undefined;
   return {
