@@ -23,3 +23,8 @@ export function toCel(value: unknown, shape: Shape): CelInput {
   }
   return value as CelInput;
 }
+
+/** Values already converted (by toCel, field by field) as one CEL map. */
+export function celMapOf(entries: Map<string, unknown>): CelInput {
+  return celMap(entries as Map<string, CelInput>);
+}

@@ -12,9 +12,9 @@ import type { ExpressionSource, PolicyConfig, PolicyExceptionConfig, SourceAt } 
 import type { Diagnostic } from '../diagnostic/diagnostic.ts';
 import type { Shape } from './contract-shape.ts';
 import { withCallSites } from './call-sites.ts';
-import { toCel } from './cel-values.ts';
+import { celMapOf, toCel } from './cel-values.ts';
 import { checkExpression } from './check-expression.ts';
-import { memoFor } from './memo.ts';
+import { keyValues, memoFor } from './memo.ts';
 import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationResult, PolicyBindings } from './types.ts';
 
 export interface CompileResult {
@@ -260,7 +260,14 @@ export function compilePolicies(
   const policies = (config.policies ?? []).map((policy, index) => compilePolicy(file, environment, usage, policy, index, diagnostics));
   if (diagnostics.length > 0) return { diagnostics };
   return {
-    policies: { policies: policies as CompiledPolicy[], exceptions: config.policyExceptions ?? [], toCel, reads: usage.whole ? 'all' : usage.fields },
+    policies: {
+      policies: policies as CompiledPolicy[],
+      exceptions: config.policyExceptions ?? [],
+      toCel,
+      celMap: celMapOf,
+      reads: usage.whole ? 'all' : usage.fields,
+      keyValues: keyValues(),
+    },
     diagnostics,
   };
 }

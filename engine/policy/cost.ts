@@ -13,10 +13,20 @@ export const MAX_EVALUATION_COST = 200_000;
 /** The longest list anywhere in `value` (its collections; the ops). */
 export function longestList(value: unknown): number {
   if (value === null || typeof value !== 'object') return 0;
-  // Loops, not reduce: run on every contract, the closures cost as much as the walk.
-  const items: readonly unknown[] = Array.isArray(value) ? value : Object.values(value);
-  let longest = Array.isArray(value) ? value.length : 0;
-  for (const item of items) {
+  // Loops, not reduce, and no call for a scalar: run on every contract, the calls cost as much as the walk.
+  if (Array.isArray(value)) {
+    let longest = value.length;
+    for (const item of value as readonly unknown[]) {
+      if (item === null || typeof item !== 'object') continue;
+      const inner = longestList(item);
+      if (inner > longest) longest = inner;
+    }
+    return longest;
+  }
+  let longest = 0;
+  for (const key of Object.keys(value)) {
+    const item = (value as Readonly<Record<string, unknown>>)[key];
+    if (item === null || typeof item !== 'object') continue;
     const inner = longestList(item);
     if (inner > longest) longest = inner;
   }

@@ -10,7 +10,7 @@
 import type { Finding } from '../diagnostic/finding.ts';
 import type { ContractFields, Op } from '../model/types.ts';
 import { CONTRACT_SHAPE, fieldShape, type Shape } from './contract-shape.ts';
-import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationResult, PolicyBindings } from './types.ts';
+import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationResult, KeyValues, PolicyBindings } from './types.ts';
 import { evaluationCost, longestList, MAX_EVALUATION_COST } from './cost.ts';
 import { withException } from './exceptions.ts';
 import { memoKey, remember, type FieldKeys } from './memo.ts';
@@ -44,24 +44,58 @@ function describeValue(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-/** A contract's values as CEL reads them, and its longest list (the cost bound's n). */
-type ContractBindings = Omit<PolicyBindings, 'variables'> & { readonly longest: number };
+/** A contract's values as CEL reads them (no variables yet), and its longest list (the cost bound's n). */
+type ContractBindings = PolicyBindings & { readonly longest: number };
 
 /**
- * One contract as the rules see it: the fields they read, and their CEL values made only when an
- * evaluation needs them (most are answered by a memo, engine/policy/memo.ts).
+ * One contract as the rules see it: its fields, and what is made of them only when a rule needs it,
+ * once however many rules do (most are answered by a memo, engine/policy/memo.ts): the longest
+ * list of the fields the rules read (the cost bound's n), each field's CEL value, the whole
+ * contract's for a rule that reads it otherwise than field by field.
  */
-interface ContractInput extends FieldKeys {
+class ContractInput implements FieldKeys {
   readonly policies: CompiledPolicies;
   readonly contract: PolicyContract;
+  readonly values: KeyValues;
+  readonly made = new Map<string, number | undefined>();
+  readonly #cel = new Map<string, unknown>();
+  #longest: number | undefined;
   bindings?: ContractBindings;
+
+  constructor(policies: CompiledPolicies, contract: PolicyContract) {
+    this.policies = policies;
+    this.contract = contract;
+    this.values = policies.keyValues;
+  }
+
+  get fields(): Readonly<Record<string, unknown>> {
+    return this.contract.object;
+  }
+
+  get longest(): number {
+    this.#longest ??= longestList(readFields(this.policies, this.contract.object));
+    return this.#longest;
+  }
+
+  /** A field's value as CEL reads it, made once. */
+  celField(field: string, value: unknown): unknown {
+    let cel = this.#cel.get(field);
+    if (cel === undefined) {
+      cel = this.policies.toCel(value, fieldShape(field));
+      this.#cel.set(field, cel);
+    }
+    return cel;
+  }
 }
+
+const NO_VARIABLES: ReadonlyMap<string, unknown> = new Map();
 
 function bindingsOf(input: ContractInput): ContractBindings {
   input.bindings ??= {
     tenant: input.contract.tenant,
     id: input.contract.id,
-    object: input.policies.toCel(input.fields, CONTRACT_SHAPE),
+    object: input.policies.toCel(readFields(input.policies, input.fields), CONTRACT_SHAPE),
+    variables: NO_VARIABLES,
     longest: input.longest,
   };
   return input.bindings;
@@ -111,9 +145,9 @@ function failedMessage(expression: CompiledExpression, error: string): string {
 
 /** The messages of one rule's findings on a contract's bindings (an evaluation error is a finding too). */
 function policyMessages(policy: CompiledPolicy, bindings: ContractBindings, conditions?: ContractInput): readonly string[] {
-  // Most rules on most contracts find nothing: nothing is allocated for them but the variables.
-  const variables = new Map<string, unknown>();
-  const scope = { ...bindings, variables };
+  // Most rules on most contracts find nothing: nothing is allocated for them but their variables.
+  const variables = policy.variables.length === 0 ? undefined : new Map<string, unknown>();
+  const scope = variables === undefined ? bindings : { ...bindings, variables };
   for (const condition of policy.matchConditions) {
     const result = conditionValue(condition, scope, conditions);
     if ('error' in result) return [failedMessage(condition.expression, result.error)];
@@ -122,7 +156,7 @@ function policyMessages(policy: CompiledPolicy, bindings: ContractBindings, cond
   for (const variable of policy.variables) {
     const result = run(variable.expression, scope);
     if ('error' in result) return [failedMessage(variable.expression, result.error)];
-    variables.set(variable.name, result.value);
+    variables!.set(variable.name, result.value);
   }
   let messages: string[] | undefined;
   for (const validation of policy.validations) {
@@ -163,8 +197,7 @@ function contractRuleMessages(policy: CompiledPolicy, input: ContractInput): rea
     // A condition without a memo is evaluated below with the others, in their order.
     if (key === undefined) break;
     const result =
-      condition.memo!.results.get(key) ??
-      remember(condition.memo!, key, runBool(condition.expression, { ...fieldBindings(input, condition.memo!.fields), variables: NO_VARIABLES }));
+      condition.memo!.results.get(key) ?? remember(condition.memo!, key, runBool(condition.expression, fieldBindings(input, condition.memo!.fields)));
     if ('error' in result) return [failedMessage(condition.expression, result.error)];
     if (!result.value) return NONE;
   }
@@ -176,8 +209,6 @@ function contractRuleMessages(policy: CompiledPolicy, input: ContractInput): rea
   return memo.results.get(key) ?? remember(memo, key, policyMessages(policy, fieldBindings(input, memo.fields), input));
 }
 
-const NO_VARIABLES: ReadonlyMap<string, unknown> = new Map();
-
 /**
  * The bindings of a rule that reads only `fields` (its memo's): `object` holds those alone, so that
  * a rule over two dates converts two strings for CEL, not the contract's lists (the rule cannot
@@ -185,9 +216,18 @@ const NO_VARIABLES: ReadonlyMap<string, unknown> = new Map();
  * contract's, as the cost bound takes it.
  */
 function fieldBindings(input: ContractInput, fields: readonly string[]): ContractBindings {
-  const object: Record<string, unknown> = {};
-  for (const field of fields) if (input.fields[field] !== undefined) object[field] = input.fields[field];
-  return { tenant: input.contract.tenant, id: input.contract.id, object: input.policies.toCel(object, CONTRACT_SHAPE), longest: input.longest };
+  const object = new Map<string, unknown>();
+  for (const field of fields) {
+    const value = input.fields[field];
+    if (value !== undefined) object.set(field, input.celField(field, value));
+  }
+  return {
+    tenant: input.contract.tenant,
+    id: input.contract.id,
+    object: input.policies.celMap(object),
+    variables: NO_VARIABLES,
+    longest: input.longest,
+  };
 }
 
 /** The fields of `fields` the rules read: converting the others for CEL would be wasted (a third of a pack's cost). */
@@ -200,11 +240,6 @@ function readFields(policies: CompiledPolicies, fields: ContractFields): Readonl
     if (value !== undefined) read[name] = value;
   }
   return read;
-}
-
-function contractInput(policies: CompiledPolicies, contract: PolicyContract): ContractInput {
-  const fields = readFields(policies, contract.object);
-  return { policies, contract, fields, longest: longestList(fields), made: new Map() };
 }
 
 /** The ops as CEL sees them: a Replace's value as its field's, an Add's or Remove's as one member of it. */
@@ -227,7 +262,7 @@ export function evaluateContractPolicies(policies: CompiledPolicies, contract: P
   let input: ContractInput | undefined;
   for (const policy of policies.policies) {
     if (policy.on !== 'contract') continue;
-    input ??= contractInput(policies, contract);
+    input ??= new ContractInput(policies, contract);
     for (const message of contractRuleMessages(policy, input))
       findings.push(withException(findingOf(policy, contract, message), policies.exceptions, options.today));
   }
@@ -238,7 +273,7 @@ export function evaluateContractPolicies(policies: CompiledPolicies, contract: P
 export function evaluateChangePolicies(policies: CompiledPolicies, change: PolicyChange, options: EvaluateOptions): Finding[] {
   const rules = policies.policies.filter((policy) => policy.on === 'change');
   if (rules.length === 0) return [];
-  const base = bindingsOf(contractInput(policies, change));
+  const base = bindingsOf(new ContractInput(policies, change));
   const bindings = {
     ...base,
     longest: Math.max(base.longest, change.oldObject === null ? 0 : longestList(readFields(policies, change.oldObject)), change.ops.length),

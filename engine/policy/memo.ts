@@ -9,7 +9,7 @@
  * config (engine/policy/compile.ts) and bounded.
  */
 import { CONTRACT_SHAPE } from './contract-shape.ts';
-import type { CompiledExpression, EvaluationMemo } from './types.ts';
+import type { CompiledExpression, EvaluationMemo, KeyValues } from './types.ts';
 
 /** Results held per memo; when it is full it starts over (a repository with that many distinct values gains little from it). */
 export const MEMO_ENTRIES = 4096;
@@ -78,11 +78,35 @@ function mapKey(value: object): string | undefined {
   return `${key}}`;
 }
 
-/** One contract's field keys, each made once however many rules read the field. */
+/** Values numbered at most (some 5 MB of keys); a repository with more distinct values gains little from the memos anyway. */
+export const KEY_VALUES_HELD = 65_536;
+
+export function keyValues(): KeyValues {
+  return { numbers: new Map(), next: 0 };
+}
+
+/** One contract's field values as key numbers, each made once however many rules read the field. */
 export interface FieldKeys {
   readonly fields: Readonly<Record<string, unknown>>;
   readonly longest: number;
-  readonly made: Map<string, string | undefined>;
+  readonly values: KeyValues;
+  /** A field's number, or undefined when its value is never held. */
+  readonly made: Map<string, number | undefined>;
+}
+
+function fieldNumber(contract: FieldKeys, field: string): number | undefined {
+  const value = contract.fields[field];
+  // Absent is not null: `has(object.X)` tells them apart.
+  const text = value === undefined ? 'u' : valueKey(value);
+  if (text === undefined) return undefined;
+  const { values } = contract;
+  let number = values.numbers.get(text);
+  if (number === undefined) {
+    if (values.numbers.size >= KEY_VALUES_HELD) values.numbers.clear();
+    number = values.next++;
+    values.numbers.set(text, number);
+  }
+  return number;
 }
 
 /** The key of `memo` for a contract, or undefined when one of its fields has a value that is never held. */
@@ -94,15 +118,13 @@ export function memoKey(memo: EvaluationMemo<unknown>, contract: FieldKeys): str
   memo.asked += 1;
   let key = String(contract.longest);
   for (const field of memo.fields) {
-    let part = contract.made.get(field);
-    if (part === undefined && !contract.made.has(field)) {
-      const value = contract.fields[field];
-      // Absent is not null: `has(object.X)` tells them apart.
-      part = value === undefined ? 'u' : valueKey(value);
-      contract.made.set(field, part);
+    let number = contract.made.get(field);
+    if (number === undefined && !contract.made.has(field)) {
+      number = fieldNumber(contract, field);
+      contract.made.set(field, number);
     }
-    if (part === undefined) return undefined;
-    key += `|${part}`;
+    if (number === undefined) return undefined;
+    key += `|${number}`;
   }
   return key;
 }

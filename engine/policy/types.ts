@@ -49,6 +49,19 @@ export interface EvaluationMemo<T> {
   resting: number;
 }
 
+/**
+ * The values of memo keys, each a number: a field's value is written as a key once per contract,
+ * and numbered once (its hash computed once, on the text a contract's fields gave), so that every
+ * memo's key for the contract is a few numbers however long the values (a contract's types are a
+ * hundred characters and more), and looking one up does not hash them again. Bounded: when full it
+ * starts over, its numbers going on from where they were, so that a key made before never matches
+ * one made after.
+ */
+export interface KeyValues {
+  readonly numbers: Map<string, number>;
+  next: number;
+}
+
 export interface CompiledPolicy {
   readonly name: string;
   readonly on: PolicyConfig['on'];
@@ -78,9 +91,20 @@ export interface CompiledPolicies {
   readonly exceptions: readonly PolicyExceptionConfig[];
   /** A contract's values as CEL values (engine/policy/cel-values.ts), given by the compiler so that the evaluator loads no CEL itself. */
   readonly toCel: (value: unknown, shape: Shape) => unknown;
+  /** A CEL map of values already converted (a contract of the fields a rule reads, engine/policy/evaluate.ts). */
+  readonly celMap: (entries: Map<string, unknown>) => unknown;
   /** The contract fields the rules read (only those are converted for CEL), or all of them. */
   readonly reads: ReadonlySet<string> | 'all';
+  /** The numbers of the values memo keys are made of (engine/policy/memo.ts), shared by every memo of these rules. */
+  readonly keyValues: KeyValues;
 }
 
 // Without rules nothing is ever converted.
-export const NO_POLICIES: CompiledPolicies = { policies: [], exceptions: [], toCel: (value) => value, reads: new Set() };
+export const NO_POLICIES: CompiledPolicies = {
+  policies: [],
+  exceptions: [],
+  toCel: (value) => value,
+  celMap: (entries) => entries,
+  reads: new Set(),
+  keyValues: { numbers: new Map(), next: 0 },
+};

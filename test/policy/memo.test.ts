@@ -12,7 +12,8 @@ import { parseConfig } from '../../engine/config/parse.ts';
 import type { ContractFields } from '../../engine/model/types.ts';
 import { compilePolicies } from '../../engine/policy/compile.ts';
 import { evaluateChangePolicies, evaluateContractPolicies } from '../../engine/policy/evaluate.ts';
-import { MEMO_ENTRIES, valueKey } from '../../engine/policy/memo.ts';
+import { KEY_VALUES_HELD, keyValues, MEMO_ENTRIES, memoKey, valueKey, type FieldKeys } from '../../engine/policy/memo.ts';
+import type { EvaluationMemo } from '../../engine/policy/types.ts';
 import type { CompiledPolicies } from '../../engine/policy/types.ts';
 
 const CONFIG = `api: { baseUrl: https://cms.example.com }
@@ -221,6 +222,25 @@ describe('the evaluation memo', () => {
     [true, 't'],
   ])('tells %j from %j', (a, b) => {
     expect(valueKey(a)).not.toBe(valueKey(b));
+  });
+
+  it('numbers values anew when it starts over, so that a key made before never matches one made after', () => {
+    const values = keyValues();
+    const memo: EvaluationMemo<unknown> = { fields: ['Name', 'ValidTo'], results: new Map(), asked: 0, resting: 0 };
+    function keyOf(Name: string): string {
+      return memoKey(memo, { fields: { Name, ValidTo: '2027-01-01T00:00:00Z' }, longest: 0, values, made: new Map() } satisfies FieldKeys)!;
+    }
+    const before = new Set(Array.from({ length: KEY_VALUES_HELD - 1 }, (_, index) => keyOf(`contract ${index}`)));
+    expect(before.size).toBe(KEY_VALUES_HELD - 1);
+    expect(keyOf('contract 7')).toBe(keyOf('contract 7'));
+
+    // Full (the names and the one date make KEY_VALUES_HELD values): the next new value starts it over.
+    const after = [keyOf('a new name'), keyOf('contract 7'), keyOf('contract 8')];
+
+    // Started over: the new name, the date and the two names numbered again.
+    expect(values.numbers.size).toBe(4);
+    for (const key of after) expect(before).not.toContain(key);
+    expect(new Set(after).size).toBe(3);
   });
 
   it('holds nothing for a value it cannot tell apart from others', () => {
