@@ -24,7 +24,7 @@ export function longestList(value: unknown): number {
     return longest;
   }
   let longest = 0;
-  for (const key of Object.keys(value)) {
+  for (const key in value) {
     const item = (value as Readonly<Record<string, unknown>>)[key];
     if (item === null || typeof item !== 'object') continue;
     const inner = longestList(item);
