@@ -183,7 +183,9 @@ function compileExpression(
     // has no oldObject, knownFrom or ops to read (the check above refuses them).
     return run(bindings as unknown as Readonly<Record<string, unknown>>);
   }
-  return { expression: { text: source.text, field, evaluate, cost: checked.cost, names: checked.names, fields: checked.reads }, shape: checked.shape };
+  // What its own reads bound; one that reads `variables` is given its rule's (compilePolicy).
+  const lists = { fields: checked.reads === 'all' ? ('all' as const) : [...checked.reads].sort(), ops: checked.names.has('ops') };
+  return { expression: { text: source.text, field, evaluate, cost: checked.cost, lists, names: checked.names, fields: checked.reads }, shape: checked.shape };
 }
 
 function compilePolicy(
@@ -225,6 +227,7 @@ function compilePolicy(
     ]),
   ];
   const memo = policy.on === 'contract' ? memoFor<readonly string[]>(expressions, OBJECT_AND_VARIABLES) : undefined;
+  const bounded = boundedByRule(expressions);
   return {
     name: policy.name,
     on: policy.on,
@@ -235,15 +238,31 @@ function compilePolicy(
       // repeats where the rule's does not (engine/policy/evaluate.ts contractRuleMessages).
       const found = memoFor<{ value: boolean } | { error: string }>([condition.compiled!.expression], OBJECT_ONLY);
       const conditionMemo = found && (!memo || found.fields.length < memo.fields.length) ? found : undefined;
-      return { name: condition.name, expression: condition.compiled!.expression, ...(conditionMemo ? { memo: conditionMemo } : {}) };
+      return { name: condition.name, expression: bounded(condition.compiled!.expression), ...(conditionMemo ? { memo: conditionMemo } : {}) };
     }),
-    variables: compiledVariables.map((variable) => ({ name: variable.name, expression: variable.compiled!.expression })),
+    variables: compiledVariables.map((variable) => ({ name: variable.name, expression: bounded(variable.compiled!.expression) })),
     validations: validations.map((validation) => ({
-      expression: validation.compiled!.expression,
+      expression: bounded(validation.compiled!.expression),
       ...(validation.message === undefined ? {} : { message: validation.message }),
-      ...(validation.messageExpression === undefined ? {} : { messageExpression: validation.messageExpression.expression }),
+      ...(validation.messageExpression === undefined ? {} : { messageExpression: bounded(validation.messageExpression.expression) }),
     })),
   };
+}
+
+/**
+ * The rule's expressions as they are, but one that reads `variables`, which is bounded by what the
+ * rule reads (its variables are made of it): every field its expressions select (or all, where one
+ * reads a contract whole), and the ops where one reads them.
+ */
+function boundedByRule(expressions: readonly CompiledExpression[]): (expression: CompiledExpression) => CompiledExpression {
+  const fields = new Set<string>();
+  let whole = false;
+  for (const expression of expressions) {
+    if (expression.lists.fields === 'all') whole = true;
+    else for (const field of expression.lists.fields) fields.add(field);
+  }
+  const lists = { fields: whole ? ('all' as const) : [...fields].sort(), ops: expressions.some((expression) => expression.lists.ops) };
+  return (expression) => (expression.names.has('variables') ? { ...expression, lists } : expression);
 }
 
 const OBJECT_ONLY: ReadonlySet<string> = new Set(['object']);

@@ -10,7 +10,7 @@
 import type { Finding } from '../diagnostic/finding.ts';
 import type { ContractFields, Op } from '../model/types.ts';
 import { CONTRACT_SHAPE, fieldShape, type Shape } from './contract-shape.ts';
-import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationResult, KeyValues, PolicyBindings } from './types.ts';
+import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationResult, KeyValues, ListsRead, PolicyBindings } from './types.ts';
 import { evaluationCost, longestList, MAX_EVALUATION_COST } from './cost.ts';
 import { withException } from './exceptions.ts';
 import { memoKey, remember, type FieldKeys } from './memo.ts';
@@ -44,22 +44,28 @@ function describeValue(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-/** A contract's values as CEL reads them (no variables yet), and its longest list (the cost bound's n). */
-type ContractBindings = PolicyBindings & { readonly longest: number };
+/** The longest list among the values an expression reads (the cost bound's n, engine/policy/cost.ts). */
+interface ListLengths {
+  longest(lists: ListsRead): number;
+}
+
+/** A contract's values as CEL reads them (no variables yet), and the lengths of its lists. */
+type ContractBindings = PolicyBindings & { readonly lists: ListLengths };
 
 /**
  * One contract as the rules see it: its fields, and what is made of them only when a rule needs it,
- * once however many rules do (most are answered by a memo, engine/policy/memo.ts): the longest
- * list of the fields the rules read (the cost bound's n), each field's CEL value, the whole
- * contract's for a rule that reads it otherwise than field by field.
+ * once however many rules do (most are answered by a memo, engine/policy/memo.ts): each field's
+ * longest list (the cost bound's n) and CEL value, the whole contract's for a rule that reads it
+ * otherwise than field by field.
  */
-class ContractInput implements FieldKeys {
+class ContractInput implements FieldKeys, ListLengths {
   readonly policies: CompiledPolicies;
   readonly contract: PolicyContract;
   readonly values: KeyValues;
   readonly made = new Map<string, number | undefined>();
   readonly #cel = new Map<string, unknown>();
-  #longest: number | undefined;
+  readonly #longest = new Map<string, number>();
+  #longestOfAll: number | undefined;
   bindings?: ContractBindings;
 
   constructor(policies: CompiledPolicies, contract: PolicyContract) {
@@ -72,9 +78,21 @@ class ContractInput implements FieldKeys {
     return this.contract.object;
   }
 
-  get longest(): number {
-    this.#longest ??= longestList(readFields(this.policies, this.contract.object));
-    return this.#longest;
+  longest(lists: ListsRead): number {
+    if (lists.fields === 'all') {
+      this.#longestOfAll ??= longestList(readFields(this.policies, this.contract.object));
+      return this.#longestOfAll;
+    }
+    let longest = 0;
+    for (const field of lists.fields) {
+      let inField = this.#longest.get(field);
+      if (inField === undefined) {
+        inField = longestList(this.fields[field]);
+        this.#longest.set(field, inField);
+      }
+      if (inField > longest) longest = inField;
+    }
+    return longest;
   }
 
   /** A field's value as CEL reads it, made once. */
@@ -96,29 +114,31 @@ function bindingsOf(input: ContractInput): ContractBindings {
     id: input.contract.id,
     object: input.policies.toCel(readFields(input.policies, input.fields), CONTRACT_SHAPE),
     variables: NO_VARIABLES,
-    longest: input.longest,
+    lists: input,
   };
   return input.bindings;
 }
 
 /** The value of `expression`, or why there is none; an expression over the cost bound is not run. */
-function run(expression: CompiledExpression, bindings: PolicyBindings & { readonly longest: number }): EvaluationResult {
-  const cost = evaluationCost(expression, bindings.longest);
+function run(expression: CompiledExpression, bindings: ContractBindings): EvaluationResult {
+  // Without comprehensions the cost is the expression's size, whatever the lists: none is measured.
+  const longest = expression.cost.depth === 0 ? 0 : bindings.lists.longest(expression.lists);
+  const cost = evaluationCost(expression, longest);
   if (cost > MAX_EVALUATION_COST) {
     return {
-      error: `evaluating it could cost ${cost.toExponential(1)} steps on this contract (lists of up to ${bindings.longest} items, comprehensions ${expression.cost.depth} deep), over the bound of ${MAX_EVALUATION_COST.toExponential(0)}`,
+      error: `evaluating it could cost ${cost.toExponential(1)} steps on this contract (lists of up to ${bindings.lists.longest(expression.lists)} items, comprehensions ${expression.cost.depth} deep), over the bound of ${MAX_EVALUATION_COST.toExponential(0)}`,
     };
   }
   return expression.evaluate(bindings);
 }
 
-function runBool(expression: CompiledExpression, bindings: PolicyBindings & { readonly longest: number }): { value: boolean } | { error: string } {
+function runBool(expression: CompiledExpression, bindings: ContractBindings): { value: boolean } | { error: string } {
   const result = run(expression, bindings);
   if ('error' in result) return result;
   return typeof result.value === 'boolean' ? { value: result.value } : { error: `expected a bool, got ${describeValue(result.value)}` };
 }
 
-function messageOf(validation: CompiledPolicy['validations'][number], bindings: PolicyBindings & { readonly longest: number }): string {
+function messageOf(validation: CompiledPolicy['validations'][number], bindings: ContractBindings): string {
   const fallback = validation.message ?? `failed: ${validation.expression.text}`;
   if (validation.messageExpression === undefined) return fallback;
   const result = run(validation.messageExpression, bindings);
@@ -172,7 +192,7 @@ const NONE: readonly string[] = [];
 /** A match condition's value, from its memo when the contract's fields gave it before. */
 function conditionValue(
   condition: CompiledPolicy['matchConditions'][number],
-  scope: PolicyBindings & { readonly longest: number },
+  scope: ContractBindings,
   input: ContractInput | undefined,
 ): { value: boolean } | { error: string } {
   const key = condition.memo && input ? memoKey(condition.memo, input) : undefined;
@@ -212,8 +232,8 @@ function contractRuleMessages(policy: CompiledPolicy, input: ContractInput): rea
 /**
  * The bindings of a rule that reads only `fields` (its memo's): `object` holds those alone, so that
  * a rule over two dates converts two strings for CEL, not the contract's lists (the rule cannot
- * read another field: the compiler lets only such rules have a memo). The longest list stays the
- * contract's, as the cost bound takes it.
+ * read another field: the compiler lets only such rules have a memo, and the cost bound counts
+ * only the lists an expression reads).
  */
 function fieldBindings(input: ContractInput, fields: readonly string[]): ContractBindings {
   const object = new Map<string, unknown>();
@@ -226,7 +246,7 @@ function fieldBindings(input: ContractInput, fields: readonly string[]): Contrac
     id: input.contract.id,
     object: input.policies.celMap(object),
     variables: NO_VARIABLES,
-    longest: input.longest,
+    lists: input,
   };
 }
 
@@ -273,10 +293,14 @@ export function evaluateContractPolicies(policies: CompiledPolicies, contract: P
 export function evaluateChangePolicies(policies: CompiledPolicies, change: PolicyChange, options: EvaluateOptions): Finding[] {
   const rules = policies.policies.filter((policy) => policy.on === 'change');
   if (rules.length === 0) return [];
-  const base = bindingsOf(new ContractInput(policies, change));
+  const input = new ContractInput(policies, change);
+  const old = change.oldObject === null ? undefined : new ContractInput(policies, { ...change, object: change.oldObject });
+  const lists: ListLengths = {
+    longest: (read) => Math.max(input.longest(read), old?.longest(read) ?? 0, read.ops ? change.ops.length : 0),
+  };
   const bindings = {
-    ...base,
-    longest: Math.max(base.longest, change.oldObject === null ? 0 : longestList(readFields(policies, change.oldObject)), change.ops.length),
+    ...bindingsOf(input),
+    lists,
     oldObject: change.oldObject === null ? null : policies.toCel(readFields(policies, change.oldObject), CONTRACT_SHAPE),
     knownFrom: change.knownFrom,
     ops: opsOf(policies, change.ops),

@@ -2,8 +2,9 @@
  * Evaluations answered from what the same contract field values gave before. A CEL expression is
  * pure: given the same values for the names it reads, it gives the same value, or the same error.
  * An expression (or a whole `on: contract` rule) that reads nothing but fields of `object` (not
- * `id`, `tenant`, nor a contract read whole) depends on those fields' values and on the contract's
- * longest list (its cost bound, engine/policy/cost.ts), and nothing else: those make the key.
+ * `id`, `tenant`, nor a contract read whole) depends on those fields' values, and nothing else
+ * (its cost bound too, engine/policy/cost.ts: it counts the lists of the fields read): those make
+ * the key.
  * Rules mostly look at fields whose values repeat across a repository's contracts (types, dates,
  * categories), so most evaluations are not run again. Pure; the memo is owned by the compiled
  * config (engine/policy/compile.ts) and bounded.
@@ -88,7 +89,6 @@ export function keyValues(): KeyValues {
 /** One contract's field values as key numbers, each made once however many rules read the field. */
 export interface FieldKeys {
   readonly fields: Readonly<Record<string, unknown>>;
-  readonly longest: number;
   readonly values: KeyValues;
   /** A field's number, or undefined when its value is never held. */
   readonly made: Map<string, number | undefined>;
@@ -116,7 +116,7 @@ export function memoKey(memo: EvaluationMemo<unknown>, contract: FieldKeys): str
     return undefined;
   }
   memo.asked += 1;
-  let key = String(contract.longest);
+  let key = '';
   for (const field of memo.fields) {
     let number = contract.made.get(field);
     if (number === undefined && !contract.made.has(field)) {

@@ -25,12 +25,25 @@ export interface CompiledExpression {
   /** Where it is in the config, e.g. `policies[0].validations[1].expression`. */
   readonly field: string;
   readonly evaluate: (bindings: PolicyBindings) => EvaluationResult;
-  /** Its nodes and comprehension depth: with the contract's longest list, a bound on one evaluation's work (engine/policy/cost.ts). */
+  /** Its nodes and comprehension depth: with the longest list it reads (`lists`), a bound on one evaluation's work (engine/policy/cost.ts). */
   readonly cost: { readonly nodes: number; readonly depth: number; readonly widest: number };
+  /** The values whose lists bound its cost. */
+  readonly lists: ListsRead;
   /** The names of the rule's scope it reads (`object`, `id`, `variables`, ...). */
   readonly names: ReadonlySet<string>;
   /** The contract fields it selects (`object.Type`), or `all` when it reads a contract otherwise. */
   readonly fields: ReadonlySet<string> | 'all';
+}
+
+/**
+ * The values an expression's comprehensions can iterate, whose longest list bounds what it costs:
+ * the contract fields it selects (of `object`, and of `oldObject` by the same names), or every
+ * field the rules read where it reads a contract whole, and the ops where it reads them. An
+ * expression that reads `variables` reads what its rule reads: the variables are made of it.
+ */
+export interface ListsRead {
+  readonly fields: readonly string[] | 'all';
+  readonly ops: boolean;
 }
 
 /**

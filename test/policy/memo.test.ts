@@ -4,7 +4,7 @@
  * do), with the values CEL tells apart and a key could confuse (-0 and 0, an absent field and a
  * null, a map's keys in another order, a string that looks like a number), and rules that read
  * only fields, read `id`, read a contract whole, fail closed, or go over the cost bound (which
- * depends on the contract's longest list, whichever field holds it).
+ * depends on the longest list among the fields a rule reads).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -228,7 +228,7 @@ describe('the evaluation memo', () => {
     const values = keyValues();
     const memo: EvaluationMemo<unknown> = { fields: ['Name', 'ValidTo'], results: new Map(), asked: 0, resting: 0 };
     function keyOf(Name: string): string {
-      return memoKey(memo, { fields: { Name, ValidTo: '2027-01-01T00:00:00Z' }, longest: 0, values, made: new Map() } satisfies FieldKeys)!;
+      return memoKey(memo, { fields: { Name, ValidTo: '2027-01-01T00:00:00Z' }, values, made: new Map() } satisfies FieldKeys)!;
     }
     const before = new Set(Array.from({ length: KEY_VALUES_HELD - 1 }, (_, index) => keyOf(`contract ${index}`)));
     expect(before.size).toBe(KEY_VALUES_HELD - 1);

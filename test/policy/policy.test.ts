@@ -244,6 +244,31 @@ describe('policy rules: compile and evaluate', () => {
     );
   });
 
+  it("counts in the bound the lists an expression reads: its own fields, or its rule's where it reads a variable", () => {
+    const policies = compiled(`policies:
+  - name: types-cubed
+    on: contract
+    validations:
+      - expression: 'object.Type.all(a, object.Type.all(b, object.Type.all(c, a.IsDora || !b.IsDora || c.IsDora)))'
+    action: warn
+  - name: owners-through-a-variable
+    on: contract
+    variables:
+      - name: owners
+        expression: 'has(object.Owner) ? object.Owner : []'
+    validations:
+      - expression: 'variables.owners.all(a, variables.owners.all(b, variables.owners.all(c, a.User.Id + b.User.Id + c.User.Id > 0)))'
+    action: warn
+`);
+    const owners = Array.from({ length: 500 }, (_, i) => ({ OwnerType: { Name: 'Responsible', Value: 1 }, User: { Id: i + 1 } }));
+
+    const found = evaluateContractPolicies(policies, contract({ Type: [{ Lookup: 'ICT', IsDora: true }], Owner: owners }), TODAY);
+
+    // 500 owners do not bound a rule over the types; they bound the one that reads them through its variable.
+    expect(found.map((finding) => finding.check)).toEqual(['owners-through-a-variable']);
+    expect(found[0]!.message).toMatch(/lists of up to 500 items, comprehensions 3 deep/);
+  });
+
   it('marks a finding excepted before the expiry date and expired from that day on, whatever entry point', () => {
     const policies = compiled(`${DORA_OWNER}policyExceptions:
   - policy: dora-needs-responsible-owner
