@@ -63,8 +63,9 @@ class ContractInput implements FieldKeys, ListLengths {
   readonly contract: PolicyContract;
   readonly values: KeyValues;
   readonly made = new Map<string, number | undefined>();
-  readonly #cel = new Map<string, unknown>();
-  readonly #longest = new Map<string, number>();
+  // Made on a contract's first evaluation: most contracts are answered by the memos alone.
+  #cel: Map<string, unknown> | undefined;
+  #longest: Map<string, number> | undefined;
   #longestOfAll: number | undefined;
   bindings?: ContractBindings;
 
@@ -85,6 +86,7 @@ class ContractInput implements FieldKeys, ListLengths {
     }
     let longest = 0;
     for (const field of lists.fields) {
+      this.#longest ??= new Map();
       let inField = this.#longest.get(field);
       if (inField === undefined) {
         inField = longestList(this.fields[field]);
@@ -97,6 +99,7 @@ class ContractInput implements FieldKeys, ListLengths {
 
   /** A field's value as CEL reads it, made once. */
   celField(field: string, value: unknown): unknown {
+    this.#cel ??= new Map();
     let cel = this.#cel.get(field);
     if (cel === undefined) {
       cel = this.policies.toCel(value, fieldShape(field));
