@@ -126,18 +126,23 @@ export function standingDenials(findings: readonly Finding[]): StandingDenials {
 }
 
 /**
- * The next step while policy findings stand: `drift --fix` would send nothing in the whole run
- * (engine/pipeline/checks.ts policyCheck), so it is not the step; fixing or excepting the finding is.
+ * The next step while policy findings stand: the run that sends (`drift --fix`, or `apply` after a
+ * run a rule denied) would send nothing in the whole run (engine/pipeline/checks.ts policyCheck),
+ * so it is not the step; fixing or excepting the finding is.
  */
-export function policyStandsStep(denials: StandingDenials, code: (text: string) => string = (text) => `\`${text}\``): string {
+export function policyStandsStep(
+  denials: StandingDenials,
+  code: (text: string) => string = (text) => `\`${text}\``,
+  command = 'contract-sync drift --fix',
+): string {
   const { rules } = denials;
   const named = rules.length === 1 ? `Policy rule ${rules[0]} denies` : `Policy rules ${rules.join(', ')} deny`;
   const lift = denials.overridable
-    ? ` A rule whose action is override can instead be lifted for one run: ${code('contract-sync drift --fix --override-policy NAME --reason TEXT')}.`
+    ? ` A rule whose action is override can instead be lifted for one run: ${code(`${command} --override-policy NAME --reason TEXT`)}.`
     : '';
   return (
-    `${named}, so ${code('contract-sync drift --fix')} would send nothing. ` +
+    `${named}, so ${code(command)} would send nothing. ` +
     'Change the contract in git so that the rule holds, or add an exception for the finding under policyExceptions in the config ' +
-    `(an owner, a reason, an expiry date), then run ${code('contract-sync drift --fix')}.${lift}`
+    `(an owner, a reason, an expiry date), then run ${code(command)}.${lift}`
   );
 }

@@ -6,6 +6,7 @@
  */
 import type { RunReport } from '../apply/run-report.ts';
 import { findingCounts, type Finding } from '../diagnostic/finding.ts';
+import { standingDenials } from '../drift/render-common.ts';
 import type { PlanDocument } from '../plan/types.ts';
 import type { CiRun, Notification, NotifyContract } from './types.ts';
 
@@ -15,6 +16,8 @@ const BUILT_IN_CHECKS: ReadonlySet<string> = new Set(['commit', 'reviewed-plan',
 export interface RunNotificationInput {
   readonly plan: PlanDocument;
   readonly report: RunReport;
+  /** The run's command, as a next step names it: `contract-sync apply` or `contract-sync drift --fix`. */
+  readonly command: string;
   readonly time: string;
   readonly commit?: string;
   readonly commitUrl?: string;
@@ -53,18 +56,26 @@ export function runNotifications(input: RunNotificationInput): Notification[] {
         fields: (fieldsOf.get(failure.contractId) ?? []).map((field) => ({ field })),
         ...(failure.reason === undefined ? { reason: failure.outcome } : { reason: failure.reason }),
       }));
-    const denied: NotifyContract[] = denials
-      .filter((finding) => finding.tenant === tenant.tenant)
-      .map((finding) => ({
-        id: finding.contractId ?? '(tenant)',
-        ...(finding.file === undefined ? {} : { file: finding.file }),
-        ...(finding.line === undefined ? {} : { line: finding.line }),
-        fields: finding.contractId === undefined ? [] : (fieldsOf.get(finding.contractId) ?? []).map((field) => ({ field })),
-        reason: `${finding.check}: ${finding.message}`,
-      }));
+    const tenantDenials = denials.filter((finding) => finding.tenant === tenant.tenant);
+    const denied: NotifyContract[] = tenantDenials.map((finding) => ({
+      id: finding.contractId ?? '(tenant)',
+      ...(finding.file === undefined ? {} : { file: finding.file }),
+      ...(finding.line === undefined ? {} : { line: finding.line }),
+      fields: finding.contractId === undefined ? [] : (fieldsOf.get(finding.contractId) ?? []).map((field) => ({ field })),
+      reason: `${finding.check}: ${finding.message}`,
+    }));
     if (applied.length > 0) notifications.push({ event: 'apply', tenant: tenant.tenant, ...context, contracts: applied });
     if (failed.length > 0) notifications.push({ event: 'apply-failed', tenant: tenant.tenant, ...context, contracts: failed });
-    if (denied.length > 0) notifications.push({ event: 'policy-denied', tenant: tenant.tenant, ...context, contracts: denied });
+    if (denied.length > 0) {
+      notifications.push({
+        event: 'policy-denied',
+        tenant: tenant.tenant,
+        ...context,
+        contracts: denied,
+        denials: standingDenials(tenantDenials),
+        rerun: input.command,
+      });
+    }
   }
   return notifications;
 }

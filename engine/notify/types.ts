@@ -40,8 +40,13 @@ export interface Notification {
   readonly time: string;
   /** `notify test`: a sample, said so in the message. */
   readonly sample?: boolean;
-  /** drift: the policy rules whose findings stand in the run, so that `drift --fix` would send nothing; absent when none. */
+  /**
+   * drift: the policy rules whose findings stand in the run, so that `drift --fix` would send
+   * nothing; policy-denied: the rules that denied the run. Absent when none.
+   */
   readonly denials?: StandingDenials;
+  /** policy-denied: the run a rule denied (`contract-sync apply`, `contract-sync drift --fix`), to run again once the rules hold. */
+  readonly rerun?: string;
 }
 
 /** A message ready to post: its body (sent byte for byte as signed) and its headers. */

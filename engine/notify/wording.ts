@@ -40,6 +40,8 @@ export function nextStep(notification: Notification): string {
   // While a policy finding stands, drift --fix would send nothing: fixing or excepting the finding comes first.
   if (notification.event === 'drift' && notification.denials !== undefined)
     return `${policyStandsStep(notification.denials)} Or change the desired state in git to keep the edit.`;
+  if (notification.event === 'policy-denied' && notification.denials !== undefined)
+    return policyStandsStep(notification.denials, undefined, notification.rerun);
   return NEXT[notification.event];
 }
 

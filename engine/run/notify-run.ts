@@ -63,7 +63,7 @@ function tells(config: Config, effects: NotifyRunEffects): boolean {
 /** apply (not a dry run, not cancelled): what it changed, what failed, what a policy denied. */
 export async function notifyAfterApply(config: Config, plan: PlanDocument, report: RunReport, effects: NotifyRunEffects): Promise<readonly DeliveryWarning[]> {
   if (!tells(config, effects)) return [];
-  const notifications = runNotifications({ plan, report, ...runContext(report.source, effects) });
+  const notifications = runNotifications({ plan, report, command: 'contract-sync apply', ...runContext(report.source, effects) });
   if (notifications.length === 0) return [];
   return (await sendAll(notifications, sendOptions(config.notify, effects))).warnings;
 }
@@ -122,7 +122,7 @@ export async function notifyDrift(input: DriftNotifyInput, effects: NotifyRunEff
       ...context,
     }),
   );
-  const afterFix = input.fixRun === undefined ? [] : runNotifications({ plan, report: input.fixRun, ...context });
+  const afterFix = input.fixRun === undefined ? [] : runNotifications({ plan, report: input.fixRun, command: 'contract-sync drift --fix', ...context });
   const { sent, warnings: delivery } = await sendAll([...notifications, ...afterFix], sendOptions(config.notify, effects));
   warnings.push(...delivery);
 

@@ -40,7 +40,7 @@ function report(tenant: Partial<TenantReport>, findings?: Finding[]): RunReport 
   };
 }
 
-const CONTEXT = { time: '2027-03-01T09:20:02.000Z' };
+const CONTEXT = { time: '2027-03-01T09:20:02.000Z', command: 'contract-sync apply' };
 
 describe('runNotifications', () => {
   it('tells apply with each changed contract and its fields; nothing for a contract without ops', () => {
@@ -104,6 +104,8 @@ describe('runNotifications', () => {
         tenant: 'acme',
         time: CONTEXT.time,
         contracts: [{ id: '4712', file: 'contracts/acme.yaml', line: 3, fields: [{ field: 'Name' }], reason: 'frozen: the name is frozen' }],
+        denials: { rules: ['frozen'], overridable: false },
+        rerun: 'contract-sync apply',
       },
     ]);
   });

@@ -130,6 +130,21 @@ describe('wording', () => {
     expect(body).toMatchObject({ summary, next });
   });
 
+  it('names the rules that denied a run, how to make them hold, and the override only where a rule allows one', () => {
+    const denied: Notification = { ...DRIFT, event: 'policy-denied', denials: { rules: ['frozen'], overridable: false }, rerun: 'contract-sync apply' };
+    const overridable: Notification = { ...denied, denials: { rules: ['frozen', 'expenses-rise'], overridable: true }, rerun: 'contract-sync drift --fix' };
+
+    const next = (JSON.parse(webhookBody(denied)) as { next: string }).next;
+
+    expect(next).toBe(
+      'Policy rule frozen denies, so `contract-sync apply` would send nothing. Change the contract in git so that the rule holds, ' +
+        'or add an exception for the finding under policyExceptions in the config (an owner, a reason, an expiry date), then run `contract-sync apply`.',
+    );
+    expect((JSON.parse(webhookBody(overridable)) as { next: string }).next).toMatch(
+      /^Policy rules frozen, expenses-rise deny, so `contract-sync drift --fix` would send nothing\. .* A rule whose action is override can instead be lifted for one run: `contract-sync drift --fix --override-policy NAME --reason TEXT`\.$/,
+    );
+  });
+
   it('says to fix or except a policy finding that stands, not to run drift --fix, which would send nothing', () => {
     const denied: Notification = { ...DRIFT, denials: { rules: ['dora-owner'], overridable: false } };
 
