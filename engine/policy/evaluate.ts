@@ -85,8 +85,8 @@ class ContractInput implements FieldKeys, ListLengths {
       return this.#longestOfAll;
     }
     let longest = 0;
+    this.#longest ??= new Map();
     for (const field of lists.fields) {
-      this.#longest ??= new Map();
       let inField = this.#longest.get(field);
       if (inField === undefined) {
         inField = longestList(this.fields[field]);
@@ -111,14 +111,22 @@ class ContractInput implements FieldKeys, ListLengths {
 
 const NO_VARIABLES: ReadonlyMap<string, unknown> = new Map();
 
+/**
+ * The bindings of a rule without a memo: the fields the rules read, each converted once for every
+ * rule (fieldBindings), or the whole contract where a rule reads it otherwise than field by field.
+ */
 function bindingsOf(input: ContractInput): ContractBindings {
-  input.bindings ??= {
-    tenant: input.contract.tenant,
-    id: input.contract.id,
-    object: input.policies.toCel(readFields(input.policies, input.fields), CONTRACT_SHAPE),
-    variables: NO_VARIABLES,
-    lists: input,
-  };
+  const { reads } = input.policies;
+  input.bindings ??=
+    reads === 'all'
+      ? {
+          tenant: input.contract.tenant,
+          id: input.contract.id,
+          object: input.policies.toCel(input.fields, CONTRACT_SHAPE),
+          variables: NO_VARIABLES,
+          lists: input,
+        }
+      : fieldBindings(input, [...reads]);
   return input.bindings;
 }
 
@@ -233,10 +241,10 @@ function contractRuleMessages(policy: CompiledPolicy, input: ContractInput): rea
 }
 
 /**
- * The bindings of a rule that reads only `fields` (its memo's): `object` holds those alone, so that
- * a rule over two dates converts two strings for CEL, not the contract's lists (the rule cannot
- * read another field: the compiler lets only such rules have a memo, and the cost bound counts
- * only the lists an expression reads).
+ * The bindings of a rule that reads only `fields` (its memo's, or every field the rules read):
+ * `object` holds those alone, so that a rule over two dates converts two strings for CEL, not the
+ * contract's lists (the rule cannot read another field: the compiler lets only such rules have a
+ * memo, and the cost bound counts only the lists an expression reads).
  */
 function fieldBindings(input: ContractInput, fields: readonly string[]): ContractBindings {
   const object = new Map<string, unknown>();
