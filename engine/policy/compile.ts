@@ -15,6 +15,7 @@ import { withCallSites } from './call-sites.ts';
 import { celMapOf, toCel } from './cel-values.ts';
 import { checkExpression } from './check-expression.ts';
 import { keyValues, memoFor } from './memo.ts';
+import { newUse, recordUses, type Refs } from './uses.ts';
 import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationResult, PolicyBindings } from './types.ts';
 
 export interface CompileResult {
@@ -121,6 +122,9 @@ export function celProgram(environment: CelEnv, parsed: ReturnType<typeof parse>
   };
 }
 
+/** A parsed CEL expression (cel.expr.Expr). */
+type ParsedExpr = ReturnType<typeof parse>['expr'];
+
 interface ParseFailure {
   readonly location?: { readonly start?: { readonly offset?: number } };
   readonly rawMessage?: string;
@@ -152,7 +156,7 @@ function compileExpression(
   source: ExpressionSource,
   variables: ReadonlyMap<string, Shape>,
   diagnostics: Diagnostic[],
-): { expression: CompiledExpression; shape: Shape } | undefined {
+): { expression: CompiledExpression; shape: Shape; parsed: ParsedExpr } | undefined {
   function problem(offset: number, message: string): void {
     const { line, column } = positionInFile(source, offset);
     diagnostics.push({ severity: 'error', code: 'policy', file, line, column, field, message: `policy "${policy.name}": ${message}` });
@@ -185,7 +189,11 @@ function compileExpression(
   }
   // What its own reads bound; one that reads `variables` is given its rule's (compilePolicy).
   const lists = { fields: checked.reads === 'all' ? ('all' as const) : [...checked.reads].sort(), ops: checked.names.has('ops') };
-  return { expression: { text: source.text, field, evaluate, cost: checked.cost, lists, names: checked.names, fields: checked.reads }, shape: checked.shape };
+  return {
+    expression: { text: source.text, field, evaluate, cost: checked.cost, lists, names: checked.names, fields: checked.reads },
+    shape: checked.shape,
+    parsed: parsed.expr,
+  };
 }
 
 function compilePolicy(
@@ -218,26 +226,44 @@ function compilePolicy(
     messageExpression: validation.messageExpression === undefined ? undefined : compile(`validations[${i}].messageExpression`, validation.messageExpression),
   }));
   if (diagnostics.length > before) return undefined;
-  const expressions = [
-    ...matchConditions.map((condition) => condition.compiled!.expression),
-    ...compiledVariables.map((variable) => variable.compiled!.expression),
-    ...validations.flatMap((validation) => [
-      validation.compiled!.expression,
-      ...(validation.messageExpression ? [validation.messageExpression.expression] : []),
-    ]),
+  const messages = validations.flatMap((validation) => (validation.messageExpression ? [validation.messageExpression] : []));
+  // Messages that read more than the rule's fields (`id`) are left out of its memo: it then holds only that the rule found nothing.
+  const findingsAgain = messages.some(({ expression }) => !memoable(expression, OBJECT_AND_VARIABLES));
+  const checked = [
+    ...matchConditions.map((condition) => condition.compiled!),
+    ...compiledVariables.map((variable) => variable.compiled!),
+    ...validations.map((validation) => validation.compiled!),
   ];
-  const memo = policy.on === 'contract' ? memoFor<readonly string[]>(expressions, OBJECT_AND_VARIABLES) : undefined;
+  const keyed = findingsAgain ? checked : [...checked, ...messages];
+  // What the keyed expressions read of the contract, in their order: a variable's value is read where it is.
+  const read = newUse();
+  const variableValues = new Map<string, Refs>();
+  for (const condition of matchConditions) recordUses(condition.compiled!.parsed, read, variableValues, 'value');
+  for (const variable of compiledVariables) variableValues.set(variable.name, recordUses(variable.compiled!.parsed, read, variableValues, 'variable'));
+  for (const validation of validations) recordUses(validation.compiled!.parsed, read, variableValues, 'value');
+  if (!findingsAgain) for (const message of messages) recordUses(message.parsed, read, variableValues, 'value');
+  const memo =
+    policy.on === 'contract'
+      ? memoFor<readonly string[]>(
+          keyed.map((compiled) => compiled.expression),
+          OBJECT_AND_VARIABLES,
+          read,
+        )
+      : undefined;
+  const expressions = [...checked, ...messages].map((compiled) => compiled.expression);
   const bounded = boundedByRule(expressions);
   return {
     name: policy.name,
     on: policy.on,
     action: policy.action,
-    ...(memo ? { memo } : {}),
+    ...(memo ? { memo: findingsAgain ? { ...memo, findingsAgain } : memo } : {}),
     matchConditions: matchConditions.map((condition) => {
-      // A condition has a memo of its own when it reads fewer fields than the rule's memo: its key
-      // repeats where the rule's does not (engine/policy/evaluate.ts contractRuleMessages).
-      const found = memoFor<{ value: boolean } | { error: string }>([condition.compiled!.expression], OBJECT_ONLY);
-      const conditionMemo = found && (!memo || found.fields.length < memo.fields.length) ? found : undefined;
+      // A condition has a memo of its own when it reads fewer fields than the rule's memo, or some
+      // in parts: its key repeats where the rule's does not (engine/policy/evaluate.ts contractRuleMessages).
+      const conditionRead = newUse();
+      recordUses(condition.compiled!.parsed, conditionRead, new Map(), 'value');
+      const found = memoFor<{ value: boolean } | { error: string }>([condition.compiled!.expression], OBJECT_ONLY, conditionRead);
+      const conditionMemo = found && (!memo || found.fields.length < memo.fields.length || found.parts.some((use) => use !== undefined)) ? found : undefined;
       return { name: condition.name, expression: bounded(condition.compiled!.expression), ...(conditionMemo ? { memo: conditionMemo } : {}) };
     }),
     variables: compiledVariables.map((variable) => ({ name: variable.name, expression: bounded(variable.compiled!.expression) })),
@@ -263,6 +289,11 @@ function boundedByRule(expressions: readonly CompiledExpression[]): (expression:
   }
   const lists = { fields: whole ? ('all' as const) : [...fields].sort(), ops: expressions.some((expression) => expression.lists.ops) };
   return (expression) => (expression.names.has('variables') ? { ...expression, lists } : expression);
+}
+
+/** Whether an expression's value depends only on the contract fields it selects (and the names `allowed`). */
+function memoable(expression: CompiledExpression, allowed: ReadonlySet<string>): boolean {
+  return expression.fields !== 'all' && [...expression.names].every((name) => allowed.has(name));
 }
 
 const OBJECT_ONLY: ReadonlySet<string> = new Set(['object']);

@@ -85,14 +85,16 @@ class ContractInput implements FieldKeys, ListLengths {
       return this.#longestOfAll;
     }
     let longest = 0;
+    for (const field of lists.fields) longest = Math.max(longest, this.longestOf(field));
+    return longest;
+  }
+
+  longestOf(field: string): number {
     this.#longest ??= new Map();
-    for (const field of lists.fields) {
-      let inField = this.#longest.get(field);
-      if (inField === undefined) {
-        inField = longestList(this.fields[field]);
-        this.#longest.set(field, inField);
-      }
-      if (inField > longest) longest = inField;
+    let longest = this.#longest.get(field);
+    if (longest === undefined) {
+      longest = longestList(this.fields[field]);
+      this.#longest.set(field, longest);
     }
     return longest;
   }
@@ -235,10 +237,21 @@ function contractRuleMessages(policy: CompiledPolicy, input: ContractInput): rea
   const { memo } = policy;
   if (memo === undefined) return policyMessages(policy, bindingsOf(input), input);
   const key = memoKey(memo, input);
+  if (memo.findingsAgain) {
+    // Its messages read more than its fields: only that it found nothing is held.
+    const found = key === undefined ? undefined : memo.results.get(key);
+    if (found !== undefined && found !== FOUND) return found;
+    const messages = policyMessages(policy, bindingsOf(input), input);
+    if (found === undefined && key !== undefined) remember(memo, key, messages.length === 0 ? NONE : FOUND);
+    return messages;
+  }
   // Without a key (the memo rests, or a value is never held) the rule still reads only its fields.
   if (key === undefined) return policyMessages(policy, fieldBindings(input, memo.fields), input);
   return memo.results.get(key) ?? remember(memo, key, policyMessages(policy, fieldBindings(input, memo.fields), input));
 }
+
+/** Held for a rule whose messages are made again: it found something on a contract with this key. */
+const FOUND: readonly string[] = [];
 
 /**
  * The bindings of a rule that reads only `fields` (its memo's, or every field the rules read):

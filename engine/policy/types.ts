@@ -4,6 +4,7 @@
  */
 import type { PolicyConfig, PolicyExceptionConfig } from '../config/types.ts';
 import type { Shape } from './contract-shape.ts';
+import type { Use } from './uses.ts';
 
 /** An expression's value, or why there is none (a CEL evaluation error). */
 export type EvaluationResult = { readonly value: unknown } | { readonly error: string };
@@ -55,7 +56,16 @@ export interface ListsRead {
 export interface EvaluationMemo<T> {
   /** The contract fields the key is made of, in order. */
   readonly fields: readonly string[];
-  readonly results: Map<string, T>;
+  /** What is read of each, where it is read in parts (engine/policy/uses.ts); undefined: whole. */
+  readonly parts: readonly (Use | undefined)[];
+  /** Whether the key holds the longest list of each field read in parts (the expressions iterate lists). */
+  readonly measured: boolean;
+  /**
+   * Whether the rule's messages read more than its key (`id` in a messageExpression): then only
+   * that it found nothing is held, and a contract it found something on is evaluated again.
+   */
+  readonly findingsAgain?: boolean;
+  readonly results: Map<MemoKey, T>;
   /** Keys asked for since the results were last cleared (engine/policy/memo.ts memoKey). */
   asked: number;
   /** Evaluations still to run without the memo: it rests after a round that its keys did not pay for. */
@@ -70,9 +80,26 @@ export interface EvaluationMemo<T> {
  * starts over, its numbers going on from where they were, so that a key made before never matches
  * one made after.
  */
+/** A memo's key (engine/policy/memo.ts memoKey): its one field's number, or its fields' numbers as a text. */
+export type MemoKey = number | string;
+
+/** The values memo keys are made of, numbered (engine/policy/memo.ts valueNumber). */
 export interface KeyValues {
-  readonly numbers: Map<string, number>;
+  readonly scalars: Map<string | number | bigint, number>;
+  /** Lists and maps, as paths of their members' numbers from these roots. */
+  lists: KeyStep;
+  maps: KeyStep;
+  /** Values read in parts (engine/policy/memo.ts partsNumber). */
+  parts: KeyStep;
+  /** Scalars and steps held since the last start. */
+  held: number;
   next: number;
+}
+
+/** A step of a path of numbers: the number of the list or map that ends here, and the steps on. */
+export interface KeyStep {
+  number?: number;
+  next?: Map<number, KeyStep>;
 }
 
 export interface CompiledPolicy {
@@ -119,5 +146,5 @@ export const NO_POLICIES: CompiledPolicies = {
   toCel: (value) => value,
   celMap: (entries) => entries,
   reads: new Set(),
-  keyValues: { numbers: new Map(), next: 0 },
+  keyValues: { scalars: new Map(), lists: {}, maps: {}, parts: {}, held: 0, next: 0 },
 };
