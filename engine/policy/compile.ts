@@ -15,7 +15,7 @@ import { withCallSites } from './call-sites.ts';
 import { celMapOf, toCel } from './cel-values.ts';
 import { checkExpression } from './check-expression.ts';
 import { keyValues, memoFor } from './memo.ts';
-import { newUse, recordUses, type Refs } from './uses.ts';
+import { newUse, recordUses, type Refs, type Use } from './uses.ts';
 import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationResult, PolicyBindings } from './types.ts';
 
 export interface CompileResult {
@@ -200,6 +200,7 @@ function compilePolicy(
   file: string,
   environment: CelEnv,
   usage: Usage,
+  interned: Map<string, Use>,
   policy: PolicyConfig,
   index: number,
   diagnostics: Diagnostic[],
@@ -248,6 +249,7 @@ function compilePolicy(
           keyed.map((compiled) => compiled.expression),
           OBJECT_AND_VARIABLES,
           read,
+          interned,
         )
       : undefined;
   const expressions = [...checked, ...messages].map((compiled) => compiled.expression);
@@ -262,7 +264,7 @@ function compilePolicy(
       // in parts: its key repeats where the rule's does not (engine/policy/evaluate.ts contractRuleMessages).
       const conditionRead = newUse();
       recordUses(condition.compiled!.parsed, conditionRead, new Map(), 'value');
-      const found = memoFor<{ value: boolean } | { error: string }>([condition.compiled!.expression], OBJECT_ONLY, conditionRead);
+      const found = memoFor<{ value: boolean } | { error: string }>([condition.compiled!.expression], OBJECT_ONLY, conditionRead, interned);
       const conditionMemo = found && (!memo || found.fields.length < memo.fields.length || found.parts.some((use) => use !== undefined)) ? found : undefined;
       return { name: condition.name, expression: bounded(condition.compiled!.expression), ...(conditionMemo ? { memo: conditionMemo } : {}) };
     }),
@@ -307,7 +309,9 @@ export function compilePolicies(
   const diagnostics: Diagnostic[] = [];
   const environment = rulesEnvironment();
   const usage: Usage = { fields: new Set(), whole: false };
-  const policies = (config.policies ?? []).map((policy, index) => compilePolicy(file, environment, usage, policy, index, diagnostics));
+  // What rules read of a field, one object per field and shape (engine/policy/uses.ts sharedUse).
+  const interned = new Map<string, Use>();
+  const policies = (config.policies ?? []).map((policy, index) => compilePolicy(file, environment, usage, interned, policy, index, diagnostics));
   if (diagnostics.length > 0) return { diagnostics };
   return {
     policies: {

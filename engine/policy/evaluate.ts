@@ -14,6 +14,7 @@ import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationRe
 import { evaluationCost, longestList, MAX_EVALUATION_COST } from './cost.ts';
 import { withException } from './exceptions.ts';
 import { memoKey, remember, type FieldKeys } from './memo.ts';
+import type { Use } from './uses.ts';
 
 /** A desired contract, as validate reads it (or plan, apply and drift select it). */
 export interface PolicyContract {
@@ -63,6 +64,7 @@ class ContractInput implements FieldKeys, ListLengths {
   readonly contract: PolicyContract;
   readonly values: KeyValues;
   readonly made = new Map<string, number | undefined>();
+  readonly madeParts = new Map<Use, number | undefined>();
   // Made on a contract's first evaluation: most contracts are answered by the memos alone.
   #cel: Map<string, unknown> | undefined;
   #longest: Map<string, number> | undefined;

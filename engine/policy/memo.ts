@@ -11,7 +11,7 @@
  */
 import { CONTRACT_SHAPE } from './contract-shape.ts';
 import type { CompiledExpression, EvaluationMemo, KeyStep, KeyValues, MemoKey } from './types.ts';
-import type { Use } from './uses.ts';
+import { sharedUse, type Use } from './uses.ts';
 
 /** Results held per memo; when it is full it starts over (a repository with that many distinct values gains little from it). */
 export const MEMO_ENTRIES = 4096;
@@ -25,7 +25,12 @@ const CONTRACT_FIELDS: ReadonlySet<string> = CONTRACT_SHAPE.kind === 'map' ? new
  * `read` is what the expressions read of `object` (engine/policy/uses.ts): a field read only in
  * parts is keyed by those parts.
  */
-export function memoFor<T>(expressions: readonly CompiledExpression[], allowed: ReadonlySet<string>, read: Use): EvaluationMemo<T> | undefined {
+export function memoFor<T>(
+  expressions: readonly CompiledExpression[],
+  allowed: ReadonlySet<string>,
+  read: Use,
+  interned: Map<string, Use>,
+): EvaluationMemo<T> | undefined {
   const fields = new Set<string>();
   let iterates = false;
   for (const expression of expressions) {
@@ -35,15 +40,11 @@ export function memoFor<T>(expressions: readonly CompiledExpression[], allowed: 
     if (expression.cost.depth > 0) iterates = true;
   }
   const sorted = [...fields].sort();
-  const parts = sorted.map((field) => partsRead(read, field));
+  const parts = sorted.map((field) => {
+    const use = read.whole ? undefined : read.fields?.get(field);
+    return use === undefined ? undefined : sharedUse(interned, field, use);
+  });
   return { fields: sorted, parts, measured: iterates && parts.some((use) => use !== undefined), results: new Map(), asked: 0, resting: 0 };
-}
-
-/** What is read of `field`, where it is read in parts; undefined where it is read whole. */
-function partsRead(read: Use, field: string): Use | undefined {
-  if (read.whole) return undefined;
-  const use = read.fields?.get(field);
-  return use === undefined || use.whole ? undefined : use;
 }
 
 /** The numbers of the values every memo starts with; others are numbered from NUMBERED_FIRST on. */
@@ -199,6 +200,8 @@ export interface FieldKeys {
   readonly values: KeyValues;
   /** A field's number, or undefined when its value is never held. */
   readonly made: Map<string, number | undefined>;
+  /** The number of what a use reads of its field (uses are shared: engine/policy/uses.ts sharedUse). */
+  readonly madeParts: Map<Use, number | undefined>;
   /** The longest list in a field's value (the cost bound's n, engine/policy/cost.ts). */
   longestOf(field: string): number;
 }
@@ -225,7 +228,11 @@ export function memoKey(memo: EvaluationMemo<unknown>, contract: FieldKeys): Mem
       if (number === undefined) return undefined;
       key += `|${number}`;
     } else {
-      const number = partsNumber(contract.values, contract.fields[field], parts);
+      let number = contract.madeParts.get(parts);
+      if (number === undefined && !contract.madeParts.has(parts)) {
+        number = partsNumber(contract.values, contract.fields[field], parts);
+        contract.madeParts.set(parts, number);
+      }
       if (number === undefined) return undefined;
       key += memo.measured ? `|${number}:${contract.longestOf(field)}` : `|${number}`;
     }

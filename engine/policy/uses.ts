@@ -125,3 +125,29 @@ export function recordUses(expr: Expr, object: Use, variables: ReadonlyMap<strin
   readWhole(value);
   return [];
 }
+
+/**
+ * The same use, one object however many rules read a field so (`interned`, by field and shape), so
+ * that a contract's number for it is made once; undefined where it is whole in effect (read whole,
+ * or a list whose items are read whole): then the field's own number serves.
+ */
+export function sharedUse(interned: Map<string, Use>, field: string, use: Use): Use | undefined {
+  if (wholeInEffect(use)) return undefined;
+  const key = `${field} ${shapeOf(use)}`;
+  let found = interned.get(key);
+  if (found === undefined) {
+    found = use;
+    interned.set(key, use);
+  }
+  return found;
+}
+
+function wholeInEffect(use: Use): boolean {
+  return use.whole || (use.fields === undefined && use.items !== undefined && wholeInEffect(use.items));
+}
+
+function shapeOf(use: Use): string {
+  if (use.whole) return '*';
+  const fields = use.fields === undefined ? '' : [...use.fields].map(([name, read]) => `${JSON.stringify(name)}:${shapeOf(read)}`).join(',');
+  return `{${fields}}${use.items === undefined ? '' : `[${shapeOf(use.items)}]`}`;
+}

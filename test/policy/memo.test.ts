@@ -108,9 +108,9 @@ policies:
       - name: owners
         expression: "has(object.Owner) ? object.Owner : []"
       - name: named
-        expression: variables.owners.filter(o, has(o.User) && has(o.User.Id)).map(o, o.User.Id)
+        expression: variables.owners.map(o, has(o.User))
     validations:
-      - expression: variables.owners.exists(o, o.OwnerType.Name == "Responsible") || size(variables.named) > 2
+      - expression: variables.owners.exists(o, o.OwnerType.Name == "Responsible") || (size(variables.named) > 1 && variables.named.all(u, u))
         messageExpression: '"contract " + id + " of " + tenant + " has no Responsible owner"'
     action: warn
   - name: many-units
@@ -203,20 +203,20 @@ describe('the evaluation memo', () => {
     );
 
     expect(memos).toEqual({
-      // has(object.Type) reads only that the types are there; the rule reads each type whole (filter keeps them).
-      'dora-types-need-eba-code': [['Type (parts)'], false, [['Type (parts)']]],
+      // has(object.Type) reads only that the types are there; the rule reads each type whole (filter keeps them): all of it.
+      'dora-types-need-eba-code': [['Type'], false, [['Type (parts)']]],
       'dates-in-order': [['ValidFrom', 'ValidTo'], false, [['ValidFrom (parts)', 'ValidTo (parts)']]],
       'amount-sign': [['AnnualExpensesAmount'], false, [['AnnualExpensesAmount (parts)']]],
       // size() reads the owners whole; the types are read in parts (IsDora of each).
       'dora-owner': [['Owner', 'Type (parts)'], true, [['Type (parts)']]],
-      // Each unit is iterated as a map (its keys, in their order): read whole.
-      'first-key': [['OrganizationalUnit (parts)'], false, [['OrganizationalUnit (parts)']]],
+      // Each unit is iterated as a map (its keys, in their order): read whole, as the list is.
+      'first-key': [['OrganizationalUnit'], false, [['OrganizationalUnit (parts)']]],
       whole: [undefined, false, []],
       'types-deep': [['Type (parts)'], false, []],
       // A condition that reads fewer fields than its rule, or some in parts, has a memo of its own, asked first.
       'dora-responsible': [['Owner (parts)', 'Type (parts)'], false, [['Type (parts)']]],
       'first-type-dora': [['Type', 'ValidTo'], false, [['Type']]],
-      // Read through a variable: the owners' types, and whether they have a user id (whose values go into a list: whole).
+      // Read through its variables: the owners' types, and whether they have a user.
       'owners-through-a-variable': [['Owner (parts)', 'Type (parts)'], true, [['Owner (parts)', 'Type (parts)']]],
       'many-units': [['OrganizationalUnit (parts)'], false, []],
     });
@@ -315,7 +315,15 @@ describe('the evaluation memo', () => {
       resting: 0,
     };
     function keyOf(Name: string): string {
-      return <string>memoKey(memo, { fields: { Name, ValidTo: '2027-01-01T00:00:00Z' }, values, made: new Map(), longestOf: () => 0 } satisfies FieldKeys)!;
+      return <string>(
+        memoKey(memo, {
+          fields: { Name, ValidTo: '2027-01-01T00:00:00Z' },
+          values,
+          made: new Map(),
+          madeParts: new Map(),
+          longestOf: () => 0,
+        } satisfies FieldKeys)!
+      );
     }
     const before = new Set(Array.from({ length: KEY_VALUES_HELD - 1 }, (_, index) => keyOf(`contract ${index}`)));
     expect(before.size).toBe(KEY_VALUES_HELD - 1);
