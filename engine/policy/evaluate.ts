@@ -179,11 +179,13 @@ function failedMessage(expression: CompiledExpression, error: string): string {
 }
 
 /** The messages of one rule's findings on a contract's bindings (an evaluation error is a finding too). */
-function policyMessages(policy: CompiledPolicy, bindings: ContractBindings, conditions?: ContractInput): readonly string[] {
+function policyMessages(policy: CompiledPolicy, bindings: ContractBindings, conditions?: ContractInput, holding = 0): readonly string[] {
   // Most rules on most contracts find nothing: nothing is allocated for them but their variables.
   const variables = policy.variables.length === 0 ? undefined : new Map<string, unknown>();
   const scope = variables === undefined ? bindings : { ...bindings, variables };
-  for (const condition of policy.matchConditions) {
+  // The first `holding` conditions were found to hold already (contractRuleMessages).
+  for (let index = holding; index < policy.matchConditions.length; index += 1) {
+    const condition = policy.matchConditions[index]!;
     const result = conditionValue(condition, scope, conditions);
     if ('error' in result) return [failedMessage(condition.expression, result.error)];
     if (!result.value) return NONE;
@@ -227,6 +229,7 @@ export function evaluatePolicy(policy: CompiledPolicy, contract: PolicyContract,
  * condition does not hold costs a look-up. Then the rule from its memo, else evaluated.
  */
 function contractRuleMessages(policy: CompiledPolicy, input: ContractInput): readonly string[] {
+  let holding = 0;
   for (const condition of policy.matchConditions) {
     const key = condition.memo && memoKey(condition.memo, input);
     // A condition without a memo is evaluated below with the others, in their order.
@@ -235,21 +238,22 @@ function contractRuleMessages(policy: CompiledPolicy, input: ContractInput): rea
       condition.memo!.results.get(key) ?? remember(condition.memo!, key, runBool(condition.expression, fieldBindings(input, condition.memo!.fields)));
     if ('error' in result) return [failedMessage(condition.expression, result.error)];
     if (!result.value) return NONE;
+    holding += 1;
   }
   const { memo } = policy;
-  if (memo === undefined) return policyMessages(policy, bindingsOf(input), input);
+  if (memo === undefined) return policyMessages(policy, bindingsOf(input), input, holding);
   const key = memoKey(memo, input);
   if (memo.findingsAgain) {
     // Its messages read more than its fields: only that it found nothing is held.
     const found = key === undefined ? undefined : memo.results.get(key);
     if (found !== undefined && found !== FOUND) return found;
-    const messages = policyMessages(policy, bindingsOf(input), input);
+    const messages = policyMessages(policy, bindingsOf(input), input, holding);
     if (found === undefined && key !== undefined) remember(memo, key, messages.length === 0 ? NONE : FOUND);
     return messages;
   }
   // Without a key (the memo rests, or a value is never held) the rule still reads only its fields.
-  if (key === undefined) return policyMessages(policy, fieldBindings(input, memo.fields), input);
-  return memo.results.get(key) ?? remember(memo, key, policyMessages(policy, fieldBindings(input, memo.fields), input));
+  if (key === undefined) return policyMessages(policy, fieldBindings(input, memo.fields), input, holding);
+  return memo.results.get(key) ?? remember(memo, key, policyMessages(policy, fieldBindings(input, memo.fields), input, holding));
 }
 
 /** Held for a rule whose messages are made again: it found something on a contract with this key. */
