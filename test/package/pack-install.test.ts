@@ -4,6 +4,7 @@
  * installed CLI run there: --version, validate on a generated repository, the emulator, and the
  * library import.
  */
+import { isAscii } from 'node:buffer';
 import { execFile, spawn } from 'node:child_process';
 import { access, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -118,6 +119,11 @@ describe('the packed package', () => {
         'examples/notify/receiver.mjs',
       ]),
     );
+  });
+
+  it('ships the CLI bundle in ASCII, so that the bin reads it as a string of one-byte characters (scripts/bundle-cli.ts)', async () => {
+    const bytes = await readFile(path.join(consumer, 'node_modules/contract-sync/dist/cli/main.cjs'));
+    expect(isAscii(bytes)).toBe(true);
   });
 
   it('runs `npx contract-sync --version` after npm install', { timeout: 30_000 }, async () => {
