@@ -4,7 +4,8 @@
  * An expression (or a whole `on: contract` rule) that reads nothing but fields of `object` (not
  * `id`, `tenant`, nor a contract read whole) depends on those fields' values, and nothing else
  * (its cost bound too, engine/policy/cost.ts: it counts the lists of the fields read): those make
- * the key.
+ * the key, or of a field it reads only in parts (engine/policy/uses.ts) those parts, with the
+ * field's longest list where the bound needs it.
  * Rules mostly look at fields whose values repeat across a repository's contracts (types, dates,
  * categories), so most evaluations are not run again. Pure; the memo is owned by the compiled
  * config (engine/policy/compile.ts) and bounded.

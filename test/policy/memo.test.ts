@@ -315,15 +315,13 @@ describe('the evaluation memo', () => {
       resting: 0,
     };
     function keyOf(Name: string): string {
-      return <string>(
-        memoKey(memo, {
-          fields: { Name, ValidTo: '2027-01-01T00:00:00Z' },
-          values,
-          made: new Map(),
-          madeParts: new Map(),
-          longestOf: () => 0,
-        } satisfies FieldKeys)!
-      );
+      return <string>memoKey(memo, {
+        fields: { Name, ValidTo: '2027-01-01T00:00:00Z' },
+        values,
+        made: new Map(),
+        madeParts: new Map(),
+        longestOf: () => 0,
+      } satisfies FieldKeys)!;
     }
     const before = new Set(Array.from({ length: KEY_VALUES_HELD - 1 }, (_, index) => keyOf(`contract ${index}`)));
     expect(before.size).toBe(KEY_VALUES_HELD - 1);
