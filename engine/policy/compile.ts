@@ -14,7 +14,7 @@ import type { Shape } from './contract-shape.ts';
 import { withCallSites } from './call-sites.ts';
 import { celMapOf, toCel } from './cel-values.ts';
 import { checkExpression } from './check-expression.ts';
-import { keyValues, memoFor } from './memo.ts';
+import { keyValues, memoable, memoFor } from './memo.ts';
 import { newUse, recordUses, type Refs, type Use } from './uses.ts';
 import type { CompiledExpression, CompiledPolicies, CompiledPolicy, EvaluationResult, PolicyBindings } from './types.ts';
 
@@ -291,11 +291,6 @@ function boundedByRule(expressions: readonly CompiledExpression[]): (expression:
   }
   const lists = { fields: whole ? ('all' as const) : [...fields].sort(), ops: expressions.some((expression) => expression.lists.ops) };
   return (expression) => (expression.names.has('variables') ? { ...expression, lists } : expression);
-}
-
-/** Whether an expression's value depends only on the contract fields it selects (and the names `allowed`). */
-function memoable(expression: CompiledExpression, allowed: ReadonlySet<string>): boolean {
-  return expression.fields !== 'all' && [...expression.names].every((name) => allowed.has(name));
 }
 
 const OBJECT_ONLY: ReadonlySet<string> = new Set(['object']);

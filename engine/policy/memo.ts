@@ -35,8 +35,7 @@ export function memoFor<T>(
   const fields = new Set<string>();
   let iterates = false;
   for (const expression of expressions) {
-    if (expression.fields === 'all') return undefined;
-    for (const name of expression.names) if (!allowed.has(name)) return undefined;
+    if (!memoable(expression, allowed)) return undefined;
     for (const field of expression.fields) if (CONTRACT_FIELDS.has(field)) fields.add(field);
     if (expression.cost.depth > 0) iterates = true;
   }
@@ -46,6 +45,14 @@ export function memoFor<T>(
     return use === undefined ? undefined : sharedUse(interned, field, use);
   });
   return { fields: sorted, parts, measured: iterates && parts.some((use) => use !== undefined), results: new Map(), asked: 0, resting: 0 };
+}
+
+/** Whether an expression's value depends only on the contract fields it selects (and the names `allowed`). */
+export function memoable(
+  expression: CompiledExpression,
+  allowed: ReadonlySet<string>,
+): expression is CompiledExpression & { readonly fields: ReadonlySet<string> } {
+  return expression.fields !== 'all' && [...expression.names].every((name) => allowed.has(name));
 }
 
 /** The numbers of the values every memo starts with; others are numbered from NUMBERED_FIRST on. */
@@ -224,28 +231,29 @@ export function memoKey(memo: EvaluationMemo<unknown>, contract: FieldKeys): Mem
   for (let index = 0; index < memo.fields.length; index += 1) {
     const field = memo.fields[index]!;
     const parts = memo.parts[index];
-    if (parts === undefined) {
-      const number = fieldNumber(contract, field);
-      if (number === undefined) return undefined;
-      key += `|${number}`;
-    } else {
-      let number = contract.madeParts.get(parts);
-      if (number === undefined && !contract.madeParts.has(parts)) {
-        number = partsNumber(contract.values, contract.fields[field], parts);
-        contract.madeParts.set(parts, number);
-      }
-      if (number === undefined) return undefined;
-      key += memo.measured ? `|${number}:${contract.longestOf(field)}` : `|${number}`;
-    }
+    const number = parts === undefined ? fieldNumber(contract, field) : partsOfField(contract, field, parts);
+    if (number === undefined) return undefined;
+    key += parts !== undefined && memo.measured ? `|${number}:${contract.longestOf(field)}` : `|${number}`;
   }
   return key;
 }
 
+/** A field's number, made once per contract. */
 function fieldNumber(contract: FieldKeys, field: string): number | undefined {
   let number = contract.made.get(field);
   if (number === undefined && !contract.made.has(field)) {
     number = valueNumber(contract.values, contract.fields[field]);
     contract.made.set(field, number);
+  }
+  return number;
+}
+
+/** The number of what `parts` reads of a field, made once per contract (uses are shared by the rules). */
+function partsOfField(contract: FieldKeys, field: string, parts: Use): number | undefined {
+  let number = contract.madeParts.get(parts);
+  if (number === undefined && !contract.madeParts.has(parts)) {
+    number = partsNumber(contract.values, contract.fields[field], parts);
+    contract.madeParts.set(parts, number);
   }
   return number;
 }

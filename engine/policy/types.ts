@@ -72,18 +72,15 @@ export interface EvaluationMemo<T> {
   resting: number;
 }
 
-/**
- * The values of memo keys, each a number: a field's value is written as a key once per contract,
- * and numbered once (its hash computed once, on the text a contract's fields gave), so that every
- * memo's key for the contract is a few numbers however long the values (a contract's types are a
- * hundred characters and more), and looking one up does not hash them again. Bounded: when full it
- * starts over, its numbers going on from where they were, so that a key made before never matches
- * one made after.
- */
 /** A memo's key (engine/policy/memo.ts memoKey): its one field's number, or its fields' numbers as a text. */
 export type MemoKey = number | string;
 
-/** The values memo keys are made of, numbered (engine/policy/memo.ts valueNumber). */
+/**
+ * The values memo keys are made of, each numbered once per contract (engine/policy/memo.ts
+ * valueNumber), so that every memo's key for the contract is a few numbers however long the values
+ * (a contract's types are a hundred characters and more). Bounded: when full it starts over, its
+ * numbers going on from where they were, so that a key made before never matches one made after.
+ */
 export interface KeyValues {
   readonly scalars: Map<string | number | bigint, number>;
   /** Lists and maps, as paths of their members' numbers from these roots. */
